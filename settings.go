@@ -1,0 +1,194 @@
+package enforce
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Measure reduces a vector of constraint residuals to one number.
+type Measure int
+
+const (
+	// MaxAbs is max_i |c_i|, the inference criterion of the paper.
+	MaxAbs Measure = iota
+	// MeanAbs is mean_i |c_i|, the training criterion of the paper.
+	MeanAbs
+)
+
+// String returns the measure's name.
+func (m Measure) String() string {
+	switch m {
+	case MaxAbs:
+		return "max|c|"
+	case MeanAbs:
+		return "mean|c|"
+	}
+	return fmt.Sprintf("Measure(%d)", int(m))
+}
+
+// reduce applies the measure to c.
+func (m Measure) reduce(c []float64) float64 {
+	var r float64
+	if m == MeanAbs {
+		for _, v := range c {
+			r += math.Abs(v)
+		}
+		if len(c) > 0 {
+			r /= float64(len(c))
+		}
+		return r
+	}
+	for _, v := range c {
+		r = math.Max(r, math.Abs(v))
+	}
+	return r
+}
+
+// Weighting selects the metric W of the projection
+// argmin ½(y−ŷ)ᵀW(y−ŷ) s.t. c(x, y) = 0.
+type Weighting int
+
+const (
+	// Identity is W = I: the orthogonal projection.
+	Identity Weighting = iota
+	// Diagonal is W = diag(Settings.Diag), fixed for all samples.
+	Diagonal
+	// AutoDiagonal is the reference implementation's per-sample diagonal,
+	// recomputed at every step from the Jacobian B: with
+	// d_k = max(mean_i |B_ik|, 1), W⁻¹ = diag(max_j d_j / d_k). Outputs with
+	// large Jacobian columns move less. In the backward pass W is held
+	// constant at each step's value.
+	AutoDiagonal
+)
+
+// String returns the weighting's name.
+func (w Weighting) String() string {
+	switch w {
+	case Identity:
+		return "identity"
+	case Diagonal:
+		return "diagonal"
+	case AutoDiagonal:
+		return "auto-diagonal"
+	}
+	return fmt.Sprintf("Weighting(%d)", int(w))
+}
+
+// GradMode selects how gradients are propagated through AdaNP.
+type GradMode int
+
+const (
+	// Unrolled is the exact derivative of the forward map actually computed:
+	// all steps, including the curvature of the constraints (second
+	// derivatives through the Jacobian B), as the reference implementation's
+	// autograd does. It uses HessVec (and MixedHessVec for x-gradients);
+	// for a constraint that implements neither it falls back to Projector,
+	// which drops the curvature terms, and AdaNP.GradExact reports false.
+	Unrolled GradMode = iota
+	// Projector back-propagates through every step with the Jacobian B held
+	// fixed: per step, only the projector P = I − W⁻¹Bᵀ(BW⁻¹Bᵀ)⁻¹B
+	// (Gauss–Newton, no curvature). Exact for constraints affine in y.
+	Projector
+	// Implicit back-propagates only through the projector at the converged
+	// point, as the reference's ift_backward option: the trace keeps one
+	// step, so memory does not grow with depth. Exact for affine constraints.
+	Implicit
+)
+
+// String returns the mode's name.
+func (g GradMode) String() string {
+	switch g {
+	case Unrolled:
+		return "unrolled"
+	case Projector:
+		return "projector"
+	case Implicit:
+		return "implicit"
+	}
+	return fmt.Sprintf("GradMode(%d)", int(g))
+}
+
+// Defaults used for zero fields of Settings.
+const (
+	DefaultTol      = 1e-6
+	DefaultMinDepth = 1
+	DefaultMaxDepth = 100
+	// DefaultWeightedReg is the Tikhonov ε added to G when W ≠ I and
+	// Settings.Reg is zero, as in the reference implementation.
+	DefaultWeightedReg = 1e-8
+)
+
+// Settings configures AdaNP. The zero value gives the paper's inference
+// settings: orthogonal projection, max|c| ≤ 1e-6, between 1 and 100 steps.
+type Settings struct {
+	// Tol is the residual tolerance: a sample stops being projected once
+	// its Measure of c is at most Tol. Zero means DefaultTol.
+	Tol float64
+	// MinDepth and MaxDepth bound the number of projection steps.
+	// Zero means DefaultMinDepth and DefaultMaxDepth. With
+	// MinDepth == MaxDepth every sample takes exactly that many steps.
+	MinDepth, MaxDepth int
+	// Measure is the per-sample residual measure compared with Tol.
+	Measure Measure
+	// Reg is the Tikhonov ε in G = BW⁻¹Bᵀ + εI. Zero means no
+	// regularisation with Identity weights and DefaultWeightedReg otherwise.
+	// Negative values are rejected.
+	Reg float64
+	// Weights selects W; Diag holds W's diagonal (length ny, all > 0)
+	// when Weights is Diagonal.
+	Weights Weighting
+	Diag    []float64
+	// Grad selects the gradient propagated by the graph Op and VJP.
+	Grad GradMode
+}
+
+// withDefaults returns s with zero fields replaced by defaults, after
+// validating it for a constraint with ny predicted outputs.
+func (s Settings) withDefaults(ny int) (Settings, error) {
+	if s.Tol == 0 {
+		s.Tol = DefaultTol
+	}
+	if s.MinDepth == 0 {
+		s.MinDepth = DefaultMinDepth
+	}
+	if s.MaxDepth == 0 {
+		s.MaxDepth = DefaultMaxDepth
+	}
+	switch {
+	case !(s.Tol > 0) || math.IsInf(s.Tol, 1):
+		return s, fmt.Errorf("enforce: Settings.Tol must be positive and finite, got %v", s.Tol)
+	case s.MinDepth < 0 || s.MaxDepth < 0:
+		return s, fmt.Errorf("enforce: negative depth bound (MinDepth %d, MaxDepth %d)", s.MinDepth, s.MaxDepth)
+	case s.MinDepth > s.MaxDepth:
+		return s, fmt.Errorf("enforce: Settings.MinDepth %d > MaxDepth %d", s.MinDepth, s.MaxDepth)
+	case s.Reg < 0 || math.IsNaN(s.Reg) || math.IsInf(s.Reg, 1):
+		return s, fmt.Errorf("enforce: Settings.Reg must be non-negative and finite, got %v", s.Reg)
+	case s.Measure != MaxAbs && s.Measure != MeanAbs:
+		return s, fmt.Errorf("enforce: unknown %v", s.Measure)
+	case s.Grad != Unrolled && s.Grad != Projector && s.Grad != Implicit:
+		return s, fmt.Errorf("enforce: unknown %v", s.Grad)
+	}
+	switch s.Weights {
+	case Identity, AutoDiagonal:
+		if s.Diag != nil {
+			return s, errors.New("enforce: Settings.Diag is only used with Weights == Diagonal")
+		}
+	case Diagonal:
+		if len(s.Diag) != ny {
+			return s, fmt.Errorf("enforce: Settings.Diag has length %d, want ny = %d", len(s.Diag), ny)
+		}
+		for i, d := range s.Diag {
+			if !(d > 0) || math.IsInf(d, 1) {
+				return s, fmt.Errorf("enforce: Settings.Diag[%d] = %v, want positive and finite", i, d)
+			}
+		}
+		s.Diag = append([]float64(nil), s.Diag...)
+	default:
+		return s, fmt.Errorf("enforce: unknown %v", s.Weights)
+	}
+	if s.Reg == 0 && s.Weights != Identity {
+		s.Reg = DefaultWeightedReg
+	}
+	return s, nil
+}
