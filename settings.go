@@ -114,9 +114,6 @@ const (
 	DefaultTol      = 1e-6
 	DefaultMinDepth = 1
 	DefaultMaxDepth = 100
-	// DefaultWeightedReg is the Tikhonov ε added to G when W ≠ I and
-	// Settings.Reg is zero, as in the reference implementation.
-	DefaultWeightedReg = 1e-8
 )
 
 // Settings configures AdaNP. The zero value gives the paper's inference
@@ -131,9 +128,12 @@ type Settings struct {
 	MinDepth, MaxDepth int
 	// Measure is the per-sample residual measure compared with Tol.
 	Measure Measure
-	// Reg is the Tikhonov ε in G = BW⁻¹Bᵀ + εI. Zero means no
-	// regularisation with Identity weights and DefaultWeightedReg otherwise.
-	// Negative values are rejected.
+	// Reg is the Tikhonov ε in G = BW⁻¹Bᵀ + εI, also the floor of the
+	// eigenvalue clamp. Zero (the default) means no regularisation: an
+	// affine constraint is then met exactly in one step, and a sample whose
+	// G is singular falls back to the clamped eigendecomposition. (The
+	// reference implementation uses ε = 1e-8 whenever W ≠ I, and 1e-3 for
+	// the pooling problem.) Negative values are rejected.
 	Reg float64
 	// Weights selects W; Diag holds W's diagonal (length ny, all > 0)
 	// when Weights is Diagonal.
@@ -186,9 +186,6 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 		s.Diag = append([]float64(nil), s.Diag...)
 	default:
 		return s, fmt.Errorf("enforce: unknown %v", s.Weights)
-	}
-	if s.Reg == 0 && s.Weights != Identity {
-		s.Reg = DefaultWeightedReg
 	}
 	return s, nil
 }

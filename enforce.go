@@ -1,0 +1,307 @@
+package enforce
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce/internal/dense"
+)
+
+// AdaNP is the adaptive-depth neural projection of ENFORCE. For each sample
+// it repeats the neural-projection (NP) step
+//
+//	B = ∂c/∂y(x, y),  G = B·W⁻¹·Bᵀ + εI,  y ← y − W⁻¹·Bᵀ·G⁻¹·c(x, y)
+//
+// starting from the prediction ŷ, until the sample's residual measure is at
+// most Settings.Tol (after at least MinDepth and at most MaxDepth steps).
+// Each sample stops on its own; the batch is processed in parallel and the
+// result does not depend on GOMAXPROCS.
+//
+// G is factored by Cholesky; for a sample whose G is not numerically
+// positive definite, that step solves with an eigendecomposition of G whose
+// eigenvalues are clamped below at max(ε, 1e-12·λ_max), where ε is
+// Settings.Reg, and Stats.Clamped
+// counts the sample.
+//
+// An AdaNP is safe for concurrent use by several goroutines.
+type AdaNP struct {
+	c      Constraint
+	s      Settings
+	nx     int // inputs
+	ny     int // predicted outputs seen by the caller
+	n      int // outputs in the projection space: ny + latent
+	nc     int // constraints
+	latent int
+
+	hasJX, hasHV, hasMHV bool
+
+	// constant Jacobian (Linear): B, W⁻¹ and G's factor are shared by
+	// every sample and step.
+	constB []float64
+	constD []float64
+	constG factor
+
+	eigWork int
+	pool    sync.Pool // *workspace
+	batches sync.Pool // *batch
+	vjps    sync.Pool // *vjpJob
+}
+
+// NewAdaNP returns an AdaNP projecting onto c with the given settings.
+// It returns an error if the settings are invalid or c has no degree of
+// freedom left (nc ≥ ny).
+func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
+	if c == nil {
+		return nil, errors.New("enforce: nil constraint")
+	}
+	nx, n, nc := c.Dims()
+	latent := 0
+	if l, ok := c.(Latent); ok {
+		latent = l.Latent()
+	}
+	switch {
+	case nx < 0 || n <= 0 || nc <= 0:
+		return nil, fmt.Errorf("enforce: constraint has invalid dimensions nx=%d ny=%d nc=%d", nx, n, nc)
+	case latent < 0 || latent >= n:
+		return nil, fmt.Errorf("enforce: constraint has %d latent variables out of ny=%d", latent, n)
+	case nc >= n:
+		return nil, fmt.Errorf("enforce: %d constraints on %d outputs leave no degree of freedom (need nc < ny)", nc-latent, n-latent)
+	}
+	s, err := s.withDefaults(n - latent)
+	if err != nil {
+		return nil, err
+	}
+	a := &AdaNP{
+		c: c, s: s, nx: nx, ny: n - latent, n: n, nc: nc, latent: latent,
+		hasJX:   Provides(c, CapJacobianX),
+		hasHV:   Provides(c, CapHessVec),
+		hasMHV:  Provides(c, CapMixedHessVec),
+		eigWork: dense.EigWorkLen(nc),
+	}
+	a.pool.New = func() any { return a.newWorkspace() }
+	a.batches.New = func() any { return new(batch) }
+	a.vjps.New = func() any { return new(vjpJob) }
+	if Provides(c, CapConstantJacobian) {
+		b := c.(ConstantJacobianer).ConstantJacobian()
+		if len(b) != nc*n {
+			return nil, fmt.Errorf("enforce: constant Jacobian has length %d, want nc·ny = %d", len(b), nc*n)
+		}
+		if !allFinite(b) {
+			return nil, errors.New("enforce: constant Jacobian is not finite")
+		}
+		a.constB = append([]float64(nil), b...)
+		ws := a.newWorkspace()
+		if d := a.weights(ws, a.constB); d != nil {
+			a.constD = append([]float64(nil), d...)
+		}
+		a.constG = newFactor(nc)
+		if !a.factorize(&a.constG, a.constB, a.constD, ws) {
+			return nil, errors.New("enforce: cannot factor G for the constant Jacobian")
+		}
+	}
+	return a, nil
+}
+
+// Constraint returns the constraint AdaNP projects onto.
+func (a *AdaNP) Constraint() Constraint { return a.c }
+
+// Settings returns the settings in use, with defaults filled in.
+func (a *AdaNP) Settings() Settings {
+	s := a.s
+	s.Diag = append([]float64(nil), s.Diag...)
+	if a.s.Diag == nil {
+		s.Diag = nil
+	}
+	return s
+}
+
+// Dims returns the sizes of x and of the predictions ŷ and ỹ.
+func (a *AdaNP) Dims() (nx, ny int) { return a.nx, a.ny }
+
+// GradExact reports whether the gradient computed by VJP (and the graph Op)
+// with respect to ŷ is the exact derivative of the forward map: true for
+// Unrolled gradients when the constraint implements HessVec.
+func (a *AdaNP) GradExact() bool { return a.s.Grad == Unrolled && a.hasHV }
+
+// Residual summarises |c| over a batch: its maximum and its mean over all
+// samples and constraints.
+type Residual struct {
+	Max, Mean float64
+}
+
+// Stats describes one projection of a batch.
+type Stats struct {
+	Samples   int
+	Depth     int     // largest number of NP steps taken by a sample
+	MeanDepth float64 // mean number of NP steps per sample
+	Before    Residual
+	After     Residual
+	// NotConverged counts samples whose residual measure is above Tol
+	// after projection (their output is still finite).
+	NotConverged int
+	// Clamped counts samples for which at least one step fell back to the
+	// eigenvalue-clamped solve because G was not numerically positive
+	// definite (for example a rank-deficient Jacobian).
+	Clamped int
+	// Stopped counts samples whose iteration stopped early because a step
+	// would have produced non-finite values; they keep their last finite
+	// iterate and are counted in NotConverged if above Tol.
+	Stopped int
+}
+
+// Converged reports whether every sample met the tolerance.
+func (s Stats) Converged() bool { return s.NotConverged == 0 }
+
+// Project returns the projection ỹ of the predictions ŷ (rows are samples)
+// for inputs x. x may be nil when the constraint has no input (nx = 0).
+// It returns an error for mismatched shapes, non-finite inputs, or a
+// constraint that is not finite at (x, ŷ); non-convergence is not an
+// error but is reported in Stats.
+func (a *AdaNP) Project(x, yhat *mat.Dense) (*mat.Dense, Stats, error) {
+	if yhat == nil {
+		return nil, Stats{}, errors.New("enforce: nil ŷ")
+	}
+	r, _ := yhat.Dims()
+	dst := mat.NewDense(r, a.ny, nil)
+	st, err := a.ProjectTo(dst, x, yhat)
+	if err != nil {
+		return nil, st, err
+	}
+	return dst, st, nil
+}
+
+// ProjectTo is Project writing ỹ into dst, which must have the shape of ŷ.
+// dst may be ŷ itself.
+func (a *AdaNP) ProjectTo(dst, x, yhat *mat.Dense) (Stats, error) {
+	return a.forward(dst, x, yhat, nil)
+}
+
+// ProjectTrace is ProjectTo that also records in tr what VJP needs to
+// back-propagate through this projection. tr may be reused across calls;
+// it is overwritten.
+func (a *AdaNP) ProjectTrace(dst, x, yhat *mat.Dense, tr *Trace) (Stats, error) {
+	if tr == nil {
+		return Stats{}, errors.New("enforce: nil trace")
+	}
+	return a.forward(dst, x, yhat, tr)
+}
+
+// workspace holds one worker's scratch memory; nothing in the step loop
+// allocates.
+type workspace struct {
+	y, yNew  []float64 // n
+	c, cNew  []float64 // nc
+	b, bNew  []float64 // nc·n
+	d        []float64 // n (W⁻¹ diagonal)
+	mu       []float64 // nc
+	delta    []float64 // n
+	scratch  []float64 // nc·n
+	g        factor
+	eigWork  []float64
+	tmp      []float64 // max(n, nc)
+	dp, hv   []float64 // n
+	w        []float64 // nc
+	jx       []float64 // nc·nx
+	gx, gxHV []float64 // nx
+}
+
+func (a *AdaNP) newWorkspace() *workspace {
+	n, nc, nx := a.n, a.nc, a.nx
+	return &workspace{
+		y: make([]float64, n), yNew: make([]float64, n),
+		c: make([]float64, nc), cNew: make([]float64, nc),
+		b: make([]float64, nc*n), bNew: make([]float64, nc*n),
+		d: make([]float64, n), mu: make([]float64, nc), delta: make([]float64, n),
+		scratch: make([]float64, nc*n),
+		g:       newFactor(nc),
+		eigWork: make([]float64, a.eigWork),
+		tmp:     make([]float64, max(n, nc)),
+		dp:      make([]float64, n), hv: make([]float64, n),
+		w:  make([]float64, nc),
+		jx: make([]float64, nc*nx),
+		gx: make([]float64, nx), gxHV: make([]float64, nx),
+	}
+}
+
+// factor is a factorisation of G: the Cholesky factor in the lower
+// triangle of m, or (when eig is set) eigenvectors in m and clamped
+// eigenvalues in lam.
+type factor struct {
+	m, lam []float64
+	eig    bool
+}
+
+func newFactor(nc int) factor {
+	return factor{m: make([]float64, nc*nc), lam: make([]float64, nc)}
+}
+
+// weights returns W⁻¹'s diagonal for Jacobian b, or nil for W = I.
+func (a *AdaNP) weights(ws *workspace, b []float64) []float64 {
+	switch a.s.Weights {
+	case Diagonal:
+		for k := range ws.d {
+			ws.d[k] = 1
+		}
+		for k, v := range a.s.Diag {
+			ws.d[k] = 1 / v
+		}
+		return ws.d
+	case AutoDiagonal:
+		n, nc := a.n, a.nc
+		top := 0.0
+		for k := 0; k < n; k++ {
+			var s float64
+			for i := 0; i < nc; i++ {
+				s += math.Abs(b[i*n+k])
+			}
+			ws.d[k] = math.Max(s/float64(nc), 1)
+			top = math.Max(top, ws.d[k])
+		}
+		for k := range ws.d {
+			ws.d[k] = top / ws.d[k]
+		}
+		return ws.d
+	}
+	return nil
+}
+
+// factorize forms G = B·diag(d)·Bᵀ + εI into f and factors it, by
+// Cholesky or, when that fails, by the clamped eigendecomposition. It
+// reports false only if G is not finite or the eigensolver fails.
+func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace) bool {
+	nc := a.nc
+	dense.Gram(f.m, b, d, nc, a.n, a.s.Reg, ws.scratch)
+	if !allFinite(f.m) {
+		return false
+	}
+	f.eig = false
+	if dense.Cholesky(f.m, nc, ws.tmp) {
+		return true
+	}
+	// Cholesky overwrote part of G: form it again for the fallback.
+	dense.Gram(f.m, b, d, nc, a.n, a.s.Reg, ws.scratch)
+	f.eig = true
+	return dense.EigClamp(f.m, nc, a.s.Reg, 1e-12, f.lam, ws.eigWork)
+}
+
+// solve overwrites v with G⁻¹·v.
+func (f *factor) solve(nc int, v, tmp []float64) {
+	if f.eig {
+		dense.EigSolve(f.m, f.lam, nc, v, tmp)
+		return
+	}
+	dense.CholSolve(f.m, nc, v)
+}
+
+func allFinite(v []float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}

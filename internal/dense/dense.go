@@ -1,0 +1,232 @@
+// Package dense holds the small dense linear-algebra kernels of one
+// projection step, on row-major []float64 slices: the Gram matrix
+// G = B·diag(d)·Bᵀ + εI, its Cholesky factorisation and solves, and the
+// clamped eigendecomposition used when Cholesky fails.
+//
+// Small systems are handled by plain loops (a call into BLAS costs more than
+// the arithmetic); larger ones go through gonum's blas64 and lapack64, which
+// dispatch to whatever implementation is registered (pure Go by default,
+// OpenBLAS with the openblas build tag). No function allocates.
+package dense
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack"
+	"gonum.org/v1/gonum/lapack/lapack64"
+)
+
+// blasMin is the size (in multiply–adds) above which a kernel calls BLAS or
+// LAPACK instead of plain loops.
+const blasMin = 4096
+
+// Gram writes g = B·diag(d)·Bᵀ + reg·I into the full nc×nc row-major g,
+// for B nc×n row-major. A nil d means d = 1. scratch must have length at
+// least nc·n when d is not nil.
+func Gram(g, b, d []float64, nc, n int, reg float64, scratch []float64) {
+	if nc*nc*n >= blasMin {
+		a := b
+		if d != nil {
+			a = scratch[:nc*n]
+			for i := 0; i < nc; i++ {
+				row, src := a[i*n:(i+1)*n], b[i*n:(i+1)*n]
+				for k, v := range src {
+					row[k] = v * math.Sqrt(d[k])
+				}
+			}
+		}
+		blas64.Syrk(blas.NoTrans, 1,
+			blas64.General{Rows: nc, Cols: n, Stride: n, Data: a}, 0,
+			blas64.Symmetric{Uplo: blas.Upper, N: nc, Stride: nc, Data: g})
+		for i := 0; i < nc; i++ {
+			g[i*nc+i] += reg
+			for j := 0; j < i; j++ {
+				g[i*nc+j] = g[j*nc+i]
+			}
+		}
+		return
+	}
+	for i := 0; i < nc; i++ {
+		bi := b[i*n : (i+1)*n]
+		for j := 0; j <= i; j++ {
+			bj := b[j*n : (j+1)*n]
+			var s float64
+			if d == nil {
+				for k, v := range bi {
+					s += v * bj[k]
+				}
+			} else {
+				for k, v := range bi {
+					s += v * d[k] * bj[k]
+				}
+			}
+			g[i*nc+j] = s
+			g[j*nc+i] = s
+		}
+		g[i*nc+i] += reg
+	}
+}
+
+// Cholesky overwrites the lower triangle of the symmetric n×n row-major a
+// with L, a = L·Lᵀ, and reports whether a is numerically positive definite:
+// every pivot must be finite and larger than 1e-13 times the corresponding
+// diagonal entry of a, so that a matrix singular up to rounding is rejected
+// rather than factored into a useless, huge inverse. diag is scratch of
+// length n. The strict upper triangle is left unspecified.
+func Cholesky(a []float64, n int, diag []float64) bool {
+	const rel = 1e-13
+	for i := 0; i < n; i++ {
+		diag[i] = a[i*n+i]
+	}
+	if n*n*n >= 3*blasMin {
+		_, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: a})
+		if !ok {
+			return false
+		}
+		for i := 0; i < n; i++ {
+			if d := a[i*n+i]; !(d*d > rel*diag[i]) || math.IsInf(d, 1) {
+				return false
+			}
+		}
+		return true
+	}
+	for j := 0; j < n; j++ {
+		rj := a[j*n : j*n+j]
+		d := a[j*n+j]
+		for _, v := range rj {
+			d -= v * v
+		}
+		if !(d > rel*diag[j]) || math.IsInf(d, 1) {
+			return false
+		}
+		d = math.Sqrt(d)
+		a[j*n+j] = d
+		for i := j + 1; i < n; i++ {
+			ri := a[i*n : i*n+j]
+			s := a[i*n+j]
+			for k, v := range ri {
+				s -= v * rj[k]
+			}
+			a[i*n+j] = s / d
+		}
+	}
+	return true
+}
+
+// CholSolve overwrites b with the solution of L·Lᵀ·x = b, where the lower
+// triangle of the n×n row-major l holds L from Cholesky.
+func CholSolve(l []float64, n int, b []float64) {
+	if n*n >= blasMin {
+		t := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n, Stride: n, Data: l}
+		v := blas64.Vector{N: n, Inc: 1, Data: b}
+		blas64.Trsv(blas.NoTrans, t, v)
+		blas64.Trsv(blas.Trans, t, v)
+		return
+	}
+	for i := 0; i < n; i++ {
+		s := b[i]
+		row := l[i*n : i*n+i]
+		for k, v := range row {
+			s -= v * b[k]
+		}
+		b[i] = s / l[i*n+i]
+	}
+	for i := n - 1; i >= 0; i-- {
+		s := b[i]
+		for k := i + 1; k < n; k++ {
+			s -= l[k*n+i] * b[k]
+		}
+		b[i] = s / l[i*n+i]
+	}
+}
+
+// EigWorkLen returns the length of the work slice EigClamp needs for n×n
+// matrices.
+func EigWorkLen(n int) int {
+	work := make([]float64, 1)
+	lapack64.Syev(lapack.EVCompute, blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: make([]float64, n*n)}, make([]float64, n), work, -1)
+	return max(int(work[0]), 3*n)
+}
+
+// EigClamp overwrites the symmetric n×n row-major a with the orthonormal
+// eigenvectors of ½(a+aᵀ) (as columns) and writes its eigenvalues, clamped
+// below at max(floor, rel·λ_max), into lam. It reports false when the
+// eigensolver fails to converge or a is not finite.
+func EigClamp(a []float64, n int, floor, rel float64, lam, work []float64) bool {
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			s := 0.5 * (a[i*n+j] + a[j*n+i])
+			a[i*n+j], a[j*n+i] = s, s
+		}
+	}
+	for _, v := range a[:n*n] {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	if !lapack64.Syev(lapack.EVCompute, blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: a}, lam[:n], work, len(work)) {
+		return false
+	}
+	top := 0.0
+	for _, v := range lam[:n] {
+		top = math.Max(top, math.Abs(v))
+	}
+	lo := math.Max(floor, rel*top)
+	if !(lo > 0) {
+		lo = math.SmallestNonzeroFloat64
+	}
+	for i, v := range lam[:n] {
+		lam[i] = math.Max(v, lo)
+	}
+	return true
+}
+
+// EigSolve overwrites b with V·diag(1/lam)·Vᵀ·b, with V the eigenvectors
+// (as columns of the n×n row-major v) and lam the clamped eigenvalues from
+// EigClamp. tmp must have length at least n.
+func EigSolve(v []float64, lam []float64, n int, b, tmp []float64) {
+	for j := 0; j < n; j++ {
+		var s float64
+		for i := 0; i < n; i++ {
+			s += v[i*n+j] * b[i]
+		}
+		tmp[j] = s / lam[j]
+	}
+	for i := 0; i < n; i++ {
+		row := v[i*n : (i+1)*n]
+		var s float64
+		for j, w := range row {
+			s += w * tmp[j]
+		}
+		b[i] = s
+	}
+}
+
+// MulVec writes dst = A·x for the m×n row-major A.
+func MulVec(dst, a []float64, m, n int, x []float64) {
+	for i := 0; i < m; i++ {
+		row := a[i*n : (i+1)*n]
+		var s float64
+		for k, v := range row {
+			s += v * x[k]
+		}
+		dst[i] = s
+	}
+}
+
+// MulTransVec writes dst = Aᵀ·x for the m×n row-major A (dst has length n).
+func MulTransVec(dst, a []float64, m, n int, x []float64) {
+	clear(dst[:n])
+	for i := 0; i < m; i++ {
+		row := a[i*n : (i+1)*n]
+		xi := x[i]
+		if xi == 0 {
+			continue
+		}
+		for k, v := range row {
+			dst[k] += v * xi
+		}
+	}
+}
