@@ -1,0 +1,266 @@
+package enforce
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"gonum.org/v1/gonum/num/hyperdual"
+)
+
+// Func returns the constraint c(x, y) = 0 defined by f, a function of
+// x ∈ ℝ^nx and y ∈ ℝ^ny that writes c ∈ ℝ^nc, written as ordinary Go code
+// over hyperdual numbers:
+//
+//	circle, err := enforce.Func(1, 2, 1, func(x, y, c []hyperdual.Number) {
+//		// c = y₁² + y₂² − x₁²
+//		c[0] = hyperdual.Sub(
+//			hyperdual.Add(hyperdual.Mul(y[0], y[0]), hyperdual.Mul(y[1], y[1])),
+//			hyperdual.Mul(x[0], x[0]))
+//	})
+//
+// Every derivative is exact to rounding: forward-mode automatic
+// differentiation seeds the ϵ₁ and ϵ₂ parts of x and y and reads them off c.
+// With n = ny and m = nx the costs, in evaluations of f, are
+//
+//	Eval without jy                      1
+//	Eval with jy = ∂c/∂y (nc×n)          ⌈n/2⌉ (ϵ₁ seeds y_j, ϵ₂ seeds y_{j+1})
+//	JacobianX, ∂c/∂x (nc×m)              ⌈m/2⌉
+//	HessVec, Σ_i w_i ∇²_yy c_i v         n     (ϵ₁ = e_j on y, ϵ₂ = v on y)
+//	MixedHessVec, Σ_i w_i ∇²_xy c_i v    m     (ϵ₁ = e_k on x, ϵ₂ = v on y)
+//
+// so Func suits small systems; write an analytic Constraint, or use Linear
+// or Quadratic, when ny is large.
+//
+// On each call f receives x and y of lengths nx and ny and c of length nc
+// with c zeroed; it must write every c_i it defines, must not retain the
+// slices, and must be safe for concurrent use, since AdaNP evaluates the
+// samples of a batch in parallel. f must use hyperdual arithmetic for every
+// operation that depends on x or y: a value computed through float64 (for
+// example math.Sin(y[0].Real)) is a constant to the derivatives. NaN or Inf
+// written by f propagate to the outputs. The returned constraint does not
+// allocate in steady state as long as f does not.
+//
+// Func returns an error if nx < 0, ny < 1, nc < 1 or f is nil.
+func Func(nx, ny, nc int, f func(x, y, c []hyperdual.Number)) (Constraint, error) {
+	switch {
+	case nx < 0:
+		return nil, fmt.Errorf("enforce: Func: nx = %d, want nx ≥ 0", nx)
+	case ny < 1:
+		return nil, fmt.Errorf("enforce: Func: ny = %d, want ny ≥ 1", ny)
+	case nc < 1:
+		return nil, fmt.Errorf("enforce: Func: nc = %d, want nc ≥ 1", nc)
+	case f == nil:
+		return nil, errors.New("enforce: Func: nil function")
+	}
+	fc := &funcConstraint{nx: nx, ny: ny, nc: nc, f: f}
+	fc.pool.New = func() any {
+		return &funcScratch{
+			x: make([]hyperdual.Number, nx),
+			y: make([]hyperdual.Number, ny),
+			c: make([]hyperdual.Number, nc),
+		}
+	}
+	return fc, nil
+}
+
+// funcConstraint is the Constraint returned by Func.
+type funcConstraint struct {
+	nx, ny, nc int
+	f          func(x, y, c []hyperdual.Number)
+	pool       sync.Pool // *funcScratch
+}
+
+// funcScratch holds the hyperdual arguments of one call of f.
+type funcScratch struct {
+	x, y, c []hyperdual.Number
+}
+
+var (
+	_ JacobianXer    = (*funcConstraint)(nil)
+	_ HessVecer      = (*funcConstraint)(nil)
+	_ MixedHessVecer = (*funcConstraint)(nil)
+)
+
+// Dims returns the sizes of x, y and c.
+func (fc *funcConstraint) Dims() (nx, ny, nc int) { return fc.nx, fc.ny, fc.nc }
+
+// get returns a scratch whose x and y hold the real values of x and y with
+// all dual parts zero.
+func (fc *funcConstraint) get(x, y []float64) *funcScratch {
+	s := fc.pool.Get().(*funcScratch)
+	for k, v := range x {
+		s.x[k] = hyperdual.Number{Real: v}
+	}
+	for j, v := range y {
+		s.y[j] = hyperdual.Number{Real: v}
+	}
+	return s
+}
+
+// call evaluates f on the scratch arguments into s.c.
+func (fc *funcConstraint) call(s *funcScratch) {
+	clear(s.c)
+	fc.f(s.x, s.y, s.c)
+}
+
+// Eval writes c(x, y) into c and, if jy != nil, ∂c/∂y (nc×ny, row-major)
+// into jy.
+func (fc *funcConstraint) Eval(x, y, c, jy []float64) {
+	checkConstraintLen("Func.Eval", x, y, c, jy, fc.nx, fc.ny, fc.nc, fc.nc*fc.ny)
+	s := fc.get(x, y)
+	defer fc.pool.Put(s)
+	if jy == nil {
+		fc.call(s)
+		for i, v := range s.c {
+			c[i] = v.Real
+		}
+		return
+	}
+	ny := fc.ny
+	for j := 0; j < ny; j += 2 {
+		s.y[j].E1mag = 1
+		if j+1 < ny {
+			s.y[j+1].E2mag = 1
+		}
+		fc.call(s)
+		for i, v := range s.c {
+			jy[i*ny+j] = v.E1mag
+			if j+1 < ny {
+				jy[i*ny+j+1] = v.E2mag
+			}
+		}
+		if j == 0 {
+			for i, v := range s.c {
+				c[i] = v.Real
+			}
+		}
+		s.y[j].E1mag = 0
+		if j+1 < ny {
+			s.y[j+1].E2mag = 0
+		}
+	}
+}
+
+// JacobianX writes ∂c/∂x (nc×nx, row-major) into jx.
+func (fc *funcConstraint) JacobianX(x, y, jx []float64) {
+	checkConstraintLen("Func.JacobianX", x, y, nil, jx, fc.nx, fc.ny, -1, fc.nc*fc.nx)
+	s := fc.get(x, y)
+	defer fc.pool.Put(s)
+	nx := fc.nx
+	for k := 0; k < nx; k += 2 {
+		s.x[k].E1mag = 1
+		if k+1 < nx {
+			s.x[k+1].E2mag = 1
+		}
+		fc.call(s)
+		for i, v := range s.c {
+			jx[i*nx+k] = v.E1mag
+			if k+1 < nx {
+				jx[i*nx+k+1] = v.E2mag
+			}
+		}
+		s.x[k].E1mag = 0
+		if k+1 < nx {
+			s.x[k+1].E2mag = 0
+		}
+	}
+}
+
+// HessVec writes out = Σ_i w_i ∇²_yy c_i(x, y) v (length ny).
+func (fc *funcConstraint) HessVec(x, y, w, v, out []float64) {
+	checkConstraintLen("Func.HessVec", x, y, nil, nil, fc.nx, fc.ny, -1, -1)
+	checkSecondOrderLen("Func.HessVec", w, v, out, fc.nc, fc.ny, fc.ny)
+	s := fc.get(x, y)
+	defer fc.pool.Put(s)
+	for j, vj := range v {
+		s.y[j].E2mag = vj
+	}
+	for j := range out {
+		s.y[j].E1mag = 1
+		fc.call(s)
+		out[j] = weightedE1E2(w, s.c)
+		s.y[j].E1mag = 0
+	}
+}
+
+// MixedHessVec writes out_k = Σ_i w_i Σ_j ∂²c_i/∂x_k∂y_j v_j (length nx).
+func (fc *funcConstraint) MixedHessVec(x, y, w, v, out []float64) {
+	checkConstraintLen("Func.MixedHessVec", x, y, nil, nil, fc.nx, fc.ny, -1, -1)
+	checkSecondOrderLen("Func.MixedHessVec", w, v, out, fc.nc, fc.ny, fc.nx)
+	s := fc.get(x, y)
+	defer fc.pool.Put(s)
+	for j, vj := range v {
+		s.y[j].E2mag = vj
+	}
+	for k := range out {
+		s.x[k].E1mag = 1
+		fc.call(s)
+		out[k] = weightedE1E2(w, s.c)
+		s.x[k].E1mag = 0
+	}
+}
+
+// weightedE1E2 returns Σ_i w_i (c_i)_{ϵ₁ϵ₂}.
+func weightedE1E2(w []float64, c []hyperdual.Number) float64 {
+	var sum float64
+	for i, ci := range c {
+		sum += w[i] * ci.E1E2mag
+	}
+	return sum
+}
+
+// checkConstraintLen panics with a clear message unless len(x) == nx,
+// len(y) == ny, len(c) == nc and, when jac is not nil, len(jac) == njac.
+// A negative nc skips the check of c.
+func checkConstraintLen(method string, x, y, c, jac []float64, nx, ny, nc, njac int) {
+	switch {
+	case len(x) != nx:
+		panic(constraintLenMessage(method, "x", len(x), nx))
+	case len(y) != ny:
+		panic(constraintLenMessage(method, "y", len(y), ny))
+	case nc >= 0 && len(c) != nc:
+		panic(constraintLenMessage(method, "c", len(c), nc))
+	case jac != nil && len(jac) != njac:
+		panic(constraintLenMessage(method, "Jacobian", len(jac), njac))
+	}
+}
+
+// checkSecondOrderLen panics with a clear message unless len(w) == nc,
+// len(v) == ny and len(out) == nout.
+func checkSecondOrderLen(method string, w, v, out []float64, nc, ny, nout int) {
+	switch {
+	case len(w) != nc:
+		panic(constraintLenMessage(method, "w", len(w), nc))
+	case len(v) != ny:
+		panic(constraintLenMessage(method, "v", len(v), ny))
+	case len(out) != nout:
+		panic(constraintLenMessage(method, "out", len(out), nout))
+	}
+}
+
+// constraintLenMessage formats a length-mismatch panic message.
+func constraintLenMessage(method, arg string, got, want int) string {
+	return fmt.Sprintf("enforce: %s: len(%s) = %d, want %d", method, arg, got, want)
+}
+
+// checkConstraintArg returns an error unless c is a usable constraint: not
+// nil, not a nil pointer, with nx ≥ 0, ny ≥ 1 and nc ≥ 1, and without
+// latent variables.
+func checkConstraintArg(c Constraint) (nx, ny, nc int, err error) {
+	if c == nil {
+		return 0, 0, 0, errors.New("nil constraint")
+	}
+	if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer && v.IsNil() {
+		return 0, 0, 0, fmt.Errorf("nil %T constraint", c)
+	}
+	nx, ny, nc = c.Dims()
+	if nx < 0 || ny < 1 || nc < 1 {
+		return 0, 0, 0, fmt.Errorf("constraint has invalid dimensions (nx, ny, nc) = (%d, %d, %d)", nx, ny, nc)
+	}
+	if l, ok := c.(Latent); ok && l.Latent() != 0 {
+		return 0, 0, 0, fmt.Errorf("constraint has %d latent variables; apply WithInequalities last", l.Latent())
+	}
+	return nx, ny, nc, nil
+}
