@@ -1,0 +1,243 @@
+package problems
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+
+	"github.com/enforce-nn/enforce"
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// DefaultXMax is the half-width of the input range of the nonconvex
+// optimisation benchmarks: the paper samples x ~ U(−5, 5). (DC3, whose
+// linear benchmark the paper follows, samples x ~ U(−1, 1).)
+const DefaultXMax = 5
+
+// SineQuadratic is the nonconvex objective of the DC3-family benchmarks,
+//
+//	f(y) = ½ yᵀQy + pᵀ sin y = Σ_k ½Q_k y_k² + p_k sin y_k,
+//
+// with Q = diag(Q₁, …, Q_N) positive semidefinite. Its methods are promoted
+// by NonconvexLinear and NonconvexQuadratic.
+type SineQuadratic struct {
+	// Q is the diagonal of Q and P is p, both of length N_O.
+	Q, P []float64
+}
+
+// Objective returns f(y) for one sample y ∈ ℝ^{N_O}. x is unused (the
+// objective does not depend on the input) and may be nil.
+func (o SineQuadratic) Objective(x, y []float64) float64 {
+	o.checkLen("Objective", y)
+	var f float64
+	for k, yk := range y {
+		f += 0.5*o.Q[k]*yk*yk + o.P[k]*math.Sin(yk)
+	}
+	return f
+}
+
+// ObjectiveGrad writes ∇f(y) = Qy + p ⊙ cos y into grad (length N_O).
+// x is unused and may be nil.
+func (o SineQuadratic) ObjectiveGrad(x, y, grad []float64) {
+	o.checkLen("ObjectiveGrad", y)
+	o.checkLen("ObjectiveGrad", grad)
+	for k, yk := range y {
+		grad[k] = o.Q[k]*yk + o.P[k]*math.Cos(yk)
+	}
+}
+
+// ObjectiveNode builds f in y's expression graph from differentiable
+// gorgonia operations, Square(y)·(Q/2) + Sin(y)·p: for y of shape
+// (batch, N_O) the result has shape (batch,), one objective per sample; for
+// y of shape (N_O) it is a scalar. The loss of the unsupervised benchmarks
+// is the mean of the result. Float64 and Float32 graphs are supported; Q/2
+// and p enter as input nodes holding their values, named by a hash of
+// their contents, so the graph does not deduplicate different instances.
+func (o SineQuadratic) ObjectiveNode(y *gorgonia.Node) (*gorgonia.Node, error) {
+	n := len(o.Q)
+	shape := y.Shape()
+	if (len(shape) != 1 && len(shape) != 2) || shape[len(shape)-1] != n {
+		return nil, fmt.Errorf("problems: ObjectiveNode: y has shape %v, want (batch, %d) or (%d)", shape, n, n)
+	}
+	halfQ := make([]float64, n)
+	for k, q := range o.Q {
+		halfQ[k] = 0.5 * q
+	}
+	qn, err := vectorNode(y.Graph(), y.Dtype(), "sinequad_halfQ", halfQ)
+	if err != nil {
+		return nil, err
+	}
+	pn, err := vectorNode(y.Graph(), y.Dtype(), "sinequad_p", o.P)
+	if err != nil {
+		return nil, err
+	}
+	sq, err := gorgonia.Square(y)
+	if err != nil {
+		return nil, err
+	}
+	quad, err := gorgonia.Mul(sq, qn)
+	if err != nil {
+		return nil, err
+	}
+	sin, err := gorgonia.Sin(y)
+	if err != nil {
+		return nil, err
+	}
+	lin, err := gorgonia.Mul(sin, pn)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Add(quad, lin)
+}
+
+// checkLen panics if len(v) ≠ N_O.
+func (o SineQuadratic) checkLen(method string, v []float64) {
+	if len(v) != len(o.Q) {
+		panic(fmt.Sprintf("problems: SineQuadratic.%s: length %d, want %d", method, len(v), len(o.Q)))
+	}
+}
+
+// vectorNode returns an input node of g holding v converted to dt, named
+// prefix followed by a hash of v.
+func vectorNode(g *gorgonia.ExprGraph, dt tensor.Dtype, prefix string, v []float64) (*gorgonia.Node, error) {
+	h := fnv.New64a()
+	var b [8]byte
+	for _, x := range v {
+		bits := math.Float64bits(x)
+		for i := range b {
+			b[i] = byte(bits >> (8 * i))
+		}
+		h.Write(b[:])
+	}
+	var t *tensor.Dense
+	switch dt {
+	case tensor.Float64:
+		t = tensor.New(tensor.WithShape(len(v)), tensor.WithBacking(append([]float64(nil), v...)))
+	case tensor.Float32:
+		v32 := make([]float32, len(v))
+		for i, x := range v {
+			v32[i] = float32(x)
+		}
+		t = tensor.New(tensor.WithShape(len(v)), tensor.WithBacking(v32))
+	default:
+		return nil, fmt.Errorf("problems: ObjectiveNode: dtype %v, want Float64 or Float32", dt)
+	}
+	name := fmt.Sprintf("%s_%v_%016x", prefix, dt, h.Sum64())
+	return gorgonia.NewVector(g, dt, gorgonia.WithShape(len(v)), gorgonia.WithName(name), gorgonia.WithValue(t)), nil
+}
+
+// NonconvexLinear is an instance of the DC3 nonconvex benchmark with linear
+// equalities (paper §5.3.1, Donti et al. 2021):
+//
+//	min_y ½yᵀQy + pᵀ sin y   s.t.   Cy = x,
+//
+// with y ∈ ℝ^{N_O} and x ∈ ℝ^{N_C}. The network learns y(x) without labels:
+// the loss is the objective (ObjectiveNode). The paper uses N_O = 200,
+// N_C = 150 (and 100/50, 100/70), 10,000 samples of x of which 833 are the
+// test batch, a 2×200 ReLU backbone, batch 200, Adam 1e-4, 1000 epochs and
+// tolerances 1e-3. Reference optimum (IPOPT) at 200/150: −10.64.
+type NonconvexLinear struct {
+	SineQuadratic
+	// NO and NC are N_O (outputs) and N_C (constraints, and inputs).
+	NO, NC int
+	// C is the N_C×N_O constraint matrix.
+	C *mat.Dense
+	// XMax is the half-width of SampleX's range U(−XMax, XMax);
+	// NewNonconvexLinear sets DefaultXMax.
+	XMax float64
+
+	eq enforce.Constraint
+}
+
+// NewNonconvexLinear draws an instance from a PCG generator seeded by seed,
+// in this order: Q_k ~ U[0, 1) for k = 1..N_O, then p_k ~ U[0, 1), then the
+// entries of C ~ N(0, 1) row by row. It returns an error unless
+// 1 ≤ nC ≤ nO.
+func NewNonconvexLinear(nO, nC int, seed uint64) (*NonconvexLinear, error) {
+	if nC < 1 || nO < nC {
+		return nil, fmt.Errorf("problems: NewNonconvexLinear: nO = %d, nC = %d, want 1 ≤ nC ≤ nO", nO, nC)
+	}
+	rnd := newRand(seed, streamInstance)
+	p := &NonconvexLinear{NO: nO, NC: nC, XMax: DefaultXMax}
+	p.Q, p.P = uniformVec(rnd, nO), uniformVec(rnd, nO)
+	p.C = normalMat(rnd, nC, nO)
+	var err error
+	if p.eq, err = enforce.Linear(nC, p.C, identityRHS(nC)); err != nil {
+		return nil, fmt.Errorf("problems: NewNonconvexLinear: %w", err)
+	}
+	return p, nil
+}
+
+// Name returns "nonconvex-linear-N_O-N_C".
+func (p *NonconvexLinear) Name() string { return fmt.Sprintf("nonconvex-linear-%d-%d", p.NO, p.NC) }
+
+// Dims returns nx = N_C, ny = N_O.
+func (p *NonconvexLinear) Dims() (nx, ny int) { return p.NC, p.NO }
+
+// Equalities returns c(x, y) = Cy − x, built with enforce.Linear.
+func (p *NonconvexLinear) Equalities() enforce.Constraint { return p.eq }
+
+// Inequalities returns nil: there are none.
+func (p *NonconvexLinear) Inequalities() enforce.Constraint { return nil }
+
+// Constraint returns Equalities.
+func (p *NonconvexLinear) Constraint() (enforce.Constraint, error) { return p.eq, nil }
+
+// SampleX returns n inputs (n×N_C) with entries x ~ U(−XMax, XMax), drawn
+// from a PCG generator seeded by seed. It panics if n < 1.
+func (p *NonconvexLinear) SampleX(n int, seed uint64) *mat.Dense {
+	return sampleUniform(n, p.NC, p.XMax, seed)
+}
+
+// identityRHS returns r(x) = x for x ∈ ℝ^n.
+func identityRHS(n int) enforce.RHS {
+	return func(x, r, jx []float64) {
+		copy(r, x)
+		if jx != nil {
+			clear(jx)
+			for i := range n {
+				jx[i*n+i] = 1
+			}
+		}
+	}
+}
+
+// sampleUniform returns an n×m matrix of U(−h, h) entries drawn from a
+// PCG generator seeded by seed.
+func sampleUniform(n, m int, h float64, seed uint64) *mat.Dense {
+	if n < 1 {
+		panic(fmt.Sprintf("problems: SampleX: n = %d, want n ≥ 1", n))
+	}
+	rnd := newRand(seed, streamX)
+	x := mat.NewDense(n, m, nil)
+	raw := x.RawMatrix().Data
+	for i := range raw {
+		raw[i] = h * (2*rnd.Float64() - 1)
+	}
+	return x
+}
+
+// uniformVec returns n draws from U[0, 1).
+func uniformVec(rnd interface{ Float64() float64 }, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = rnd.Float64()
+	}
+	return v
+}
+
+// normalMat returns an r×c matrix of N(0, 1) draws, filled row by row.
+func normalMat(rnd interface{ NormFloat64() float64 }, r, c int) *mat.Dense {
+	m := mat.NewDense(r, c, nil)
+	raw := m.RawMatrix().Data
+	for i := range raw {
+		raw[i] = rnd.NormFloat64()
+	}
+	return m
+}
+
+// errRankDeficient is returned when a drawn C does not have full row rank.
+var errRankDeficient = errors.New("problems: the drawn C is numerically rank deficient")

@@ -1,0 +1,147 @@
+package problems
+
+import "github.com/enforce-nn/enforce"
+
+// PoolingReg is the Tikhonov ε the reference adds to G = BW⁻¹Bᵀ for the
+// pooling problem (enforce.Settings.Reg); the other problems use the
+// default.
+const PoolingReg = 1e-3
+
+// Pooling is the pooling problem of KKT-HardNet (Haverly 1978, Floudas et
+// al. Handbook §5.2.2; paper §5.4.2): feeds A (3 % S) and B (1 % S) enter a
+// pool of sulfur quality m, which is split to products X (≤ 2.5 % S) and Y
+// (≤ 1.5 % S) and blended there with feed C (2 % S). The inputs are
+//
+//	x = (A, B, X, Y)                 (flows, abstract units)
+//
+// and the outputs
+//
+//	y = (m [% S], P_x, P_y, C_x, C_y) (pool quality; flows pool→X, pool→Y, C→X, C→Y).
+//
+// The constraints, exactly as in the reference code (no bounds), are
+//
+//	h₁ = y₂ + y₃ − x₁ − x₂ = 0             (pool balance)
+//	h₂ = x₃ − y₂ − y₄ = 0                  (product X balance)
+//	h₃ = x₄ − y₃ − y₅ = 0                  (product Y balance)
+//	h₄ = y₁y₂ + y₁y₃ − 3x₁ − x₂ = 0        (pool sulfur balance)
+//	g₁ = y₁y₂ + 2y₄ − 2.5x₃ ≤ 0            (X sulfur spec)
+//	g₂ = y₁y₃ + 2y₅ − 1.5x₄ ≤ 0            (Y sulfur spec)
+//
+// Project with Settings.Reg = PoolingReg as the reference does.
+type Pooling struct{}
+
+// Name returns "pooling".
+func (Pooling) Name() string { return "pooling" }
+
+// Dims returns nx = 4, ny = 5.
+func (Pooling) Dims() (nx, ny int) { return 4, 5 }
+
+// Equalities returns h₁..h₄ (nc = 4), analytic. It implements
+// JacobianXer, HessVecer (∂²h₄/∂y₁∂y₂ = ∂²h₄/∂y₁∂y₃ = 1) and
+// MixedHessVecer (zero).
+func (Pooling) Equalities() enforce.Constraint { return poolingEq{} }
+
+// Inequalities returns g₁, g₂ (nc = 2), analytic. It implements
+// JacobianXer, HessVecer (∂²g₁/∂y₁∂y₂ = ∂²g₂/∂y₁∂y₃ = 1) and
+// MixedHessVecer (zero).
+func (Pooling) Inequalities() enforce.Constraint { return poolingIneq{} }
+
+// Constraint returns enforce.WithInequalities(h, g, FBEpsilon): 6
+// constraints on (y, λ₁, λ₂).
+func (p Pooling) Constraint() (enforce.Constraint, error) {
+	return combine(p.Equalities(), p.Inequalities())
+}
+
+// LoadPooling reads Pooling_dataset.csv (2000 rows, raw units) and the
+// split recovered from the KKT-HardNet repository,
+// Pooling_dataset_split_kkthardnet_repo.csv (1600 train / 400 test, no
+// validation rows; each listed in increasing row order). dataDir is the
+// shared data folder (see DataDir) or its kkt_hardnet subfolder.
+func LoadPooling(dataDir string) (all Dataset, split Split, err error) {
+	return loadKKTHardNet(dataDir, "Pooling_dataset.csv", "Pooling_dataset_split_kkthardnet_repo.csv",
+		[]string{"x1", "x2", "x3", "x4", "y1", "y2", "y3", "y4", "y5"}, 4)
+}
+
+// poolingEq is h₁..h₄ of Pooling.
+type poolingEq struct{}
+
+func (poolingEq) Dims() (nx, ny, nc int) { return 4, 5, 4 }
+
+func (poolingEq) Eval(x, y, c, jy []float64) {
+	checkEval("poolingEq", x, y, c, jy, 4, 5, 4)
+	c[0] = y[1] + y[2] - x[0] - x[1]
+	c[1] = x[2] - y[1] - y[3]
+	c[2] = x[3] - y[2] - y[4]
+	c[3] = y[0]*y[1] + y[0]*y[2] - 3*x[0] - x[1]
+	if jy == nil {
+		return
+	}
+	clear(jy)
+	const n = 5
+	jy[0*n+1], jy[0*n+2] = 1, 1
+	jy[1*n+1], jy[1*n+3] = -1, -1
+	jy[2*n+2], jy[2*n+4] = -1, -1
+	jy[3*n+0], jy[3*n+1], jy[3*n+2] = y[1]+y[2], y[0], y[0]
+}
+
+func (poolingEq) JacobianX(x, y, jx []float64) {
+	checkJacobianX("poolingEq", x, y, jx, 4, 5, 4)
+	clear(jx)
+	const n = 4
+	jx[0*n+0], jx[0*n+1] = -1, -1
+	jx[1*n+2] = 1
+	jx[2*n+3] = 1
+	jx[3*n+0], jx[3*n+1] = -3, -1
+}
+
+func (poolingEq) HessVec(x, y, w, v, out []float64) {
+	checkHess("poolingEq.HessVec", x, y, w, v, out, 4, 5, 4, 5)
+	clear(out)
+	out[0] = w[3] * (v[1] + v[2])
+	out[1] = w[3] * v[0]
+	out[2] = w[3] * v[0]
+}
+
+func (poolingEq) MixedHessVec(x, y, w, v, out []float64) {
+	checkHess("poolingEq.MixedHessVec", x, y, w, v, out, 4, 5, 4, 4)
+	clear(out)
+}
+
+// poolingIneq is g₁, g₂ of Pooling.
+type poolingIneq struct{}
+
+func (poolingIneq) Dims() (nx, ny, nc int) { return 4, 5, 2 }
+
+func (poolingIneq) Eval(x, y, c, jy []float64) {
+	checkEval("poolingIneq", x, y, c, jy, 4, 5, 2)
+	c[0] = y[0]*y[1] + 2*y[3] - 2.5*x[2]
+	c[1] = y[0]*y[2] + 2*y[4] - 1.5*x[3]
+	if jy == nil {
+		return
+	}
+	clear(jy)
+	const n = 5
+	jy[0*n+0], jy[0*n+1], jy[0*n+3] = y[1], y[0], 2
+	jy[1*n+0], jy[1*n+2], jy[1*n+4] = y[2], y[0], 2
+}
+
+func (poolingIneq) JacobianX(x, y, jx []float64) {
+	checkJacobianX("poolingIneq", x, y, jx, 4, 5, 2)
+	clear(jx)
+	const n = 4
+	jx[0*n+2] = -2.5
+	jx[1*n+3] = -1.5
+}
+
+func (poolingIneq) HessVec(x, y, w, v, out []float64) {
+	checkHess("poolingIneq.HessVec", x, y, w, v, out, 4, 5, 2, 5)
+	clear(out)
+	out[0] = w[0]*v[1] + w[1]*v[2]
+	out[1] = w[0] * v[0]
+	out[2] = w[1] * v[0]
+}
+
+func (poolingIneq) MixedHessVec(x, y, w, v, out []float64) {
+	checkHess("poolingIneq.MixedHessVec", x, y, w, v, out, 4, 5, 2, 4)
+	clear(out)
+}
