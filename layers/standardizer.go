@@ -1,0 +1,172 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+)
+
+// Standardizer maps each column j of a data matrix to zero mean and unit
+// variance, z = (v − Mean[j]) / Std[j], and back, v = z·Std[j] + Mean[j].
+//
+// ENFORCE standardises x and y for the network but evaluates constraints and
+// projects in original units: the network reads TransformNode(x) and its
+// output goes through InverseNode before the projection.
+type Standardizer struct {
+	// Mean holds the per-column means.
+	Mean []float64
+	// Std holds the per-column standard deviations, all positive.
+	Std []float64
+}
+
+// FitStandardizer computes the per-column mean and population standard
+// deviation √((1/n)Σ(v−mean)²) of data (n rows ⩾ 1). A column with zero
+// spread gets Std 1, so it is only shifted. It returns an error if data is
+// nil or empty or holds a NaN or an infinity.
+func FitStandardizer(data *mat.Dense) (*Standardizer, error) {
+	if data == nil || data.IsEmpty() {
+		return nil, fmt.Errorf("layers: FitStandardizer: empty data")
+	}
+	r, c := data.Dims()
+	s := &Standardizer{Mean: make([]float64, c), Std: make([]float64, c)}
+	for j := range c {
+		var sum float64
+		for i := range r {
+			v := data.At(i, j)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("layers: FitStandardizer: non-finite value %v at (%d, %d)", v, i, j)
+			}
+			sum += v
+		}
+		mean := sum / float64(r)
+		var ss float64
+		for i := range r {
+			d := data.At(i, j) - mean
+			ss += d * d
+		}
+		std := math.Sqrt(ss / float64(r))
+		if std == 0 {
+			std = 1
+		}
+		s.Mean[j], s.Std[j] = mean, std
+	}
+	return s, nil
+}
+
+// Dim returns the number of columns the Standardizer was fitted on.
+func (s *Standardizer) Dim() int { return len(s.Mean) }
+
+// Validate reports whether Mean and Std have the same positive length, Mean
+// is finite and Std is finite and positive.
+func (s *Standardizer) Validate() error {
+	if s == nil || len(s.Mean) == 0 || len(s.Mean) != len(s.Std) {
+		return fmt.Errorf("layers: Standardizer: Mean and Std must have the same positive length")
+	}
+	for j := range s.Mean {
+		if math.IsNaN(s.Mean[j]) || math.IsInf(s.Mean[j], 0) {
+			return fmt.Errorf("layers: Standardizer: Mean[%d] = %v is not finite", j, s.Mean[j])
+		}
+		if !(s.Std[j] > 0) || math.IsInf(s.Std[j], 0) {
+			return fmt.Errorf("layers: Standardizer: Std[%d] = %v is not finite and positive", j, s.Std[j])
+		}
+	}
+	return nil
+}
+
+// Transform writes (src − Mean)/Std, column by column, into dst. dst and src
+// must both have Dim() columns and the same number of rows; they may be the
+// same matrix. Like gonum/mat, it panics on a shape mismatch.
+func (s *Standardizer) Transform(dst, src *mat.Dense) {
+	s.checkDims("Transform", dst, src)
+	r, c := src.Dims()
+	for i := range r {
+		for j := range c {
+			dst.Set(i, j, (src.At(i, j)-s.Mean[j])/s.Std[j])
+		}
+	}
+}
+
+// Inverse writes src·Std + Mean, column by column, into dst. dst and src
+// must both have Dim() columns and the same number of rows; they may be the
+// same matrix. Like gonum/mat, it panics on a shape mismatch.
+func (s *Standardizer) Inverse(dst, src *mat.Dense) {
+	s.checkDims("Inverse", dst, src)
+	r, c := src.Dims()
+	for i := range r {
+		for j := range c {
+			dst.Set(i, j, src.At(i, j)*s.Std[j]+s.Mean[j])
+		}
+	}
+}
+
+func (s *Standardizer) checkDims(method string, dst, src *mat.Dense) {
+	r, c := src.Dims()
+	dr, dc := dst.Dims()
+	if c != len(s.Mean) || dr != r || dc != c {
+		panic(fmt.Sprintf("layers: Standardizer.%s: dst is %d×%d and src %d×%d, want both n×%d", method, dr, dc, r, c, len(s.Mean)))
+	}
+}
+
+// TransformNode adds (x − Mean)/Std to g for x of shape (batch, Dim()),
+// with Mean and 1/Std as constant vectors broadcast over the batch. The
+// result is differentiable with respect to x.
+func (s *Standardizer) TransformNode(g *gorgonia.ExprGraph, x *gorgonia.Node) (out *gorgonia.Node, err error) {
+	if err := s.checkNode("TransformNode", g, x); err != nil {
+		return nil, err
+	}
+	defer recoverTo(&out, &err, "layers: Standardizer.TransformNode")
+	inv := make([]float64, len(s.Std))
+	for j, sd := range s.Std {
+		inv[j] = 1 / sd
+	}
+	mean := vectorConstant(g, x.Dtype(), "mean", s.Mean)
+	scale := vectorConstant(g, x.Dtype(), "invstd", inv)
+	centred, err := gorgonia.BroadcastSub(x, mean, nil, []byte{0})
+	if err != nil {
+		return nil, fmt.Errorf("layers: Standardizer.TransformNode: %w", err)
+	}
+	if out, err = gorgonia.BroadcastHadamardProd(centred, scale, nil, []byte{0}); err != nil {
+		return nil, fmt.Errorf("layers: Standardizer.TransformNode: %w", err)
+	}
+	return out, nil
+}
+
+// InverseNode adds z·Std + Mean to g for z of shape (batch, Dim()), with Std
+// and Mean as constant vectors broadcast over the batch. The result is
+// differentiable with respect to z.
+func (s *Standardizer) InverseNode(g *gorgonia.ExprGraph, z *gorgonia.Node) (out *gorgonia.Node, err error) {
+	if err := s.checkNode("InverseNode", g, z); err != nil {
+		return nil, err
+	}
+	defer recoverTo(&out, &err, "layers: Standardizer.InverseNode")
+	std := vectorConstant(g, z.Dtype(), "std", s.Std)
+	mean := vectorConstant(g, z.Dtype(), "mean", s.Mean)
+	scaled, err := gorgonia.BroadcastHadamardProd(z, std, nil, []byte{0})
+	if err != nil {
+		return nil, fmt.Errorf("layers: Standardizer.InverseNode: %w", err)
+	}
+	if out, err = gorgonia.BroadcastAdd(scaled, mean, nil, []byte{0}); err != nil {
+		return nil, fmt.Errorf("layers: Standardizer.InverseNode: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Standardizer) checkNode(method string, g *gorgonia.ExprGraph, x *gorgonia.Node) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case g == nil || x == nil:
+		return fmt.Errorf("layers: Standardizer.%s: nil graph or node", method)
+	case x.Graph() != g:
+		return fmt.Errorf("layers: Standardizer.%s: node %q is not in the given graph", method, x.Name())
+	case !x.IsMatrix() || x.Shape()[1] != len(s.Mean):
+		return fmt.Errorf("layers: Standardizer.%s: node %q has shape %v, want (batch, %d)", method, x.Name(), x.Shape(), len(s.Mean))
+	}
+	if err := checkFloat(x.Dtype()); err != nil {
+		return fmt.Errorf("layers: Standardizer.%s: %w", method, err)
+	}
+	return nil
+}
