@@ -177,7 +177,18 @@ func (a *AdaNP) Project(x, yhat *mat.Dense) (*mat.Dense, Stats, error) {
 // ProjectTo is Project writing ỹ into dst, which must have the shape of ŷ.
 // dst may be ŷ itself.
 func (a *AdaNP) ProjectTo(dst, x, yhat *mat.Dense) (Stats, error) {
-	return a.forward(dst, x, yhat, nil)
+	return a.forward(dst, x, yhat, nil, false)
+}
+
+// Check reports the residual of y for inputs x without projecting: Stats
+// with Depth 0 and Before equal to After. Samples above the tolerance are
+// counted in NotConverged.
+func (a *AdaNP) Check(x, y *mat.Dense) (Stats, error) {
+	if y == nil {
+		return Stats{}, errors.New("enforce: nil y")
+	}
+	r, _ := y.Dims()
+	return a.forward(mat.NewDense(r, a.ny, nil), x, y, nil, true)
 }
 
 // ProjectTrace is ProjectTo that also records in tr what VJP needs to
@@ -187,7 +198,7 @@ func (a *AdaNP) ProjectTrace(dst, x, yhat *mat.Dense, tr *Trace) (Stats, error) 
 	if tr == nil {
 		return Stats{}, errors.New("enforce: nil trace")
 	}
-	return a.forward(dst, x, yhat, tr)
+	return a.forward(dst, x, yhat, tr, false)
 }
 
 // workspace holds one worker's scratch memory; nothing in the step loop

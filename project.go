@@ -31,6 +31,7 @@ type batch struct {
 	x, yhat   blas64.General
 	dst       blas64.General
 	tr        *Trace
+	maxDepth  int
 	depth     []int
 	beforeMax []float64
 	beforeSum []float64
@@ -89,7 +90,7 @@ func (a *AdaNP) checkShapes(x, y *mat.Dense, what string) (xr, yr blas64.General
 	return xr, yr, rows, nil
 }
 
-func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace) (Stats, error) {
+func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool) (Stats, error) {
 	xr, yr, rows, err := a.checkShapes(x, yhat, "ŷ")
 	if err != nil {
 		return Stats{}, err
@@ -103,7 +104,10 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace) (Stats, error) {
 	b := a.batches.Get().(*batch)
 	defer a.batches.Put(b)
 	b.reset(a, rows)
-	b.x, b.yhat, b.dst, b.tr = xr, yr, dst.RawMatrix(), tr
+	b.x, b.yhat, b.dst, b.tr, b.maxDepth = xr, yr, dst.RawMatrix(), tr, a.s.MaxDepth
+	if noSteps {
+		b.maxDepth = 0
+	}
 	if tr != nil {
 		tr.reset(a, xr, rows)
 	}
@@ -209,7 +213,7 @@ func (b *batch) sample(ws *workspace, s int) {
 		b.tr.eig[s] = b.tr.eig[s][:0]
 	}
 	k := 0
-	for k < a.s.MaxDepth && (k < a.s.MinDepth || a.s.Measure.reduce(ws.c) > a.s.Tol) {
+	for k < b.maxDepth && (k < a.s.MinDepth || a.s.Measure.reduce(ws.c) > a.s.Tol) {
 		B := a.jacobian(ws.b)
 		d, f := a.constD, &a.constG
 		if a.constB == nil {

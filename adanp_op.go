@@ -1,0 +1,509 @@
+package enforce
+
+import (
+	"errors"
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"sync"
+
+	"github.com/chewxy/hm"
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Gate decides, once per forward pass, whether AdaNP is applied to a batch:
+// it receives the inputs x, the prediction ŷ and the result of one NP step
+// from ŷ, and returns false to pass ŷ through unchanged (with an identity
+// gradient). It implements the activation rule of the paper's Algorithm 2
+// (project only when one step does not make the task measure worse).
+type Gate func(x, yhat, oneStep *mat.Dense) bool
+
+// ApplyOption configures an AdaNP node.
+type ApplyOption func(*applyConfig)
+
+type applyConfig struct {
+	xGrad    bool
+	xGradSet bool
+	gate     Gate
+}
+
+// WithInputGradient sets whether the node back-propagates into x. By
+// default it does exactly when x is computed by other operations (x is not
+// a leaf variable) and the constraint implements JacobianX.
+func WithInputGradient(on bool) ApplyOption {
+	return func(c *applyConfig) { c.xGrad, c.xGradSet = on, true }
+}
+
+// WithGate sets a Gate consulted on every forward pass.
+func WithGate(g Gate) ApplyOption {
+	return func(c *applyConfig) { c.gate = g }
+}
+
+// Op is the gorgonia operation that applies an AdaNP to (x, ŷ), added to a
+// graph by AdaNP.Apply. Its gradient is computed by a second operation
+// from the trace of the forward pass, as set by Settings.Grad. After a run,
+// Stats and Projected describe the last forward pass.
+type Op struct {
+	a     *AdaNP
+	one   *AdaNP // one NP step, for the gate
+	gate  Gate
+	hasX  bool
+	xGrad bool
+	dtype tensor.Dtype
+
+	mu        sync.Mutex
+	needTrace bool
+	tr        Trace
+	stats     Stats
+	projected bool
+	ran       bool
+}
+
+// Apply adds an AdaNP node ỹ = AdaNP(x, ŷ) to ŷ's graph. x and ŷ are
+// matrices of shapes (batch, nx) and (batch, ny) of the same dtype, Float64
+// or Float32 (float32 values are projected in float64 and rounded back).
+// x must be nil exactly when the constraint has no inputs (nx = 0).
+func (a *AdaNP) Apply(x, yhat *gorgonia.Node, opts ...ApplyOption) (*gorgonia.Node, error) {
+	var cfg applyConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := a.checkNodes(x, yhat); err != nil {
+		return nil, err
+	}
+	op := &Op{a: a, gate: cfg.gate, hasX: x != nil, dtype: yhat.Dtype()}
+	if x != nil {
+		op.xGrad = a.hasJX && !x.IsVar()
+		if cfg.xGradSet {
+			if cfg.xGrad && !a.hasJX {
+				return nil, errors.New("enforce: gradient with respect to x needs a constraint that implements JacobianX")
+			}
+			op.xGrad = cfg.xGrad
+		}
+	}
+	if cfg.gate != nil {
+		s := a.s
+		s.MinDepth, s.MaxDepth = 1, 1
+		one, err := NewAdaNP(a.c, s)
+		if err != nil {
+			return nil, err
+		}
+		op.one = one
+	}
+	children := []*gorgonia.Node{yhat}
+	if x != nil {
+		children = []*gorgonia.Node{x, yhat}
+	}
+	return applyOp(op, children...)
+}
+
+// AdaNPNode is a shorthand for NewAdaNP followed by Apply.
+func AdaNPNode(x, yhat *gorgonia.Node, c Constraint, s Settings, opts ...ApplyOption) (*gorgonia.Node, error) {
+	a, err := NewAdaNP(c, s)
+	if err != nil {
+		return nil, err
+	}
+	return a.Apply(x, yhat, opts...)
+}
+
+// OpOf returns the AdaNP operation of a node built by Apply.
+func OpOf(n *gorgonia.Node) (*Op, bool) {
+	if n == nil {
+		return nil, false
+	}
+	op, ok := n.Op().(*Op)
+	return op, ok
+}
+
+// applyOp is gorgonia.ApplyOp with its panics turned into errors.
+func applyOp(op gorgonia.Op, children ...*gorgonia.Node) (n *gorgonia.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			n, err = nil, fmt.Errorf("enforce: gorgonia: %v", r)
+		}
+	}()
+	return gorgonia.ApplyOp(op, children...)
+}
+
+func (a *AdaNP) checkNodes(x, yhat *gorgonia.Node) error {
+	if yhat == nil {
+		return errors.New("enforce: nil ŷ node")
+	}
+	dt := yhat.Dtype()
+	if dt != tensor.Float64 && dt != tensor.Float32 {
+		return fmt.Errorf("enforce: ŷ has dtype %v, want Float64 or Float32", dt)
+	}
+	ys := yhat.Shape()
+	if len(ys) != 2 || ys[1] != a.ny {
+		return fmt.Errorf("enforce: ŷ has shape %v, want (batch, %d)", ys, a.ny)
+	}
+	switch {
+	case x == nil && a.nx != 0:
+		return fmt.Errorf("enforce: nil x node, want shape (batch, %d)", a.nx)
+	case x != nil && a.nx == 0:
+		return errors.New("enforce: the constraint has no inputs: pass a nil x node")
+	case x != nil:
+		if x.Dtype() != dt {
+			return fmt.Errorf("enforce: x has dtype %v, ŷ has %v", x.Dtype(), dt)
+		}
+		if xs := x.Shape(); len(xs) != 2 || xs[0] != ys[0] || xs[1] != a.nx {
+			return fmt.Errorf("enforce: x has shape %v, want (%d, %d)", xs, ys[0], a.nx)
+		}
+		if x.Graph() != yhat.Graph() {
+			return errors.New("enforce: x and ŷ are in different graphs")
+		}
+	}
+	return nil
+}
+
+// Stats returns the statistics of the last forward pass.
+func (o *Op) Stats() Stats {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.stats
+}
+
+// Projected reports whether the last forward pass applied AdaNP (false
+// when the Gate passed ŷ through).
+func (o *Op) Projected() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.projected
+}
+
+// AdaNP returns the projection the node applies.
+func (o *Op) AdaNP() *AdaNP { return o.a }
+
+// Arity is 2 (x, ŷ), or 1 (ŷ) for constraints without inputs.
+func (o *Op) Arity() int {
+	if o.hasX {
+		return 2
+	}
+	return 1
+}
+
+// Type returns the operation's type: matrices in, a matrix out.
+func (o *Op) Type() hm.Type {
+	t := gorgonia.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
+	if o.hasX {
+		return hm.NewFnType(t, t, t)
+	}
+	return hm.NewFnType(t, t)
+}
+
+// InferShape returns ŷ's shape.
+func (o *Op) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
+	if len(inputs) != o.Arity() {
+		return nil, fmt.Errorf("enforce: AdaNP takes %d inputs, got %d", o.Arity(), len(inputs))
+	}
+	s, ok := inputs[len(inputs)-1].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("enforce: AdaNP cannot infer a shape from %T", inputs[len(inputs)-1])
+	}
+	return s.Clone(), nil
+}
+
+// ReturnsPtr is false: Do returns fresh memory.
+func (o *Op) ReturnsPtr() bool { return false }
+
+// CallsExtern is false: the projection runs on the CPU.
+func (o *Op) CallsExtern() bool { return false }
+
+// OverwritesInput is -1: no input is overwritten.
+func (o *Op) OverwritesInput() int { return -1 }
+
+// WriteHash writes everything that distinguishes this operation.
+func (o *Op) WriteHash(h hash.Hash) {
+	s := o.a.s
+	fmt.Fprintf(h, "enforce.AdaNP{a=%p c=%p tol=%v depth=%d..%d measure=%d reg=%v weights=%d diag=%v grad=%d hasX=%v xgrad=%v gate=%p dtype=%v}",
+		o.a, o.a.c, s.Tol, s.MinDepth, s.MaxDepth, s.Measure, s.Reg, s.Weights, s.Diag, s.Grad, o.hasX, o.xGrad, o.gate, o.dtype)
+}
+
+// Hashcode returns a hash of WriteHash's output.
+func (o *Op) Hashcode() uint32 { return hashOf(o) }
+
+func hashOf(op gorgonia.Op) uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+// String describes the operation in graph dumps.
+func (o *Op) String() string {
+	s := o.a.s
+	return fmt.Sprintf("AdaNP(%v≤%g, depth %d..%d, %v W, %v grad)", s.Measure, s.Tol, s.MinDepth, s.MaxDepth, s.Weights, s.Grad)
+}
+
+// DiffWRT reports which inputs the operation is differentiable with
+// respect to: ŷ always, x when its gradient is enabled.
+func (o *Op) DiffWRT(inputs int) []bool {
+	if o.hasX {
+		return []bool{o.xGrad, true}
+	}
+	return []bool{true}
+}
+
+// SymDiff returns the gradient nodes for the inputs (nil for an x whose
+// gradient is disabled).
+func (o *Op) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	if len(inputs) != o.Arity() {
+		return nil, fmt.Errorf("enforce: AdaNP takes %d inputs, got %d", o.Arity(), len(inputs))
+	}
+	o.mu.Lock()
+	o.needTrace = true
+	o.mu.Unlock()
+	children := append(append(gorgonia.Nodes{}, inputs...), grad)
+	gy, err := applyOp(&gradOp{fwd: o}, children...)
+	if err != nil {
+		return nil, err
+	}
+	if !o.hasX {
+		return gorgonia.Nodes{gy}, nil
+	}
+	var gx *gorgonia.Node
+	if o.xGrad {
+		if gx, err = applyOp(&gradOp{fwd: o, wrtX: true}, children...); err != nil {
+			return nil, err
+		}
+	}
+	return gorgonia.Nodes{gx, gy}, nil
+}
+
+// DoDiff accumulates the gradients into the inputs' derivative values, for
+// gorgonia's LispMachine.
+func (o *Op) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
+	if len(inputs) != o.Arity() {
+		return fmt.Errorf("enforce: AdaNP takes %d inputs, got %d", o.Arity(), len(inputs))
+	}
+	og, err := output.Grad()
+	if err != nil {
+		return fmt.Errorf("enforce: AdaNP output has no gradient: %w", err)
+	}
+	o.mu.Lock()
+	o.needTrace = true
+	o.mu.Unlock()
+	vals := make([]gorgonia.Value, 0, len(inputs)+1)
+	for _, in := range inputs {
+		vals = append(vals, in.Value())
+	}
+	vals = append(vals, og)
+	for i, in := range inputs {
+		wrtX := o.hasX && i == 0
+		if wrtX && !o.xGrad {
+			continue
+		}
+		d, err := in.Grad()
+		if err != nil {
+			continue // not a differentiable value
+		}
+		g, err := (&gradOp{fwd: o, wrtX: wrtX}).Do(vals...)
+		if err != nil {
+			return err
+		}
+		dt, ok1 := d.(*tensor.Dense)
+		gt, ok2 := g.(*tensor.Dense)
+		if !ok1 || !ok2 {
+			return fmt.Errorf("enforce: AdaNP DoDiff: unexpected value types %T, %T", d, g)
+		}
+		if _, err := tensor.Add(dt, gt, tensor.UseUnsafe()); err != nil {
+			return fmt.Errorf("enforce: AdaNP DoDiff: %w", err)
+		}
+	}
+	return nil
+}
+
+// Do projects ŷ.
+func (o *Op) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
+	x, yhat, err := o.inputs(inputs)
+	if err != nil {
+		return nil, err
+	}
+	rows, ny := yhat.Dims()
+	out := mat.NewDense(rows, ny, nil)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ran, o.projected = true, true
+	if o.gate != nil {
+		step, _, err := o.one.Project(x, yhat)
+		if err != nil {
+			return nil, err
+		}
+		o.projected = o.gate(x, yhat, step)
+	}
+	switch {
+	case !o.projected:
+		out.Copy(yhat)
+		o.stats, err = o.a.Check(x, yhat)
+	case o.needTrace:
+		o.stats, err = o.a.ProjectTrace(out, x, yhat, &o.tr)
+	default:
+		o.stats, err = o.a.ProjectTo(out, x, yhat)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return fromMat(out, o.dtype), nil
+}
+
+// inputs converts the operation's inputs to float64 matrices.
+func (o *Op) inputs(inputs []gorgonia.Value) (x, yhat *mat.Dense, err error) {
+	if len(inputs) < o.Arity() {
+		return nil, nil, fmt.Errorf("enforce: AdaNP takes %d inputs, got %d", o.Arity(), len(inputs))
+	}
+	if o.hasX {
+		if x, err = toMat(inputs[0], o.a.nx, "x"); err != nil {
+			return nil, nil, err
+		}
+		inputs = inputs[1:]
+	}
+	if yhat, err = toMat(inputs[0], o.a.ny, "ŷ"); err != nil {
+		return nil, nil, err
+	}
+	if x != nil {
+		if xr, _ := x.Dims(); xr != yhat.RawMatrix().Rows {
+			return nil, nil, fmt.Errorf("enforce: x has %d rows, ŷ has %d", xr, yhat.RawMatrix().Rows)
+		}
+	}
+	return x, yhat, nil
+}
+
+// toMat returns a float64 matrix holding v, a (rows, cols) tensor. Float64
+// data are shared, not copied; the caller must not modify them.
+func toMat(v gorgonia.Value, cols int, what string) (*mat.Dense, error) {
+	t, ok := v.(tensor.Tensor)
+	if !ok {
+		return nil, fmt.Errorf("enforce: %s is a %T, want a tensor", what, v)
+	}
+	s := t.Shape()
+	if len(s) != 2 || s[1] != cols || s[0] == 0 {
+		return nil, fmt.Errorf("enforce: %s has shape %v, want (batch, %d)", what, s, cols)
+	}
+	if !t.IsNativelyAccessible() || !t.DataOrder().IsRowMajor() {
+		return nil, fmt.Errorf("enforce: %s must be a row-major tensor in host memory", what)
+	}
+	switch d := t.Data().(type) {
+	case []float64:
+		return mat.NewDense(s[0], s[1], d[:s[0]*s[1]]), nil
+	case []float32:
+		m := mat.NewDense(s[0], s[1], nil)
+		raw := m.RawMatrix().Data
+		for i, v := range d[:s[0]*s[1]] {
+			raw[i] = float64(v)
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("enforce: %s has dtype %v, want Float64 or Float32", what, t.Dtype())
+}
+
+// fromMat returns m as a tensor of the given dtype.
+func fromMat(m *mat.Dense, dt tensor.Dtype) *tensor.Dense {
+	r, c := m.Dims()
+	data := m.RawMatrix().Data
+	if dt == tensor.Float32 {
+		d32 := make([]float32, len(data))
+		for i, v := range data {
+			d32[i] = float32(v)
+		}
+		return tensor.New(tensor.WithShape(r, c), tensor.WithBacking(d32))
+	}
+	return tensor.New(tensor.WithShape(r, c), tensor.WithBacking(data))
+}
+
+// gradOp computes the gradient of an AdaNP node with respect to ŷ or x
+// from the trace of its forward pass. Its inputs are the forward inputs
+// followed by the gradient of the output.
+type gradOp struct {
+	fwd  *Op
+	wrtX bool
+}
+
+func (g *gradOp) Arity() int { return g.fwd.Arity() + 1 }
+
+func (g *gradOp) Type() hm.Type {
+	t := gorgonia.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
+	if g.fwd.hasX {
+		return hm.NewFnType(t, t, t, t)
+	}
+	return hm.NewFnType(t, t, t)
+}
+
+func (g *gradOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
+	if len(inputs) != g.Arity() {
+		return nil, fmt.Errorf("enforce: AdaNP gradient takes %d inputs, got %d", g.Arity(), len(inputs))
+	}
+	i := g.fwd.Arity() - 1
+	if g.wrtX {
+		i = 0
+	}
+	s, ok := inputs[i].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("enforce: AdaNP gradient cannot infer a shape from %T", inputs[i])
+	}
+	return s.Clone(), nil
+}
+
+func (g *gradOp) ReturnsPtr() bool     { return false }
+func (g *gradOp) CallsExtern() bool    { return false }
+func (g *gradOp) OverwritesInput() int { return -1 }
+
+func (g *gradOp) WriteHash(h hash.Hash) {
+	g.fwd.WriteHash(h)
+	fmt.Fprintf(h, ".grad{fwd=%p wrtX=%v}", g.fwd, g.wrtX)
+}
+
+func (g *gradOp) Hashcode() uint32 { return hashOf(g) }
+
+func (g *gradOp) String() string {
+	if g.wrtX {
+		return "∂AdaNP/∂x"
+	}
+	return "∂AdaNP/∂ŷ"
+}
+
+// Do computes the vector–Jacobian product.
+func (g *gradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
+	o := g.fwd
+	if len(inputs) != g.Arity() {
+		return nil, fmt.Errorf("enforce: AdaNP gradient takes %d inputs, got %d", g.Arity(), len(inputs))
+	}
+	x, yhat, err := o.inputs(inputs[:o.Arity()])
+	if err != nil {
+		return nil, err
+	}
+	grad, err := toMat(inputs[o.Arity()], o.a.ny, "output gradient")
+	if err != nil {
+		return nil, err
+	}
+	rows, _ := yhat.Dims()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.ran {
+		return nil, errors.New("enforce: AdaNP gradient computed before the forward pass")
+	}
+	if !o.projected {
+		if g.wrtX {
+			return fromMat(mat.NewDense(rows, o.a.nx, nil), o.dtype), nil
+		}
+		return fromMat(mat.DenseCopyOf(grad), o.dtype), nil
+	}
+	if o.tr.a != o.a || o.tr.rows != rows {
+		// The forward pass ran without recording (LispMachine): record now.
+		if _, err := o.a.ProjectTrace(mat.NewDense(rows, o.a.ny, nil), x, yhat, &o.tr); err != nil {
+			return nil, err
+		}
+	}
+	if g.wrtX {
+		gx := mat.NewDense(rows, o.a.nx, nil)
+		if err := o.a.VJP(&o.tr, grad, nil, gx); err != nil {
+			return nil, err
+		}
+		return fromMat(gx, o.dtype), nil
+	}
+	gy := mat.NewDense(rows, o.a.ny, nil)
+	if err := o.a.VJP(&o.tr, grad, gy, nil); err != nil {
+		return nil, err
+	}
+	return fromMat(gy, o.dtype), nil
+}
