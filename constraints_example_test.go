@@ -1,0 +1,115 @@
+package enforce_test
+
+import (
+	"fmt"
+	"log"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/num/hyperdual"
+
+	"github.com/enforce-nn/enforce"
+)
+
+func ExampleFunc() {
+	// The circle y₁² + y₂² = r² whose radius r is the input x₁.
+	circle, err := enforce.Func(1, 2, 1, func(x, y, c []hyperdual.Number) {
+		sq := func(v hyperdual.Number) hyperdual.Number { return hyperdual.Mul(v, v) }
+		c[0] = hyperdual.Sub(hyperdual.Add(sq(y[0]), sq(y[1])), sq(x[0]))
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	x, y := []float64{5}, []float64{3, 4}
+	c, jy, jx := make([]float64, 1), make([]float64, 2), make([]float64, 1)
+	circle.Eval(x, y, c, jy)
+	circle.(enforce.JacobianXer).JacobianX(x, y, jx)
+	hv := make([]float64, 2)
+	circle.(enforce.HessVecer).HessVec(x, y, []float64{1}, []float64{1, 0}, hv)
+	fmt.Println("c =", c)
+	fmt.Println("∂c/∂y =", jy)
+	fmt.Println("∂c/∂x =", jx)
+	fmt.Println("∇²c·(1, 0) =", hv)
+	// Output:
+	// c = [0]
+	// ∂c/∂y = [6 8]
+	// ∂c/∂x = [-10]
+	// ∇²c·(1, 0) = [2 0]
+}
+
+func ExampleLinear() {
+	// y₁ + y₂ = x₁ and y₁ − y₂ = x₂.
+	C := mat.NewDense(2, 2, []float64{
+		1, 1,
+		1, -1,
+	})
+	identity := func(x, r, jx []float64) {
+		copy(r, x)
+		if jx != nil {
+			clear(jx)
+			jx[0], jx[3] = 1, 1
+		}
+	}
+	lin, err := enforce.Linear(2, C, identity)
+	if err != nil {
+		log.Fatal(err)
+	}
+	x, y := []float64{4, 2}, []float64{3, 2}
+	c := make([]float64, 2)
+	lin.Eval(x, y, c, nil)
+	fmt.Println("c =", c)
+	fmt.Println("constant Jacobian:", enforce.Provides(lin, enforce.CapConstantJacobian))
+	// Output:
+	// c = [1 -1]
+	// constant Jacobian: true
+}
+
+func ExampleWithInequalities() {
+	// y₁ ≤ 1, with one Fischer–Burmeister multiplier λ appended to y.
+	g, err := enforce.Linear(0, mat.NewDense(1, 1, []float64{1}), func(_, r, _ []float64) { r[0] = 1 })
+	if err != nil {
+		log.Fatal(err)
+	}
+	fb, err := enforce.WithInequalities(nil, g, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	nx, ny, nc := fb.Dims()
+	fmt.Println("dims:", nx, ny, nc, "latent:", fb.(enforce.Latent).Latent())
+	c := make([]float64, 1)
+	for _, yl := range [][]float64{{3, 0}, {1, 0.5}, {0.5, 0}} {
+		fb.Eval(nil, yl, c, nil)
+		fmt.Printf("y = %.1f, λ = %.1f: φ = %.4f\n", yl[0], yl[1], c[0])
+	}
+	// Output:
+	// dims: 0 2 1 latent: 1
+	// y = 3.0, λ = 0.0: φ = 4.0000
+	// y = 1.0, λ = 0.5: φ = 0.0000
+	// y = 0.5, λ = 0.0: φ = 0.0000
+}
+
+func ExampleStack() {
+	sum, err := enforce.Linear(0, mat.NewDense(1, 2, []float64{1, 1}), func(_, r, _ []float64) { r[0] = 1 })
+	if err != nil {
+		log.Fatal(err)
+	}
+	product, err := enforce.Func(0, 2, 1, func(_, y, c []hyperdual.Number) {
+		c[0] = hyperdual.Sub(hyperdual.Mul(y[0], y[1]), hyperdual.Number{Real: 0.25})
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	both, err := enforce.Stack(sum, product)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, jy := make([]float64, 2), make([]float64, 4)
+	both.Eval(nil, []float64{0.5, 0.5}, c, jy)
+	fmt.Println("c =", c)
+	fmt.Println("∂c/∂y =", jy)
+	fmt.Println("HessVec:", enforce.Provides(both, enforce.CapHessVec),
+		"constant Jacobian:", enforce.Provides(both, enforce.CapConstantJacobian))
+	// Output:
+	// c = [0 0]
+	// ∂c/∂y = [1 1 0.5 0.5]
+	// HessVec: true constant Jacobian: false
+}
