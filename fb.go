@@ -177,16 +177,11 @@ func (fb *fbConstraint) partials(lambda, u float64) fbPartials {
 	return p
 }
 
-// checkExtLen panics unless x and y_ext have the lengths nx and ny+ng.
-func (fb *fbConstraint) checkExtLen(method string, x, yext []float64) {
-	checkConstraintLen(method, x, yext, nil, nil, fb.nx, fb.ny+fb.ng, -1, -1)
-}
-
 // Eval writes c_ext(x, y_ext) into c and, if jy != nil, ∂c_ext/∂y_ext
 // ((neq+ng)×(ny+ng), row-major) into jy.
 func (fb *fbConstraint) Eval(x, yext, c, jy []float64) {
-	nye, nce := fb.ny+fb.ng, fb.neq+fb.ng
-	checkConstraintLen("WithInequalities.Eval", x, yext, c, jy, fb.nx, nye, nce, nce*nye)
+	nx, nye, nce := fb.Dims()
+	checkEvalLen("WithInequalities.Eval", nx, nye, nce, x, yext, c, jy)
 	ny := fb.ny
 	y, lambda := yext[:ny], yext[ny:]
 	s := fb.pool.Get().(*fbScratch)
@@ -225,11 +220,8 @@ func (fb *fbConstraint) Eval(x, yext, c, jy []float64) {
 // JacobianX writes ∂c_ext/∂x ((neq+ng)×nx, row-major) into jx: the rows of
 // ∂eq/∂x, then ∂φ/∂u ∂g_j/∂x.
 func (fb *fbConstraint) JacobianX(x, yext, jx []float64) {
-	fb.checkExtLen("WithInequalities.JacobianX", x, yext)
-	nx := fb.nx
-	if len(jx) != (fb.neq+fb.ng)*nx {
-		panic(constraintLenMessage("WithInequalities.JacobianX", "jx", len(jx), (fb.neq+fb.ng)*nx))
-	}
+	nx, nye, nce := fb.Dims()
+	checkJacobianXLen("WithInequalities.JacobianX", nx, nye, nce, x, yext, jx)
 	y, lambda := yext[:fb.ny], yext[fb.ny:]
 	if fb.eq != nil {
 		fb.needs(fb.eq, CapJacobianX, "JacobianX", "eq").(JacobianXer).JacobianX(x, y, jx[:fb.neq*nx])
@@ -241,10 +233,7 @@ func (fb *fbConstraint) JacobianX(x, yext, jx []float64) {
 	jgx := jx[fb.neq*nx:]
 	gx.JacobianX(x, y, jgx)
 	for j, u := range s.g {
-		du := fb.partials(lambda[j], u).du
-		for k := range jgx[j*nx : (j+1)*nx] {
-			jgx[j*nx+k] *= du
-		}
+		floats.Scale(fb.partials(lambda[j], u).du, jgx[j*nx:(j+1)*nx])
 	}
 }
 
@@ -257,9 +246,8 @@ func (fb *fbConstraint) JacobianX(x, yext, jx []float64) {
 //
 // where w_j is the weight of φ_j.
 func (fb *fbConstraint) HessVec(x, yext, w, v, out []float64) {
-	fb.checkExtLen("WithInequalities.HessVec", x, yext)
-	nye := fb.ny + fb.ng
-	checkSecondOrderLen("WithInequalities.HessVec", w, v, out, fb.neq+fb.ng, nye, nye)
+	nx, nye, nce := fb.Dims()
+	checkHessVecLen("WithInequalities.HessVec", nx, nye, nce, nye, x, yext, w, v, out)
 	ny := fb.ny
 	y, lambda := yext[:ny], yext[ny:]
 	vy, vl := v[:ny], v[ny:]
@@ -299,10 +287,9 @@ func (fb *fbConstraint) HessVec(x, yext, w, v, out []float64) {
 //
 // with a_j as in HessVec.
 func (fb *fbConstraint) MixedHessVec(x, yext, w, v, out []float64) {
-	fb.checkExtLen("WithInequalities.MixedHessVec", x, yext)
-	nye := fb.ny + fb.ng
-	checkSecondOrderLen("WithInequalities.MixedHessVec", w, v, out, fb.neq+fb.ng, nye, fb.nx)
-	ny, nx := fb.ny, fb.nx
+	nx, nye, nce := fb.Dims()
+	checkHessVecLen("WithInequalities.MixedHessVec", nx, nye, nce, nx, x, yext, w, v, out)
+	ny := fb.ny
 	y, lambda := yext[:ny], yext[ny:]
 	vy, vl := v[:ny], v[ny:]
 	if fb.eq != nil {

@@ -108,7 +108,7 @@ func (fc *funcConstraint) call(s *funcScratch) {
 // Eval writes c(x, y) into c and, if jy != nil, ∂c/∂y (nc×ny, row-major)
 // into jy.
 func (fc *funcConstraint) Eval(x, y, c, jy []float64) {
-	checkConstraintLen("Func.Eval", x, y, c, jy, fc.nx, fc.ny, fc.nc, fc.nc*fc.ny)
+	checkEvalLen("Func.Eval", fc.nx, fc.ny, fc.nc, x, y, c, jy)
 	s := fc.get(x, y)
 	defer fc.pool.Put(s)
 	if jy == nil {
@@ -145,7 +145,7 @@ func (fc *funcConstraint) Eval(x, y, c, jy []float64) {
 
 // JacobianX writes ∂c/∂x (nc×nx, row-major) into jx.
 func (fc *funcConstraint) JacobianX(x, y, jx []float64) {
-	checkConstraintLen("Func.JacobianX", x, y, nil, jx, fc.nx, fc.ny, -1, fc.nc*fc.nx)
+	checkJacobianXLen("Func.JacobianX", fc.nx, fc.ny, fc.nc, x, y, jx)
 	s := fc.get(x, y)
 	defer fc.pool.Put(s)
 	nx := fc.nx
@@ -170,8 +170,7 @@ func (fc *funcConstraint) JacobianX(x, y, jx []float64) {
 
 // HessVec writes out = Σ_i w_i ∇²_yy c_i(x, y) v (length ny).
 func (fc *funcConstraint) HessVec(x, y, w, v, out []float64) {
-	checkConstraintLen("Func.HessVec", x, y, nil, nil, fc.nx, fc.ny, -1, -1)
-	checkSecondOrderLen("Func.HessVec", w, v, out, fc.nc, fc.ny, fc.ny)
+	checkHessVecLen("Func.HessVec", fc.nx, fc.ny, fc.nc, fc.ny, x, y, w, v, out)
 	s := fc.get(x, y)
 	defer fc.pool.Put(s)
 	for j, vj := range v {
@@ -187,8 +186,7 @@ func (fc *funcConstraint) HessVec(x, y, w, v, out []float64) {
 
 // MixedHessVec writes out_k = Σ_i w_i Σ_j ∂²c_i/∂x_k∂y_j v_j (length nx).
 func (fc *funcConstraint) MixedHessVec(x, y, w, v, out []float64) {
-	checkConstraintLen("Func.MixedHessVec", x, y, nil, nil, fc.nx, fc.ny, -1, -1)
-	checkSecondOrderLen("Func.MixedHessVec", w, v, out, fc.nc, fc.ny, fc.nx)
+	checkHessVecLen("Func.MixedHessVec", fc.nx, fc.ny, fc.nc, fc.nx, x, y, w, v, out)
 	s := fc.get(x, y)
 	defer fc.pool.Put(s)
 	for j, vj := range v {
@@ -211,38 +209,40 @@ func weightedE1E2(w []float64, c []hyperdual.Number) float64 {
 	return sum
 }
 
-// checkConstraintLen panics with a clear message unless len(x) == nx,
-// len(y) == ny, len(c) == nc and, when jac is not nil, len(jac) == njac.
-// A negative nc skips the check of c.
-func checkConstraintLen(method string, x, y, c, jac []float64, nx, ny, nc, njac int) {
-	switch {
-	case len(x) != nx:
-		panic(constraintLenMessage(method, "x", len(x), nx))
-	case len(y) != ny:
-		panic(constraintLenMessage(method, "y", len(y), ny))
-	case nc >= 0 && len(c) != nc:
-		panic(constraintLenMessage(method, "c", len(c), nc))
-	case jac != nil && len(jac) != njac:
-		panic(constraintLenMessage(method, "Jacobian", len(jac), njac))
+// checkEvalLen panics with a clear message unless x, y and c have the
+// lengths nx, ny and nc and jy is nil or of length nc·ny.
+func checkEvalLen(method string, nx, ny, nc int, x, y, c, jy []float64) {
+	checkLen(method, "x", x, nx)
+	checkLen(method, "y", y, ny)
+	checkLen(method, "c", c, nc)
+	if jy != nil {
+		checkLen(method, "jy", jy, nc*ny)
 	}
 }
 
-// checkSecondOrderLen panics with a clear message unless len(w) == nc,
-// len(v) == ny and len(out) == nout.
-func checkSecondOrderLen(method string, w, v, out []float64, nc, ny, nout int) {
-	switch {
-	case len(w) != nc:
-		panic(constraintLenMessage(method, "w", len(w), nc))
-	case len(v) != ny:
-		panic(constraintLenMessage(method, "v", len(v), ny))
-	case len(out) != nout:
-		panic(constraintLenMessage(method, "out", len(out), nout))
-	}
+// checkJacobianXLen panics with a clear message unless x, y and jx have the
+// lengths nx, ny and nc·nx.
+func checkJacobianXLen(method string, nx, ny, nc int, x, y, jx []float64) {
+	checkLen(method, "x", x, nx)
+	checkLen(method, "y", y, ny)
+	checkLen(method, "jx", jx, nc*nx)
 }
 
-// constraintLenMessage formats a length-mismatch panic message.
-func constraintLenMessage(method, arg string, got, want int) string {
-	return fmt.Sprintf("enforce: %s: len(%s) = %d, want %d", method, arg, got, want)
+// checkHessVecLen panics with a clear message unless x, y, w, v and out have
+// the lengths nx, ny, nc, ny and nout.
+func checkHessVecLen(method string, nx, ny, nc, nout int, x, y, w, v, out []float64) {
+	checkLen(method, "x", x, nx)
+	checkLen(method, "y", y, ny)
+	checkLen(method, "w", w, nc)
+	checkLen(method, "v", v, ny)
+	checkLen(method, "out", out, nout)
+}
+
+// checkLen panics with a clear message unless len(s) == want.
+func checkLen(method, arg string, s []float64, want int) {
+	if len(s) != want {
+		panic(fmt.Sprintf("enforce: %s: len(%s) = %d, want %d", method, arg, len(s), want))
+	}
 }
 
 // checkConstraintArg returns an error unless c is a usable constraint: not

@@ -186,8 +186,11 @@ func TestFuncShapePanics(t *testing.T) {
 	assert.PanicsWithValue(t, "enforce: Func.Eval: len(y) = 2, want 3", func() {
 		c.Eval(make([]float64, 2), make([]float64, 2), make([]float64, 3), nil)
 	})
-	assert.PanicsWithValue(t, "enforce: Func.Eval: len(Jacobian) = 8, want 9", func() {
+	assert.PanicsWithValue(t, "enforce: Func.Eval: len(jy) = 8, want 9", func() {
 		c.Eval(make([]float64, 2), make([]float64, 3), make([]float64, 3), make([]float64, 8))
+	})
+	assert.PanicsWithValue(t, "enforce: Func.JacobianX: len(jx) = 0, want 6", func() {
+		c.(JacobianXer).JacobianX(make([]float64, 2), make([]float64, 3), nil)
 	})
 	assert.PanicsWithValue(t, "enforce: Func.MixedHessVec: len(out) = 3, want 2", func() {
 		c.(MixedHessVecer).MixedHessVec(make([]float64, 2), make([]float64, 3),

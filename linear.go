@@ -68,7 +68,7 @@ func (l *linearConstraint) Dims() (nx, ny, nc int) { return l.nx, l.ny, l.nc }
 
 // Eval writes c = C·y − r(x) into c and, if jy != nil, C into jy.
 func (l *linearConstraint) Eval(x, y, c, jy []float64) {
-	checkConstraintLen("Linear.Eval", x, y, c, jy, l.nx, l.ny, l.nc, l.nc*l.ny)
+	checkEvalLen("Linear.Eval", l.nx, l.ny, l.nc, x, y, c, jy)
 	beta := 0.0
 	if l.r != nil {
 		l.r(x, c, nil)
@@ -88,7 +88,7 @@ func (l *linearConstraint) matrix() blas64.General {
 
 // JacobianX writes ∂c/∂x = −∂r/∂x (nc×nx, row-major) into jx.
 func (l *linearConstraint) JacobianX(x, y, jx []float64) {
-	checkConstraintLen("Linear.JacobianX", x, y, nil, jx, l.nx, l.ny, -1, l.nc*l.nx)
+	checkJacobianXLen("Linear.JacobianX", l.nx, l.ny, l.nc, x, y, jx)
 	clear(jx)
 	if l.r == nil {
 		return
@@ -103,13 +103,13 @@ func (l *linearConstraint) JacobianX(x, y, jx []float64) {
 
 // HessVec writes out = 0: c is affine in y.
 func (l *linearConstraint) HessVec(x, y, w, v, out []float64) {
-	checkSecondOrderLen("Linear.HessVec", w, v, out, l.nc, l.ny, l.ny)
+	checkHessVecLen("Linear.HessVec", l.nx, l.ny, l.nc, l.ny, x, y, w, v, out)
 	clear(out)
 }
 
 // MixedHessVec writes out = 0: ∂c/∂y does not depend on x.
 func (l *linearConstraint) MixedHessVec(x, y, w, v, out []float64) {
-	checkSecondOrderLen("Linear.MixedHessVec", w, v, out, l.nc, l.ny, l.nx)
+	checkHessVecLen("Linear.MixedHessVec", l.nx, l.ny, l.nc, l.nx, x, y, w, v, out)
 	clear(out)
 }
 

@@ -194,7 +194,7 @@ func (q *quadraticConstraint) blockA(i int) blas64.General {
 // Eval writes c_i = yᵀA_i y + C_i·y + d_i − r_i(x) into c and, if jy != nil,
 // ∂c_i/∂y = 2A_i y + C_i into row i of jy.
 func (q *quadraticConstraint) Eval(x, y, c, jy []float64) {
-	checkConstraintLen("Quadratic.Eval", x, y, c, jy, q.nx, q.ny, q.nc, q.nc*q.ny)
+	checkEvalLen("Quadratic.Eval", q.nx, q.ny, q.nc, x, y, c, jy)
 	ny := q.ny
 	ay := jy
 	var s *quadraticScratch
@@ -232,7 +232,7 @@ func (q *quadraticConstraint) Eval(x, y, c, jy []float64) {
 
 // JacobianX writes ∂c/∂x = −∂r/∂x (nc×nx, row-major) into jx.
 func (q *quadraticConstraint) JacobianX(x, y, jx []float64) {
-	checkConstraintLen("Quadratic.JacobianX", x, y, nil, jx, q.nx, q.ny, -1, q.nc*q.nx)
+	checkJacobianXLen("Quadratic.JacobianX", q.nx, q.ny, q.nc, x, y, jx)
 	clear(jx)
 	if q.r == nil {
 		return
@@ -246,7 +246,7 @@ func (q *quadraticConstraint) JacobianX(x, y, jx []float64) {
 // HessVec writes out = Σ_i w_i ∇²c_i v = 2Σ_i w_i A_i v (length ny). Terms
 // with w_i = 0 are skipped.
 func (q *quadraticConstraint) HessVec(x, y, w, v, out []float64) {
-	checkSecondOrderLen("Quadratic.HessVec", w, v, out, q.nc, q.ny, q.ny)
+	checkHessVecLen("Quadratic.HessVec", q.nx, q.ny, q.nc, q.ny, x, y, w, v, out)
 	clear(out)
 	vv := blas64.Vector{N: q.ny, Inc: 1, Data: v}
 	ov := blas64.Vector{N: q.ny, Inc: 1, Data: out}
@@ -259,6 +259,6 @@ func (q *quadraticConstraint) HessVec(x, y, w, v, out []float64) {
 
 // MixedHessVec writes out = 0: ∂c/∂y does not depend on x.
 func (q *quadraticConstraint) MixedHessVec(x, y, w, v, out []float64) {
-	checkSecondOrderLen("Quadratic.MixedHessVec", w, v, out, q.nc, q.ny, q.nx)
+	checkHessVecLen("Quadratic.MixedHessVec", q.nx, q.ny, q.nc, q.nx, x, y, w, v, out)
 	clear(out)
 }

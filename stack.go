@@ -103,7 +103,7 @@ func (s *stackConstraint) providedByAll(capability Capability) bool {
 // Eval writes c(x, y) into c and, if jy != nil, ∂c/∂y (nc×ny, row-major)
 // into jy.
 func (s *stackConstraint) Eval(x, y, c, jy []float64) {
-	checkConstraintLen("Stack.Eval", x, y, c, jy, s.nx, s.ny, s.nc, s.nc*s.ny)
+	checkEvalLen("Stack.Eval", s.nx, s.ny, s.nc, x, y, c, jy)
 	for p, part := range s.parts {
 		lo, hi := s.off[p], s.off[p+1]
 		var jp []float64
@@ -116,7 +116,7 @@ func (s *stackConstraint) Eval(x, y, c, jy []float64) {
 
 // JacobianX writes ∂c/∂x (nc×nx, row-major) into jx.
 func (s *stackConstraint) JacobianX(x, y, jx []float64) {
-	checkConstraintLen("Stack.JacobianX", x, y, nil, jx, s.nx, s.ny, -1, s.nc*s.nx)
+	checkJacobianXLen("Stack.JacobianX", s.nx, s.ny, s.nc, x, y, jx)
 	for p, part := range s.parts {
 		jp, ok := part.(JacobianXer)
 		if !ok {
@@ -128,7 +128,7 @@ func (s *stackConstraint) JacobianX(x, y, jx []float64) {
 
 // HessVec writes out = Σ_i w_i ∇²_yy c_i(x, y) v (length ny).
 func (s *stackConstraint) HessVec(x, y, w, v, out []float64) {
-	checkSecondOrderLen("Stack.HessVec", w, v, out, s.nc, s.ny, s.ny)
+	checkHessVecLen("Stack.HessVec", s.nx, s.ny, s.nc, s.ny, x, y, w, v, out)
 	s.sumParts(out, func(p int, dst []float64) {
 		hp, ok := s.parts[p].(HessVecer)
 		if !ok {
@@ -140,7 +140,7 @@ func (s *stackConstraint) HessVec(x, y, w, v, out []float64) {
 
 // MixedHessVec writes out_k = Σ_i w_i Σ_j ∂²c_i/∂x_k∂y_j v_j (length nx).
 func (s *stackConstraint) MixedHessVec(x, y, w, v, out []float64) {
-	checkSecondOrderLen("Stack.MixedHessVec", w, v, out, s.nc, s.ny, s.nx)
+	checkHessVecLen("Stack.MixedHessVec", s.nx, s.ny, s.nc, s.nx, x, y, w, v, out)
 	s.sumParts(out, func(p int, dst []float64) {
 		mp, ok := s.parts[p].(MixedHessVecer)
 		if !ok {
