@@ -87,7 +87,7 @@ func NewNonconvexQuadratic(nO, nC int, seed uint64) (*NonconvexQuadratic, error)
 	p.Q, p.P = uniformVec(rnd, nO), uniformVec(rnd, nO)
 	p.C = normalMat(rnd, nC, nO)
 
-	// C⁺ = Cᵀ(CCᵀ)⁻¹ and P = I − C⁺C.
+	// C⁺ = Cᵀ(CCᵀ)⁻¹.
 	var cct mat.SymDense
 	cct.SymOuterK(1, p.C)
 	var chol mat.Cholesky
@@ -100,40 +100,45 @@ func NewNonconvexQuadratic(nO, nC int, seed uint64) (*NonconvexQuadratic, error)
 	}
 	p.pinv = mat.NewDense(nO, nC, nil)
 	p.pinv.Mul(p.C.T(), &inv)
-	proj := mat.NewDense(nO, nO, nil)
-	proj.Mul(p.pinv, p.C)
-	proj.Scale(-1, proj)
-	for j := range nO {
-		proj.Set(j, j, proj.At(j, j)+1)
-	}
-	symmetrize(proj)
 
-	g := mat.NewDense(nO, nO, nil)
-	graw := g.RawMatrix().Data
-	var ps, psp mat.Dense
+	// N: an orthonormal basis of null(C), the last k columns of the full Q
+	// of Cᵀ = QR. P = NNᵀ does not depend on the choice of N, so neither do
+	// the A_i = α·N(NᵀS_iN)Nᵀ = α·P S_i P, up to rounding.
+	var qr mat.QR
+	qr.Factorize(mat.DenseCopyOf(p.C.T()))
+	var qFull mat.Dense
+	qr.QTo(&qFull)
+	null := mat.DenseCopyOf(qFull.Slice(0, nO, nC, nO))
+
+	s := mat.NewDense(nO, nO, nil)
+	sraw := s.RawMatrix().Data
+	var sn, nsn, nk mat.Dense
 	scale := p.Scale / math.Sqrt(2*float64(k))
 	p.A = make([]*mat.SymDense, nC)
 	for i := range p.A {
-		for j := range graw {
-			graw[j] = rnd.NormFloat64()
+		for j := range sraw {
+			sraw[j] = rnd.NormFloat64()
 		}
-		// S = (G + Gᵀ)/√(2k), scaled by α.
+		// αS = α(G + Gᵀ)/√(2k), in place.
 		for r := range nO {
 			for c := r; c < nO; c++ {
-				v := scale * (g.At(r, c) + g.At(c, r))
-				g.Set(r, c, v)
-				g.Set(c, r, v)
+				v := scale * (sraw[r*nO+c] + sraw[c*nO+r])
+				sraw[r*nO+c], sraw[c*nO+r] = v, v
 			}
 		}
-		ps.Mul(proj, g)
-		psp.Mul(&ps, proj)
-		a := mat.NewSymDense(nO, nil)
+		sn.Mul(s, null)
+		nsn.Mul(null.T(), &sn)
+		nk.Mul(null, &nsn)
+		a := mat.NewDense(nO, nO, nil)
+		a.Mul(&nk, null.T())
+		araw := a.RawMatrix().Data
 		for r := range nO {
-			for c := r; c < nO; c++ {
-				a.SetSym(r, c, 0.5*(psp.At(r, c)+psp.At(c, r)))
+			for c := r + 1; c < nO; c++ {
+				v := 0.5 * (araw[r*nO+c] + araw[c*nO+r])
+				araw[r*nO+c], araw[c*nO+r] = v, v
 			}
 		}
-		p.A[i] = a
+		p.A[i] = mat.NewSymDense(nO, araw)
 	}
 
 	p.Y0 = make([]float64, nO)
@@ -154,18 +159,6 @@ func NewNonconvexQuadratic(nO, nC int, seed uint64) (*NonconvexQuadratic, error)
 		return nil, fmt.Errorf("problems: NewNonconvexQuadratic: %w", err)
 	}
 	return p, nil
-}
-
-// symmetrize replaces the square matrix m by (m + mᵀ)/2.
-func symmetrize(m *mat.Dense) {
-	n, _ := m.Dims()
-	for r := range n {
-		for c := r + 1; c < n; c++ {
-			v := 0.5 * (m.At(r, c) + m.At(c, r))
-			m.Set(r, c, v)
-			m.Set(c, r, v)
-		}
-	}
 }
 
 // cubeRHS returns r(x) = x³ elementwise for x ∈ ℝ^n, with ∂r/∂x = diag(3x²).

@@ -1,0 +1,145 @@
+package problems
+
+import (
+	"math"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDataDirEnv(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(DataEnv, dir)
+	got, err := DataDir()
+	require.NoError(t, err)
+	assert.Equal(t, dir, got)
+
+	t.Setenv(DataEnv, filepath.Join(dir, "missing"))
+	_, err = DataDir()
+	assert.ErrorIs(t, err, ErrNoData)
+}
+
+// checkSplit asserts that s partitions 0..n−1 into sets of the given
+// sizes, each in increasing order.
+func checkSplit(t *testing.T, s Split, n, nTrain, nVal, nTest int) {
+	t.Helper()
+	assert.Len(t, s.Train, nTrain)
+	assert.Len(t, s.Val, nVal)
+	assert.Len(t, s.Test, nTest)
+	seen := make([]bool, n)
+	for _, set := range [][]int{s.Train, s.Val, s.Test} {
+		assert.True(t, sort.IntsAreSorted(set))
+		for _, i := range set {
+			require.False(t, seen[i], "row %d in two sets", i)
+			seen[i] = true
+		}
+	}
+	for i, ok := range seen {
+		require.True(t, ok, "row %d in no set", i)
+	}
+}
+
+func TestLoadDistillation(t *testing.T) {
+	dir := dataDirOrSkip(t)
+	all, split, err := LoadDistillation(dir)
+	require.NoError(t, err)
+	require.Equal(t, 4308, all.Len())
+	nx, ny := all.X.Dims()
+	_, my := all.Y.Dims()
+	assert.Equal(t, [2]int{4308, 3}, [2]int{nx, ny})
+	assert.Equal(t, 9, my)
+	checkSplit(t, split, 4308, 3015, 861, 432)
+	assert.InDelta(t, 0.363557425, all.X.At(0, 0), 0)
+	assert.InDelta(t, 0.308633072, all.Y.At(0, 8), 0)
+
+	assert.LessOrEqual(t, maxAbsResidual(Distillation{}.Equalities(), all), 2e-7)
+
+	train, val, test := all.Partition(split)
+	assert.Equal(t, [3]int{3015, 861, 432}, [3]int{train.Len(), val.Len(), test.Len()})
+	assert.Equal(t, all.X.RawRowView(split.Test[5]), test.X.RawRowView(5))
+	assert.Equal(t, all.Y.RawRowView(split.Val[7]), val.Y.RawRowView(7))
+
+	// The kkt_hardnet folder itself is accepted too.
+	all2, _, err := LoadDistillation(filepath.Join(dir, "kkt_hardnet"))
+	require.NoError(t, err)
+	assert.Equal(t, all.Len(), all2.Len())
+}
+
+func TestLoadPooling(t *testing.T) {
+	all, split, err := LoadPooling(dataDirOrSkip(t))
+	require.NoError(t, err)
+	require.Equal(t, 2000, all.Len())
+	_, nx := all.X.Dims()
+	_, ny := all.Y.Dims()
+	assert.Equal(t, [2]int{4, 5}, [2]int{nx, ny})
+	checkSplit(t, split, 2000, 1600, 0, 400)
+	_, val, _ := all.Partition(split)
+	assert.Equal(t, 0, val.Len())
+
+	p := Pooling{}
+	assert.Less(t, maxAbsResidual(p.Equalities(), all), 1e-9)
+	g := make([]float64, 2)
+	for i := range all.Len() {
+		p.Inequalities().Eval(all.X.RawRowView(i), all.Y.RawRowView(i), g, nil)
+		require.LessOrEqual(t, g[0], 0.0, "row %d", i)
+		require.LessOrEqual(t, g[1], 0.0, "row %d", i)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	_, _, err := LoadDistillation(t.TempDir())
+	assert.Error(t, err)
+	_, _, err = LoadPooling(t.TempDir())
+	assert.Error(t, err)
+}
+
+// TestDistillationFuncMatchesAnalytic compares the hyperdual and analytic
+// distillation constraints on random points and on data rows.
+func TestDistillationFuncMatchesAnalytic(t *testing.T) {
+	fc, err := DistillationFunc()
+	require.NoError(t, err)
+	ac := Distillation{}.Equalities()
+	rnd := newRand(5, 0)
+	normals := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = rnd.NormFloat64()
+		}
+		return v
+	}
+	type point struct{ x, y []float64 }
+	var pts []point
+	for range 20 {
+		pts = append(pts, point{normals(3), normals(9)})
+	}
+	if dir, err := DataDir(); err == nil {
+		all, _, err := LoadDistillation(dir)
+		require.NoError(t, err)
+		for i := 0; i < all.Len(); i += 97 {
+			pts = append(pts, point{all.X.RawRowView(i), all.Y.RawRowView(i)})
+		}
+	}
+	eval := func(c enforce.Constraint, p point, w, v []float64) [][]float64 {
+		cv, jy, jx := make([]float64, 6), make([]float64, 54), make([]float64, 18)
+		hv, mv := make([]float64, 9), make([]float64, 3)
+		c.Eval(p.x, p.y, cv, jy)
+		c.(enforce.JacobianXer).JacobianX(p.x, p.y, jx)
+		c.(enforce.HessVecer).HessVec(p.x, p.y, w, v, hv)
+		c.(enforce.MixedHessVecer).MixedHessVec(p.x, p.y, w, v, mv)
+		return [][]float64{cv, jy, jx, hv, mv}
+	}
+	names := []string{"c", "∂c/∂y", "∂c/∂x", "HessVec", "MixedHessVec"}
+	for _, p := range pts {
+		w, v := normals(6), normals(9)
+		got, want := eval(fc, p, w, v), eval(ac, p, w, v)
+		for k := range got {
+			for i := range got[k] {
+				require.LessOrEqual(t, math.Abs(got[k][i]-want[k][i]), 1e-12, "%s[%d]", names[k], i)
+			}
+		}
+	}
+}

@@ -1,0 +1,30 @@
+// Package problems provides the benchmark problems of the ENFORCE paper
+// (Lastrucci & Schweidtmann) as reusable values: their constraints as
+// enforce.Constraint values, data generators and data loaders.
+//
+// Each problem implements Problem: Name, Dims (nx, ny), Equalities
+// c(x, y) = 0, Inequalities g(x, y) ≤ 0 and Constraint, the system AdaNP
+// projects onto (the equalities, extended by enforce.WithInequalities with
+// ε_FB = FBEpsilon when there are inequalities). The hand-written
+// constraints implement every optional derivative interface of package
+// enforce (JacobianXer, HessVecer, MixedHessVecer), so AdaNP can compute
+// exact Unrolled gradients through them.
+//
+//	problem                 nx    ny    eq  ineq  data
+//	FittingEquality          1     2     1     0  Sample: x ~ U(−2, 2), noise-free
+//	Cusp                     1     2     1     0  Sample: x ~ U(−2, 2), noise-free
+//	FittingInequality        1     1     0     2  SampleNoisy (train), Sample (test), x ~ U(0, 3π)
+//	NonconvexLinear        N_C   N_O   N_C     0  SampleX: x ~ U(−5, 5), unsupervised
+//	NonconvexQuadratic     N_C   N_O   N_C     0  SampleX: x ~ U(−5, 5), unsupervised
+//	Distillation             3     9     6     0  LoadDistillation (Aspen Plus data)
+//	Pooling                  4     5     4     2  LoadPooling
+//
+// Generators are deterministic: every random draw comes from a math/rand/v2
+// PCG generator seeded by the caller's seed. The distillation and pooling
+// data come from the KKT-HardNet repository (MIT licence, see
+// shared/data/kkt_hardnet/SOURCE.md) and are not part of this module;
+// DataDir locates them.
+//
+// A Dataset holds inputs X and targets Y as gonum matrices, one sample per
+// row; Rows, Partition and RandomSplit select and split samples.
+package problems

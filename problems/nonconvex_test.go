@@ -1,0 +1,251 @@
+package problems
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// gaussNewton solves c(x, y) = 0 from y (overwritten) by least-norm
+// Gauss–Newton steps y ← y − t·Bᵀ(BBᵀ)⁻¹c with backtracking on ‖c‖₂,
+// and returns max|c| at the end.
+func gaussNewton(t *testing.T, c enforce.Constraint, x, y []float64, maxIter int) float64 {
+	t.Helper()
+	_, ny, nc := c.Dims()
+	r, jy, trial, rt := make([]float64, nc), make([]float64, nc*ny), make([]float64, ny), make([]float64, nc)
+	c.Eval(x, y, r, jy)
+	for range maxIter {
+		if floats.Norm(r, math.Inf(1)) < 1e-12 {
+			break
+		}
+		b := mat.NewDense(nc, ny, jy)
+		var g mat.SymDense
+		g.SymOuterK(1, b)
+		var chol mat.Cholesky
+		require.True(t, chol.Factorize(&g), "BBᵀ not positive definite")
+		var mu, step mat.VecDense
+		require.NoError(t, chol.SolveVecTo(&mu, mat.NewVecDense(nc, r)))
+		step.MulVec(b.T(), &mu)
+		norm := floats.Norm(r, 2)
+		for s := 1.0; ; s /= 2 {
+			for k := range y {
+				trial[k] = y[k] - s*step.AtVec(k)
+			}
+			c.Eval(x, trial, rt, nil)
+			if floats.Norm(rt, 2) < (1-1e-4*s)*norm || s < 1e-10 {
+				break
+			}
+		}
+		copy(y, trial)
+		c.Eval(x, y, r, jy)
+	}
+	return floats.Norm(r, math.Inf(1))
+}
+
+// TestNonconvexQuadraticFeasible checks, for sampled x, that damped
+// Gauss–Newton from y₀ reaches c(x, y) = 0 and that Complete exhibits a
+// feasible point directly. At the paper's sizes Gauss–Newton needs at most
+// about 8 steps.
+func TestNonconvexQuadraticFeasible(t *testing.T) {
+	for _, tc := range []struct {
+		nO, nC, samples int
+		seed            uint64
+	}{
+		{6, 3, 50, 1},
+		{12, 4, 50, 2},
+		{100, 50, 20, 3},
+		{200, 150, 4, 4},
+	} {
+		if tc.nO > 100 && testing.Short() {
+			continue
+		}
+		start := time.Now()
+		p, err := NewNonconvexQuadratic(tc.nO, tc.nC, tc.seed)
+		require.NoError(t, err)
+		t.Logf("(%d, %d): generated in %v, α = %.3f", tc.nO, tc.nC, time.Since(start), p.Scale)
+		c := p.Equalities()
+		r := make([]float64, tc.nC)
+		c.Eval(make([]float64, tc.nC), p.Y0, r, nil)
+		assert.Less(t, floats.Norm(r, math.Inf(1)), 1e-10, "y₀ is feasible at x = 0")
+
+		xs := p.SampleX(tc.samples, tc.seed)
+		for i := range tc.samples {
+			x := xs.RawRowView(i)
+			y := append([]float64(nil), p.Y0...)
+			res := gaussNewton(t, c, x, y, 100)
+			assert.Less(t, res, 1e-10, "(%d, %d) sample %d: Gauss–Newton from y₀", tc.nO, tc.nC, i)
+
+			yc := make([]float64, tc.nO)
+			p.Complete(x, p.Y0, yc)
+			c.Eval(x, yc, r, nil)
+			assert.Less(t, floats.Norm(r, math.Inf(1)), 1e-9, "(%d, %d) sample %d: Complete", tc.nO, tc.nC, i)
+		}
+	}
+}
+
+// TestNonconvexQuadraticStructure checks the construction: symmetric A_i
+// supported on null(C), and a Jacobian whose smallest singular value is
+// at least σ_min(C) everywhere.
+func TestNonconvexQuadraticStructure(t *testing.T) {
+	p, err := NewNonconvexQuadratic(20, 8, 4)
+	require.NoError(t, err)
+	q, err := NewNonconvexQuadratic(20, 8, 4)
+	require.NoError(t, err)
+	other, err := NewNonconvexQuadratic(20, 8, 5)
+	require.NoError(t, err)
+	lin, err := NewNonconvexLinear(20, 8, 4)
+	require.NoError(t, err)
+	assert.True(t, mat.Equal(p.C, q.C) && mat.Equal(p.A[3], q.A[3]) && floats.Equal(p.D, q.D), "deterministic")
+	assert.False(t, mat.Equal(p.A[0], other.A[0]))
+	assert.True(t, mat.Equal(p.C, lin.C) && floats.Equal(p.Q, lin.Q) && floats.Equal(p.P, lin.P), "shares Q, p, C with NonconvexLinear")
+	assert.InDelta(t, 0.5*math.Sqrt(20.0/13), p.Scale, 1e-15)
+
+	for i, a := range p.A {
+		var ac mat.Dense
+		ac.Mul(a, p.C.T())
+		assert.Less(t, mat.Norm(&ac, math.Inf(1)), 1e-12, "A_%d Cᵀ = 0", i)
+	}
+	var svd mat.SVD
+	require.True(t, svd.Factorize(p.C, mat.SVDNone))
+	sc := svd.Values(nil)
+	sminC := sc[len(sc)-1]
+	rnd := newRand(1, 0)
+	jy := make([]float64, 8*20)
+	for range 20 {
+		x, y := make([]float64, 8), make([]float64, 20)
+		for k := range y {
+			y[k] = 5 * rnd.NormFloat64()
+		}
+		p.Equalities().Eval(x, y, make([]float64, 8), jy)
+		require.True(t, svd.Factorize(mat.NewDense(8, 20, jy), mat.SVDNone))
+		sb := svd.Values(nil)
+		assert.GreaterOrEqual(t, sb[len(sb)-1], sminC*(1-1e-12))
+	}
+
+	_, err = NewNonconvexQuadratic(5, 5, 1)
+	assert.Error(t, err)
+	_, err = NewNonconvexLinear(5, 6, 1)
+	assert.Error(t, err)
+	_, err = NewNonconvexLinear(5, 0, 1)
+	assert.Error(t, err)
+}
+
+func TestNonconvexLinear(t *testing.T) {
+	p, err := NewNonconvexLinear(12, 5, 3)
+	require.NoError(t, err)
+	xs := p.SampleX(200, 1)
+	raw := xs.RawMatrix().Data
+	assert.GreaterOrEqual(t, floats.Min(raw), -5.0)
+	assert.Less(t, floats.Max(raw), 5.0)
+	assert.Greater(t, floats.Max(raw)-floats.Min(raw), 9.5)
+	assert.True(t, mat.Equal(xs, p.SampleX(200, 1)))
+	for _, v := range p.Q {
+		assert.True(t, v >= 0 && v < 1)
+	}
+
+	// The least-norm solution of Cy = x is feasible.
+	x := xs.RawRowView(0)
+	var y mat.VecDense
+	require.NoError(t, y.SolveVec(p.C, mat.NewVecDense(5, x)))
+	r := make([]float64, 5)
+	p.Equalities().Eval(x, y.RawVector().Data, r, nil)
+	assert.Less(t, floats.Norm(r, math.Inf(1)), 1e-12)
+	assert.True(t, enforce.Provides(p.Equalities(), enforce.CapConstantJacobian))
+	assert.Panics(t, func() { p.SampleX(0, 1) })
+}
+
+func TestObjective(t *testing.T) {
+	o := SineQuadratic{Q: []float64{0.5, 0}, P: []float64{1, 2}}
+	y := []float64{1, -2}
+	assert.InDelta(t, 0.25+math.Sin(1)+2*math.Sin(-2), o.Objective(nil, y), 1e-15)
+	g := make([]float64, 2)
+	o.ObjectiveGrad(nil, y, g)
+	assert.InDeltaSlice(t, []float64{0.5 + math.Cos(1), 2 * math.Cos(-2)}, g, 1e-15)
+	assert.Panics(t, func() { o.Objective(nil, []float64{1}) })
+}
+
+// TestObjectiveNode compares the gorgonia objective and its gradient
+// with the plain-Go Objective and ObjectiveGrad.
+func TestObjectiveNode(t *testing.T) {
+	p, err := NewNonconvexQuadratic(10, 4, 7)
+	require.NoError(t, err)
+	const batch = 5
+	rnd := newRand(2, 0)
+	data := make([]float64, batch*p.NO)
+	for i := range data {
+		data[i] = 3 * rnd.NormFloat64()
+	}
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		t.Run(dt.String(), func(t *testing.T) {
+			tol := 1e-12
+			var backing any = append([]float64(nil), data...)
+			if dt == tensor.Float32 {
+				tol = 1e-5
+				d32 := make([]float32, len(data))
+				for i, v := range data {
+					d32[i] = float32(v)
+				}
+				backing = d32
+			}
+			g := gorgonia.NewGraph()
+			y := gorgonia.NewMatrix(g, dt, gorgonia.WithShape(batch, p.NO), gorgonia.WithName("y"),
+				gorgonia.WithValue(tensor.New(tensor.WithShape(batch, p.NO), tensor.WithBacking(backing))))
+			f, err := p.ObjectiveNode(y)
+			require.NoError(t, err)
+			assert.Equal(t, tensor.Shape{batch}, f.Shape())
+			cost, err := gorgonia.Sum(f)
+			require.NoError(t, err)
+			grads, err := gorgonia.Grad(cost, y)
+			require.NoError(t, err)
+			vm := gorgonia.NewTapeMachine(g)
+			defer vm.Close()
+			require.NoError(t, vm.RunAll())
+
+			fv, gv := toFloat64(f.Value().Data()), toFloat64(grads[0].Value().Data())
+			grad := make([]float64, p.NO)
+			for i := range batch {
+				yi := data[i*p.NO : (i+1)*p.NO]
+				assert.InDelta(t, p.Objective(nil, yi), fv[i], tol*(1+math.Abs(fv[i])))
+				p.ObjectiveGrad(nil, yi, grad)
+				assertClose(t, grad, gv[i*p.NO:(i+1)*p.NO], tol, "∇f")
+			}
+		})
+	}
+
+	g := gorgonia.NewGraph()
+	v := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(p.NO), gorgonia.WithName("v"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(p.NO), tensor.WithBacking(append([]float64(nil), data[:p.NO]...)))))
+	f, err := p.ObjectiveNode(v)
+	require.NoError(t, err)
+	vm := gorgonia.NewTapeMachine(g)
+	defer vm.Close()
+	require.NoError(t, vm.RunAll())
+	assert.InDelta(t, p.Objective(nil, data[:p.NO]), f.Value().Data().(float64), 1e-12)
+
+	bad := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, p.NO+1), gorgonia.WithName("bad"))
+	_, err = p.ObjectiveNode(bad)
+	assert.Error(t, err)
+}
+
+// toFloat64 converts a float64 or float32 slice to []float64.
+func toFloat64(v any) []float64 {
+	switch v := v.(type) {
+	case []float64:
+		return v
+	case []float32:
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = float64(x)
+		}
+		return out
+	}
+	panic("unexpected type")
+}
