@@ -1,0 +1,478 @@
+package losses
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math"
+	"reflect"
+	"strconv"
+
+	"github.com/chewxy/hm"
+	"github.com/enforce-nn/enforce"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// penalty is the per-sample function of the constraint values.
+type penalty uint8
+
+const (
+	norm        penalty = iota // ‖c‖₂ (Residual)
+	squaredNorm                // ‖c‖₂² (SoftPenalty)
+)
+
+func (p penalty) String() string {
+	if p == squaredNorm {
+		return "SoftPenalty"
+	}
+	return "Residual"
+}
+
+// constraintLossOp is the gorgonia Op of Residual and SoftPenalty:
+// (x N×nx, y N×ny) ↦ λ·(1/N) Σ_i p(c(x_i, y_i)).
+type constraintLossOp struct {
+	penalty    penalty
+	c          enforce.Constraint
+	id         string // identity of c, for hashing
+	lambda     float64
+	nx, ny, nc int
+	jx         bool // c provides ∂c/∂x
+}
+
+func newConstraintLossOp(p penalty, c enforce.Constraint, lambda float64) (*constraintLossOp, error) {
+	if c == nil {
+		return nil, fmt.Errorf("nil constraint")
+	}
+	if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, fmt.Errorf("nil %T constraint", c)
+	}
+	if err := checkLambda("weight", lambda); err != nil {
+		return nil, err
+	}
+	nx, ny, nc := c.Dims()
+	if nx < 1 || ny < 1 || nc < 1 {
+		return nil, fmt.Errorf("constraint dimensions (nx, ny, nc) = (%d, %d, %d) must be positive", nx, ny, nc)
+	}
+	return &constraintLossOp{
+		penalty: p,
+		c:       c,
+		id:      identity(c),
+		lambda:  lambda,
+		nx:      nx,
+		ny:      ny,
+		nc:      nc,
+		jx:      enforce.Provides(c, enforce.CapJacobianX),
+	}, nil
+}
+
+// identity names a constraint for hashing: its dynamic type and, for
+// reference kinds, its address; for values, its printed content (which
+// shows the addresses of any pointers it holds). Two ops share a hash only
+// if they evaluate the same constraint.
+func identity(c enforce.Constraint) string {
+	v := reflect.ValueOf(c)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return fmt.Sprintf("%T@%#x", c, v.Pointer())
+	case reflect.Slice:
+		return fmt.Sprintf("%T@%#x[%d:%d]", c, v.Pointer(), v.Len(), v.Cap())
+	}
+	return fmt.Sprintf("%T%#v", c, c)
+}
+
+func (op *constraintLossOp) Arity() int { return 2 }
+
+// Type is Matrix a → Matrix a → a, built afresh on every call because
+// gorgonia's type inference may mutate the types it is handed.
+func (op *constraintLossOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	m := gorgonia.TensorType{Dims: 2, Of: a}
+	return hm.NewFnType(m, m, a)
+}
+
+func (op *constraintLossOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
+	if _, err := op.batchSize(inputs); err != nil {
+		return nil, err
+	}
+	return tensor.ScalarShape(), nil
+}
+
+// batchSize checks the input shapes against the constraint and returns N.
+func (op *constraintLossOp) batchSize(inputs []gorgonia.DimSizer) (int, error) {
+	if len(inputs) < 2 {
+		return 0, fmt.Errorf("%v: want inputs x and y, got %d", op, len(inputs))
+	}
+	xs, ok1 := inputs[0].(tensor.Shape)
+	ys, ok2 := inputs[1].(tensor.Shape)
+	if !ok1 || !ok2 || xs.Dims() != 2 || ys.Dims() != 2 || xs[1] != op.nx || ys[1] != op.ny || xs[0] != ys[0] {
+		return 0, fmt.Errorf("%v: x and y have shapes %v and %v, want (N, %d) and (N, %d)", op, inputs[0], inputs[1], op.nx, op.ny)
+	}
+	return xs[0], nil
+}
+
+func (op *constraintLossOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
+	if len(inputs) != 2 {
+		return nil, fmt.Errorf("%v: want 2 inputs, got %d", op, len(inputs))
+	}
+	x, y, n, dt, err := op.read(inputs[0], inputs[1])
+	if err != nil {
+		return nil, err
+	}
+	v, err := op.eval(x, y, n, nil, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	if dt == tensor.Float32 {
+		return gorgonia.NewF32(float32(v)), nil
+	}
+	return gorgonia.NewF64(v), nil
+}
+
+func (op *constraintLossOp) ReturnsPtr() bool     { return false }
+func (op *constraintLossOp) CallsExtern() bool    { return false }
+func (op *constraintLossOp) OverwritesInput() int { return -1 }
+
+// WriteHash writes every parameter of the op: penalty, constraint identity
+// and dimensions, weight and whether x is differentiable.
+func (op *constraintLossOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "losses.%v{c=%s dims=(%d,%d,%d) λ=%s jx=%t}", op.penalty, op.id, op.nx, op.ny, op.nc,
+		strconv.FormatFloat(op.lambda, 'g', -1, 64), op.jx)
+}
+
+func (op *constraintLossOp) Hashcode() uint32 { return hashOf(op) }
+
+func (op *constraintLossOp) String() string {
+	return fmt.Sprintf("%v{λ=%v, c=%T}", op.penalty, op.lambda, op.c)
+}
+
+func hashOf(op gorgonia.Op) uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+// DiffWRT reports that the loss is differentiable with respect to y, and
+// with respect to x when the constraint provides ∂c/∂x.
+func (op *constraintLossOp) DiffWRT(inputs int) []bool {
+	if inputs != 2 {
+		return make([]bool, inputs)
+	}
+	return []bool{op.jx, true}
+}
+
+// SymDiff returns the gradient nodes with respect to x (nil unless the
+// constraint provides ∂c/∂x) and y, each a constraintLossGradOp applied to
+// (x, y, grad).
+func (op *constraintLossOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	if len(inputs) != 2 {
+		return nil, fmt.Errorf("%v: want 2 inputs, got %d", op, len(inputs))
+	}
+	grads := make(gorgonia.Nodes, 2)
+	for wrt := range grads {
+		if wrt == 0 && !op.jx {
+			continue
+		}
+		var err error
+		if grads[wrt], err = gorgonia.ApplyOp(&constraintLossGradOp{loss: op, wrt: wrt}, inputs[0], inputs[1], grad); err != nil {
+			return nil, fmt.Errorf("%v: gradient: %w", op, err)
+		}
+	}
+	return grads, nil
+}
+
+// DoDiff accumulates the gradients into the dual values of x and y, for
+// machines that differentiate by executing (gorgonia.NewLispMachine).
+func (op *constraintLossOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
+	if len(inputs) != 2 {
+		return fmt.Errorf("%v: want 2 inputs, got %d", op, len(inputs))
+	}
+	upv, err := output.Grad()
+	if err != nil {
+		return fmt.Errorf("%v: output gradient: %w", op, err)
+	}
+	up, err := scalarOf(upv)
+	if err != nil {
+		return fmt.Errorf("%v: output gradient: %w", op, err)
+	}
+	x, y, n, _, err := op.read(inputs[0].Value(), inputs[1].Value())
+	if err != nil {
+		return err
+	}
+	for wrt, cols := range []int{op.nx, op.ny} {
+		if wrt == 0 && !op.jx {
+			continue
+		}
+		d, err := inputs[wrt].Grad()
+		if err != nil {
+			continue // the machine does not track this input's gradient
+		}
+		g := make([]float64, n*cols)
+		gx, gy := g, []float64(nil)
+		if wrt == 1 {
+			gx, gy = nil, g
+		}
+		if _, err := op.eval(x, y, n, gx, gy, up*op.lambda/float64(n)); err != nil {
+			return err
+		}
+		if err := accumulate(d, g); err != nil {
+			return fmt.Errorf("%v: input %d gradient: %w", op, wrt, err)
+		}
+	}
+	return nil
+}
+
+// accumulate adds g to the float data of the gradient value d.
+func accumulate(d gorgonia.Value, g []float64) error {
+	switch data := d.Data().(type) {
+	case []float64:
+		if len(data) != len(g) {
+			return fmt.Errorf("gradient has %d entries, want %d", len(data), len(g))
+		}
+		for i, v := range g {
+			data[i] += v
+		}
+	case []float32:
+		if len(data) != len(g) {
+			return fmt.Errorf("gradient has %d entries, want %d", len(data), len(g))
+		}
+		for i, v := range g {
+			data[i] += float32(v)
+		}
+	default:
+		return fmt.Errorf("gradient holds %T", d.Data())
+	}
+	return nil
+}
+
+// read returns the data of x and y as float64 (copies for float32 or
+// strided inputs), the batch size and the dtype.
+func (op *constraintLossOp) read(xv, yv gorgonia.Value) (x, y []float64, n int, dt tensor.Dtype, err error) {
+	x, n, dt, err = matrixData(xv, op.nx)
+	if err != nil {
+		return nil, nil, 0, dt, fmt.Errorf("%v: x: %w", op, err)
+	}
+	y, ny, dty, err := matrixData(yv, op.ny)
+	if err != nil {
+		return nil, nil, 0, dt, fmt.Errorf("%v: y: %w", op, err)
+	}
+	if ny != n || dty != dt {
+		return nil, nil, 0, dt, fmt.Errorf("%v: x is %d×%d %v and y %d×%d %v", op, n, op.nx, dt, ny, op.ny, dty)
+	}
+	return x, y, n, dt, nil
+}
+
+// matrixData returns the row-major float64 data of an N×cols matrix value,
+// N and its dtype. Float64 data is returned without copying and must only
+// be read.
+func matrixData(v gorgonia.Value, cols int) ([]float64, int, tensor.Dtype, error) {
+	if v == nil {
+		return nil, 0, tensor.Float64, fmt.Errorf("no value")
+	}
+	s := v.Shape()
+	if s.Dims() != 2 || s[1] != cols {
+		return nil, 0, v.Dtype(), fmt.Errorf("shape %v, want (N, %d)", s, cols)
+	}
+	if t, ok := v.(*tensor.Dense); ok && t.RequiresIterator() {
+		v = t.Materialize()
+	}
+	n := s[0]
+	switch data := v.Data().(type) {
+	case []float64:
+		if len(data) < n*cols {
+			return nil, 0, tensor.Float64, fmt.Errorf("%d entries for shape %v", len(data), s)
+		}
+		return data[:n*cols], n, tensor.Float64, nil
+	case []float32:
+		if len(data) < n*cols {
+			return nil, 0, tensor.Float32, fmt.Errorf("%d entries for shape %v", len(data), s)
+		}
+		out := make([]float64, n*cols)
+		for i := range out {
+			out[i] = float64(data[i])
+		}
+		return out, n, tensor.Float32, nil
+	}
+	return nil, 0, v.Dtype(), fmt.Errorf("dtype %v is not supported (want Float64 or Float32)", v.Dtype())
+}
+
+// scalarOf returns the value of a scalar (or one-element) float value.
+func scalarOf(v gorgonia.Value) (float64, error) {
+	if v == nil {
+		return 0, fmt.Errorf("no value")
+	}
+	switch d := v.Data().(type) {
+	case float64:
+		return d, nil
+	case float32:
+		return float64(d), nil
+	case []float64:
+		if len(d) == 1 {
+			return d[0], nil
+		}
+	case []float32:
+		if len(d) == 1 {
+			return float64(d[0]), nil
+		}
+	}
+	return 0, fmt.Errorf("want a float scalar, got %v of shape %v", v.Dtype(), v.Shape())
+}
+
+// eval returns λ·(1/N) Σ_i p(c(x_i, y_i)) for the N samples in x and y. If
+// gx (N×nx) or gy (N×ny) is not nil it also writes into it, overwriting,
+// w·∂p(c_i)/∂x_i or w·∂p(c_i)/∂y_i for every sample i, where w is the
+// given weight (λ/N times the upstream gradient).
+func (op *constraintLossOp) eval(x, y []float64, n int, gx, gy []float64, w float64) (float64, error) {
+	nx, ny, nc := op.nx, op.ny, op.nc
+	c := make([]float64, nc)
+	var jy, jx []float64
+	if gy != nil {
+		jy = make([]float64, nc*ny)
+	}
+	if gx != nil {
+		jx = make([]float64, nc*nx)
+	}
+	var total float64
+	for i := range n {
+		xi, yi := x[i*nx:(i+1)*nx], y[i*ny:(i+1)*ny]
+		op.c.Eval(xi, yi, c, jy)
+		var ss float64
+		for _, v := range c {
+			ss += v * v
+		}
+		if math.IsNaN(ss) || math.IsInf(ss, 0) {
+			return 0, fmt.Errorf("%v: constraint value %v is not finite at sample %d", op, c, i)
+		}
+		if op.penalty == squaredNorm {
+			total += ss
+		} else {
+			total += math.Sqrt(ss)
+		}
+		if gx == nil && gy == nil {
+			continue
+		}
+		// ∂p/∂c = 2c for ‖c‖², c/‖c‖ for ‖c‖ (0 at c = 0).
+		var k float64
+		switch {
+		case op.penalty == squaredNorm:
+			k = 2 * w
+		case ss > 0:
+			k = w / math.Sqrt(ss)
+		}
+		if gy != nil {
+			if err := transposeTimes(gy[i*ny:(i+1)*ny], jy, c, k); err != nil {
+				return 0, fmt.Errorf("%v: ∂c/∂y at sample %d: %w", op, i, err)
+			}
+		}
+		if gx != nil {
+			op.c.(enforce.JacobianXer).JacobianX(xi, yi, jx)
+			if err := transposeTimes(gx[i*nx:(i+1)*nx], jx, c, k); err != nil {
+				return 0, fmt.Errorf("%v: ∂c/∂x at sample %d: %w", op, i, err)
+			}
+		}
+	}
+	return op.lambda * total / float64(n), nil
+}
+
+// transposeTimes writes dst = k·Jᵀc for the row-major nc×len(dst) matrix J.
+func transposeTimes(dst, j, c []float64, k float64) error {
+	m := len(dst)
+	clear(dst)
+	for r, cr := range c {
+		row := j[r*m : (r+1)*m]
+		for col, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("entry (%d, %d) = %v is not finite", r, col, v)
+			}
+			dst[col] += k * cr * v
+		}
+	}
+	return nil
+}
+
+// constraintLossGradOp is the gradient of a constraintLossOp with respect
+// to input wrt (0: x, 1: y): (x, y, upstream scalar g) ↦ g·∂loss/∂input.
+type constraintLossGradOp struct {
+	loss *constraintLossOp
+	wrt  int
+}
+
+func (op *constraintLossGradOp) Arity() int { return 3 }
+
+// Type is Matrix a → Matrix a → a → Matrix a, built afresh on every call.
+func (op *constraintLossGradOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	m := gorgonia.TensorType{Dims: 2, Of: a}
+	return hm.NewFnType(m, m, a, m)
+}
+
+func (op *constraintLossGradOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
+	if _, err := op.loss.batchSize(inputs); err != nil {
+		return nil, err
+	}
+	return inputs[op.wrt].(tensor.Shape).Clone(), nil
+}
+
+func (op *constraintLossGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
+	if len(inputs) != 3 {
+		return nil, fmt.Errorf("%v: want 3 inputs, got %d", op, len(inputs))
+	}
+	x, y, n, dt, err := op.loss.read(inputs[0], inputs[1])
+	if err != nil {
+		return nil, err
+	}
+	up, err := scalarOf(inputs[2])
+	if err != nil {
+		return nil, fmt.Errorf("%v: upstream gradient: %w", op, err)
+	}
+	cols := op.loss.ny
+	if op.wrt == 0 {
+		cols = op.loss.nx
+	}
+	g := make([]float64, n*cols)
+	gx, gy := g, []float64(nil)
+	if op.wrt == 1 {
+		gx, gy = nil, g
+	}
+	if _, err := op.loss.eval(x, y, n, gx, gy, up*op.loss.lambda/float64(n)); err != nil {
+		return nil, err
+	}
+	var backing any = g
+	if dt == tensor.Float32 {
+		g32 := make([]float32, len(g))
+		for i, v := range g {
+			g32[i] = float32(v)
+		}
+		backing = g32
+	}
+	return tensor.New(tensor.WithShape(n, cols), tensor.WithBacking(backing)), nil
+}
+
+func (op *constraintLossGradOp) ReturnsPtr() bool     { return false }
+func (op *constraintLossGradOp) CallsExtern() bool    { return false }
+func (op *constraintLossGradOp) OverwritesInput() int { return -1 }
+
+// WriteHash writes the forward op's parameters and the input differentiated.
+func (op *constraintLossGradOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "∂/∂%s ", op.wrtName())
+	op.loss.WriteHash(h)
+}
+
+func (op *constraintLossGradOp) Hashcode() uint32 { return hashOf(op) }
+
+func (op *constraintLossGradOp) String() string {
+	return fmt.Sprintf("∂%v/∂%s", op.loss, op.wrtName())
+}
+
+func (op *constraintLossGradOp) wrtName() string {
+	if op.wrt == 0 {
+		return "x"
+	}
+	return "y"
+}
+
+var (
+	_ gorgonia.SDOp = (*constraintLossOp)(nil)
+	_ gorgonia.ADOp = (*constraintLossOp)(nil)
+	_ gorgonia.Op   = (*constraintLossGradOp)(nil)
+)

@@ -1,0 +1,71 @@
+package losses
+
+import (
+	"fmt"
+
+	"github.com/enforce-nn/enforce"
+	"gorgonia.org/gorgonia"
+)
+
+// Residual returns λ_C·(1/N) Σ_i ‖c(x_i, y_i)‖₂, the constraint residual
+// penalty of the ENFORCE loss, for inputs x (N×nx) and predictions y (N×ny)
+// with (nx, ny, nc) = c.Dims(). lambdaC must be finite and non-negative.
+//
+// The constraint is evaluated sample by sample in plain Go; float32 graphs
+// are converted to float64 and back. Its gradient with respect to y_i is
+// (λ_C/N)·J_yᵀc/‖c‖, and 0 for a sample with c = 0 (a subgradient of the
+// norm). If enforce.Provides(c, enforce.CapJacobianX), the node is also
+// differentiable with respect to x, with gradient (λ_C/N)·J_xᵀc/‖c‖;
+// gorgonia.Grad then builds that gradient too, and the machine evaluates it
+// on every run, even when x is data. Otherwise the node is not
+// differentiable with respect to x, and asking gorgonia.Grad for a gradient
+// that only flows through x is an error.
+//
+// Running the node fails if c(x_i, y_i) or its Jacobian is not finite.
+func Residual(c enforce.Constraint, x, y *gorgonia.Node, lambdaC float64) (*gorgonia.Node, error) {
+	return constraintLoss(norm, c, x, y, lambdaC)
+}
+
+// SoftPenalty returns λ·(1/N) Σ_i ‖c(x_i, y_i)‖₂², the penalty of the soft
+// constrained baseline that adds constraint violation to the loss instead
+// of projecting. Its gradient with respect to y_i is (λ/N)·2J_yᵀc, and with
+// respect to x_i (λ/N)·2J_xᵀc under the same conditions as for Residual,
+// whose documentation describes the shapes and failure modes.
+func SoftPenalty(c enforce.Constraint, x, y *gorgonia.Node, lambda float64) (*gorgonia.Node, error) {
+	return constraintLoss(squaredNorm, c, x, y, lambda)
+}
+
+func constraintLoss(p penalty, c enforce.Constraint, x, y *gorgonia.Node, lambda float64) (out *gorgonia.Node, err error) {
+	where := "losses: " + p.String()
+	defer recoverTo(&out, &err, where)
+	op, err := newConstraintLossOp(p, c, lambda)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if err := op.checkNodes(x, y); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if out, err = gorgonia.ApplyOp(op, x, y); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return out, nil
+}
+
+// checkNodes checks that x (N×nx) and y (N×ny) suit the constraint.
+func (op *constraintLossOp) checkNodes(x, y *gorgonia.Node) error {
+	switch {
+	case x == nil || y == nil:
+		return fmt.Errorf("nil node")
+	case x.Graph() != y.Graph():
+		return fmt.Errorf("x %q and y %q are in different graphs", x.Name(), y.Name())
+	case !x.IsMatrix() || x.Shape()[1] != op.nx:
+		return fmt.Errorf("x %q has shape %v, want (N, %d)", x.Name(), x.Shape(), op.nx)
+	case !y.IsMatrix() || y.Shape()[1] != op.ny:
+		return fmt.Errorf("y %q has shape %v, want (N, %d)", y.Name(), y.Shape(), op.ny)
+	case x.Shape()[0] != y.Shape()[0]:
+		return fmt.Errorf("x has %d rows and y %d", x.Shape()[0], y.Shape()[0])
+	case x.Dtype() != y.Dtype():
+		return fmt.Errorf("x has dtype %v and y %v", x.Dtype(), y.Dtype())
+	}
+	return checkFloat(x.Dtype())
+}
