@@ -1,7 +1,6 @@
 package problems
 
 import (
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -136,9 +135,10 @@ func vectorNode(g *gorgonia.ExprGraph, dt tensor.Dtype, prefix string, v []float
 //
 // with y ∈ ℝ^{N_O} and x ∈ ℝ^{N_C}. The network learns y(x) without labels:
 // the loss is the objective (ObjectiveNode). The paper uses N_O = 200,
-// N_C = 150 (and 100/50, 100/70), 10,000 samples of x of which 833 are the
-// test batch, a 2×200 ReLU backbone, batch 200, Adam 1e-4, 1000 epochs and
-// tolerances 1e-3. Reference optimum (IPOPT) at 200/150: −10.64.
+// N_C = 150 (and 100/50, 100/70) and, following DC3, tests on one batch of
+// 833 samples of x; a 2×200 ReLU backbone, batch 200, Adam 1e-4, 1000
+// epochs and tolerances 1e-3 (training mean, inference max). Reference
+// optimum (IPOPT) at 200/150: −10.64.
 type NonconvexLinear struct {
 	SineQuadratic
 	// NO and NC are N_O (outputs) and N_C (constraints, and inputs).
@@ -238,6 +238,3 @@ func normalMat(rnd interface{ NormFloat64() float64 }, r, c int) *mat.Dense {
 	}
 	return m
 }
-
-// errRankDeficient is returned when a drawn C does not have full row rank.
-var errRankDeficient = errors.New("problems: the drawn C is numerically rank deficient")

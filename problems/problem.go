@@ -29,6 +29,17 @@ type Problem interface {
 // the paper and the reference implementation.
 const FBEpsilon = enforce.DefaultFBEps
 
+// Every benchmark implements Problem.
+var (
+	_ Problem = FittingEquality{}
+	_ Problem = Cusp{}
+	_ Problem = FittingInequality{}
+	_ Problem = (*NonconvexLinear)(nil)
+	_ Problem = (*NonconvexQuadratic)(nil)
+	_ Problem = Distillation{}
+	_ Problem = Pooling{}
+)
+
 // combine returns eq, or eq extended with g by Fischer–Burmeister.
 func combine(eq, g enforce.Constraint) (enforce.Constraint, error) {
 	if g == nil {
