@@ -249,3 +249,23 @@ func toFloat64(v any) []float64 {
 	}
 	panic("unexpected type")
 }
+
+// TestNonconvexQuadraticAdaNP projects y₀ onto the constraints for sampled
+// x with AdaNP's default (inference) settings.
+func TestNonconvexQuadraticAdaNP(t *testing.T) {
+	p, err := NewNonconvexQuadratic(100, 50, 3)
+	require.NoError(t, err)
+	const n = 20
+	xs := p.SampleX(n, 5)
+	yhat := mat.NewDense(n, p.NO, nil)
+	for i := range n {
+		yhat.SetRow(i, p.Y0)
+	}
+	adanp, err := enforce.NewAdaNP(p.Equalities(), enforce.Settings{})
+	require.NoError(t, err)
+	_, stats, err := adanp.Project(xs, yhat)
+	require.NoError(t, err)
+	assert.True(t, stats.Converged(), "%+v", stats)
+	assert.LessOrEqual(t, stats.After.Max, 1e-6)
+	t.Logf("AdaNP from y₀: depth %d (mean %.1f), max|c| %.1e → %.1e", stats.Depth, stats.MeanDepth, stats.Before.Max, stats.After.Max)
+}
