@@ -6,7 +6,10 @@ import (
 	"hash/fnv"
 	"math"
 	"reflect"
+	"runtime"
 	"strconv"
+	"sync"
+	"unsafe"
 
 	"github.com/chewxy/hm"
 	"github.com/enforce-nn/enforce"
@@ -66,19 +69,16 @@ func newConstraintLossOp(p penalty, c enforce.Constraint, lambda float64) (*cons
 	}, nil
 }
 
-// identity names a constraint for hashing: its dynamic type and, for
-// reference kinds, its address; for values, its printed content (which
-// shows the addresses of any pointers it holds). Two ops share a hash only
-// if they evaluate the same constraint.
+// identity names a constraint for hashing: its dynamic type and the data
+// word of the interface value, which is the pointer itself for pointer
+// types and otherwise the address of the boxed copy (kept alive by the op).
+// One constraint value always gets one name, and two live constraints never
+// share a name, even values that differ only in closures they hold. Two
+// boxings of equal values get different names, which only costs gorgonia a
+// merge of equal nodes.
 func identity(c enforce.Constraint) string {
-	v := reflect.ValueOf(c)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.UnsafePointer:
-		return fmt.Sprintf("%T@%#x", c, v.Pointer())
-	case reflect.Slice:
-		return fmt.Sprintf("%T@%#x[%d:%d]", c, v.Pointer(), v.Len(), v.Cap())
-	}
-	return fmt.Sprintf("%T%#v", c, c)
+	data := (*[2]unsafe.Pointer)(unsafe.Pointer(&c))[1]
+	return fmt.Sprintf("%T@%p", c, data)
 }
 
 func (op *constraintLossOp) Arity() int { return 2 }
@@ -322,7 +322,61 @@ func scalarOf(v gorgonia.Value) (float64, error) {
 // gx (N×nx) or gy (N×ny) is not nil it also writes into it, overwriting,
 // w·∂p(c_i)/∂x_i or w·∂p(c_i)/∂y_i for every sample i, where w is the
 // given weight (λ/N times the upstream gradient).
+//
+// Samples are evaluated in parallel blocks when the batch is large enough
+// (the Constraint contract makes Eval safe for concurrent use); the
+// per-sample penalties are summed in sample order, so the result does not
+// depend on the number of goroutines. An error names the first failing
+// sample.
 func (op *constraintLossOp) eval(x, y []float64, n int, gx, gy []float64, w float64) (float64, error) {
+	per := make([]float64, n)
+	err := parallelBlocks(n, op.samplesPerBlock(), func(lo, hi int) error {
+		return op.evalRange(x, y, lo, hi, per, gx, gy, w)
+	})
+	if err != nil {
+		return 0, err
+	}
+	var total float64
+	for _, v := range per {
+		total += v
+	}
+	return op.lambda * total / float64(n), nil
+}
+
+// minBlockWork is the least work, in Jacobian entries, worth a goroutine.
+const minBlockWork = 1 << 12
+
+// samplesPerBlock is the smallest block of samples worth a goroutine.
+func (op *constraintLossOp) samplesPerBlock() int {
+	return max(1, minBlockWork/(op.nc*(op.nx+op.ny)))
+}
+
+// parallelBlocks calls f on contiguous blocks [lo, hi) covering [0, n), of
+// at least minBlock samples, on up to GOMAXPROCS goroutines, and returns
+// the error of the first failing block.
+func parallelBlocks(n, minBlock int, f func(lo, hi int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), n/minBlock)
+	if workers <= 1 {
+		return f(0, n)
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for b := range workers {
+		lo, hi := b*n/workers, (b+1)*n/workers
+		wg.Go(func() { errs[b] = f(lo, hi) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evalRange writes p(c(x_i, y_i)) into per[i], and the gradient rows
+// described by eval, for the samples lo ⩽ i < hi.
+func (op *constraintLossOp) evalRange(x, y []float64, lo, hi int, per, gx, gy []float64, w float64) error {
 	nx, ny, nc := op.nx, op.ny, op.nc
 	c := make([]float64, nc)
 	var jy, jx []float64
@@ -332,8 +386,7 @@ func (op *constraintLossOp) eval(x, y []float64, n int, gx, gy []float64, w floa
 	if gx != nil {
 		jx = make([]float64, nc*nx)
 	}
-	var total float64
-	for i := range n {
+	for i := lo; i < hi; i++ {
 		xi, yi := x[i*nx:(i+1)*nx], y[i*ny:(i+1)*ny]
 		op.c.Eval(xi, yi, c, jy)
 		var ss float64
@@ -341,12 +394,12 @@ func (op *constraintLossOp) eval(x, y []float64, n int, gx, gy []float64, w floa
 			ss += v * v
 		}
 		if math.IsNaN(ss) || math.IsInf(ss, 0) {
-			return 0, fmt.Errorf("%v: constraint value %v is not finite at sample %d", op, c, i)
+			return fmt.Errorf("%v: constraint value %v is not finite at sample %d", op, c, i)
 		}
 		if op.penalty == squaredNorm {
-			total += ss
+			per[i] = ss
 		} else {
-			total += math.Sqrt(ss)
+			per[i] = math.Sqrt(ss)
 		}
 		if gx == nil && gy == nil {
 			continue
@@ -361,17 +414,17 @@ func (op *constraintLossOp) eval(x, y []float64, n int, gx, gy []float64, w floa
 		}
 		if gy != nil {
 			if err := transposeTimes(gy[i*ny:(i+1)*ny], jy, c, k); err != nil {
-				return 0, fmt.Errorf("%v: ∂c/∂y at sample %d: %w", op, i, err)
+				return fmt.Errorf("%v: ∂c/∂y at sample %d: %w", op, i, err)
 			}
 		}
 		if gx != nil {
 			op.c.(enforce.JacobianXer).JacobianX(xi, yi, jx)
 			if err := transposeTimes(gx[i*nx:(i+1)*nx], jx, c, k); err != nil {
-				return 0, fmt.Errorf("%v: ∂c/∂x at sample %d: %w", op, i, err)
+				return fmt.Errorf("%v: ∂c/∂x at sample %d: %w", op, i, err)
 			}
 		}
 	}
-	return op.lambda * total / float64(n), nil
+	return nil
 }
 
 // transposeTimes writes dst = k·Jᵀc for the row-major nc×len(dst) matrix J.

@@ -138,3 +138,14 @@ func float64s(v gorgonia.Value) []float64 {
 
 // scalar returns the value of a scalar node after a run.
 func scalar(n *gorgonia.Node) float64 { return float64s(n.Value())[0] }
+
+// withRHS is a value-type constraint holding a closure: c = y0 − r().
+type withRHS struct{ r func() float64 }
+
+func (w withRHS) Dims() (nx, ny, nc int) { return 1, 1, 1 }
+func (w withRHS) Eval(x, y, c, jy []float64) {
+	c[0] = y[0] - w.r()
+	if jy != nil {
+		jy[0] = 1
+	}
+}

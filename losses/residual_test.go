@@ -1,6 +1,7 @@
 package losses
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -253,6 +254,11 @@ func TestConstraintLossHash(t *testing.T) {
 	} {
 		assert.NotEqual(t, base.Hashcode(), other.Hashcode(), name)
 	}
+	// Value constraints: one boxing, one identity; closures tell values apart.
+	var v1, v2 enforce.Constraint = withRHS{r: func() float64 { return 1 }}, withRHS{r: func() float64 { return 2 }}
+	assert.Equal(t, op(norm, v1, 1).Hashcode(), op(norm, v1, 1).Hashcode())
+	assert.NotEqual(t, op(norm, v1, 1).Hashcode(), op(norm, v2, 1).Hashcode())
+
 	gx := &constraintLossGradOp{loss: base, wrt: 0}
 	gy := &constraintLossGradOp{loss: base, wrt: 1}
 	assert.NotEqual(t, gx.Hashcode(), gy.Hashcode())
@@ -348,4 +354,60 @@ func TestConstraintLossErrors(t *testing.T) {
 	}
 	_, err := Residual((*circle)(nil), x, y, 1)
 	assert.ErrorContains(t, err, "nil *losses.circle")
+}
+
+func TestParallelBlocks(t *testing.T) {
+	for _, tc := range []struct{ n, minBlock int }{{1, 1}, {7, 10}, {103, 10}, {1000, 1}} {
+		seen := make([]int32, tc.n)
+		require.NoError(t, parallelBlocks(tc.n, tc.minBlock, func(lo, hi int) error {
+			for i := lo; i < hi; i++ {
+				seen[i]++ // blocks are disjoint, so there is no race
+			}
+			return nil
+		}))
+		for i, s := range seen {
+			require.Equal(t, int32(1), s, "n=%d: sample %d", tc.n, i)
+		}
+	}
+	err := parallelBlocks(1000, 1, func(lo, hi int) error {
+		if hi > 500 {
+			return fmt.Errorf("block from %d", lo)
+		}
+		return nil
+	})
+	require.Error(t, err)
+	var lo int
+	_, scanErr := fmt.Sscanf(err.Error(), "block from %d", &lo)
+	require.NoError(t, scanErr)
+	assert.LessOrEqual(t, lo, 500, "the first failing block is reported")
+}
+
+// TestConstraintLossLargeBatch runs a batch big enough to be split across
+// goroutines and checks it against one serial pass.
+func TestConstraintLossLargeBatch(t *testing.T) {
+	const n = 3000
+	xv, yv := randData(21, 2*n, -1, 1), randData(22, 3*n, -1, 1)
+	op, err := newConstraintLossOp(norm, twoCircles{}, 0.5)
+	require.NoError(t, err)
+	require.Less(t, op.samplesPerBlock(), n/2)
+
+	per := make([]float64, n)
+	gyWant, gxWant := make([]float64, 3*n), make([]float64, 2*n)
+	require.NoError(t, op.evalRange(xv, yv, 0, n, per, gxWant, gyWant, 0.25))
+	var total float64
+	for _, v := range per {
+		total += v
+	}
+
+	gy, gx := make([]float64, 3*n), make([]float64, 2*n)
+	v, err := op.eval(xv, yv, n, gx, gy, 0.25)
+	require.NoError(t, err)
+	assert.Equal(t, 0.5*total/n, v)
+	assert.Equal(t, gyWant, gy)
+	assert.Equal(t, gxWant, gx)
+
+	bad := append([]float64(nil), yv...)
+	bad[3*2500] = math.NaN()
+	_, err = op.eval(xv, bad, n, nil, nil, 0)
+	assert.ErrorContains(t, err, "sample 2500")
 }
