@@ -21,7 +21,7 @@ type Dense struct {
 // NewDense adds the learnable nodes of a Dense layer to g. W is drawn as
 // described by Init (default: He for ReLU, Glorot otherwise) from the seed
 // set by WithSeed; b starts at zero.
-func NewDense(g *gorgonia.ExprGraph, in, out int, act Activation, opts ...Option) (d *Dense, err error) {
+func NewDense(g *gorgonia.ExprGraph, in, out int, act Activation, opts ...Option) (*Dense, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
