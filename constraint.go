@@ -109,3 +109,14 @@ func Provides(c Constraint, capability Capability) bool {
 	}
 	return true
 }
+
+// BatchEvaluator is implemented by constraints that evaluate many samples
+// faster together than one by one (Quadratic computes every A_i·y of the
+// batch with one matrix product). AdaNP then advances the unconverged
+// samples of a batch in lockstep and evaluates them with one call per step.
+type BatchEvaluator interface {
+	// EvalBatch evaluates rows samples at once. x (rows×nx), y (rows×ny)
+	// and c (rows×nc) are row-major; jy, when not nil, receives the rows
+	// Jacobians one after another (rows×nc×ny). It may use all cores.
+	EvalBatch(rows int, x, y, c, jy []float64)
+}

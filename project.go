@@ -38,6 +38,7 @@ type batch struct {
 	afterMax  []float64
 	afterSum  []float64
 	flags     []uint8
+	lock      lockstep
 }
 
 func (b *batch) reset(a *AdaNP, rows int) {
@@ -111,7 +112,12 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool) (Stats
 	if tr != nil {
 		tr.reset(a, xr, rows)
 	}
-	par.For(rows, grain, b)
+	if be, ok := a.c.(BatchEvaluator); ok && a.constB == nil {
+		b.lock.reset(b, be, rows)
+		b.lock.run(rows)
+	} else {
+		par.For(rows, grain, b)
+	}
 	b.tr = nil
 	return b.stats(rows)
 }
@@ -187,58 +193,106 @@ func absStats(c []float64) (mx, sum float64) {
 	return mx, sum
 }
 
-// sample runs AdaNP on sample s.
-func (b *batch) sample(ws *workspace, s int) {
+// step computes one NP step from the iterate y with residual c and
+// Jacobian B: it leaves μ = G⁻¹c in ws.mu, W⁻¹Bᵀμ in ws.delta and the new
+// iterate in ws.yNew, and returns W⁻¹'s diagonal (nil for W = I) and G's
+// factor. It reports false if G cannot be factored or the new iterate is
+// not finite.
+func (a *AdaNP) step(ws *workspace, y, c, B []float64) (d []float64, f *factor, ok bool) {
+	n, nc := a.n, a.nc
+	d, f = a.constD, &a.constG
+	if a.constB == nil {
+		d, f = a.weights(ws, B), &ws.g
+		if !a.factorize(f, B, d, ws) {
+			return nil, nil, false
+		}
+	}
+	copy(ws.mu, c)
+	f.solve(nc, ws.mu, ws.tmp)
+	dense.MulTransVec(ws.delta, B, nc, n, ws.mu)
+	for j, v := range ws.delta {
+		if d != nil {
+			v *= d[j]
+			ws.delta[j] = v
+		}
+		ws.yNew[j] = y[j] - v
+	}
+	return d, f, allFinite(ws.yNew)
+}
+
+// recordFinal records, for Implicit gradients, the projector at the final
+// point y with Jacobian B.
+func (a *AdaNP) recordFinal(ws *workspace, tr *Trace, s int, y, B []float64) {
+	d, f := a.constD, &a.constG
+	if a.constB == nil {
+		d, f = a.weights(ws, B), &ws.g
+		if !a.factorize(f, B, d, ws) {
+			return // no projector: the gradient passes through unchanged
+		}
+	}
+	clear(ws.mu)
+	tr.push(s, y, ws.mu, d, B, f)
+}
+
+// finish writes the result of sample s: its output, depth and residual.
+func (b *batch) finish(s int, y, c []float64, depth int) {
 	a := b.a
-	n, nc, ny := a.n, a.nc, a.ny
-	xs, yhat, out := row(b.x, s), row(b.yhat, s), row(b.dst, s)
-	y := ws.y
+	copy(row(b.dst, s), y[:a.ny])
+	b.depth[s] = depth
+	b.afterMax[s], b.afterSum[s] = absStats(c)
+	if a.s.Measure.reduce(c) > a.s.Tol {
+		b.flags[s] |= flagNotConverged
+	}
+}
+
+// start loads sample s into y and reports whether its inputs are finite.
+func (b *batch) start(s int, y []float64) bool {
+	xs, yhat := row(b.x, s), row(b.yhat, s)
 	copy(y, yhat)
-	clear(y[ny:])
-	if !allFinite(xs) || !allFinite(yhat) {
-		b.flags[s] |= flagBadInput
-		copy(out, yhat)
-		return
-	}
-	a.eval(xs, y, ws.c, ws.b)
-	if !allFinite(ws.c) || (a.constB == nil && !allFinite(ws.b)) {
-		b.flags[s] |= flagBadConstraint
-		copy(out, yhat)
-		return
-	}
-	b.beforeMax[s], b.beforeSum[s] = absStats(ws.c)
-	record := b.tr != nil && a.s.Grad != Implicit
+	clear(y[b.a.ny:])
 	if b.tr != nil {
 		b.tr.steps[s] = b.tr.steps[s][:0]
 		b.tr.eig[s] = b.tr.eig[s][:0]
 	}
+	if !allFinite(xs) || !allFinite(yhat) {
+		b.flags[s] |= flagBadInput
+		copy(row(b.dst, s), yhat)
+		return false
+	}
+	return true
+}
+
+// continues reports whether a sample at the given depth with residual c
+// takes another step.
+func (b *batch) continues(depth int, c []float64) bool {
+	return depth < b.maxDepth && (depth < b.a.s.MinDepth || b.a.s.Measure.reduce(c) > b.a.s.Tol)
+}
+
+// sample runs AdaNP on sample s.
+func (b *batch) sample(ws *workspace, s int) {
+	a := b.a
+	xs := row(b.x, s)
+	if !b.start(s, ws.y) {
+		return
+	}
+	a.eval(xs, ws.y, ws.c, ws.b)
+	if !allFinite(ws.c) || (a.constB == nil && !allFinite(ws.b)) {
+		b.flags[s] |= flagBadConstraint
+		copy(row(b.dst, s), row(b.yhat, s))
+		return
+	}
+	b.beforeMax[s], b.beforeSum[s] = absStats(ws.c)
+	record := b.tr != nil && a.s.Grad != Implicit
 	k := 0
-	for k < b.maxDepth && (k < a.s.MinDepth || a.s.Measure.reduce(ws.c) > a.s.Tol) {
+	for b.continues(k, ws.c) {
 		B := a.jacobian(ws.b)
-		d, f := a.constD, &a.constG
-		if a.constB == nil {
-			d, f = a.weights(ws, B), &ws.g
-			if !a.factorize(f, B, d, ws) {
-				b.flags[s] |= flagStopped
-				break
-			}
+		d, f, ok := a.step(ws, ws.y, ws.c, B)
+		if !ok {
+			b.flags[s] |= flagStopped
+			break
 		}
 		if f.eig {
 			b.flags[s] |= flagClamped
-		}
-		copy(ws.mu, ws.c)
-		f.solve(nc, ws.mu, ws.tmp)
-		dense.MulTransVec(ws.delta, B, nc, n, ws.mu)
-		for j, v := range ws.delta {
-			if d != nil {
-				v *= d[j]
-				ws.delta[j] = v
-			}
-			ws.yNew[j] = y[j] - v
-		}
-		if !allFinite(ws.yNew) {
-			b.flags[s] |= flagStopped
-			break
 		}
 		a.eval(xs, ws.yNew, ws.cNew, ws.bNew)
 		if !allFinite(ws.cNew) || (a.constB == nil && !allFinite(ws.bNew)) {
@@ -246,33 +300,15 @@ func (b *batch) sample(ws *workspace, s int) {
 			break
 		}
 		if record {
-			b.tr.push(s, y, ws.mu, d, B, f)
+			b.tr.push(s, ws.y, ws.mu, d, B, f)
 		}
 		ws.y, ws.yNew = ws.yNew, ws.y
 		ws.c, ws.cNew = ws.cNew, ws.c
 		ws.b, ws.bNew = ws.bNew, ws.b
-		y = ws.y
 		k++
 	}
 	if b.tr != nil && !record {
-		// Implicit gradients need only the projector at the final point.
-		B := a.jacobian(ws.b)
-		d, f := a.constD, &a.constG
-		if a.constB == nil {
-			d, f = a.weights(ws, B), &ws.g
-			if !a.factorize(f, B, d, ws) {
-				f = nil
-			}
-		}
-		if f != nil {
-			clear(ws.mu)
-			b.tr.push(s, y, ws.mu, d, B, f)
-		}
+		a.recordFinal(ws, b.tr, s, ws.y, a.jacobian(ws.b))
 	}
-	copy(out, y[:ny])
-	b.depth[s] = k
-	b.afterMax[s], b.afterSum[s] = absStats(ws.c)
-	if a.s.Measure.reduce(ws.c) > a.s.Tol {
-		b.flags[s] |= flagNotConverged
-	}
+	b.finish(s, ws.y, ws.c, k)
 }

@@ -72,6 +72,12 @@ func (t *Trace) push(s int, y, mu, d, b []float64, f *factor) {
 	t.eig[s] = append(t.eig[s], f.eig)
 }
 
+// pop removes the last step record of sample s.
+func (t *Trace) pop(s int) {
+	t.steps[s] = t.steps[s][:len(t.steps[s])-t.a.recLen()]
+	t.eig[s] = t.eig[s][:len(t.eig[s])-1]
+}
+
 // Depth returns the number of recorded steps of sample s.
 func (t *Trace) Depth(s int) int { return len(t.eig[s]) }
 
