@@ -1,0 +1,247 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/layers"
+)
+
+// Mode selects how a Model treats the constraint.
+type Mode int
+
+const (
+	// ENFORCE trains and predicts through AdaNP: the loss is
+	// ℓ_T(ỹ) + λ_D·(1/N)Σ‖ŷ−ỹ‖² + λ_C·(1/N)Σ‖c(x, ỹ)‖ and predictions are
+	// projected by the inference AdaNP.
+	ENFORCE Mode = iota
+	// MLP ignores the constraint: the loss is ℓ_T(ŷ) and predictions are
+	// the backbone's. The unconstrained baseline.
+	MLP
+	// Soft adds the penalty λ·(1/N)Σ‖c(x, ŷ)‖² (losses.SoftPenalty) to the
+	// loss and never projects. The soft-constrained baseline.
+	Soft
+)
+
+var modeNames = [...]string{ENFORCE: "ENFORCE", MLP: "MLP", Soft: "Soft"}
+
+func (m Mode) valid() bool { return m >= 0 && int(m) < len(modeNames) }
+
+// String returns "ENFORCE", "MLP" or "Soft".
+func (m Mode) String() string {
+	if m.valid() {
+		return modeNames[m]
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// MarshalText implements encoding.TextMarshaler with the mode's name.
+func (m Mode) MarshalText() ([]byte, error) {
+	if !m.valid() {
+		return nil, fmt.Errorf("train: cannot marshal invalid %v", m)
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler; case is ignored.
+func (m *Mode) UnmarshalText(text []byte) error {
+	for i, name := range modeNames {
+		if strings.EqualFold(string(text), name) {
+			*m = Mode(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("train: unknown mode %q (want ENFORCE, MLP or Soft)", text)
+}
+
+// Defaults used for zero fields of Config.
+const (
+	// DefaultLambdaD is λ_D of the paper's function-fitting experiments.
+	DefaultLambdaD = 0.5
+	// DefaultSoftLambda is the penalty weight of the paper's Soft baseline.
+	DefaultSoftLambda = 1
+	// DefaultLearnRate is Adam's step size in every experiment of the paper.
+	DefaultLearnRate = 1e-3
+	// DefaultEpochs is the number of passes over the data.
+	DefaultEpochs = 1000
+	// DefaultTrainTol is ε_T, the paper's training tolerance on mean|c|.
+	DefaultTrainTol = 1e-4
+)
+
+// TrainSettings returns the paper's AdaNP settings for training: stop on
+// mean|c| ≤ ε_T = 1e-4 after 1 to 100 steps, orthogonal projection, exact
+// (unrolled) gradients.
+func TrainSettings() enforce.Settings {
+	return enforce.Settings{Tol: DefaultTrainTol, Measure: enforce.MeanAbs, MaxDepth: enforce.DefaultMaxDepth}
+}
+
+// Config describes a Model: the backbone, the constraint, how they are
+// combined, and how the model is trained. Zero fields mean the defaults
+// stated on each field.
+type Config struct {
+	// Sizes are the layer sizes of the backbone MLP, [nx, h1, …, ny]: nx
+	// inputs, hidden widths, ny outputs. Required. The constraint must have
+	// ny predicted outputs and either nx inputs or none.
+	Sizes []int
+	// Hidden is the activation of the hidden layers and Output that of the
+	// last layer. The zero value of both is layers.Identity, so set Hidden
+	// (the paper's fitting backbone uses layers.ReLU).
+	Hidden, Output layers.Activation
+	// Init is the weight initialisation (default: He for ReLU, Glorot
+	// otherwise).
+	Init layers.Init
+
+	// Constraint is c(x, y) = 0. Required in every mode: MLP and Soft
+	// models use it to report residuals.
+	Constraint enforce.Constraint
+	// Mode selects ENFORCE (the default), MLP or Soft.
+	Mode Mode
+	// Train are the settings of the AdaNP on the training graph; nil means
+	// TrainSettings(). Infer are those of the AdaNP applied by Predict;
+	// the zero value is the paper's inference setting, max|c| ≤ ε_I = 1e-6
+	// after 1 to 100 steps.
+	Train *enforce.Settings
+	Infer enforce.Settings
+
+	// LambdaD is λ_D, the weight of the displacement (1/N)Σ‖ŷ−ỹ‖² in
+	// ENFORCE mode. Zero means DefaultLambdaD; a negative value means no
+	// displacement term.
+	LambdaD float64
+	// LambdaC is λ_C. In ENFORCE mode it weighs the residual
+	// (1/N)Σ‖c(x, ỹ)‖₂ (default 0, as in the paper's fitting experiments)
+	// and enters the activation rule of FitUnsupervised. In Soft mode it
+	// weighs the penalty (1/N)Σ‖c(x, ŷ)‖₂²; zero there means
+	// DefaultSoftLambda. It must not be negative.
+	LambdaC float64
+
+	// LearnRate is Adam's step size (default DefaultLearnRate). Every loss
+	// term is a batch mean, so the solver's batch size is left at 1.
+	LearnRate float64
+	// BatchSize is the number of samples per optimisation step; zero
+	// means the whole training set (full batch, as in the paper's fitting
+	// experiments). The last batch of an epoch is smaller when BatchSize
+	// does not divide the number of samples.
+	BatchSize int
+	// Epochs is the number of passes over the data per Fit call (default
+	// DefaultEpochs).
+	Epochs int
+	// Seed seeds the weight initialisation and the shuffling of the
+	// training samples: a Config trains to the same weights every time.
+	Seed uint64
+
+	// AlwaysProject disables the activation rule of the paper's
+	// Algorithm 2. By default (false), each training batch first takes one
+	// NP step; if that makes the task measure worse, the batch is not
+	// projected (its gradient then flows through ŷ unchanged).
+	AlwaysProject bool
+	// Standardize makes the network read standardised inputs and, for Fit,
+	// predict standardised outputs (training mean and population standard
+	// deviation). ŷ is mapped back to original units before AdaNP, so
+	// constraints are evaluated and projected in original units; the task
+	// loss and displacement are measured in standardised units.
+	Standardize bool
+
+	// Progress receives one line per logged epoch; nil means os.Stderr.
+	// Quiet suppresses it. LogEvery is the logging interval in epochs;
+	// zero means ⌈Epochs/50⌉. The last epoch is always logged.
+	Progress io.Writer
+	Quiet    bool
+	LogEvery int
+}
+
+// resolved is a validated Config with defaults applied.
+type resolved struct {
+	Config
+	train      enforce.Settings
+	lambdaD    float64
+	lambdaC    float64
+	nx, ny     int // network inputs and outputs
+	constrainX bool
+}
+
+// resolve validates cfg and applies defaults.
+func resolve(cfg Config) (resolved, error) {
+	r := resolved{Config: cfg}
+	r.Sizes = append([]int(nil), cfg.Sizes...)
+	if len(r.Sizes) < 2 {
+		return r, fmt.Errorf("train: Config.Sizes must list at least [nx, ny], got %v", cfg.Sizes)
+	}
+	for _, s := range r.Sizes {
+		if s <= 0 {
+			return r, fmt.Errorf("train: Config.Sizes must be positive, got %v", cfg.Sizes)
+		}
+	}
+	r.nx, r.ny = r.Sizes[0], r.Sizes[len(r.Sizes)-1]
+	if !cfg.Mode.valid() {
+		return r, fmt.Errorf("train: invalid %v", cfg.Mode)
+	}
+	if cfg.Constraint == nil {
+		return r, errors.New("train: Config.Constraint is nil")
+	}
+	cnx, cn, nc := cfg.Constraint.Dims()
+	latent := 0
+	if l, ok := cfg.Constraint.(enforce.Latent); ok {
+		latent = l.Latent()
+	}
+	switch {
+	case cn-latent != r.ny:
+		return r, fmt.Errorf("train: the constraint has %d predicted outputs (ny=%d, %d latent), the network %d (Sizes %v)", cn-latent, cn, latent, r.ny, r.Sizes)
+	case cnx != 0 && cnx != r.nx:
+		return r, fmt.Errorf("train: the constraint has nx=%d inputs, the network %d (Sizes %v)", cnx, r.nx, r.Sizes)
+	case nc <= 0:
+		return r, fmt.Errorf("train: the constraint has nc=%d", nc)
+	}
+	r.constrainX = cnx != 0
+	switch {
+	case math.IsNaN(cfg.LambdaD) || math.IsInf(cfg.LambdaD, 0):
+		return r, fmt.Errorf("train: Config.LambdaD = %v is not finite", cfg.LambdaD)
+	case cfg.LambdaD == 0:
+		r.lambdaD = DefaultLambdaD
+	case cfg.LambdaD > 0:
+		r.lambdaD = cfg.LambdaD
+	}
+	switch {
+	case !(cfg.LambdaC >= 0) || math.IsInf(cfg.LambdaC, 1):
+		return r, fmt.Errorf("train: Config.LambdaC = %v must be finite and non-negative", cfg.LambdaC)
+	case cfg.Mode == Soft && cfg.LambdaC == 0:
+		r.lambdaC = DefaultSoftLambda
+	default:
+		r.lambdaC = cfg.LambdaC
+	}
+	if cfg.Mode != ENFORCE {
+		r.lambdaD = 0
+	}
+	if cfg.LearnRate == 0 {
+		r.LearnRate = DefaultLearnRate
+	}
+	if !(r.LearnRate > 0) || math.IsInf(r.LearnRate, 1) {
+		return r, fmt.Errorf("train: Config.LearnRate = %v must be positive and finite", cfg.LearnRate)
+	}
+	if cfg.Epochs == 0 {
+		r.Epochs = DefaultEpochs
+	}
+	switch {
+	case r.Epochs < 0:
+		return r, fmt.Errorf("train: Config.Epochs = %d is negative", cfg.Epochs)
+	case cfg.BatchSize < 0:
+		return r, fmt.Errorf("train: Config.BatchSize = %d is negative", cfg.BatchSize)
+	case cfg.LogEvery < 0:
+		return r, fmt.Errorf("train: Config.LogEvery = %d is negative", cfg.LogEvery)
+	}
+	if cfg.LogEvery == 0 {
+		r.LogEvery = (r.Epochs + 49) / 50
+	}
+	r.train = TrainSettings()
+	if cfg.Train != nil {
+		r.train = *cfg.Train
+		r.train.Diag = append([]float64(nil), cfg.Train.Diag...)
+		if cfg.Train.Diag == nil {
+			r.train.Diag = nil
+		}
+	}
+	return r, nil
+}

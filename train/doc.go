@@ -1,0 +1,85 @@
+// Package train trains ENFORCE models and their baselines: a backbone
+// MLP (package layers) whose prediction ŷ an adaptive-depth neural
+// projection (AdaNP, package enforce) projects onto c(x, y) = 0, trained
+// with Adam on the loss of the paper's section 4.4 (package losses),
+//
+//	ℓ = ℓ_T(ỹ) + λ_D·(1/N)Σ‖ŷ_i − ỹ_i‖² + λ_C·(1/N)Σ‖c(x_i, ỹ_i)‖.
+//
+// A Model is built from a Config by New. Fit trains it by regression
+// (ℓ_T = (1/N)Σ‖y_i − ỹ_i‖²), FitUnsupervised on a parametric
+// optimisation problem (ℓ_T = (1/N)Σ f(x_i, ỹ_i)), and Predict returns
+// predictions projected by a second AdaNP with the inference settings
+// (max|c| ≤ 1e-6 by default) together with its Stats. The same Config with
+// Mode MLP or Soft trains the unconstrained and the soft-constrained
+// baselines on the same architecture, seed and data order.
+//
+// # Training
+//
+// Each Fit call runs Config.Epochs epochs; an epoch visits the samples in
+// an order shuffled from Config.Seed, in batches of Config.BatchSize (the
+// whole set by default), with one Adam step per batch. Training is
+// deterministic: a Config and data give the same weights and History on
+// every run, on any number of cores.
+//
+// In ENFORCE mode the training graph applies AdaNP with the training
+// settings (mean|c| ≤ 1e-4 by default) and, unless Config.AlwaysProject,
+// the activation rule of the paper's Algorithm 2: per batch, one NP step
+// is taken first and the batch is projected only if that step does not
+// make the task measure worse (the squared error against the labels for
+// Fit; mean f + λ_C·mean‖c‖ for FitUnsupervised). It is implemented as an
+// enforce.Gate on the AdaNP node.
+//
+// With Config.Standardize the network reads standardised inputs and
+// predicts standardised outputs, mapped back to original units before
+// AdaNP: constraints are evaluated and projected in original units, as in
+// the paper's reference implementation.
+//
+// # Progress
+//
+// Fit writes one line per Config.LogEvery epochs to Config.Progress
+// (os.Stderr by default): epoch, loss, task loss, displacement, residual,
+// mean AdaNP depth and the fraction of batches projected. It returns the
+// same numbers for every epoch as a History.
+//
+// # Prediction
+//
+// Predict and Backbone run the backbone in plain Go from the current
+// weights rather than on a gorgonia graph, so they take any number of
+// rows, need no machine, and give the same bits on every call; AdaNP then
+// projects with enforce.AdaNP.Project.
+//
+// # Writing your own loop
+//
+// Fit is a thin loop over the pieces a gorgonia user can drive directly.
+// Model.NewGraph (or NewObjectiveGraph) returns a Graph for a batch size:
+// the backbone, the AdaNP node with its gate, the loss and its gradient,
+// with weights shared with the model. Any gorgonia solver and schedule
+// work:
+//
+//	model, _ := train.New(cfg)
+//	_ = model.FitStandardizers(x, y) // if cfg.Standardize
+//	g, _ := model.NewGraph(batch)
+//	vm := gorgonia.NewTapeMachine(g.G, gorgonia.BindDualValues(g.Learnables...))
+//	defer vm.Close()
+//	solver := gorgonia.NewAdamSolver(gorgonia.WithLearnRate(1e-3))
+//	for epoch := range epochs {
+//		for _, b := range batches {
+//			_ = g.SetBatch(b.X, b.Y) // binds the batch and gives the gate its labels
+//			_ = vm.RunAll()
+//			// g.Loss.Value(), g.Op.Stats(), g.Op.Projected(), g.Outputs()
+//			_ = solver.Step(gorgonia.NodesToValueGrads(g.Learnables))
+//			vm.Reset()
+//		}
+//	}
+//	pred, stats, _ := model.Predict(xTest)
+//
+// # Saving
+//
+// Save and Load (SaveFile, LoadFile) write and read a versioned JSON
+// document holding the architecture, the dimensions of the constraint,
+// the settings, the standardisation and the weights; float64 values
+// round-trip exactly, so a loaded model predicts the same bits. The
+// constraint is code: Load takes it as an argument and checks its
+// dimensions. Restore loads weights into an existing model and rejects a
+// file for another architecture.
+package train

@@ -1,0 +1,279 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+)
+
+// Epoch summarises one pass over the training data. Every field except
+// Epoch is a mean over the epoch's batches weighted by their sizes,
+// measured on each batch before its optimisation step.
+type Epoch struct {
+	// Epoch counts the passes made by this Fit call, from 1.
+	Epoch int
+	// Loss is the training loss ℓ and Task its task term ℓ_T (the squared
+	// error (1/N)Σ‖y − ỹ‖² for Fit, in standardised units when the model
+	// standardises; the mean objective for FitUnsupervised).
+	Loss, Task float64
+	// Displacement is (1/N)Σ‖ŷ − ỹ‖², in the units of Task (zero outside
+	// ENFORCE mode). In ENFORCE mode Loss = Task + λ_D·Displacement +
+	// λ_C·Residual.
+	Displacement float64
+	// Residual is (1/N)Σ‖c(x, y)‖₂ of the output the task loss sees (ỹ in
+	// ENFORCE mode, ŷ otherwise), in original units.
+	Residual float64
+	// Depth is the mean number of NP steps per sample over the batches
+	// AdaNP projected (zero if none was).
+	Depth float64
+	// Projected is the fraction of batches AdaNP projected: below 1 when
+	// the activation rule skipped some, zero outside ENFORCE mode.
+	Projected float64
+}
+
+// History is the per-epoch record of a Fit call.
+type History []Epoch
+
+// Last returns the last epoch, or the zero Epoch for an empty History.
+func (h History) Last() Epoch {
+	if len(h) == 0 {
+		return Epoch{}
+	}
+	return h[len(h)-1]
+}
+
+// Fit trains the model by supervised regression on inputs x (n×nx) and
+// labels y (n×ny), both in original units, for Config.Epochs epochs of
+// mini-batches drawn in a shuffled order, with one Adam step per batch.
+// On the first call of a model that standardises, it fits the
+// standardisation on x and y. Later calls continue training from the
+// current weights and optimiser state.
+//
+// It returns the history of the epochs run and an error for invalid data,
+// or when a batch fails (for example, when AdaNP meets a non-finite
+// prediction or the loss diverges); the weights then hold the values
+// reached before the failing batch.
+func (m *Model) Fit(x, y *mat.Dense) (History, error) {
+	if err := m.checkData(x, y, true); err != nil {
+		return nil, err
+	}
+	if m.cfg.Standardize && (m.sx == nil || m.sy == nil) {
+		if err := m.FitStandardizers(x, y); err != nil {
+			return nil, err
+		}
+	}
+	return m.fit(x, y, m.NewGraph)
+}
+
+// FitUnsupervised trains the model to solve a parametric optimisation
+// problem: for each input x_i the network predicts a solution y_i, and
+// the task loss is the mean objective (1/N)Σ f(x_i, ỹ_i) built by
+// objective (see Objective and losses.Objective). In ENFORCE mode the
+// loss adds λ_D·(1/N)Σ‖ŷ−ỹ‖² and λ_C·(1/N)Σ‖c(x, ỹ)‖, and the activation
+// rule compares mean f + λ_C·mean‖c‖ before and after one NP step, as in
+// the paper. A model that standardises standardises only x. Otherwise it
+// behaves as Fit.
+func (m *Model) FitUnsupervised(x *mat.Dense, objective Objective) (History, error) {
+	if objective == nil {
+		return nil, errors.New("train: nil objective")
+	}
+	if err := m.checkData(x, nil, false); err != nil {
+		return nil, err
+	}
+	if m.cfg.Standardize && m.sx == nil {
+		if err := m.FitStandardizers(x, nil); err != nil {
+			return nil, err
+		}
+	}
+	return m.fit(x, nil, func(batch int) (*Graph, error) { return m.NewObjectiveGraph(batch, objective) })
+}
+
+// runner is a graph with its machine and batch buffers.
+type runner struct {
+	g      *Graph
+	vm     gorgonia.VM
+	xb, yb *mat.Dense
+}
+
+func (m *Model) fit(x, y *mat.Dense, build func(batch int) (*Graph, error)) (History, error) {
+	n, _ := x.Dims()
+	bs := m.cfg.BatchSize
+	if bs == 0 || bs > n {
+		bs = n
+	}
+	runners := map[int]*runner{}
+	defer func() {
+		for _, r := range runners {
+			r.vm.Close()
+		}
+	}()
+	get := func(size int) (*runner, error) {
+		if r, ok := runners[size]; ok {
+			return r, nil
+		}
+		g, err := build(size)
+		if err != nil {
+			return nil, err
+		}
+		r := &runner{g: g, vm: gorgonia.NewTapeMachine(g.G, gorgonia.BindDualValues(g.Learnables...))}
+		r.xb = mat.NewDense(size, m.cfg.nx, nil)
+		if y != nil {
+			r.yb = mat.NewDense(size, m.cfg.ny, nil)
+		}
+		runners[size] = r
+		return r, nil
+	}
+	var w io.Writer
+	if !m.cfg.Quiet {
+		w = m.cfg.Progress
+		if w == nil {
+			w = os.Stderr
+		}
+	}
+
+	hist := make(History, 0, m.cfg.Epochs)
+	for e := 1; e <= m.cfg.Epochs; e++ {
+		perm := m.rng.Perm(n)
+		var acc accumulator
+		for start := 0; start < n; start += bs {
+			idx := perm[start:min(start+bs, n)]
+			r, err := get(len(idx))
+			if err != nil {
+				return hist, err
+			}
+			for k, i := range idx {
+				r.xb.SetRow(k, x.RawRowView(i))
+				if y != nil {
+					r.yb.SetRow(k, y.RawRowView(i))
+				}
+			}
+			if err := m.step(r, &acc); err != nil {
+				return hist, fmt.Errorf("train: epoch %d: %w", e, err)
+			}
+		}
+		ep := acc.epoch(e)
+		hist = append(hist, ep)
+		if w != nil && (e%m.cfg.LogEvery == 0 || e == m.cfg.Epochs) {
+			m.logEpoch(w, ep)
+		}
+	}
+	return hist, nil
+}
+
+// accumulator sums the statistics of an epoch's batches.
+type accumulator struct {
+	rows                  float64
+	loss, task, disp, res float64 // Σ rows·value
+	depth, depthRows      float64 // over projected batches
+	batches, projected    int
+}
+
+func (a *accumulator) epoch(e int) Epoch {
+	ep := Epoch{
+		Epoch:        e,
+		Loss:         a.loss / a.rows,
+		Task:         a.task / a.rows,
+		Displacement: a.disp / a.rows,
+		Residual:     a.res / a.rows,
+		Projected:    float64(a.projected) / float64(a.batches),
+	}
+	if a.depthRows > 0 {
+		ep.Depth = a.depth / a.depthRows
+	}
+	return ep
+}
+
+// step runs one batch forward and backward, records its statistics in
+// acc and takes one solver step.
+func (m *Model) step(r *runner, acc *accumulator) error {
+	g := r.g
+	if err := g.SetBatch(r.xb, r.yb); err != nil {
+		return err
+	}
+	defer r.vm.Reset()
+	if err := runAll(r.vm); err != nil {
+		return err
+	}
+	if err := g.err(); err != nil {
+		return err
+	}
+	loss, err1 := scalarValue(g.Loss)
+	task, err2 := scalarValue(g.Task)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return fmt.Errorf("the training loss is %v (diverged; try a smaller LearnRate)", loss)
+	}
+	rows := float64(g.batch)
+	acc.rows += rows
+	acc.batches++
+	acc.loss += rows * loss
+	acc.task += rows * task
+	yhat, yt := g.yhatV, g.ytildeV
+	acc.res += rows * m.view.meanNorm(r.xb, yt)
+	if g.Op != nil {
+		acc.disp += rows * g.displacement(yhat, yt)
+		if g.Op.Projected() {
+			acc.projected++
+			acc.depth += rows * g.Op.Stats().MeanDepth
+			acc.depthRows += rows
+		}
+	}
+	if err := m.solver.Step(gorgonia.NodesToValueGrads(g.Learnables)); err != nil {
+		return fmt.Errorf("solver step: %w", err)
+	}
+	return nil
+}
+
+// displacement returns (1/N)Σ‖ŷ−ỹ‖² in the units of the task loss.
+func (g *Graph) displacement(yhat, yt *mat.Dense) float64 {
+	r, c := yhat.Dims()
+	var s float64
+	for i := range r {
+		a, b := yhat.RawRowView(i), yt.RawRowView(i)
+		for j := range c {
+			d := a[j] - b[j]
+			d *= d
+			if g.invVar != nil {
+				d *= g.invVar[j]
+			}
+			s += d
+		}
+	}
+	return s / float64(r)
+}
+
+// runAll runs a machine, turning a panic inside gorgonia into an error.
+func runAll(vm gorgonia.VM) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("gorgonia panicked: %v", r)
+		}
+	}()
+	return vm.RunAll()
+}
+
+// scalarValue returns the float64 value of a scalar node.
+func scalarValue(n *gorgonia.Node) (float64, error) {
+	if n.Value() == nil {
+		return 0, fmt.Errorf("node %q has no value", n.Name())
+	}
+	v, ok := n.Value().Data().(float64)
+	if !ok {
+		return 0, fmt.Errorf("node %q holds a %T, want float64", n.Name(), n.Value().Data())
+	}
+	return v, nil
+}
+
+// logEpoch writes one progress line.
+func (m *Model) logEpoch(w io.Writer, ep Epoch) {
+	fmt.Fprintf(w, "%-7s epoch %*d/%d  loss %.4e  task %.4e  disp %.3e  res %.3e  depth %5.2f  projected %3.0f%%\n",
+		m.cfg.Mode, len(fmt.Sprint(m.cfg.Epochs)), ep.Epoch, m.cfg.Epochs,
+		ep.Loss, ep.Task, ep.Displacement, ep.Residual, ep.Depth, 100*ep.Projected)
+}
