@@ -120,3 +120,13 @@ type BatchEvaluator interface {
 	// Jacobians one after another (rows×nc×ny). It may use all cores.
 	EvalBatch(rows int, x, y, c, jy []float64)
 }
+
+// BatchHessVecer is implemented by constraints whose curvature products
+// are faster for many samples together (Quadratic). VJP then back-propagates
+// the samples of a batch in lockstep, one call per step and product.
+type BatchHessVecer interface {
+	// HessVecBatch writes out_s = Σ_i w_si ∇²_yy c_i(x_s, y_s)·v_s for
+	// rows samples; x (rows×nx), y, v, out (rows×ny) and w (rows×nc) are
+	// row-major. It may use all cores.
+	HessVecBatch(rows int, x, y, w, v, out []float64)
+}

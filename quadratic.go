@@ -80,6 +80,7 @@ func Quadratic(nx int, A []*mat.SymDense, C *mat.Dense, d []float64, r RHS) (Con
 		}
 		q.d = append([]float64(nil), d...)
 	}
+	q.hvBuf.New = func() any { return new([]float64) }
 	q.pool.New = func() any {
 		return &quadraticScratch{ay: make([]float64, nc*ny), r: make([]float64, nc)}
 	}
@@ -167,6 +168,7 @@ type quadraticConstraint struct {
 	r          RHS
 	pool       sync.Pool // *quadraticScratch
 	ahOnce     sync.Once
+	hvBuf      sync.Pool // *[]float64, HessVecBatch's products
 }
 
 // batchGemm selects one matrix product in EvalBatch, which pays off with
@@ -194,20 +196,93 @@ func (j *quadraticBatchJob) Run(lo, hi int) {
 	}
 }
 
-// quadraticGemmJob computes A_i y_s for all i and a range of samples with
-// one matrix product.
-type quadraticGemmJob struct {
-	q     *quadraticConstraint
-	y, ay []float64
+// products writes dst[s, (i−i0)·ny + j] = (A_i v_s)_j for the rows samples
+// of v (rows×ny) and i in [i0, i1); dst has rows×(i1−i0)·ny elements.
+//
+// With an optimised BLAS (batchGemm) this is one matrix product per core
+// with [A_i0 … A_i1) side by side (A_i is symmetric, so v_sᵀA_i = (A_i v_s)ᵀ).
+// With gonum's pure-Go BLAS, whose matrix–vector kernel is the faster one,
+// the stacked A is swept in blocks that stay in cache while every sample
+// multiplies them, so A is read from memory once per batch rather than once
+// per sample.
+func (q *quadraticConstraint) products(rows int, v []float64, i0, i1 int, dst []float64) {
+	job := quadraticProducts{q: q, v: v, dst: dst, i0: i0, i1: i1}
+	if batchGemm {
+		q.ahOnce.Do(q.sideBySide)
+		job.gemm = true
+		par.For(rows, 32, &job)
+		return
+	}
+	blk := max(1, quadraticBlockBytes/(8*q.ny*q.ny))
+	for job.b0 = i0; job.b0 < i1; job.b0 += blk {
+		job.b1 = min(job.b0+blk, i1)
+		par.For(rows, 8, &job)
+	}
+}
+
+// quadraticProducts is the loop body of products over samples.
+type quadraticProducts struct {
+	q      *quadraticConstraint
+	v, dst []float64
+	i0, i1 int
+	b0, b1 int // the block of constraints, without gemm
+	gemm   bool
 }
 
 // Run handles samples [lo, hi).
-func (j *quadraticGemmJob) Run(lo, hi int) {
+func (j *quadraticProducts) Run(lo, hi int) {
 	ny, nc := j.q.ny, j.q.nc
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-		blas64.General{Rows: hi - lo, Cols: ny, Stride: ny, Data: j.y[lo*ny : hi*ny]},
-		blas64.General{Rows: ny, Cols: nc * ny, Stride: nc * ny, Data: j.q.ah}, 0,
-		blas64.General{Rows: hi - lo, Cols: nc * ny, Stride: nc * ny, Data: j.ay[lo*nc*ny : hi*nc*ny]})
+	width := (j.i1 - j.i0) * ny
+	if j.gemm {
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+			blas64.General{Rows: hi - lo, Cols: ny, Stride: ny, Data: j.v[lo*ny : hi*ny]},
+			blas64.General{Rows: ny, Cols: width, Stride: nc * ny, Data: j.q.ah[j.i0*ny:]}, 0,
+			blas64.General{Rows: hi - lo, Cols: width, Stride: width, Data: j.dst[lo*width : hi*width]})
+		return
+	}
+	a := blas64.General{Rows: (j.b1 - j.b0) * ny, Cols: ny, Stride: ny, Data: j.q.a[j.b0*ny*ny : j.b1*ny*ny]}
+	off := (j.b0 - j.i0) * ny
+	for s := lo; s < hi; s++ {
+		blas64.Gemv(blas.NoTrans, 1, a, blas64.Vector{N: ny, Inc: 1, Data: j.v[s*ny : (s+1)*ny]},
+			0, blas64.Vector{N: (j.b1 - j.b0) * ny, Inc: 1, Data: j.dst[s*width+off : s*width+off+(j.b1-j.b0)*ny]})
+	}
+}
+
+var _ BatchHessVecer = (*quadraticConstraint)(nil)
+
+// HessVecBatch writes out_s = 2Σ_i w_si A_i v_s for rows samples (see
+// BatchHessVecer), with the products A_i v_s computed as in EvalBatch, a
+// block of constraints at a time.
+func (q *quadraticConstraint) HessVecBatch(rows int, x, y, w, v, out []float64) {
+	nx, ny, nc := q.nx, q.ny, q.nc
+	if rows < 0 || len(x) != rows*nx || len(y) != rows*ny || len(w) != rows*nc || len(v) != rows*ny || len(out) != rows*ny {
+		panic(fmt.Sprintf("enforce: Quadratic.HessVecBatch: rows=%d len(x)=%d len(y)=%d len(w)=%d len(v)=%d len(out)=%d",
+			rows, len(x), len(y), len(w), len(v), len(out)))
+	}
+	clear(out)
+	if rows == 0 {
+		return
+	}
+	blk := max(1, min(nc, (64<<20)/(8*rows*ny)))
+	buf := q.hvBuf.Get().(*[]float64)
+	defer q.hvBuf.Put(buf)
+	if cap(*buf) < rows*blk*ny {
+		*buf = make([]float64, rows*blk*ny)
+	}
+	tmp := (*buf)[:rows*blk*ny]
+	for i0 := 0; i0 < nc; i0 += blk {
+		i1 := min(i0+blk, nc)
+		width := (i1 - i0) * ny
+		q.products(rows, v, i0, i1, tmp[:rows*width])
+		for s := 0; s < rows; s++ {
+			os, t := out[s*ny:(s+1)*ny], tmp[s*width:(s+1)*width]
+			for i := i0; i < i1; i++ {
+				if wi := w[s*nc+i]; wi != 0 {
+					floats.AddScaled(os, 2*wi, t[(i-i0)*ny:(i-i0+1)*ny])
+				}
+			}
+		}
+	}
 }
 
 // sideBySide lays out ah from a on first use by EvalBatch: the product
@@ -340,24 +415,7 @@ func (q *quadraticConstraint) EvalBatch(rows int, x, y, c, jy []float64) {
 	if ay == nil {
 		ay = make([]float64, rows*nc*ny)
 	}
-	if batchGemm {
-		// ay[s, i·ny+j] = (y_sᵀA_i)_j = (A_i y_s)_j, A_i being symmetric:
-		// one matrix product with [A_1 … A_nc] side by side.
-		// The rows are split across cores, one product each.
-		q.ahOnce.Do(q.sideBySide)
-		par.For(rows, 32, &quadraticGemmJob{q: q, y: y, ay: ay})
-	} else {
-		// The same products with gonum's fast matrix–vector kernel: the
-		// stacked A is swept in blocks that stay in cache while every
-		// sample multiplies them, so A is read from memory once per batch
-		// rather than once per sample.
-		blk := max(1, quadraticBlockBytes/(8*ny*ny))
-		job := quadraticBatchJob{q: q, y: y, ay: ay}
-		for i0 := 0; i0 < nc; i0 += blk {
-			job.i0, job.i1 = i0, min(i0+blk, nc)
-			par.For(rows, 8, &job)
-		}
-	}
+	q.products(rows, y, 0, nc, ay)
 	for s := 0; s < rows; s++ {
 		ys, cs := y[s*ny:(s+1)*ny], c[s*nc:(s+1)*nc]
 		js := ay[s*nc*ny : (s+1)*nc*ny]

@@ -98,6 +98,7 @@ type vjpJob struct {
 	gyhat, gx blas64.General
 	wantY     bool
 	wantX     bool
+	lock      vjpLock
 }
 
 // VJP back-propagates through the projection recorded in tr by
@@ -124,7 +125,8 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 	}
 	j := a.vjps.Get().(*vjpJob)
 	defer a.vjps.Put(j)
-	*j = vjpJob{a: a, tr: tr, grad: grad.RawMatrix()}
+	j.a, j.tr, j.grad = a, tr, grad.RawMatrix()
+	j.gyhat, j.gx, j.wantY, j.wantX = blas64.General{}, blas64.General{}, false, false
 	if gyhat != nil {
 		if r, c := gyhat.Dims(); r != tr.rows || c != a.ny {
 			return fmt.Errorf("enforce: ŷ-gradient destination is %d×%d, want %d×%d", r, c, tr.rows, a.ny)
@@ -145,7 +147,11 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 			return fmt.Errorf("enforce: gradient of sample %d is not finite", s)
 		}
 	}
-	par.For(tr.rows, grain, j)
+	if bh, ok := a.c.(BatchHessVecer); ok && a.s.Grad == Unrolled && a.hasHV {
+		j.lock.run(j, bh)
+	} else {
+		par.For(tr.rows, grain, j)
+	}
 	j.tr, j.grad, j.gyhat, j.gx = nil, blas64.General{}, blas64.General{}, blas64.General{}
 	return nil
 }
@@ -161,75 +167,15 @@ func (j *vjpJob) Run(lo, hi int) {
 
 func (j *vjpJob) sample(ws *workspace, s int) {
 	a, tr := j.a, j.tr
-	n, nc, nx := a.n, a.nc, a.nx
-	xs := tr.x[s*nx : (s+1)*nx]
-	g := ws.y // ḡ, the gradient with respect to the current iterate
-	copy(g, row(j.grad, s))
-	clear(g[a.ny:])
-	gx := ws.gx
-	clear(gx)
+	g, gx := ws.y, ws.gx // ḡ, the gradient with respect to the current iterate
+	j.load(s, g, gx)
 	curvY := a.s.Grad == Unrolled && a.hasHV
-	curvX := a.s.Grad == Unrolled && a.hasMHV && j.wantX
-	weighted := a.s.Weights != Identity
-	recLen := a.recLen()
-	recs := tr.steps[s]
 	for k := len(tr.eig[s]) - 1; k >= 0; k-- {
-		r := recs[k*recLen : (k+1)*recLen]
-		yk, r := r[:n], r[n:]
-		mu, r := r[:nc], r[nc:]
-		d, r := r[:n], r[n:]
-		B, r := r[:nc*n], r[nc*n:]
-		f := factor{m: r[:nc*nc], lam: r[nc*nc:], eig: tr.eig[s][k]}
-		// w = G⁻¹·B·D·ḡ
-		dg := ws.dp
-		for i, v := range g {
-			if weighted {
-				v *= d[i]
-			}
-			dg[i] = v
-		}
-		dense.MulVec(ws.w, B, nc, n, dg)
-		f.solve(nc, ws.w, ws.tmp)
-		// p = ḡ − Bᵀw
-		dense.MulTransVec(ws.hv, B, nc, n, ws.w)
-		for i, v := range ws.hv {
-			g[i] -= v
-		}
-		if j.wantX {
-			a.c.(JacobianXer).JacobianX(xs, yk, ws.jx)
-			for i := 0; i < nc; i++ {
-				wi := ws.w[i]
-				for m := 0; m < nx; m++ {
-					gx[m] -= ws.jx[i*nx+m] * wi
-				}
-			}
-		}
-		if !curvY && !curvX {
-			continue
-		}
-		// δ = D·Bᵀ·μ and Dp
-		dense.MulTransVec(ws.delta, B, nc, n, mu)
-		for i := range g {
-			dg[i] = g[i]
-			if weighted {
-				ws.delta[i] *= d[i]
-				dg[i] *= d[i]
-			}
-		}
-		if curvX {
-			h := a.c.(MixedHessVecer)
-			h.MixedHessVec(xs, yk, mu, dg, ws.gxHV)
-			for m, v := range ws.gxHV {
-				gx[m] -= v
-			}
-			h.MixedHessVec(xs, yk, ws.w, ws.delta, ws.gxHV)
-			for m, v := range ws.gxHV {
-				gx[m] += v
-			}
-		}
+		yk, mu := j.backStep(ws, s, k, g, gx)
 		if curvY {
+			xs := tr.x[s*a.nx : (s+1)*a.nx]
 			h := a.c.(HessVecer)
-			h.HessVec(xs, yk, mu, dg, ws.hv)
+			h.HessVec(xs, yk, mu, ws.dp, ws.hv)
 			for i, v := range ws.hv {
 				g[i] -= v
 			}
@@ -239,10 +185,92 @@ func (j *vjpJob) sample(ws *workspace, s int) {
 			}
 		}
 	}
+	j.store(s, g, gx)
+}
+
+// load initialises ḡ from the output gradient of sample s (zero for the
+// latent variables) and the x-gradient to zero.
+func (j *vjpJob) load(s int, g, gx []float64) {
+	copy(g, row(j.grad, s))
+	clear(g[j.a.ny:])
+	clear(gx)
+}
+
+// store writes the gradients of sample s.
+func (j *vjpJob) store(s int, g, gx []float64) {
 	if j.wantY {
-		copy(row(j.gyhat, s), g[:a.ny])
+		copy(row(j.gyhat, s), g[:j.a.ny])
 	}
 	if j.wantX {
 		copy(row(j.gx, s), gx)
 	}
+}
+
+// backStep back-propagates sample s through its step k, except for the
+// curvature terms in y: it overwrites ḡ (in g) with p = ḡ − Bᵀw, adds the
+// step's contribution to the x-gradient gx, and, when Unrolled curvature is
+// needed, leaves w, δ = DBᵀμ and Dp in ws.w, ws.delta and ws.dp. It returns
+// the step's iterate y_k and multipliers μ_k.
+func (j *vjpJob) backStep(ws *workspace, s, k int, g, gx []float64) (yk, mu []float64) {
+	a, tr := j.a, j.tr
+	n, nc, nx := a.n, a.nc, a.nx
+	xs := tr.x[s*nx : (s+1)*nx]
+	curvY := a.s.Grad == Unrolled && a.hasHV
+	curvX := a.s.Grad == Unrolled && a.hasMHV && j.wantX
+	weighted := a.s.Weights != Identity
+	recLen := a.recLen()
+	r := tr.steps[s][k*recLen : (k+1)*recLen]
+	yk, r = r[:n], r[n:]
+	mu, r = r[:nc], r[nc:]
+	d, r := r[:n], r[n:]
+	B, r := r[:nc*n], r[nc*n:]
+	f := factor{m: r[:nc*nc], lam: r[nc*nc:], eig: tr.eig[s][k]}
+	// w = G⁻¹·B·D·ḡ
+	dg := ws.dp
+	for i, v := range g {
+		if weighted {
+			v *= d[i]
+		}
+		dg[i] = v
+	}
+	dense.MulVec(ws.w, B, nc, n, dg)
+	f.solve(nc, ws.w, ws.tmp)
+	// p = ḡ − Bᵀw
+	dense.MulTransVec(ws.hv, B, nc, n, ws.w)
+	for i, v := range ws.hv {
+		g[i] -= v
+	}
+	if j.wantX {
+		a.c.(JacobianXer).JacobianX(xs, yk, ws.jx)
+		for i := 0; i < nc; i++ {
+			wi := ws.w[i]
+			for m := 0; m < nx; m++ {
+				gx[m] -= ws.jx[i*nx+m] * wi
+			}
+		}
+	}
+	if !curvY && !curvX {
+		return yk, mu
+	}
+	// δ = D·Bᵀ·μ and Dp
+	dense.MulTransVec(ws.delta, B, nc, n, mu)
+	for i := range g {
+		dg[i] = g[i]
+		if weighted {
+			ws.delta[i] *= d[i]
+			dg[i] *= d[i]
+		}
+	}
+	if curvX {
+		h := a.c.(MixedHessVecer)
+		h.MixedHessVec(xs, yk, mu, dg, ws.gxHV)
+		for m, v := range ws.gxHV {
+			gx[m] -= v
+		}
+		h.MixedHessVec(xs, yk, ws.w, ws.delta, ws.gxHV)
+		for m, v := range ws.gxHV {
+			gx[m] += v
+		}
+	}
+	return yk, mu
 }
