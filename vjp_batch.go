@@ -8,16 +8,16 @@ import "github.com/enforce-nn/enforce/internal/par"
 // batched products supply the curvature terms. Per sample, the arithmetic
 // is that of vjpJob.sample.
 type vjpLock struct {
-	j            *vjpJob
-	bh           BatchHessVecer
-	g, gx        []float64 // rows×n and rows×nx gradients
-	act          []int     // samples deeper than k
-	k            int
-	finish       bool
-	xa, ya       []float64 // per position: x_s, y_k
-	mu, w        []float64 // μ_k, w
-	dp, delta    []float64 // Dp, δ
-	hMu, hW      []float64 // Σ μ_i ∇²c_i·Dp, Σ w_i ∇²c_i·δ
+	j         *vjpJob
+	bh        BatchHessVecer
+	g, gx     []float64 // rows×n and rows×nx gradients
+	act       []int     // samples deeper than k
+	k         int
+	finish    bool
+	xa, ya    []float64 // per position: x_s, y_k
+	mu, w     []float64 // μ_k, w
+	dp, delta []float64 // Dp, δ
+	hMu, hW   []float64 // Σ μ_i ∇²c_i·Dp, Σ w_i ∇²c_i·δ
 }
 
 func (l *vjpLock) run(j *vjpJob, bh BatchHessVecer) {
