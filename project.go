@@ -201,14 +201,20 @@ func absStats(c []float64) (mx, sum float64) {
 func (a *AdaNP) step(ws *workspace, y, c, B []float64) (d []float64, f *factor, ok bool) {
 	n, nc := a.n, a.nc
 	d, f = a.constD, &a.constG
+	solved := false
 	if a.constB == nil {
 		d, f = a.weights(ws, B), &ws.g
-		if !a.factorize(f, B, d, ws) {
+		if nc == 1 && a.scalarFactor(f, B, d) {
+			ws.mu[0] = c[0] / (f.m[0] * f.m[0])
+			solved = true
+		} else if !a.factorize(f, B, d, ws) {
 			return nil, nil, false
 		}
 	}
-	copy(ws.mu, c)
-	f.solve(nc, ws.mu, ws.tmp)
+	if !solved {
+		copy(ws.mu, c)
+		f.solve(nc, ws.mu, ws.tmp)
+	}
 	dense.MulTransVec(ws.delta, B, nc, n, ws.mu)
 	for j, v := range ws.delta {
 		if d != nil {
@@ -218,6 +224,28 @@ func (a *AdaNP) step(ws *workspace, y, c, B []float64) (d []float64, f *factor, 
 		ws.yNew[j] = y[j] - v
 	}
 	return d, f, allFinite(ws.yNew)
+}
+
+// scalarFactor is factorize for a single constraint, where G is the
+// number ‖B‖²_W⁻¹ + ε and its Cholesky factor is √G. It reports false,
+// leaving the general path to handle the case, unless G is positive and
+// finite.
+func (a *AdaNP) scalarFactor(f *factor, B, d []float64) bool {
+	g := a.s.Reg
+	if d == nil {
+		for _, v := range B {
+			g += v * v
+		}
+	} else {
+		for k, v := range B {
+			g += v * d[k] * v
+		}
+	}
+	if !(g > 0) || g > math.MaxFloat64 {
+		return false
+	}
+	f.m[0], f.eig = math.Sqrt(g), false
+	return true
 }
 
 // recordFinal records, for Implicit gradients, the projector at the final

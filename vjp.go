@@ -84,8 +84,11 @@ func (t *Trace) Depth(s int) int { return len(t.eig[s]) }
 // Bytes returns the memory held by the trace's records, in bytes.
 func (t *Trace) Bytes() int {
 	total := 8 * cap(t.x)
-	for s := range t.steps[:cap(t.steps)] {
-		total += 8*cap(t.steps[s]) + cap(t.eig[s])
+	for _, r := range t.steps[:cap(t.steps)] {
+		total += 8 * cap(r)
+	}
+	for _, e := range t.eig[:cap(t.eig)] {
+		total += cap(e)
 	}
 	return total
 }
