@@ -39,6 +39,9 @@ type Objective func(x, y *gorgonia.Node) (*gorgonia.Node, error)
 //		vm.Reset()
 //	}
 //	pred, stats, _ := model.Predict(xTest)
+//
+// A machine adds the gradients of each run to those of the previous runs;
+// gorgonia's solvers apply and clear them in Step.
 type Graph struct {
 	// G is the expression graph.
 	G *gorgonia.ExprGraph

@@ -1,0 +1,230 @@
+package train
+
+import (
+	"bytes"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/layers"
+	"github.com/enforce-nn/enforce/problems"
+)
+
+// TestFitDeterministic trains the same Config twice, the second time on
+// one core, and requires identical histories, weights and predictions.
+// The batches (25 of 60 samples) leave a remainder, so two graphs of
+// different batch sizes share the weights and the shuffling matters.
+func TestFitDeterministic(t *testing.T) {
+	p := problems.FittingEquality{}
+	d := p.Sample(60, 11)
+	run := func() (History, [][]uint64, []uint64) {
+		m, err := New(Config{
+			Sizes: []int{1, 16, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(),
+			LearnRate: 1e-2, BatchSize: 25, Epochs: 40, Seed: 42, LambdaC: 0.1, Standardize: true, Quiet: true,
+		})
+		require.NoError(t, err)
+		h, err := m.Fit(d.X, d.Y)
+		require.NoError(t, err)
+		pred, _, err := m.Predict(d.X)
+		require.NoError(t, err)
+		return h, weightBits(m), bits(pred)
+	}
+	h1, w1, p1 := run()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	h2, w2, p2 := run()
+	require.Len(t, h1, 40)
+	assert.Equal(t, h1, h2, "per-epoch history")
+	assert.Equal(t, w1, w2, "weights")
+	assert.Equal(t, p1, p2, "predictions")
+	assert.Less(t, h1[39].Task, h1[0].Task, "training reduces the task loss")
+}
+
+// TestFitHistory checks the bookkeeping of History and the progress lines.
+func TestFitHistory(t *testing.T) {
+	p := problems.FittingEquality{}
+	d := p.Sample(30, 2)
+	var log bytes.Buffer
+	m, err := New(Config{
+		Sizes: []int{1, 8, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(),
+		BatchSize: 8, Epochs: 10, LogEvery: 4, Seed: 1, LambdaD: 0.25, LambdaC: 0.5, Progress: &log,
+	})
+	require.NoError(t, err)
+	h, err := m.Fit(d.X, d.Y)
+	require.NoError(t, err)
+	require.Len(t, h, 10)
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	require.Len(t, lines, 3, "epochs 4, 8 and the last")
+	assert.Contains(t, lines[0], "epoch  4/10")
+	assert.Contains(t, lines[2], "epoch 10/10")
+	for _, field := range []string{"loss", "task", "disp", "res", "depth", "projected"} {
+		assert.Contains(t, lines[0], field)
+	}
+	for i, e := range h {
+		assert.Equal(t, i+1, e.Epoch)
+		assert.GreaterOrEqual(t, e.Projected, 0.0)
+		assert.LessOrEqual(t, e.Projected, 1.0)
+		if e.Projected == 1 {
+			// Every batch projected: ℓ = ℓ_T + λ_D·disp + λ_C·res.
+			assert.InDelta(t, e.Task+0.25*e.Displacement+0.5*e.Residual, e.Loss, 1e-12*math.Max(1, e.Loss))
+			assert.GreaterOrEqual(t, e.Depth, 1.0)
+		}
+	}
+	assert.Equal(t, h[9], h.Last())
+
+	// A second Fit continues training.
+	h2, err := m.Fit(d.X, d.Y)
+	require.NoError(t, err)
+	assert.Equal(t, 1, h2[0].Epoch)
+	assert.NotEqual(t, h[9].Loss, h2[0].Loss)
+}
+
+// TestActivationRule checks the supervised Gate and that the rule is
+// consulted in training: with it on, the fraction of projected batches
+// can fall below one; with AlwaysProject, it is always one.
+func TestActivationRule(t *testing.T) {
+	p := problems.FittingEquality{}
+	d := p.Sample(4, 1)
+	m, err := New(Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(), Quiet: true})
+	require.NoError(t, err)
+	g, err := m.NewGraph(4)
+	require.NoError(t, err)
+	require.NoError(t, g.SetBatch(d.X, d.Y))
+	far := mat.DenseCopyOf(d.Y)
+	far.Apply(func(_, _ int, v float64) float64 { return v + 1 }, far)
+	assert.True(t, g.supervisedGate(d.X, far, d.Y), "a step towards the labels is taken")
+	assert.False(t, g.supervisedGate(d.X, d.Y, far), "a step away from the labels is skipped")
+	assert.True(t, g.supervisedGate(d.X, d.Y, d.Y), "ties project")
+
+	train := p.Sample(64, 3)
+	fractions := func(always bool) []float64 {
+		m, err := New(Config{
+			Sizes: []int{1, 8, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(),
+			BatchSize: 2, Epochs: 5, Seed: 2, AlwaysProject: always, Standardize: true, Quiet: true,
+		})
+		require.NoError(t, err)
+		h, err := m.Fit(train.X, train.Y)
+		require.NoError(t, err)
+		var f []float64
+		for _, e := range h {
+			f = append(f, e.Projected)
+		}
+		return f
+	}
+	assert.Equal(t, []float64{1, 1, 1, 1, 1}, fractions(true))
+	gated := fractions(false)
+	// On small batches one NP step from a poor prediction often moves
+	// away from the labels (about a third of the batches here).
+	assert.Less(t, gated[0], 1.0, "some batches are not projected")
+	assert.Greater(t, gated[0], 0.0, "some batches are projected")
+}
+
+// TestBaselines trains the MLP and Soft baselines: no projection, and the
+// soft penalty lowers the residual compared with the MLP.
+func TestBaselines(t *testing.T) {
+	p := problems.FittingEquality{}
+	d := p.Sample(100, 4)
+	res := map[Mode]float64{}
+	for _, mode := range []Mode{MLP, Soft} {
+		m, err := New(Config{
+			Sizes: []int{1, 16, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(), Mode: mode,
+			LambdaC: 10, LearnRate: 1e-2, Epochs: 200, Seed: 3, Standardize: true, Quiet: true,
+		})
+		require.NoError(t, err)
+		assert.Nil(t, m.TrainAdaNP())
+		h, err := m.Fit(d.X, d.Y)
+		require.NoError(t, err)
+		last := h.Last()
+		assert.Zero(t, last.Projected)
+		assert.Zero(t, last.Depth)
+		assert.Zero(t, last.Displacement)
+		pred, st, err := m.Predict(d.X)
+		require.NoError(t, err)
+		yhat, err := m.Backbone(d.X)
+		require.NoError(t, err)
+		assert.Equal(t, bits(yhat), bits(pred), "no projection at inference")
+		assert.Zero(t, st.Depth)
+		res[mode] = st.After.Mean
+	}
+	assert.Less(t, res[Soft], res[MLP])
+}
+
+// TestFitUnsupervised solves min ½‖y‖² s.t. y₁ + y₂ = x for x ∈ [−1, 1]
+// (solution y = (x/2, x/2)) by training on the objective alone.
+func TestFitUnsupervised(t *testing.T) {
+	c, err := enforce.Linear(1, mat.NewDense(1, 2, []float64{1, 1}), func(x, r, jx []float64) {
+		r[0] = x[0]
+		if jx != nil {
+			jx[0] = 1
+		}
+	})
+	require.NoError(t, err)
+	objective := func(_, y *gorgonia.Node) (*gorgonia.Node, error) {
+		sq, err := gorgonia.Square(y)
+		if err != nil {
+			return nil, err
+		}
+		s, err := gorgonia.Sum(sq, 1)
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Mul(s, gorgonia.NewConstant(0.5))
+	}
+	x := mat.NewDense(64, 1, nil)
+	for i := range 64 {
+		x.Set(i, 0, -1+2*float64(i)/63)
+	}
+	for _, always := range []bool{false, true} {
+		m, err := New(Config{
+			Sizes: []int{1, 16, 2}, Hidden: layers.Tanh, Constraint: c, LambdaC: 1,
+			LearnRate: 1e-2, BatchSize: 20, Epochs: 150, Seed: 1, AlwaysProject: always, Standardize: true, Quiet: true,
+		})
+		require.NoError(t, err)
+		h, err := m.FitUnsupervised(x, objective)
+		require.NoError(t, err)
+		assert.Less(t, h.Last().Loss, h[0].Loss)
+		pred, st, err := m.Predict(x)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, st.After.Max, 1e-6)
+		want := mat.NewDense(64, 2, nil)
+		for i := range 64 {
+			want.Set(i, 0, x.At(i, 0)/2)
+			want.Set(i, 1, x.At(i, 0)/2)
+		}
+		assert.Less(t, meanSquaredError(pred, want), 1e-3, "AlwaysProject=%v", always)
+		_, sy := m.Standardizers()
+		assert.Nil(t, sy, "no output standardisation without labels")
+	}
+}
+
+// TestInequalityConstraint trains on the inequality fitting problem, whose
+// Fischer–Burmeister system has latent multipliers: the residual and soft
+// penalty terms see only the predicted output.
+func TestInequalityConstraint(t *testing.T) {
+	p := problems.FittingInequality{}
+	c, err := p.Constraint()
+	require.NoError(t, err)
+	d := p.SampleNoisy(128, 1)
+	for _, mode := range []Mode{ENFORCE, Soft} {
+		m, err := New(Config{
+			Sizes: []int{1, 16, 1}, Hidden: layers.Tanh, Constraint: c, Mode: mode, LambdaC: 0.5,
+			BatchSize: 32, Epochs: 20, LearnRate: 1e-2, Seed: 2, AlwaysProject: true, Standardize: true, Quiet: true,
+		})
+		require.NoError(t, err)
+		_, err = m.Fit(d.X, d.Y)
+		require.NoError(t, err)
+		pred, st, err := m.Predict(p.Sample(300, 2).X)
+		require.NoError(t, err)
+		rows, cols := pred.Dims()
+		assert.Equal(t, []int{300, 1}, []int{rows, cols})
+		if mode == ENFORCE {
+			assert.True(t, st.Converged())
+		}
+	}
+}
