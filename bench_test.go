@@ -94,6 +94,9 @@ func BenchmarkNPStep(b *testing.B) {
 				b.Fatal(err)
 			}
 			dst := mat.DenseCopyOf(tc.yhat)
+			if _, err := a.ProjectTo(dst, tc.x, tc.yhat); err != nil { // warm-up: buffers and pools
+				b.Fatal(err)
+			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
@@ -117,6 +120,12 @@ func BenchmarkGrad(b *testing.B) {
 			dst := mat.DenseCopyOf(tc.yhat)
 			gy := mat.DenseCopyOf(tc.yhat)
 			var tr enforce.Trace
+			if _, err := a.ProjectTrace(dst, tc.x, tc.yhat, &tr); err != nil { // warm-up
+				b.Fatal(err)
+			}
+			if err := a.VJP(&tr, tc.yhat, gy, nil); err != nil {
+				b.Fatal(err)
+			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {

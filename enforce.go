@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -49,6 +50,10 @@ type AdaNP struct {
 	pool    sync.Pool // *workspace
 	batches sync.Pool // *batch
 	vjps    sync.Pool // *vjpJob
+	// The state of the last pass is also kept outside the pools, which the
+	// garbage collector empties: its buffers can be hundreds of megabytes.
+	lastBatch atomic.Pointer[batch]
+	lastVJP   atomic.Pointer[vjpJob]
 }
 
 // NewAdaNP returns an AdaNP projecting onto c with the given settings.

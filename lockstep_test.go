@@ -147,3 +147,20 @@ func TestLockstepUndoesNonFiniteSteps(t *testing.T) {
 		}
 	}
 }
+
+func TestImplicitTraceMemoryIsFlatInDepth(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(47, 48))
+	q := randomQuadratic(t, rnd, 20, 8, 1)
+	x := randDense(rnd, 30, 8, 0.3)
+	yhat := randDense(rnd, 30, 20, 0.2)
+	bytes := func(mode GradMode, depth int) int {
+		p, err := NewAdaNP(q, Settings{MinDepth: depth, MaxDepth: depth, Grad: mode})
+		require.NoError(t, err)
+		var tr Trace
+		_, err = p.ProjectTrace(mat.NewDense(30, 20, nil), x, yhat, &tr)
+		require.NoError(t, err)
+		return tr.Bytes()
+	}
+	assert.Equal(t, bytes(Implicit, 1), bytes(Implicit, 8))
+	assert.Greater(t, bytes(Unrolled, 8), 4*bytes(Unrolled, 1))
+}

@@ -102,8 +102,15 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool) (Stats
 	if r, c := dst.Dims(); r != rows || c != a.ny {
 		return Stats{}, fmt.Errorf("enforce: destination is %d×%d, want %d×%d", r, c, rows, a.ny)
 	}
-	b := a.batches.Get().(*batch)
-	defer a.batches.Put(b)
+	b := a.lastBatch.Swap(nil)
+	if b == nil {
+		b = a.batches.Get().(*batch)
+	}
+	defer func() {
+		if !a.lastBatch.CompareAndSwap(nil, b) {
+			a.batches.Put(b)
+		}
+	}()
 	b.reset(a, rows)
 	b.x, b.yhat, b.dst, b.tr, b.maxDepth = xr, yr, dst.RawMatrix(), tr, a.s.MaxDepth
 	if noSteps {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -168,7 +169,8 @@ type quadraticConstraint struct {
 	r          RHS
 	pool       sync.Pool // *quadraticScratch
 	ahOnce     sync.Once
-	hvBuf      sync.Pool // *[]float64, HessVecBatch's products
+	hvBuf      sync.Pool                 // *[]float64, HessVecBatch's products
+	hvLast     atomic.Pointer[[]float64] // the last one, kept from the GC
 }
 
 // batchGemm selects one matrix product in EvalBatch, which pays off with
@@ -264,8 +266,15 @@ func (q *quadraticConstraint) HessVecBatch(rows int, x, y, w, v, out []float64) 
 		return
 	}
 	blk := max(1, min(nc, (64<<20)/(8*rows*ny)))
-	buf := q.hvBuf.Get().(*[]float64)
-	defer q.hvBuf.Put(buf)
+	buf := q.hvLast.Swap(nil)
+	if buf == nil {
+		buf = q.hvBuf.Get().(*[]float64)
+	}
+	defer func() {
+		if !q.hvLast.CompareAndSwap(nil, buf) {
+			q.hvBuf.Put(buf)
+		}
+	}()
 	if cap(*buf) < rows*blk*ny {
 		*buf = make([]float64, rows*blk*ny)
 	}

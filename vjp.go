@@ -126,8 +126,15 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 	if r, c := grad.Dims(); r != tr.rows || c != a.ny {
 		return fmt.Errorf("enforce: gradient is %d×%d, want %d×%d", r, c, tr.rows, a.ny)
 	}
-	j := a.vjps.Get().(*vjpJob)
-	defer a.vjps.Put(j)
+	j := a.lastVJP.Swap(nil)
+	if j == nil {
+		j = a.vjps.Get().(*vjpJob)
+	}
+	defer func() {
+		if !a.lastVJP.CompareAndSwap(nil, j) {
+			a.vjps.Put(j)
+		}
+	}()
 	j.a, j.tr, j.grad = a, tr, grad.RawMatrix()
 	j.gyhat, j.gx, j.wantY, j.wantX = blas64.General{}, blas64.General{}, false, false
 	if gyhat != nil {
