@@ -92,8 +92,16 @@ type Config struct {
 	// (the paper's fitting backbone uses layers.ReLU).
 	Hidden, Output layers.Activation
 	// Init is the weight initialisation (default: He for ReLU, Glorot
-	// otherwise).
+	// otherwise), with zero biases.
 	Init layers.Init
+	// PyTorchInit replaces Init by PyTorch's default for nn.Linear, which
+	// the paper's reference implementation uses: every weight and bias of
+	// a layer with fan-in n drawn from U(−1/√n, 1/√n), from Seed. The
+	// random biases spread the kinks of a ReLU network over the input
+	// range; with zero biases every first-layer kink of a network on a
+	// scalar input sits at x = 0, and on the fitting problem such a
+	// network stalls far from the fit the paper reports.
+	PyTorchInit bool
 
 	// Constraint is c(x, y) = 0. Required in every mode: MLP and Soft
 	// models use it to report residuals.
@@ -101,9 +109,11 @@ type Config struct {
 	// Mode selects ENFORCE (the default), MLP or Soft.
 	Mode Mode
 	// Train are the settings of the AdaNP on the training graph; nil means
-	// TrainSettings(). Infer are those of the AdaNP applied by Predict;
-	// the zero value is the paper's inference setting, max|c| ≤ ε_I = 1e-6
-	// after 1 to 100 steps.
+	// TrainSettings(). A non-nil Train is used as given, its zero fields
+	// taking enforce's defaults (MaxAbs, 1e-6), so start from
+	// TrainSettings() to change one field. Infer are the settings of the
+	// AdaNP applied by Predict; the zero value is the paper's inference
+	// setting, max|c| ≤ ε_I = 1e-6 after 1 to 100 steps.
 	Train *enforce.Settings
 	Infer enforce.Settings
 

@@ -51,7 +51,8 @@ func (h History) Last() Epoch {
 // labels y (n×ny), both in original units, for Config.Epochs epochs of
 // mini-batches drawn in a shuffled order, with one Adam step per batch.
 // On the first call of a model that standardises, it fits the
-// standardisation on x and y. Later calls continue training from the
+// standardisation on x and y (only that of y if FitUnsupervised or
+// SetStandardizers already set that of x). Later calls continue training from the
 // current weights and optimiser state.
 //
 // It returns the history of the epochs run and an error for invalid data,
@@ -62,9 +63,15 @@ func (m *Model) Fit(x, y *mat.Dense) (History, error) {
 	if err := m.checkData(x, y, true); err != nil {
 		return nil, err
 	}
-	if m.cfg.Standardize && (m.sx == nil || m.sy == nil) {
+	if m.cfg.Standardize && m.sy == nil {
+		sx := m.sx
 		if err := m.FitStandardizers(x, y); err != nil {
 			return nil, err
+		}
+		if sx != nil {
+			// Trained before without labels: keep the input scaling the
+			// weights were trained with.
+			m.sx = sx
 		}
 	}
 	return m.fit(x, y, m.NewGraph)
@@ -76,8 +83,11 @@ func (m *Model) Fit(x, y *mat.Dense) (History, error) {
 // objective (see Objective and losses.Objective). In ENFORCE mode the
 // loss adds λ_D·(1/N)Σ‖ŷ−ỹ‖² and λ_C·(1/N)Σ‖c(x, ỹ)‖, and the activation
 // rule compares mean f + λ_C·mean‖c‖ before and after one NP step, as in
-// the paper. A model that standardises standardises only x. Otherwise it
-// behaves as Fit.
+// the paper. A model that standardises fits only the input
+// standardisation here (there are no labels); an output standardisation
+// set before, by Fit or SetStandardizers, keeps scaling the network's
+// output, and the objective is always evaluated in original units.
+// Otherwise it behaves as Fit.
 func (m *Model) FitUnsupervised(x *mat.Dense, objective Objective) (History, error) {
 	if objective == nil {
 		return nil, errors.New("train: nil objective")

@@ -228,3 +228,63 @@ func TestInequalityConstraint(t *testing.T) {
 		}
 	}
 }
+
+// TestStandardisationAcrossFits checks that a model trained without labels
+// and then with labels keeps the input scaling its weights were trained
+// with, and that the network's output scaling then applies to both kinds
+// of graph.
+func TestStandardisationAcrossFits(t *testing.T) {
+	p := problems.FittingEquality{}
+	d := p.Sample(32, 1)
+	m, err := New(Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(), Epochs: 3, Standardize: true, Quiet: true})
+	require.NoError(t, err)
+	objective := func(_, y *gorgonia.Node) (*gorgonia.Node, error) { return gorgonia.Sum(y) }
+	_, err = m.FitUnsupervised(d.X, objective)
+	require.NoError(t, err)
+	sx, sy := m.Standardizers()
+	require.NotNil(t, sx)
+	require.Nil(t, sy)
+
+	other := p.Sample(32, 2)
+	_, err = m.Fit(other.X, other.Y)
+	require.NoError(t, err)
+	sx2, sy2 := m.Standardizers()
+	assert.Equal(t, sx, sx2, "the input scaling is kept")
+	require.NotNil(t, sy2, "the output scaling is fitted on the labels")
+
+	g, err := m.NewObjectiveGraph(32, objective)
+	require.NoError(t, err)
+	vm := gorgonia.NewTapeMachine(g.G)
+	defer vm.Close()
+	require.NoError(t, g.SetBatch(d.X, nil))
+	require.NoError(t, vm.RunAll())
+	yhat, _ := g.Outputs()
+	want, err := m.Backbone(d.X)
+	require.NoError(t, err)
+	assert.True(t, mat.EqualApprox(want, yhat, 1e-12), "the objective graph's ŷ is the model's backbone output")
+}
+
+// TestPyTorchInit checks the bounds and the reproducibility of
+// Config.PyTorchInit.
+func TestPyTorchInit(t *testing.T) {
+	cfg := Config{Sizes: []int{1, 64, 16, 2}, Hidden: layers.ReLU, Constraint: problems.FittingEquality{}.Equalities(), Seed: 9, PyTorchInit: true}
+	a, err := New(cfg)
+	require.NoError(t, err)
+	b, err := New(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, weightBits(a), weightBits(b))
+	sizes := cfg.Sizes
+	for i, w := range a.Weights() {
+		bound := 1 / math.Sqrt(float64(sizes[i/2]))
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, v := range w {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+		assert.GreaterOrEqual(t, lo, -bound)
+		assert.LessOrEqual(t, hi, bound)
+		assert.Less(t, hi-lo, 2*bound)
+		if len(w) >= 16 {
+			assert.Greater(t, hi-lo, bound, "values spread over the interval, biases included (slice %d)", i)
+		}
+	}
+}

@@ -34,6 +34,7 @@ func TestGraphGradientMatchesFiniteDifferences(t *testing.T) {
 		{depth: 1, lambdaC: 0.3, standardize: true, hidden: layers.Tanh},
 		{depth: 3, lambdaC: 0, standardize: true, hidden: layers.Sigmoid},
 		{depth: 2, lambdaC: 0.1, standardize: false, hidden: layers.Tanh},
+		{depth: 2, lambdaC: 0.1, standardize: true, hidden: layers.ReLU},
 	} {
 		t.Run(fmt.Sprintf("depth=%d/λC=%g/std=%v/%v", tc.depth, tc.lambdaC, tc.standardize, tc.hidden), func(t *testing.T) {
 			m, err := New(Config{

@@ -96,8 +96,10 @@ func (m *Model) NewGraph(batch int) (*Graph, error) {
 // (losses.Objective). With the activation rule on, a batch is projected
 // only when one NP step does not increase the measure
 // (1/N)Σ f(x_i, y_i) + λ_C·(1/N)Σ‖c(x_i, y_i)‖, evaluated on a small
-// auxiliary graph. A model that standardises standardises only x here and
-// must have its input Standardizer set before.
+// auxiliary graph. A model that standardises must have its input
+// Standardizer set before; an output Standardizer, if set, maps the
+// network's output to original units, in which the objective, the
+// displacement and the constraint are evaluated.
 func (m *Model) NewObjectiveGraph(batch int, objective Objective) (*Graph, error) {
 	if objective == nil {
 		return nil, errors.New("train: NewObjectiveGraph: nil objective")
@@ -124,13 +126,10 @@ func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) 
 	gr.xt = tensor.New(tensor.WithShape(batch, cfg.nx), tensor.WithBacking(make([]float64, batch*cfg.nx)))
 	gr.cur = mat.NewDense(batch, cfg.nx, gr.xt.Data().([]float64))
 	gr.X = gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(batch, cfg.nx), gorgonia.WithName("x"), gorgonia.WithValue(gr.xt))
-	sy := m.sy
 	if supervised {
 		gr.yt = tensor.New(tensor.WithShape(batch, cfg.ny), tensor.WithBacking(make([]float64, batch*cfg.ny)))
 		gr.Y = gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(batch, cfg.ny), gorgonia.WithName("y"), gorgonia.WithValue(gr.yt))
 		gr.labels = mat.NewDense(batch, cfg.ny, nil)
-	} else {
-		sy = nil
 	}
 
 	mlp, err := layers.NewMLP(g, cfg.Sizes, cfg.Hidden, cfg.Output, layers.WithName("mlp"))
@@ -155,13 +154,9 @@ func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) 
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	gr.YHat = z
-	if sy != nil {
-		if gr.YHat, err = sy.InverseNode(g, z); err != nil {
+	if m.sy != nil {
+		if gr.YHat, err = m.sy.InverseNode(g, z); err != nil {
 			return nil, fmt.Errorf("train: %w", err)
-		}
-		gr.invVar = make([]float64, cfg.ny)
-		for j, s := range sy.Std {
-			gr.invVar[j] = 1 / (s * s)
 		}
 	}
 
@@ -188,16 +183,20 @@ func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) 
 		gr.Op, _ = enforce.OpOf(gr.YTilde)
 	}
 
-	// The task loss and the displacement are measured in the units the
-	// network predicts in: standardised for a supervised model that
-	// standardises (where ŷ's standardised form is z itself).
+	// A supervised model that standardises measures the task loss and
+	// the displacement in the units the network predicts in, where ŷ is z
+	// itself; an objective is measured in original units.
 	yhatL, ytildeL := gr.YHat, gr.YTilde
-	if sy != nil {
+	if supervised && m.sy != nil {
 		yhatL, ytildeL = z, z
 		if cfg.Mode == ENFORCE {
-			if ytildeL, err = sy.TransformNode(g, gr.YTilde); err != nil {
+			if ytildeL, err = m.sy.TransformNode(g, gr.YTilde); err != nil {
 				return nil, fmt.Errorf("train: %w", err)
 			}
+		}
+		gr.invVar = make([]float64, cfg.ny)
+		for j, s := range m.sy.Std {
+			gr.invVar[j] = 1 / (s * s)
 		}
 	}
 	if supervised {

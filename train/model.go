@@ -20,6 +20,9 @@ import (
 // (which layers draws from streams 0, 1, … of the same seed).
 const streamShuffle uint64 = 0x7261_696e
 
+// streamInit is the stream of Config.PyTorchInit.
+const streamInit uint64 = 0x696e_6974
+
 // Model is a backbone MLP combined with a constraint as its Config's Mode
 // says: ENFORCE (backbone + AdaNP), MLP or Soft. It holds the weights, the
 // standardisation fitted on the first training set, the Adam state and
@@ -67,6 +70,9 @@ func New(cfg Config) (*Model, error) {
 		}
 		m.params = append(m.params, t)
 	}
+	if r.PyTorchInit {
+		m.pyTorchInit()
+	}
 	if m.infer, err = enforce.NewAdaNP(r.Constraint, r.Infer); err != nil {
 		return nil, fmt.Errorf("train: inference settings: %w", err)
 	}
@@ -76,6 +82,22 @@ func New(cfg Config) (*Model, error) {
 		}
 	}
 	return m, nil
+}
+
+// pyTorchInit draws every weight and bias of a layer with fan-in n from
+// U(−1/√n, 1/√n), layer by layer, W (row-major) before b.
+func (m *Model) pyTorchInit() {
+	rng := rand.New(rand.NewPCG(m.cfg.Seed, streamInit))
+	for i, l := range m.mlp.Layers() {
+		in, _ := l.Dims()
+		a := 1 / math.Sqrt(float64(in))
+		for _, p := range m.params[2*i : 2*i+2] {
+			d := p.Data().([]float64)
+			for k := range d {
+				d[k] = a * (2*rng.Float64() - 1)
+			}
+		}
+	}
 }
 
 // Config returns the model's configuration with defaults filled in

@@ -46,7 +46,7 @@ func TestSaveLoadPredictBitIdentical(t *testing.T) {
 		{Hidden: layers.ReLU, Sizes: []int{1, 6, 5, 2}, Seed: 4, LambdaD: -1, LambdaC: 0.2, BatchSize: 16,
 			Infer: enforce.Settings{Tol: 1e-9, Weights: enforce.AutoDiagonal}},
 		{Hidden: layers.Sigmoid, Mode: Soft, LambdaC: 0.7, Standardize: true, Seed: 5},
-		{Hidden: layers.Tanh, Mode: MLP, Seed: 6, AlwaysProject: true},
+		{Hidden: layers.Tanh, Mode: MLP, Seed: 6, AlwaysProject: true, PyTorchInit: true},
 	} {
 		t.Run(cfg.Mode.String(), func(t *testing.T) {
 			m := trainedModel(t, cfg)
@@ -69,7 +69,7 @@ func TestSaveLoadPredictBitIdentical(t *testing.T) {
 			mc, lc := m.Config(), loaded.Config()
 			mc.Constraint, lc.Constraint = nil, nil
 			mc.Progress, lc.Progress, mc.Quiet, lc.Quiet = nil, nil, false, false
-			mc.Init = 0
+			mc.Init, mc.PyTorchInit = 0, false // used by New only
 			assert.Equal(t, mc, lc, "configuration")
 
 			// The same through files.

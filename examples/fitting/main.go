@@ -48,7 +48,7 @@ type options struct {
 	act                                      string
 	lr, lambdaD, softLambda                  float64
 	seed                                     uint64
-	standardize                              bool
+	standardize, pyTorchInit                 bool
 }
 
 func main() {
@@ -63,6 +63,7 @@ func main() {
 	flag.Float64Var(&o.lambdaD, "lambdaD", 0.5, "λ_D, the weight of ENFORCE's displacement term")
 	flag.Float64Var(&o.softLambda, "soft", 1, "λ_C, the penalty weight of the Soft baseline")
 	flag.BoolVar(&o.standardize, "standardize", false, "standardise x and y for the network (constraints stay in original units)")
+	flag.BoolVar(&o.pyTorchInit, "torchinit", true, "initialise weights and biases as PyTorch's nn.Linear, as the paper's code does (false: layers' He/Glorot with zero biases)")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the data; model seeds are seed, seed+1, …")
 	flag.IntVar(&o.seeds, "seeds", 1, "number of model seeds (the paper: 5)")
 	flag.IntVar(&o.logLines, "log", 5, "progress lines per model on stderr (0: none)")
@@ -115,8 +116,8 @@ func run(o options) error {
 	fmt.Printf("ENFORCE §5.1: fitting y₁ = 2 sin 5x, y₂ = −sin² 5x − x² under c = (½y₁)² + x² + y₂ = 0\n")
 	fmt.Printf("data: %d training and %d test points, x ~ U(−2, 2), noise-free (problems.FittingEquality, data seed %d)\n",
 		o.n, o.nTest, o.seed)
-	fmt.Printf("backbone: 1×%d %v MLP, Adam lr %g, full batch, %d epochs, standardise %v; %d model seed(s) from %d\n\n",
-		o.width, hidden, o.lr, o.epochs, o.standardize, o.seeds, o.seed)
+	fmt.Printf("backbone: 1×%d %v MLP, Adam lr %g, full batch, %d epochs, standardise %v, PyTorch init %v; %d model seed(s) from %d\n\n",
+		o.width, hidden, o.lr, o.epochs, o.standardize, o.pyTorchInit, o.seeds, o.seed)
 
 	// Step 2: the three models. They share everything but the Mode: the
 	// architecture, the seed (so the same initial weights), the data and
@@ -136,6 +137,7 @@ func run(o options) error {
 				Epochs:      o.epochs,
 				Seed:        seed,
 				Standardize: o.standardize,
+				PyTorchInit: o.pyTorchInit,
 				// Training AdaNP: the paper's ε_T = 1e-4 on mean|c|, at most
 				// 100 steps (train.TrainSettings, the default). Inference:
 				// ε_I = 1e-6 on max|c| (the zero enforce.Settings).
