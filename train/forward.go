@@ -31,11 +31,13 @@ func (m *Model) forward(x *mat.Dense) *mat.Dense {
 		if i == len(ls)-1 {
 			act = m.cfg.Output
 		}
+		data := z.RawMatrix().Data
 		for r := range rows {
-			row := z.RawRowView(r)
+			row := data[r*out : (r+1)*out]
 			for j := range row {
-				row[j] = activate(act, row[j]+b[j])
+				row[j] += b[j]
 			}
+			activate(act, row)
 		}
 		h = z
 	}
@@ -45,15 +47,22 @@ func (m *Model) forward(x *mat.Dense) *mat.Dense {
 	return h
 }
 
-// activate applies a to one pre-activation value.
-func activate(a layers.Activation, z float64) float64 {
+// activate applies a to every value of z in place.
+func activate(a layers.Activation, z []float64) {
 	switch a {
 	case layers.ReLU:
-		return math.Max(z, 0)
+		for i, v := range z {
+			if v < 0 {
+				z[i] = 0
+			}
+		}
 	case layers.Tanh:
-		return math.Tanh(z)
+		for i, v := range z {
+			z[i] = math.Tanh(v)
+		}
 	case layers.Sigmoid:
-		return 1 / (1 + math.Exp(-z))
+		for i, v := range z {
+			z[i] = 1 / (1 + math.Exp(-v))
+		}
 	}
-	return z
 }
