@@ -66,6 +66,7 @@ type Graph struct {
 	Op *enforce.Op
 
 	m       *Model
+	sy      *layers.Standardizer // the output scaling built into the graph
 	batch   int
 	yhatV   *mat.Dense // ŷ and ỹ of the last run, filled by taps
 	ytildeV *mat.Dense
@@ -122,7 +123,7 @@ func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) 
 	cfg := m.cfg
 	supervised := objective == nil
 	g := gorgonia.NewGraph()
-	gr = &Graph{G: g, m: m, batch: batch}
+	gr = &Graph{G: g, m: m, sy: m.sy, batch: batch}
 	gr.xt = tensor.New(tensor.WithShape(batch, cfg.nx), tensor.WithBacking(make([]float64, batch*cfg.nx)))
 	gr.cur = mat.NewDense(batch, cfg.nx, gr.xt.Data().([]float64))
 	gr.X = gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(batch, cfg.nx), gorgonia.WithName("x"), gorgonia.WithValue(gr.xt))
@@ -283,8 +284,8 @@ func (g *Graph) SetBatch(x, y *mat.Dense) error {
 	if g.Y != nil {
 		g.labels.Copy(y)
 		yl := mat.NewDense(g.batch, m.cfg.ny, g.yt.Data().([]float64))
-		if m.sy != nil {
-			m.sy.Transform(yl, y)
+		if g.sy != nil {
+			g.sy.Transform(yl, y)
 		} else {
 			yl.Copy(y)
 		}
