@@ -5,13 +5,18 @@ package enforce
 /*
 #cgo LDFLAGS: -lopenblas
 void openblas_set_num_threads(int);
+void dpotrf_(char *uplo, int *n, double *a, int *lda, int *info);
 */
 import "C"
 
 import (
+	"unsafe"
+
 	"gonum.org/v1/gonum/blas/blas64"
 	blasnetlib "gonum.org/v1/netlib/blas/netlib"
 	"gorgonia.org/gorgonia"
+
+	"github.com/enforce-nn/enforce/internal/dense"
 )
 
 // With the openblas build tag, gonum's BLAS (used by the projection and,
@@ -28,6 +33,16 @@ func init() {
 	blas64.Use(blasnetlib.Implementation{})
 	gorgonia.Use(blasnetlib.Implementation{})
 	batchGemm = true
+	dense.Potrf = openblasPotrf
+}
+
+// openblasPotrf factors the row-major a, whose lower triangle is the upper
+// triangle of the same matrix read column-major, with LAPACK's dpotrf.
+func openblasPotrf(a []float64, n int) bool {
+	uplo := C.char('U')
+	cn, lda, info := C.int(n), C.int(n), C.int(0)
+	C.dpotrf_(&uplo, &cn, (*C.double)(unsafe.Pointer(&a[0])), &lda, &info)
+	return info == 0
 }
 
 // BLASImplementation names the BLAS in use.

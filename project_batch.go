@@ -121,8 +121,10 @@ func (l *lockstep) Run(lo, hi int) {
 		y, c := l.y[s*n:(s+1)*n], l.c[s*nc:(s+1)*nc]
 		B := l.ja[p*nc*n : (p+1)*nc*n]
 		if l.phase == phaseCheck {
+			// Only c is checked here: a non-finite Jacobian makes G
+			// non-finite, and the next factorisation stops the sample.
 			cNew := l.ca[p*nc : (p+1)*nc]
-			if allFinite(cNew) && allFinite(B) {
+			if allFinite(cNew) {
 				copy(c, cNew)
 				continue
 			}

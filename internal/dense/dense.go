@@ -70,6 +70,12 @@ func Gram(g, b, d []float64, nc, n int, reg float64, scratch []float64) {
 	}
 }
 
+// Potrf, when set, factors larger matrices for Cholesky: it overwrites the
+// lower triangle of the n×n row-major a with L, a = L·Lᵀ, and reports
+// whether a was positive definite. The openblas build sets it to OpenBLAS's
+// dpotrf; by default it is nil and gonum's pure-Go factorisation is used.
+var Potrf func(a []float64, n int) bool
+
 // Cholesky overwrites the lower triangle of the symmetric n×n row-major a
 // with L, a = L·Lᵀ, and reports whether a is numerically positive definite:
 // every pivot must be finite and larger than 1e-13 times the corresponding
@@ -80,6 +86,17 @@ func Cholesky(a []float64, n int, diag []float64) bool {
 	const rel = 1e-13
 	for i := 0; i < n; i++ {
 		diag[i] = a[i*n+i]
+	}
+	if n*n*n >= 3*blasMin && Potrf != nil {
+		if !Potrf(a, n) {
+			return false
+		}
+		for i := 0; i < n; i++ {
+			if d := a[i*n+i]; !(d*d > rel*diag[i]) || math.IsInf(d, 1) {
+				return false
+			}
+		}
+		return true
 	}
 	if n*n*n >= 3*blasMin {
 		// The unblocked factorisation: for the sizes of a projection it is
