@@ -6,6 +6,7 @@ import (
 	"hash"
 	"hash/fnv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/mat"
@@ -36,7 +37,13 @@ func WithInputGradient(on bool) ApplyOption {
 	return func(c *applyConfig) { c.xGrad, c.xGradSet = on, true }
 }
 
-// WithGate sets a Gate consulted on every forward pass.
+// gateIDs numbers the gated nodes.
+var gateIDs atomic.Uint64
+
+// WithGate sets a Gate consulted on every forward pass. The gate's one NP
+// step is computed separately from the AdaNP run that follows when the
+// gate accepts, which starts again from ŷ: one extra step per pass, traded
+// for keeping the trace (and so the gradient) of the whole run in one place.
 func WithGate(g Gate) ApplyOption {
 	return func(c *applyConfig) { c.gate = g }
 }
@@ -46,12 +53,13 @@ func WithGate(g Gate) ApplyOption {
 // from the trace of the forward pass, as set by Settings.Grad. After a run,
 // Stats and Projected describe the last forward pass.
 type Op struct {
-	a     *AdaNP
-	one   *AdaNP // one NP step, for the gate
-	gate  Gate
-	hasX  bool
-	xGrad bool
-	dtype tensor.Dtype
+	a      *AdaNP
+	one    *AdaNP // one NP step, for the gate
+	gate   Gate
+	hasX   bool
+	xGrad  bool
+	dtype  tensor.Dtype
+	gateID uint64 // unique per gated node, 0 without a gate
 
 	mu        sync.Mutex
 	needTrace bool
@@ -74,6 +82,11 @@ func (a *AdaNP) Apply(x, yhat *gorgonia.Node, opts ...ApplyOption) (*gorgonia.No
 		return nil, err
 	}
 	op := &Op{a: a, gate: cfg.gate, hasX: x != nil, dtype: yhat.Dtype()}
+	if cfg.gate != nil {
+		// A gate is code and state: two nodes with gates are never the
+		// same node, even if their closures share code.
+		op.gateID = gateIDs.Add(1)
+	}
 	if x != nil {
 		op.xGrad = a.hasJX && !x.IsVar()
 		if cfg.xGradSet {
@@ -217,8 +230,8 @@ func (o *Op) OverwritesInput() int { return -1 }
 // WriteHash writes everything that distinguishes this operation.
 func (o *Op) WriteHash(h hash.Hash) {
 	s := o.a.s
-	fmt.Fprintf(h, "enforce.AdaNP{a=%p c=%p tol=%v depth=%d..%d measure=%d reg=%v weights=%d diag=%v grad=%d hasX=%v xgrad=%v gate=%p dtype=%v}",
-		o.a, o.a.c, s.Tol, s.MinDepth, s.MaxDepth, s.Measure, s.Reg, s.Weights, s.Diag, s.Grad, o.hasX, o.xGrad, o.gate, o.dtype)
+	fmt.Fprintf(h, "enforce.AdaNP{a=%p c=%p tol=%v depth=%d..%d measure=%d reg=%v weights=%d diag=%v grad=%d hasX=%v xgrad=%v gate=%d dtype=%v}",
+		o.a, o.a.c, s.Tol, s.MinDepth, s.MaxDepth, s.Measure, s.Reg, s.Weights, s.Diag, s.Grad, o.hasX, o.xGrad, o.gateID, o.dtype)
 }
 
 // Hashcode returns a hash of WriteHash's output.

@@ -270,3 +270,18 @@ func TestOpHashAndErrors(t *testing.T) {
 }
 
 func nan() float64 { var z float64; return z / z }
+
+func TestOpGatedNodesAreNeverMerged(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(31, 32))
+	a, err := NewAdaNP(newNPQuad(rnd, 5, 2, 0.3), Settings{})
+	require.NoError(t, err)
+	g := G.NewGraph()
+	x := G.NewMatrix(g, tensor.Float64, G.WithShape(3, 2), G.WithName("x"))
+	y := G.NewMatrix(g, tensor.Float64, G.WithShape(3, 5), G.WithName("y"))
+	gate := func(v bool) Gate { return func(_, _, _ *mat.Dense) bool { return v } }
+	n1, err := a.Apply(x, y, WithGate(gate(true)))
+	require.NoError(t, err)
+	n2, err := a.Apply(x, y, WithGate(gate(false)))
+	require.NoError(t, err)
+	assert.NotEqual(t, n1.ID(), n2.ID())
+}
