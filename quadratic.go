@@ -198,7 +198,8 @@ func (j *quadraticBatchJob) Run(lo, hi int) {
 	}
 }
 
-// products writes dst[s, (i−i0)·ny + j] = (A_i v_s)_j for the rows samples
+// products writes dst[s, (i−i0)·ny + j] = α(A_i v_s)_j + β·dst[s, (i−i0)·ny + j]
+// for the rows samples
 // of v (rows×ny) and i in [i0, i1); dst has rows×(i1−i0)·ny elements.
 //
 // With an optimised BLAS (batchGemm) this is one matrix product per core
@@ -207,8 +208,8 @@ func (j *quadraticBatchJob) Run(lo, hi int) {
 // the stacked A is swept in blocks that stay in cache while every sample
 // multiplies them, so A is read from memory once per batch rather than once
 // per sample.
-func (q *quadraticConstraint) products(rows int, v []float64, i0, i1 int, dst []float64) {
-	job := quadraticProducts{q: q, v: v, dst: dst, i0: i0, i1: i1}
+func (q *quadraticConstraint) products(rows int, v []float64, i0, i1 int, dst []float64, alpha, beta float64) {
+	job := quadraticProducts{q: q, v: v, dst: dst, i0: i0, i1: i1, alpha: alpha, beta: beta}
 	if batchGemm {
 		q.ahOnce.Do(q.sideBySide)
 		job.gemm = true
@@ -229,6 +230,8 @@ type quadraticProducts struct {
 	i0, i1 int
 	b0, b1 int // the block of constraints, without gemm
 	gemm   bool
+	alpha  float64
+	beta   float64
 }
 
 // Run handles samples [lo, hi).
@@ -236,17 +239,17 @@ func (j *quadraticProducts) Run(lo, hi int) {
 	ny, nc := j.q.ny, j.q.nc
 	width := (j.i1 - j.i0) * ny
 	if j.gemm {
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, j.alpha,
 			blas64.General{Rows: hi - lo, Cols: ny, Stride: ny, Data: j.v[lo*ny : hi*ny]},
-			blas64.General{Rows: ny, Cols: width, Stride: nc * ny, Data: j.q.ah[j.i0*ny:]}, 0,
+			blas64.General{Rows: ny, Cols: width, Stride: nc * ny, Data: j.q.ah[j.i0*ny:]}, j.beta,
 			blas64.General{Rows: hi - lo, Cols: width, Stride: width, Data: j.dst[lo*width : hi*width]})
 		return
 	}
 	a := blas64.General{Rows: (j.b1 - j.b0) * ny, Cols: ny, Stride: ny, Data: j.q.a[j.b0*ny*ny : j.b1*ny*ny]}
 	off := (j.b0 - j.i0) * ny
 	for s := lo; s < hi; s++ {
-		blas64.Gemv(blas.NoTrans, 1, a, blas64.Vector{N: ny, Inc: 1, Data: j.v[s*ny : (s+1)*ny]},
-			0, blas64.Vector{N: (j.b1 - j.b0) * ny, Inc: 1, Data: j.dst[s*width+off : s*width+off+(j.b1-j.b0)*ny]})
+		blas64.Gemv(blas.NoTrans, j.alpha, a, blas64.Vector{N: ny, Inc: 1, Data: j.v[s*ny : (s+1)*ny]},
+			j.beta, blas64.Vector{N: (j.b1 - j.b0) * ny, Inc: 1, Data: j.dst[s*width+off : s*width+off+(j.b1-j.b0)*ny]})
 	}
 }
 
@@ -282,7 +285,7 @@ func (q *quadraticConstraint) HessVecBatch(rows int, x, y, w, v, out []float64) 
 	for i0 := 0; i0 < nc; i0 += blk {
 		i1 := min(i0+blk, nc)
 		width := (i1 - i0) * ny
-		q.products(rows, v, i0, i1, tmp[:rows*width])
+		q.products(rows, v, i0, i1, tmp[:rows*width], 1, 0)
 		for s := 0; s < rows; s++ {
 			os, t := out[s*ny:(s+1)*ny], tmp[s*width:(s+1)*width]
 			for i := i0; i < i1; i++ {
@@ -420,35 +423,57 @@ func (q *quadraticConstraint) EvalBatch(rows int, x, y, c, jy []float64) {
 	if rows == 0 {
 		return
 	}
-	ay := jy
-	if ay == nil {
-		ay = make([]float64, rows*nc*ny)
+	if jy == nil {
+		jy = make([]float64, rows*nc*ny)
 	}
-	q.products(rows, y, 0, nc, ay)
-	for s := 0; s < rows; s++ {
-		ys, cs := y[s*ny:(s+1)*ny], c[s*nc:(s+1)*nc]
-		js := ay[s*nc*ny : (s+1)*nc*ny]
+	// J_s = C + 2·[A_i y_s]_i: C is laid down first and the products are
+	// accumulated onto it, so the Jacobians are written in one pass; then
+	// c_i = ½(y·J_i + C_i·y) + d_i − r_i(x) = yᵀA_i y + C_i·y + d_i − r_i(x).
+	job := quadraticRows{q: q, x: x, y: y, c: c, jy: jy}
+	par.For(rows, 8, &job)
+	q.products(rows, y, 0, nc, jy, 2, 1)
+	job.finish = true
+	par.For(rows, 8, &job)
+}
+
+// quadraticRows is EvalBatch's per-sample work before (C into J) and after
+// (c from J) the products.
+type quadraticRows struct {
+	q           *quadraticConstraint
+	x, y, c, jy []float64
+	finish      bool
+}
+
+// Run handles samples [lo, hi).
+func (j *quadraticRows) Run(lo, hi int) {
+	q := j.q
+	nx, ny, nc := q.nx, q.ny, q.nc
+	for s := lo; s < hi; s++ {
+		js := j.jy[s*nc*ny : (s+1)*nc*ny]
+		if !j.finish {
+			if q.cm != nil {
+				copy(js, q.cm)
+			} else {
+				clear(js)
+			}
+			continue
+		}
+		ys, cs := j.y[s*ny:(s+1)*ny], j.c[s*nc:(s+1)*nc]
 		if q.r != nil {
-			q.r(x[s*nx:(s+1)*nx], cs, nil)
+			q.r(j.x[s*nx:(s+1)*nx], cs, nil)
 		} else {
 			clear(cs)
 		}
 		for i := range cs {
-			t := js[i*ny : (i+1)*ny]
-			ci := floats.Dot(ys, t) - cs[i]
+			yj := floats.Dot(ys, js[i*ny:(i+1)*ny])
 			if q.cm != nil {
-				ci += floats.Dot(q.cm[i*ny:(i+1)*ny], ys)
+				yj += floats.Dot(q.cm[i*ny:(i+1)*ny], ys)
 			}
+			ci := 0.5*yj - cs[i]
 			if q.d != nil {
 				ci += q.d[i]
 			}
 			cs[i] = ci
-		}
-		if jy != nil {
-			floats.Scale(2, js)
-			if q.cm != nil {
-				floats.Add(js, q.cm)
-			}
 		}
 	}
 }
