@@ -455,25 +455,31 @@ func TestVJPMatchesFiniteDifferences(t *testing.T) {
 			x := randDense(rnd, rows, tc.nx, 0.5)
 			yhat := randDense(rnd, rows, tc.ny, tc.yScale)
 			a := randDense(rnd, rows, tc.ny, 1)
-			var tr Trace
-			out := mat.NewDense(rows, tc.ny, nil)
-			_, err = p.ProjectTrace(out, x, yhat, &tr)
-			require.NoError(t, err)
-			gy := mat.NewDense(rows, tc.ny, nil)
-			gx := mat.NewDense(rows, tc.nx, nil)
-			require.NoError(t, p.VJP(&tr, a, gy, gx))
-
-			settings := &fd.Settings{Formula: fd.Central, Step: 1e-6}
-			wantY := fd.Gradient(nil, func(v []float64) float64 {
-				return npLoss(t, p, x, mat.NewDense(rows, tc.ny, v), a)
-			}, append([]float64(nil), yhat.RawMatrix().Data...), settings)
-			wantX := fd.Gradient(nil, func(v []float64) float64 {
-				return npLoss(t, p, mat.NewDense(rows, tc.nx, v), yhat, a)
-			}, append([]float64(nil), x.RawMatrix().Data...), settings)
-			assert.Less(t, relErr(gy.RawMatrix().Data, wantY), 1e-6, "ŷ-gradient\n got %v\nwant %v", gy.RawMatrix().Data, wantY)
-			assert.Less(t, relErr(gx.RawMatrix().Data, wantX), 1e-6, "x-gradient\n got %v\nwant %v", gx.RawMatrix().Data, wantX)
+			npCheckVJP(t, p, x, yhat, a)
 		})
 	}
+}
+
+// npCheckVJP compares VJP's ŷ- and x-gradients of ℓ = Σ a ⊙ ỹ with
+// central finite differences of the projection, to 1e-6 relative.
+func npCheckVJP(t *testing.T, p *AdaNP, x, yhat, a *mat.Dense) {
+	t.Helper()
+	rows, ny := yhat.Dims()
+	_, nx := x.Dims()
+	var tr Trace
+	_, err := p.ProjectTrace(mat.NewDense(rows, ny, nil), x, yhat, &tr)
+	require.NoError(t, err)
+	gy, gx := mat.NewDense(rows, ny, nil), mat.NewDense(rows, nx, nil)
+	require.NoError(t, p.VJP(&tr, a, gy, gx))
+	settings := &fd.Settings{Formula: fd.Central, Step: 1e-6}
+	wantY := fd.Gradient(nil, func(v []float64) float64 {
+		return npLoss(t, p, x, mat.NewDense(rows, ny, v), a)
+	}, append([]float64(nil), yhat.RawMatrix().Data...), settings)
+	wantX := fd.Gradient(nil, func(v []float64) float64 {
+		return npLoss(t, p, mat.NewDense(rows, nx, v), yhat, a)
+	}, append([]float64(nil), x.RawMatrix().Data...), settings)
+	assert.Less(t, relErr(gy.RawMatrix().Data, wantY), 1e-6, "ŷ-gradient\n got %v\nwant %v", gy.RawMatrix().Data, wantY)
+	assert.Less(t, relErr(gx.RawMatrix().Data, wantX), 1e-6, "x-gradient\n got %v\nwant %v", gx.RawMatrix().Data, wantX)
 }
 
 // relErr is ‖got − want‖∞ / max(1, ‖want‖∞).

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/num/hyperdual"
 )
@@ -76,18 +75,5 @@ func TestInequalitiesGradient(t *testing.T) {
 	x := mat.NewDense(rows, 1, []float64{0.6, 0.8, 0.7})
 	yhat := mat.NewDense(rows, 3, []float64{0.9, 0.7, 0.2, 0.1, 0.2, 0.9, 0.3, 0.3, 0.1})
 	a := randDense(rnd, rows, 3, 1)
-	var tr Trace
-	_, err = p.ProjectTrace(mat.NewDense(rows, 3, nil), x, yhat, &tr)
-	require.NoError(t, err)
-	gy, gx := mat.NewDense(rows, 3, nil), mat.NewDense(rows, 1, nil)
-	require.NoError(t, p.VJP(&tr, a, gy, gx))
-	settings := &fd.Settings{Formula: fd.Central, Step: 1e-6}
-	wantY := fd.Gradient(nil, func(v []float64) float64 {
-		return npLoss(t, p, x, mat.NewDense(rows, 3, v), a)
-	}, append([]float64(nil), yhat.RawMatrix().Data...), settings)
-	wantX := fd.Gradient(nil, func(v []float64) float64 {
-		return npLoss(t, p, mat.NewDense(rows, 1, v), yhat, a)
-	}, append([]float64(nil), x.RawMatrix().Data...), settings)
-	assert.Less(t, relErr(gy.RawMatrix().Data, wantY), 1e-6)
-	assert.Less(t, relErr(gx.RawMatrix().Data, wantX), 1e-6)
+	npCheckVJP(t, p, x, yhat, a)
 }

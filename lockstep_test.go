@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -97,20 +96,7 @@ func TestLockstepGradientMatchesFiniteDifferences(t *testing.T) {
 	x := randDense(rnd, rows, 3, 0.3)
 	yhat := randDense(rnd, rows, 8, 0.2)
 	a := randDense(rnd, rows, 8, 1)
-	var tr Trace
-	_, err = p.ProjectTrace(mat.NewDense(rows, 8, nil), x, yhat, &tr)
-	require.NoError(t, err)
-	gy, gx := mat.NewDense(rows, 8, nil), mat.NewDense(rows, 3, nil)
-	require.NoError(t, p.VJP(&tr, a, gy, gx))
-	settings := &fd.Settings{Formula: fd.Central, Step: 1e-6}
-	wantY := fd.Gradient(nil, func(v []float64) float64 {
-		return npLoss(t, p, x, mat.NewDense(rows, 8, v), a)
-	}, append([]float64(nil), yhat.RawMatrix().Data...), settings)
-	wantX := fd.Gradient(nil, func(v []float64) float64 {
-		return npLoss(t, p, mat.NewDense(rows, 3, v), yhat, a)
-	}, append([]float64(nil), x.RawMatrix().Data...), settings)
-	assert.Less(t, relErr(gy.RawMatrix().Data, wantY), 1e-6)
-	assert.Less(t, relErr(gx.RawMatrix().Data, wantX), 1e-6)
+	npCheckVJP(t, p, x, yhat, a)
 }
 
 // explodingQuadratic becomes non-finite beyond |y| > 5, to exercise the

@@ -1,0 +1,101 @@
+// Package benchcases builds the performance cases shared by the package
+// benchmarks and the bench example: the paper's problem sizes with batches
+// of predictions near the feasible set.
+package benchcases
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/problems"
+)
+
+// Case is one performance case.
+type Case struct {
+	Name    string
+	C       enforce.Constraint
+	X, YHat *mat.Dense
+	// RefSec is the PyTorch reference's time per NP step on the project's
+	// CPU machine (analytic Jacobian, float32), or 0 if not published.
+	RefSec float64
+	// Flops is the arithmetic of one forward step over the full batch.
+	Flops float64
+}
+
+// Cases returns fitting (1000, 2, 1), quadratic (833, 100, 50) and
+// (833, 200, 150), and distillation (1000, 9, 6) with a hyperdual and an
+// analytic Jacobian. Batch sizes are divided by scale (≥ 1).
+func Cases(scale int) ([]Case, error) {
+	scale = max(scale, 1)
+	var cases []Case
+	fit := problems.FittingEquality{}
+	bs := 1000 / scale
+	d := fit.Sample(bs, 1)
+	cases = append(cases, Case{fmt.Sprintf("fitting (%d, 2, 1)", bs), fit.Equalities(), d.X, Perturb(d.Y, 0.05, 1), 1.4e-3, float64(bs) * 30})
+	for _, sz := range []struct {
+		nO, nC int
+		ref    float64
+	}{{100, 50, 0.22}, {200, 150, 2.0}} {
+		p, err := problems.NewNonconvexQuadratic(sz.nO, sz.nC, 1)
+		if err != nil {
+			return nil, err
+		}
+		bs := 833 / scale
+		x := p.SampleX(bs, 2)
+		y := mat.NewDense(bs, sz.nO, nil)
+		rnd := rand.New(rand.NewPCG(3, 3))
+		for s := 0; s < bs; s++ {
+			row := y.RawRowView(s)
+			for j := range row {
+				row[j] = rnd.NormFloat64()
+			}
+			p.Complete(x.RawRowView(s), row, row)
+		}
+		c, _ := p.Constraint()
+		nO, nC := float64(sz.nO), float64(sz.nC)
+		flops := float64(bs) * (2*nC*nO*nO + nC*nC*nO + nC*nC*nC/3 + 4*nC*nO)
+		cases = append(cases, Case{fmt.Sprintf("quadratic (%d, %d, %d)", bs, sz.nO, sz.nC), c, x, Perturb(y, 0.01, 4), sz.ref, flops})
+	}
+	dist, err := problems.DistillationFunc()
+	if err != nil {
+		return nil, err
+	}
+	bs = 1000 / scale
+	x, y := DistillationLike(bs)
+	cases = append(cases,
+		Case{fmt.Sprintf("distillation, Func (%d, 9, 6)", bs), dist, x, y, 0, float64(bs) * (9*6*2*20 + 6*6*9 + 100)},
+		Case{fmt.Sprintf("distillation, analytic (%d, 9, 6)", bs), problems.Distillation{}.Equalities(), x, y, 0, float64(bs) * (6*6*9 + 100)})
+	return cases, nil
+}
+
+// DistillationLike returns n inputs and near-feasible outputs in the
+// ranges of the distillation data set, without reading it.
+func DistillationLike(n int) (x, y *mat.Dense) {
+	rnd := rand.New(rand.NewPCG(5, 5))
+	x, y = mat.NewDense(n, 3, nil), mat.NewDense(n, 9, nil)
+	for s := 0; s < n; s++ {
+		f, il, rr := 0.36+0.06*rnd.Float64(), 1.31+0.25*rnd.Float64(), 2.5+1.8*rnd.Float64()
+		d := 0.12
+		bot := f + il - d
+		xd32 := 0.05
+		xb32 := (problems.FeedR32*f - d*xd32) / bot
+		xb125 := (problems.FeedR125*f - d*(1-xd32)) / bot
+		x.SetRow(s, []float64{f, il, rr})
+		y.SetRow(s, []float64{d, bot, xd32, 1 - xd32, 0, xb32, xb125, 1 - xb32 - xb125, rr * d})
+	}
+	return x, Perturb(y, 1e-3, 6)
+}
+
+// Perturb returns m plus N(0, scale²) noise drawn from the seed.
+func Perturb(m *mat.Dense, scale float64, seed uint64) *mat.Dense {
+	rnd := rand.New(rand.NewPCG(seed, seed))
+	out := mat.DenseCopyOf(m)
+	raw := out.RawMatrix().Data
+	for i := range raw {
+		raw[i] += scale * rnd.NormFloat64()
+	}
+	return out
+}
