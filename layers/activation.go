@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"gorgonia.org/gorgonia"
+
+	"github.com/enforce-nn/enforce/internal/graphguard"
 )
 
 // Activation is a pointwise nonlinearity applied after a Dense layer's
@@ -75,7 +77,7 @@ func (a Activation) Apply(x *gorgonia.Node) (out *gorgonia.Node, err error) {
 	if x == nil {
 		return nil, fmt.Errorf("layers: %v.Apply: nil node", a)
 	}
-	defer recoverTo(&out, &err, "layers: "+a.String())
+	defer graphguard.Recover(&out, &err, "layers: "+a.String())
 	switch a {
 	case Identity:
 		return x, nil

@@ -6,6 +6,8 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce/internal/graphguard"
 )
 
 // Dense is a fully connected layer y = a(xW + b) for a batch x of shape
@@ -92,7 +94,7 @@ func (d *Dense) Forward(x *gorgonia.Node) (y *gorgonia.Node, err error) {
 	if err := d.checkInput(x); err != nil {
 		return nil, err
 	}
-	defer recoverTo(&y, &err, "layers: Dense.Forward")
+	defer graphguard.Recover(&y, &err, "layers: Dense.Forward")
 	xw, err := gorgonia.Mul(x, d.w)
 	if err != nil {
 		return nil, fmt.Errorf("layers: Dense.Forward: %w", err)

@@ -10,25 +10,6 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// recoverTo turns a panic raised by gorgonia while building a graph into an
-// error, and clears the node being returned. Deferred at every exported
-// entry point that calls into gorgonia.
-func recoverTo(n **gorgonia.Node, err *error, where string) {
-	if r := recover(); r != nil {
-		*n = nil
-		*err = fmt.Errorf("%s: gorgonia panicked: %v", where, r)
-	}
-}
-
-// checkFloat reports whether dt is a floating-point dtype gorgonia
-// differentiates: Float64 or Float32.
-func checkFloat(dt tensor.Dtype) error {
-	if dt != tensor.Float64 && dt != tensor.Float32 {
-		return fmt.Errorf("dtype %v is not supported (want Float64 or Float32)", dt)
-	}
-	return nil
-}
-
 // vectorConstant adds to g a constant vector holding v converted to dt. The
 // constant is named after its content: gorgonia merges constants by name,
 // so equal content must give equal names and different content different

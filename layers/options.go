@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce/internal/graphguard"
 )
 
 // Init selects how a Dense layer's weights W (in×out) are drawn. Biases
@@ -79,7 +81,7 @@ func WithSeed(seed int64) Option {
 // have the same dtype.
 func WithDtype(dt tensor.Dtype) Option {
 	return func(c *config) {
-		if err := checkFloat(dt); err != nil && c.invalid == nil {
+		if err := graphguard.CheckFloat(dt); err != nil && c.invalid == nil {
 			c.invalid = fmt.Errorf("layers: WithDtype: %w", err)
 		}
 		c.dtype = dt

@@ -6,6 +6,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
+
+	"github.com/enforce-nn/enforce/internal/graphguard"
 )
 
 // Standardizer maps each column j of a data matrix to zero mean and unit
@@ -116,7 +118,7 @@ func (s *Standardizer) TransformNode(g *gorgonia.ExprGraph, x *gorgonia.Node) (o
 	if err := s.checkNode("TransformNode", g, x); err != nil {
 		return nil, err
 	}
-	defer recoverTo(&out, &err, "layers: Standardizer.TransformNode")
+	defer graphguard.Recover(&out, &err, "layers: Standardizer.TransformNode")
 	inv := make([]float64, len(s.Std))
 	for j, sd := range s.Std {
 		inv[j] = 1 / sd
@@ -140,7 +142,7 @@ func (s *Standardizer) InverseNode(g *gorgonia.ExprGraph, z *gorgonia.Node) (out
 	if err := s.checkNode("InverseNode", g, z); err != nil {
 		return nil, err
 	}
-	defer recoverTo(&out, &err, "layers: Standardizer.InverseNode")
+	defer graphguard.Recover(&out, &err, "layers: Standardizer.InverseNode")
 	std := vectorConstant(g, z.Dtype(), "std", s.Std)
 	mean := vectorConstant(g, z.Dtype(), "mean", s.Mean)
 	scaled, err := gorgonia.BroadcastHadamardProd(z, std, nil, []byte{0})
@@ -165,7 +167,7 @@ func (s *Standardizer) checkNode(method string, g *gorgonia.ExprGraph, x *gorgon
 	case !x.IsMatrix() || x.Shape()[1] != len(s.Mean):
 		return fmt.Errorf("layers: Standardizer.%s: node %q has shape %v, want (batch, %d)", method, x.Name(), x.Shape(), len(s.Mean))
 	}
-	if err := checkFloat(x.Dtype()); err != nil {
+	if err := graphguard.CheckFloat(x.Dtype()); err != nil {
 		return fmt.Errorf("layers: Standardizer.%s: %w", method, err)
 	}
 	return nil

@@ -7,24 +7,9 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce/internal/graphguard"
 )
-
-// recoverTo turns a panic raised by gorgonia (or by user code it calls)
-// while building a graph into an error, and clears the node being returned.
-func recoverTo(n **gorgonia.Node, err *error, where string) {
-	if r := recover(); r != nil {
-		*n = nil
-		*err = fmt.Errorf("%s: panic while building the graph: %v", where, r)
-	}
-}
-
-// checkFloat reports whether dt is Float64 or Float32.
-func checkFloat(dt tensor.Dtype) error {
-	if dt != tensor.Float64 && dt != tensor.Float32 {
-		return fmt.Errorf("dtype %v is not supported (want Float64 or Float32)", dt)
-	}
-	return nil
-}
 
 // checkLambda reports whether a loss weight is finite and non-negative.
 func checkLambda(where string, lambda float64) error {
@@ -49,7 +34,7 @@ func checkPair(where string, a, b *gorgonia.Node) error {
 	case a.Dtype() != b.Dtype():
 		return fmt.Errorf("%s: dtypes %v and %v differ", where, a.Dtype(), b.Dtype())
 	}
-	if err := checkFloat(a.Dtype()); err != nil {
+	if err := graphguard.CheckFloat(a.Dtype()); err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	return nil

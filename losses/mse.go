@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"gorgonia.org/gorgonia"
+
+	"github.com/enforce-nn/enforce/internal/graphguard"
 )
 
 // MSE returns the mean over all elements of (pred − target)²,
@@ -17,7 +19,7 @@ func MSE(pred, target *gorgonia.Node) (out *gorgonia.Node, err error) {
 	if err := checkPair(where, pred, target); err != nil {
 		return nil, err
 	}
-	defer recoverTo(&out, &err, where)
+	defer graphguard.Recover(&out, &err, where)
 	sq, err := squaredDiff(pred, target)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
@@ -53,7 +55,7 @@ func sumSquaredMean(where string, a, b *gorgonia.Node, k float64) (out *gorgonia
 	if err := checkPair(where, a, b); err != nil {
 		return nil, err
 	}
-	defer recoverTo(&out, &err, where)
+	defer graphguard.Recover(&out, &err, where)
 	sq, err := squaredDiff(a, b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"gorgonia.org/gorgonia"
+
+	"github.com/enforce-nn/enforce/internal/graphguard"
 )
 
 // Objective returns the batch mean of a per-sample objective, the task loss
@@ -25,7 +27,7 @@ func Objective(f func(x, y *gorgonia.Node) (*gorgonia.Node, error), x, y *gorgon
 	case !y.IsMatrix():
 		return nil, fmt.Errorf("%s: y %q has shape %v, want (N, ny)", where, y.Name(), y.Shape())
 	}
-	defer recoverTo(&out, &err, where)
+	defer graphguard.Recover(&out, &err, where)
 	o, err := f(x, y)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
@@ -33,7 +35,7 @@ func Objective(f func(x, y *gorgonia.Node) (*gorgonia.Node, error), x, y *gorgon
 	if o == nil {
 		return nil, fmt.Errorf("%s: objective function returned a nil node", where)
 	}
-	if err := checkFloat(o.Dtype()); err != nil {
+	if err := graphguard.CheckFloat(o.Dtype()); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	if o.IsScalar() {

@@ -3,8 +3,10 @@ package losses
 import (
 	"fmt"
 
-	"github.com/enforce-nn/enforce"
 	"gorgonia.org/gorgonia"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/internal/graphguard"
 )
 
 // Residual returns λ_C·(1/N) Σ_i ‖c(x_i, y_i)‖₂, the constraint residual
@@ -37,7 +39,7 @@ func SoftPenalty(c enforce.Constraint, x, y *gorgonia.Node, lambda float64) (*go
 
 func constraintLoss(p penalty, c enforce.Constraint, x, y *gorgonia.Node, lambda float64) (out *gorgonia.Node, err error) {
 	where := "losses: " + p.String()
-	defer recoverTo(&out, &err, where)
+	defer graphguard.Recover(&out, &err, where)
 	op, err := newConstraintLossOp(p, c, lambda)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
@@ -67,5 +69,5 @@ func (op *constraintLossOp) checkNodes(x, y *gorgonia.Node) error {
 	case x.Dtype() != y.Dtype():
 		return fmt.Errorf("x has dtype %v and y %v", x.Dtype(), y.Dtype())
 	}
-	return checkFloat(x.Dtype())
+	return graphguard.CheckFloat(x.Dtype())
 }
