@@ -117,10 +117,7 @@ func (a *AdaNP) Constraint() Constraint { return a.c }
 // Settings returns the settings in use, with defaults filled in.
 func (a *AdaNP) Settings() Settings {
 	s := a.s
-	s.Diag = append([]float64(nil), s.Diag...)
-	if a.s.Diag == nil {
-		s.Diag = nil
-	}
+	s.Diag = append([]float64(nil), s.Diag...) // nil stays nil
 	return s
 }
 
