@@ -173,15 +173,7 @@ func (fc *funcConstraint) HessVec(x, y, w, v, out []float64) {
 	checkHessVecLen("Func.HessVec", fc.nx, fc.ny, fc.nc, fc.ny, x, y, w, v, out)
 	s := fc.get(x, y)
 	defer fc.pool.Put(s)
-	for j, vj := range v {
-		s.y[j].E2mag = vj
-	}
-	for j := range out {
-		s.y[j].E1mag = 1
-		fc.call(s)
-		out[j] = weightedE1E2(w, s.c)
-		s.y[j].E1mag = 0
-	}
+	fc.curvature(s, s.y, w, v, out)
 }
 
 // MixedHessVec writes out_k = Σ_i w_i Σ_j ∂²c_i/∂x_k∂y_j v_j (length nx).
@@ -189,14 +181,20 @@ func (fc *funcConstraint) MixedHessVec(x, y, w, v, out []float64) {
 	checkHessVecLen("Func.MixedHessVec", fc.nx, fc.ny, fc.nc, fc.nx, x, y, w, v, out)
 	s := fc.get(x, y)
 	defer fc.pool.Put(s)
+	fc.curvature(s, s.x, w, v, out)
+}
+
+// curvature seeds ϵ₂ = v on y and ϵ₁ = e_k on each of seeds (y or x) in
+// turn, writing out_k = Σ_i w_i (c_i)_{ϵ₁ϵ₂} = Σ_i w_i ∂²c_i/∂seed_k∂y · v.
+func (fc *funcConstraint) curvature(s *funcScratch, seeds []hyperdual.Number, w, v, out []float64) {
 	for j, vj := range v {
 		s.y[j].E2mag = vj
 	}
 	for k := range out {
-		s.x[k].E1mag = 1
+		seeds[k].E1mag = 1
 		fc.call(s)
 		out[k] = weightedE1E2(w, s.c)
-		s.x[k].E1mag = 0
+		seeds[k].E1mag = 0
 	}
 }
 
