@@ -118,29 +118,7 @@ func (fc *funcConstraint) Eval(x, y, c, jy []float64) {
 		}
 		return
 	}
-	ny := fc.ny
-	for j := 0; j < ny; j += 2 {
-		s.y[j].E1mag = 1
-		if j+1 < ny {
-			s.y[j+1].E2mag = 1
-		}
-		fc.call(s)
-		for i, v := range s.c {
-			jy[i*ny+j] = v.E1mag
-			if j+1 < ny {
-				jy[i*ny+j+1] = v.E2mag
-			}
-		}
-		if j == 0 {
-			for i, v := range s.c {
-				c[i] = v.Real
-			}
-		}
-		s.y[j].E1mag = 0
-		if j+1 < ny {
-			s.y[j+1].E2mag = 0
-		}
-	}
+	fc.jacobian(s, s.y, jy, c)
 }
 
 // JacobianX writes ∂c/∂x (nc×nx, row-major) into jx.
@@ -148,22 +126,35 @@ func (fc *funcConstraint) JacobianX(x, y, jx []float64) {
 	checkJacobianXLen("Func.JacobianX", fc.nx, fc.ny, fc.nc, x, y, jx)
 	s := fc.get(x, y)
 	defer fc.pool.Put(s)
-	nx := fc.nx
-	for k := 0; k < nx; k += 2 {
-		s.x[k].E1mag = 1
-		if k+1 < nx {
-			s.x[k+1].E2mag = 1
+	fc.jacobian(s, s.x, jx, nil)
+}
+
+// jacobian writes ∂c/∂seeds (nc×len(seeds), row-major) into jac, seeds
+// being s.y or s.x: each evaluation carries two directions, ϵ₁ = e_k and
+// ϵ₂ = e_{k+1}. If c is not nil it also receives c's value, from the
+// first evaluation.
+func (fc *funcConstraint) jacobian(s *funcScratch, seeds []hyperdual.Number, jac, c []float64) {
+	n := len(seeds)
+	for k := 0; k < n; k += 2 {
+		seeds[k].E1mag = 1
+		if k+1 < n {
+			seeds[k+1].E2mag = 1
 		}
 		fc.call(s)
 		for i, v := range s.c {
-			jx[i*nx+k] = v.E1mag
-			if k+1 < nx {
-				jx[i*nx+k+1] = v.E2mag
+			jac[i*n+k] = v.E1mag
+			if k+1 < n {
+				jac[i*n+k+1] = v.E2mag
 			}
 		}
-		s.x[k].E1mag = 0
-		if k+1 < nx {
-			s.x[k+1].E2mag = 0
+		if k == 0 && c != nil {
+			for i, v := range s.c {
+				c[i] = v.Real
+			}
+		}
+		seeds[k].E1mag = 0
+		if k+1 < n {
+			seeds[k+1].E2mag = 0
 		}
 	}
 }
