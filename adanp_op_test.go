@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce/internal/gtest"
 )
 
 // opNet is backbone → AdaNP → loss on a gorgonia graph:
@@ -89,18 +91,7 @@ func (n *opNet) lossAt(t *testing.T, w *G.Node, v []float64) float64 {
 func gradOf(t *testing.T, n *G.Node) []float64 {
 	gv, err := n.Grad()
 	require.NoError(t, err)
-	switch d := gv.Data().(type) {
-	case []float64:
-		return append([]float64(nil), d...)
-	case []float32:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			out[i] = float64(v)
-		}
-		return out
-	}
-	t.Fatalf("unexpected gradient type %T", gv.Data())
-	return nil
+	return gtest.Float64s(gv)
 }
 
 func TestOpGradientThroughGraph(t *testing.T) {

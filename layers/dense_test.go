@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce/internal/gtest"
 )
 
 func TestDenseForward(t *testing.T) {
@@ -41,7 +43,7 @@ func TestDenseForward(t *testing.T) {
 			defer m.Close()
 			require.NoError(t, m.RunAll())
 			want := denseRef(xv, tc.batch, tc.in, d.Weights()[0], b, tc.act)
-			assert.InDeltaSlice(t, want, float64s(y.Value()), tc.tol)
+			assert.InDeltaSlice(t, want, gtest.Float64s(y.Value()), tc.tol)
 		})
 	}
 }

@@ -24,25 +24,6 @@ func inputNode(g *gorgonia.ExprGraph, dt tensor.Dtype, name string, r, c int, v 
 	return gorgonia.NewMatrix(g, dt, gorgonia.WithShape(r, c), gorgonia.WithName(name), gorgonia.WithValue(t))
 }
 
-// float64s returns a float64 copy of a machine value (the machine owns it).
-func float64s(v gorgonia.Value) []float64 {
-	switch d := v.Data().(type) {
-	case []float64:
-		return append([]float64(nil), d...)
-	case []float32:
-		out := make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
-		}
-		return out
-	case float64:
-		return []float64{d}
-	case float32:
-		return []float64{float64(d)}
-	}
-	panic("unexpected value")
-}
-
 // denseRef computes a(xW + b) in plain Go: x is r×in, W in×out row-major.
 func denseRef(x []float64, r, in int, w, b []float64, act Activation) []float64 {
 	out := len(b)

@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce/internal/gtest"
 )
 
 // flatten concatenates weight slices; unflatten splits θ like ref.
@@ -64,9 +66,9 @@ func (p *mseProblem) run(t testing.TB) (float64, []float64) {
 	for _, n := range p.mlp.Learnables() {
 		gv, err := n.Grad()
 		require.NoError(t, err)
-		grad = append(grad, float64s(gv)...)
+		grad = append(grad, gtest.Float64s(gv)...)
 	}
-	return float64s(p.loss.Value())[0], grad
+	return gtest.Float64s(p.loss.Value())[0], grad
 }
 
 func TestMLPGradientMatchesFiniteDifferences(t *testing.T) {
@@ -150,7 +152,7 @@ func TestMLPAccessors(t *testing.T) {
 	require.NoError(t, vm.RunAll())
 	w := m.Weights()
 	h := denseRef(randMatrix(3, 4, 3), 4, 3, w[0], w[1], ReLU)
-	assert.InDeltaSlice(t, denseRef(h, 4, 7, w[2], w[3], Sigmoid), float64s(y.Value()), 1e-12)
+	assert.InDeltaSlice(t, denseRef(h, 4, 7, w[2], w[3], Sigmoid), gtest.Float64s(y.Value()), 1e-12)
 }
 
 func TestMLPErrors(t *testing.T) {

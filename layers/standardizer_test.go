@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce/internal/gtest"
 )
 
 func TestFitStandardizer(t *testing.T) {
@@ -106,15 +108,15 @@ func TestStandardizerNodes(t *testing.T) {
 
 			want := mat.NewDense(r, c, nil)
 			s.Transform(want, mat.NewDense(r, c, xv))
-			assert.InDeltaSlice(t, want.RawMatrix().Data, float64s(zv), tc.tol)
-			assert.InDeltaSlice(t, xv, float64s(backv), tc.tol)
+			assert.InDeltaSlice(t, want.RawMatrix().Data, gtest.Float64s(zv), tc.tol)
+			assert.InDeltaSlice(t, xv, gtest.Float64s(backv), tc.tol)
 			s.Inverse(want, mat.NewDense(r, c, xv))
-			assert.InDeltaSlice(t, want.RawMatrix().Data, float64s(yv), tc.tol)
+			assert.InDeltaSlice(t, want.RawMatrix().Data, gtest.Float64s(yv), tc.tol)
 
 			// d/dx Σ (x·Std + Mean) = Std in every row.
 			gx, err := x.Grad()
 			require.NoError(t, err)
-			assert.InDeltaSlice(t, []float64{2, 0.5, 2, 0.5, 2, 0.5, 2, 0.5, 2, 0.5}, float64s(gx), tc.tol)
+			assert.InDeltaSlice(t, []float64{2, 0.5, 2, 0.5, 2, 0.5, 2, 0.5, 2, 0.5}, gtest.Float64s(gx), tc.tol)
 		})
 	}
 }
@@ -131,8 +133,8 @@ func TestStandardizerConstantsAreNotMerged(t *testing.T) {
 	m := gorgonia.NewTapeMachine(g)
 	defer m.Close()
 	require.NoError(t, m.RunAll())
-	assert.Equal(t, []float64{1, 2}, float64s(ya.Value()))
-	assert.Equal(t, []float64{3, 4}, float64s(yb.Value()))
+	assert.Equal(t, []float64{1, 2}, gtest.Float64s(ya.Value()))
+	assert.Equal(t, []float64{3, 4}, gtest.Float64s(yb.Value()))
 }
 
 func TestStandardizerNodeErrors(t *testing.T) {

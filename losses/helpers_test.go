@@ -4,9 +4,11 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/enforce-nn/enforce"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/internal/gtest"
 )
 
 // twoCircles is a small nonlinear system with nx = 2, ny = 3, nc = 2:
@@ -117,27 +119,8 @@ func matrixNode(g *gorgonia.ExprGraph, dt tensor.Dtype, name string, r, c int, v
 	return gorgonia.NewMatrix(g, dt, gorgonia.WithShape(r, c), gorgonia.WithName(name), gorgonia.WithValue(t))
 }
 
-// float64s returns a float64 copy of a value (machines own their values).
-func float64s(v gorgonia.Value) []float64 {
-	switch d := v.Data().(type) {
-	case []float64:
-		return append([]float64(nil), d...)
-	case []float32:
-		out := make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
-		}
-		return out
-	case float64:
-		return []float64{d}
-	case float32:
-		return []float64{float64(d)}
-	}
-	panic("unexpected value")
-}
-
 // scalar returns the value of a scalar node after a run.
-func scalar(n *gorgonia.Node) float64 { return float64s(n.Value())[0] }
+func scalar(n *gorgonia.Node) float64 { return gtest.Float64s(n.Value())[0] }
 
 // withRHS is a value-type constraint holding a closure: c = y0 − r().
 type withRHS struct{ r func() float64 }

@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/diff/fd"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce/internal/gtest"
 )
 
 func TestSquaredLosses(t *testing.T) {
@@ -63,7 +65,7 @@ func TestSquaredLosses(t *testing.T) {
 					}
 					return s * tc.want / sum
 				}, pv, &fd.Settings{Formula: fd.Central, Step: 1e-3})
-				assert.InDeltaSlice(t, want, float64s(gp), gradTol)
+				assert.InDeltaSlice(t, want, gtest.Float64s(gp), gradTol)
 			})
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/gonum/diff/fd"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce/internal/gtest"
 )
 
 // sinObjective is f(x, y) = Σ_j sin y_j + ½ y_j² per sample, returned with
@@ -87,7 +89,7 @@ func TestObjective(t *testing.T) {
 				require.NoError(t, err)
 				k := tc.want / f(yv)
 				want := fd.Gradient(nil, func(v []float64) float64 { return k * f(v) }, yv, nil)
-				assert.InDeltaSlice(t, want, float64s(gy), 1e-5)
+				assert.InDeltaSlice(t, want, gtest.Float64s(gy), 1e-5)
 			})
 		}
 	}

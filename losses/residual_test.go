@@ -5,12 +5,14 @@ import (
 	"math"
 	"testing"
 
-	"github.com/enforce-nn/enforce"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/diff/fd"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/internal/gtest"
 )
 
 type builder func(c enforce.Constraint, x, y *gorgonia.Node, lambda float64) (*gorgonia.Node, error)
@@ -96,12 +98,12 @@ func TestConstraintLossGradients(t *testing.T) {
 				gy, err := y.Grad()
 				require.NoError(t, err)
 				wantY := fd.Gradient(nil, func(v []float64) float64 { return f(xv, v) }, yv, settings)
-				assert.InDeltaSlice(t, wantY, float64s(gy), 1e-7)
+				assert.InDeltaSlice(t, wantY, gtest.Float64s(gy), 1e-7)
 				if tc.jx {
 					gx, err := x.Grad()
 					require.NoError(t, err)
 					wantX := fd.Gradient(nil, func(v []float64) float64 { return f(v, yv) }, xv, settings)
-					assert.InDeltaSlice(t, wantX, float64s(gx), 1e-7)
+					assert.InDeltaSlice(t, wantX, gtest.Float64s(gx), 1e-7)
 				}
 			})
 		}
@@ -140,7 +142,7 @@ func TestGradientThroughNetwork(t *testing.T) {
 	run()
 	gw, err := w.Grad()
 	require.NoError(t, err)
-	got := float64s(gw)
+	got := gtest.Float64s(gw)
 	wv := w.Value().Data().([]float64)
 	theta := append([]float64(nil), wv...)
 	want := fd.Gradient(nil, func(v []float64) float64 {
@@ -168,8 +170,8 @@ func TestConstraintLossAtZeroResidual(t *testing.T) {
 	gx, err := x.Grad()
 	require.NoError(t, err)
 	// sample 0: subgradient 0; sample 1: (1/2)·Jᵀc/|c| = (1/2)·(4, 0), (1/2)·(−2).
-	assert.Equal(t, []float64{0, 0, 2, 0}, float64s(gy))
-	assert.Equal(t, []float64{0, -1}, float64s(gx))
+	assert.Equal(t, []float64{0, 0, 2, 0}, gtest.Float64s(gy))
+	assert.Equal(t, []float64{0, -1}, gtest.Float64s(gx))
 }
 
 func TestConstraintLossFloat32(t *testing.T) {
@@ -196,7 +198,7 @@ func TestConstraintLossFloat32(t *testing.T) {
 					gv, err := node.Grad()
 					require.NoError(t, err)
 					assert.Equal(t, dt, gv.Dtype())
-					grads[k][i] = float64s(gv)
+					grads[k][i] = gtest.Float64s(gv)
 				}
 				m.Close()
 			}
@@ -309,10 +311,10 @@ func TestConstraintLossLispMachine(t *testing.T) {
 			assert.InDelta(t, f(xv, yv), scalar(l), 1e-13)
 			gy, err := y.Grad()
 			require.NoError(t, err)
-			assert.InDeltaSlice(t, fd.Gradient(nil, func(v []float64) float64 { return f(xv, v) }, yv, settings), float64s(gy), 1e-7)
+			assert.InDeltaSlice(t, fd.Gradient(nil, func(v []float64) float64 { return f(xv, v) }, yv, settings), gtest.Float64s(gy), 1e-7)
 			gx, err := x.Grad()
 			require.NoError(t, err)
-			assert.InDeltaSlice(t, fd.Gradient(nil, func(v []float64) float64 { return f(v, yv) }, xv, settings), float64s(gx), 1e-7)
+			assert.InDeltaSlice(t, fd.Gradient(nil, func(v []float64) float64 { return f(v, yv) }, xv, settings), gtest.Float64s(gx), 1e-7)
 		})
 	}
 }
