@@ -3,7 +3,6 @@ package enforce
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 
@@ -46,6 +45,9 @@ type AdaNP struct {
 	constD []float64
 	constG factor
 
+	diagInv []float64 // W⁻¹ for Diagonal weights
+	rec     layout    // the trace's step records
+
 	eigWork int
 	pool    sync.Pool // *workspace
 	batches sync.Pool // *batch
@@ -87,6 +89,15 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 		hasMHV:  Provides(c, CapMixedHessVec),
 		eigWork: dense.EigWorkLen(nc),
 	}
+	if s.Weights == Diagonal {
+		a.diagInv = make([]float64, n)
+		for k := range a.diagInv {
+			a.diagInv[k] = 1 // latent variables
+		}
+		for k, v := range s.Diag {
+			a.diagInv[k] = 1 / v
+		}
+	}
 	a.pool.New = func() any { return a.newWorkspace() }
 	a.batches.New = func() any { return new(batch) }
 	a.vjps.New = func() any { return new(vjpJob) }
@@ -108,6 +119,7 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 			return nil, errors.New("enforce: cannot factor G for the constant Jacobian")
 		}
 	}
+	a.rec = a.newLayout()
 	return a, nil
 }
 
@@ -124,10 +136,23 @@ func (a *AdaNP) Settings() Settings {
 // Dims returns the sizes of x and of the predictions ŷ and ỹ.
 func (a *AdaNP) Dims() (nx, ny int) { return a.nx, a.ny }
 
-// GradExact reports whether the gradient computed by VJP (and the graph Op)
-// with respect to ŷ is the exact derivative of the forward map: true for
-// Unrolled gradients when the constraint implements HessVec.
-func (a *AdaNP) GradExact() bool { return a.s.Grad == Unrolled && a.hasHV }
+// ExactGradient reports whether the gradient mode, with this constraint's
+// capabilities, computes the exact derivative of what it differentiates:
+// true for Unrolled (the derivative of the computed map, all steps and
+// weights included) and Implicit (the derivative of the W-nearest point)
+// when the constraint implements HessVec, and, for gradients with respect
+// to x through a Jacobian that varies, MixedHessVec. Projector and
+// FinalProjector are Gauss–Newton approximations and report false. A pass
+// can still be inexact where this reports true (a step took the clamped
+// eigen-solve, or an Implicit point is not a nearest point):
+// Trace.GradStats reports that per pass.
+func (a *AdaNP) ExactGradient() bool {
+	switch a.s.Grad {
+	case Unrolled, Implicit:
+		return a.hasHV && (a.hasMHV || a.constB != nil || !a.hasJX)
+	}
+	return false
+}
 
 // Residual summarises |c| over a batch: its maximum and its mean over all
 // samples and constraints.
@@ -153,6 +178,14 @@ type Stats struct {
 	// would have produced non-finite values; they keep their last finite
 	// iterate and are counted in NotConverged if above Tol.
 	Stopped int
+	// Stalled counts samples that stopped because they made no progress:
+	// with LineSearch, no step length along the direction decreased ‖c‖²;
+	// without, ten steps in a row did not improve the residual measure by
+	// 1%. They keep their last iterate and are counted in NotConverged.
+	Stalled int
+	// Displacement summarises ‖ỹ − ŷ‖ (Euclidean, over the predicted
+	// outputs) over the samples: its maximum and mean.
+	Displacement Residual
 }
 
 // Converged reports whether every sample met the tolerance.
@@ -206,37 +239,57 @@ func (a *AdaNP) ProjectTrace(dst, x, yhat *mat.Dense, tr *Trace) (Stats, error) 
 // workspace holds one worker's scratch memory; nothing in the step loop
 // allocates.
 type workspace struct {
+	st       sampleState
+	sc       scalars
 	y, yNew  []float64 // n
 	c, cNew  []float64 // nc
-	b, bNew  []float64 // nc·n
+	b        []float64 // nc·n
+	dir      []float64 // n, the direction of the current step
 	d        []float64 // n (W⁻¹ diagonal)
 	mu       []float64 // nc
 	delta    []float64 // n
 	scratch  []float64 // nc·n
-	g        factor
+	g, rf    factor
 	eigWork  []float64
 	tmp      []float64 // max(n, nc)
-	dp, hv   []float64 // n
+	tmpN     []float64 // max(n, nc)
+	cEval    []float64 // nc
+	bEval    []float64 // nc·n
+	yhatExt  []float64 // n
 	w        []float64 // nc
+	zeroMu   []float64 // nc, zeros
+	unit     []float64 // nc
 	jx       []float64 // nc·nx
 	gx, gxHV []float64 // nx
+	gxAcc    []float64 // nx
+	// backward pass, length n unless noted
+	gy, gp, p, dp, hv, acc, bmu, dt []float64
+	hMu, hW                         []float64
+	bbar                            []float64 // nc·n
+	u, r, z, pk, hpk                []float64 // implicit gradient
 }
 
 func (a *AdaNP) newWorkspace() *workspace {
 	n, nc, nx := a.n, a.nc, a.nx
+	vn := func() []float64 { return make([]float64, n) }
 	return &workspace{
-		y: make([]float64, n), yNew: make([]float64, n),
+		y: vn(), yNew: vn(),
 		c: make([]float64, nc), cNew: make([]float64, nc),
-		b: make([]float64, nc*n), bNew: make([]float64, nc*n),
-		d: make([]float64, n), mu: make([]float64, nc), delta: make([]float64, n),
+		b: make([]float64, nc*n), dir: vn(),
+		d: vn(), mu: make([]float64, nc), delta: vn(),
 		scratch: make([]float64, nc*n),
 		g:       newFactor(nc),
 		eigWork: make([]float64, a.eigWork),
 		tmp:     make([]float64, max(n, nc)),
-		dp:      make([]float64, n), hv: make([]float64, n),
-		w:  make([]float64, nc),
+		tmpN:    make([]float64, max(n, nc)),
+		cEval:   make([]float64, nc), bEval: make([]float64, nc*n),
+		yhatExt: vn(),
+		w:       make([]float64, nc), zeroMu: make([]float64, nc), unit: make([]float64, nc),
 		jx: make([]float64, nc*nx),
-		gx: make([]float64, nx), gxHV: make([]float64, nx),
+		gx: make([]float64, nx), gxHV: make([]float64, nx), gxAcc: make([]float64, nx),
+		gy: vn(), gp: vn(), p: vn(), dp: vn(), hv: vn(), acc: vn(), bmu: vn(), dt: vn(),
+		hMu: vn(), hW: vn(), bbar: make([]float64, nc*n),
+		u: vn(), r: vn(), z: vn(), pk: vn(), hpk: vn(),
 	}
 }
 
@@ -252,69 +305,3 @@ func newFactor(nc int) factor {
 	return factor{m: make([]float64, nc*nc), lam: make([]float64, nc)}
 }
 
-// weights returns W⁻¹'s diagonal for Jacobian b, or nil for W = I.
-func (a *AdaNP) weights(ws *workspace, b []float64) []float64 {
-	switch a.s.Weights {
-	case Diagonal:
-		for k := range ws.d {
-			ws.d[k] = 1
-		}
-		for k, v := range a.s.Diag {
-			ws.d[k] = 1 / v
-		}
-		return ws.d
-	case AutoDiagonal:
-		n, nc := a.n, a.nc
-		top := 0.0
-		for k := 0; k < n; k++ {
-			var s float64
-			for i := 0; i < nc; i++ {
-				s += math.Abs(b[i*n+k])
-			}
-			ws.d[k] = math.Max(s/float64(nc), 1)
-			top = math.Max(top, ws.d[k])
-		}
-		for k := range ws.d {
-			ws.d[k] = top / ws.d[k]
-		}
-		return ws.d
-	}
-	return nil
-}
-
-// factorize forms G = B·diag(d)·Bᵀ + εI into f and factors it, by
-// Cholesky or, when that fails, by the clamped eigendecomposition. It
-// reports false only if G is not finite or the eigensolver fails.
-func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace) bool {
-	nc := a.nc
-	dense.Gram(f.m, b, d, nc, a.n, a.s.Reg, ws.scratch)
-	if !allFinite(f.m) {
-		return false
-	}
-	f.eig = false
-	if dense.Cholesky(f.m, nc, ws.tmp) {
-		return true
-	}
-	// Cholesky overwrote part of G: form it again for the fallback.
-	dense.Gram(f.m, b, d, nc, a.n, a.s.Reg, ws.scratch)
-	f.eig = true
-	return dense.EigClamp(f.m, nc, a.s.Reg, 1e-12, f.lam, ws.eigWork)
-}
-
-// solve overwrites v with G⁻¹·v.
-func (f *factor) solve(nc int, v, tmp []float64) {
-	if f.eig {
-		dense.EigSolve(f.m, f.lam, nc, v, tmp)
-		return
-	}
-	dense.CholSolve(f.m, nc, v)
-}
-
-func allFinite(v []float64) bool {
-	for _, x := range v {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return false
-		}
-	}
-	return true
-}

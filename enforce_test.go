@@ -450,7 +450,7 @@ func TestVJPMatchesFiniteDifferences(t *testing.T) {
 			s.MinDepth, s.MaxDepth = 4, 4
 			p, err := NewAdaNP(tc.c, s)
 			require.NoError(t, err)
-			assert.Equal(t, tc.exact, p.GradExact())
+			assert.Equal(t, tc.exact, p.ExactGradient())
 			const rows = 3
 			x := randDense(rnd, rows, tc.nx, 0.5)
 			yhat := randDense(rnd, rows, tc.ny, tc.yScale)

@@ -328,3 +328,27 @@ func (fb *fbConstraint) needs(c Constraint, capability Capability, method, name 
 	}
 	return c
 }
+
+// feasibilityChecker is implemented by constraint systems whose residual
+// c is not the measure of feasibility a user checks: WithInequalities'
+// system, whose Fischer–Burmeister residual depends on multipliers that
+// Check does not have. AdaNP.Check reports feasibility's r instead.
+type feasibilityChecker interface {
+	// feasibility writes the feasibility residual at (x, y), y without
+	// latent variables, into r (length nc).
+	feasibility(x, y, r []float64)
+}
+
+var _ feasibilityChecker = (*fbConstraint)(nil)
+
+// feasibility writes the equality residuals eq(x, y) and the inequality
+// violations max(g_j(x, y), 0) into r.
+func (fb *fbConstraint) feasibility(x, y, r []float64) {
+	if fb.eq != nil {
+		fb.eq.Eval(x, y, r[:fb.neq], nil)
+	}
+	fb.g.Eval(x, y, r[fb.neq:], nil)
+	for j := fb.neq; j < len(r); j++ {
+		r[j] = math.Max(r[j], 0)
+	}
+}

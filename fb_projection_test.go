@@ -69,7 +69,7 @@ func TestInequalitiesGradient(t *testing.T) {
 	_, _, ext := mixedSystem(t)
 	p, err := NewAdaNP(ext, Settings{MinDepth: 4, MaxDepth: 4})
 	require.NoError(t, err)
-	require.True(t, p.GradExact())
+	require.True(t, p.ExactGradient())
 	rnd := rand.New(rand.NewPCG(33, 34))
 	const rows = 3
 	x := mat.NewDense(rows, 1, []float64{0.6, 0.8, 0.7})

@@ -91,7 +91,7 @@ func TestLockstepGradientMatchesFiniteDifferences(t *testing.T) {
 	q := randomQuadratic(t, rnd, 8, 3, 1)
 	p, err := NewAdaNP(q, Settings{MinDepth: 4, MaxDepth: 4})
 	require.NoError(t, err)
-	require.True(t, p.GradExact())
+	require.True(t, p.ExactGradient())
 	const rows = 3
 	x := randDense(rnd, rows, 3, 0.3)
 	yhat := randDense(rnd, rows, 8, 0.2)

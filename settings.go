@@ -57,8 +57,9 @@ const (
 	// AutoDiagonal is the reference implementation's per-sample diagonal,
 	// recomputed at every step from the Jacobian B: with
 	// d_k = max(mean_i |B_ik|, 1), W⁻¹ = diag(max_j d_j / d_k). Outputs with
-	// large Jacobian columns move less. In the backward pass W is held
-	// constant at each step's value.
+	// large Jacobian columns move less. Unrolled gradients differentiate
+	// through W (through B, with the curvature of c), as the reference's
+	// autograd does.
 	AutoDiagonal
 )
 
@@ -75,25 +76,45 @@ func (w Weighting) String() string {
 	return fmt.Sprintf("Weighting(%d)", int(w))
 }
 
-// GradMode selects how gradients are propagated through AdaNP.
+// GradMode selects how gradients are propagated through AdaNP. The README's
+// table "Gradients" lists, per mode and weighting, what is exact and the
+// test that checks it against finite differences.
 type GradMode int
 
 const (
-	// Unrolled is the exact derivative of the forward map actually computed:
-	// all steps, including the curvature of the constraints (second
-	// derivatives through the Jacobian B), as the reference implementation's
+	// Unrolled is the exact derivative of the forward map actually
+	// computed: every step, including the curvature of the constraints
+	// (second derivatives through the Jacobian B), the dependence of
+	// AutoDiagonal weights on B, and the step lengths of the globalised
+	// steps (LineSearch, MaxStep), as the reference implementation's
 	// autograd does. It uses HessVec (and MixedHessVec for x-gradients);
-	// for a constraint that implements neither it falls back to Projector,
-	// which drops the curvature terms, and AdaNP.GradExact reports false.
+	// for a constraint that implements neither it drops the curvature
+	// terms (then AdaNP.ExactGradient reports false). Steps that took the
+	// eigenvalue-clamped solve are differentiated as if G were inverted
+	// exactly; Trace.GradStats counts such samples as inexact.
 	Unrolled GradMode = iota
-	// Projector back-propagates through every step with the Jacobian B held
-	// fixed: per step, only the projector P = I − W⁻¹Bᵀ(BW⁻¹Bᵀ)⁻¹B
-	// (Gauss–Newton, no curvature). Exact for constraints affine in y.
+	// Projector back-propagates through every step with the Jacobian B
+	// and the weights held fixed: per step, only the projector
+	// P = I − W⁻¹Bᵀ(BW⁻¹Bᵀ)⁻¹B (Gauss–Newton, no curvature). Exact for
+	// constraints affine in y with fixed weights.
 	Projector
-	// Implicit back-propagates only through the projector at the converged
-	// point, as the reference's ift_backward option: the trace keeps one
-	// step, so memory does not grow with depth. Exact for affine constraints.
+	// Implicit is the implicit-function-theorem derivative of the final
+	// point y* seen as the W-nearest point to ŷ on c(x, ·) = 0: it solves
+	// the KKT system with the Hessian of the Lagrangian W + Σ_i λ_i ∇²c_i
+	// (HessVec, by conjugate gradients), with memory independent of the
+	// depth. It equals the derivative of the computed map when AdaNP
+	// converges to the nearest point (affine constraints; W = I with a
+	// radial path such as spheres; in general not exactly, since
+	// Gauss–Newton steps need not end at the nearest point):
+	// Trace.GradStats counts as inexact the samples whose y* is not a KKT
+	// point of the nearest-point problem, and those where y* is not a
+	// strict local minimiser (the gradient then falls back to
+	// FinalProjector's).
 	Implicit
+	// FinalProjector back-propagates only through the projector at the
+	// final point, as the reference's ift_backward option: no curvature,
+	// memory independent of the depth. Exact only for affine constraints.
+	FinalProjector
 )
 
 // String returns the mode's name.
@@ -105,6 +126,8 @@ func (g GradMode) String() string {
 		return "projector"
 	case Implicit:
 		return "implicit"
+	case FinalProjector:
+		return "final-projector"
 	}
 	return fmt.Sprintf("GradMode(%d)", int(g))
 }
@@ -141,6 +164,24 @@ type Settings struct {
 	Diag    []float64
 	// Grad selects the gradient propagated by the graph Op and VJP.
 	Grad GradMode
+	// Recompute makes ProjectTrace store only each step's iterate and
+	// multipliers; VJP evaluates the Jacobian and factors G again (one more
+	// constraint evaluation and factorisation per step in the backward
+	// pass), so that trace memory is O(n + nc) per sample and step instead
+	// of O(nc·n + nc²). Gradients are the same.
+	Recompute bool
+
+	// Globalisation (beyond the paper; off by default, which gives the
+	// paper's full Gauss–Newton steps).
+
+	// MaxStep, when positive, bounds the length ‖Δy‖ of every step
+	// (Euclidean, over y and any latent variables): a longer step is
+	// scaled down to MaxStep along its direction.
+	MaxStep float64
+	// LineSearch backtracks each step, halving its length until the merit
+	// ‖c‖² decreases enough (Armijo, σ = 1e-4). A sample for which no
+	// length in 30 halvings does stops and is counted in Stats.Stalled.
+	LineSearch bool
 }
 
 // withDefaults returns s with zero fields replaced by defaults, after
@@ -166,8 +207,10 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 		return s, fmt.Errorf("enforce: Settings.Reg must be non-negative and finite, got %v", s.Reg)
 	case s.Measure != MaxAbs && s.Measure != MeanAbs:
 		return s, fmt.Errorf("enforce: unknown %v", s.Measure)
-	case s.Grad != Unrolled && s.Grad != Projector && s.Grad != Implicit:
+	case s.Grad != Unrolled && s.Grad != Projector && s.Grad != Implicit && s.Grad != FinalProjector:
 		return s, fmt.Errorf("enforce: unknown %v", s.Grad)
+	case s.MaxStep < 0 || math.IsNaN(s.MaxStep) || math.IsInf(s.MaxStep, 1):
+		return s, fmt.Errorf("enforce: Settings.MaxStep must be non-negative and finite, got %v", s.MaxStep)
 	}
 	switch s.Weights {
 	case Identity, AutoDiagonal:

@@ -3,125 +3,48 @@ package enforce
 import (
 	"errors"
 	"fmt"
+	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/enforce-nn/enforce/internal/dense"
 	"github.com/enforce-nn/enforce/internal/par"
 )
 
-// Trace records the iterates of a forward pass that VJP needs: for every
-// sample and step, the iterate y_k, the multipliers μ_k = G_k⁻¹c_k, the
-// weights W_k⁻¹, the Jacobian B_k and the factorisation of G_k (with
-// Implicit gradients, only the final point). A Trace is reused across calls
-// without allocating once it has grown to the largest batch and depth.
-// The zero value is ready to use.
-type Trace struct {
-	a     *AdaNP
-	rows  int
-	x     []float64 // rows·nx copy of the inputs
-	steps [][]float64
-	eig   [][]bool
-}
-
-// recLen is the length of one step record: y, μ, W⁻¹, B, G's factor and
-// the clamped eigenvalues.
-func (a *AdaNP) recLen() int {
-	n, nc := a.n, a.nc
-	return n + nc + n + nc*n + nc*nc + nc
-}
-
-func (t *Trace) reset(a *AdaNP, x blas64.General, rows int) {
-	t.a, t.rows = a, rows
-	t.x = resize(t.x, rows*a.nx)
-	for s := 0; s < rows; s++ {
-		copy(t.x[s*a.nx:(s+1)*a.nx], row(x, s))
-	}
-	if cap(t.steps) < rows {
-		t.steps = append(t.steps[:cap(t.steps)], make([][]float64, rows-cap(t.steps))...)
-		t.eig = append(t.eig[:cap(t.eig)], make([][]bool, rows-cap(t.eig))...)
-	}
-	t.steps, t.eig = t.steps[:rows], t.eig[:rows]
-}
-
-// push appends one step record for sample s. A nil d stands for W = I.
-func (t *Trace) push(s int, y, mu, d, b []float64, f *factor) {
-	a := t.a
-	rec := t.steps[s]
-	at := len(rec)
-	if cap(rec)-at < a.recLen() {
-		rec = append(rec[:cap(rec)], make([]float64, a.recLen())...)
-	}
-	rec = rec[:at+a.recLen()]
-	r := rec[at:]
-	r = r[copy(r, y):]
-	r = r[copy(r, mu):]
-	if d == nil {
-		for j := range a.n {
-			r[j] = 1
-		}
-		r = r[a.n:]
-	} else {
-		r = r[copy(r, d):]
-	}
-	r = r[copy(r, b):]
-	r = r[copy(r, f.m):]
-	copy(r, f.lam)
-	t.steps[s] = rec
-	t.eig[s] = append(t.eig[s], f.eig)
-}
-
-// pop removes the last step record of sample s.
-func (t *Trace) pop(s int) {
-	t.steps[s] = t.steps[s][:len(t.steps[s])-t.a.recLen()]
-	t.eig[s] = t.eig[s][:len(t.eig[s])-1]
-}
-
-// Depth returns the number of recorded steps of sample s.
-func (t *Trace) Depth(s int) int { return len(t.eig[s]) }
-
-// Bytes returns the memory held by the trace's records, in bytes.
-func (t *Trace) Bytes() int {
-	total := 8 * cap(t.x)
-	for _, r := range t.steps[:cap(t.steps)] {
-		total += 8 * cap(r)
-	}
-	for _, e := range t.eig[:cap(t.eig)] {
-		total += cap(e)
-	}
-	return total
-}
-
 // vjpJob is the state of one backward pass.
 type vjpJob struct {
-	a         *AdaNP
-	tr        *Trace
-	grad      blas64.General
-	gyhat, gx blas64.General
-	wantY     bool
-	wantX     bool
-	lock      vjpLock
+	a            *AdaNP
+	tr           *Trace
+	grad         blas64.General
+	gyhat, gx    blas64.General
+	wantY, wantX bool
+	inexact      []bool
+	gain         []float64
+	bad          []bool
+
+	mu     sync.Mutex
+	panics map[int]string
+
+	lock vjpLock
 }
 
 // VJP back-propagates through the projection recorded in tr by
 // ProjectTrace: given grad = ∂ℓ/∂ỹ (rows×ny) it writes ∂ℓ/∂ŷ into gyhat
-// and ∂ℓ/∂x into gx (rows×nx). Either destination may be nil. The gradient
-// follows Settings.Grad. Per Unrolled step, with D = W⁻¹,
-// w = G⁻¹BDḡ, p = ḡ − Bᵀw, μ = G⁻¹c and δ = DBᵀμ,
+// and ∂ℓ/∂x into gx (rows×nx), both in one pass. Either destination may be
+// nil. The gradient follows Settings.Grad; backStep and implicitVJP (in
+// step.go) state the formulas. tr.GradStats() then reports whether the
+// gradient was exact for every sample and how much it was amplified.
 //
-//	∂ℓ/∂y_k = p − Σ_i μ_i ∇²c_i·Dp + Σ_i w_i ∇²c_i·δ
-//	∂ℓ/∂x  += −J_xᵀw − Σ_i μ_i ∇²_xy c_i·Dp + Σ_i w_i ∇²_xy c_i·δ
-//
-// (the curvature sums are dropped for Projector and Implicit gradients and
-// for constraints without HessVec or MixedHessVec). W is held constant.
-// The x-gradient needs a constraint that implements JacobianX.
+// The x-gradient needs a constraint that implements JacobianX. VJP returns
+// an error, naming the sample, if a gradient comes out non-finite or
+// constraint code panics; it never returns NaN.
 func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 	if tr == nil || tr.a != a {
 		return errors.New("enforce: trace was not recorded by this AdaNP")
 	}
-	if grad == nil {
-		return errors.New("enforce: nil gradient")
+	if grad == nil || grad.IsEmpty() {
+		return errors.New("enforce: nil or empty gradient")
 	}
 	if r, c := grad.Dims(); r != tr.rows || c != a.ny {
 		return fmt.Errorf("enforce: gradient is %d×%d, want %d×%d", r, c, tr.rows, a.ny)
@@ -131,6 +54,7 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 		j = a.vjps.Get().(*vjpJob)
 	}
 	defer func() {
+		j.tr, j.grad, j.gyhat, j.gx = nil, blas64.General{}, blas64.General{}, blas64.General{}
 		if !a.lastVJP.CompareAndSwap(nil, j) {
 			a.vjps.Put(j)
 		}
@@ -138,7 +62,7 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 	j.a, j.tr, j.grad = a, tr, grad.RawMatrix()
 	j.gyhat, j.gx, j.wantY, j.wantX = blas64.General{}, blas64.General{}, false, false
 	if gyhat != nil {
-		if r, c := gyhat.Dims(); r != tr.rows || c != a.ny {
+		if r, c := gyhat.Dims(); gyhat.IsEmpty() || r != tr.rows || c != a.ny {
 			return fmt.Errorf("enforce: ŷ-gradient destination is %d×%d, want %d×%d", r, c, tr.rows, a.ny)
 		}
 		j.gyhat, j.wantY = gyhat.RawMatrix(), true
@@ -147,7 +71,7 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 		if !a.hasJX {
 			return errors.New("enforce: gradient with respect to x needs a constraint that implements JacobianX")
 		}
-		if r, c := gx.Dims(); r != tr.rows || c != a.nx {
+		if r, c := gx.Dims(); gx.IsEmpty() || r != tr.rows || c != a.nx {
 			return fmt.Errorf("enforce: x-gradient destination is %d×%d, want %d×%d", r, c, tr.rows, a.nx)
 		}
 		j.gx, j.wantX = gx.RawMatrix(), true
@@ -157,46 +81,157 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 			return fmt.Errorf("enforce: gradient of sample %d is not finite", s)
 		}
 	}
-	if bh, ok := a.c.(BatchHessVecer); ok && a.s.Grad == Unrolled && a.hasHV {
-		j.lock.run(j, bh)
+	rows := tr.rows
+	j.inexact = resize(j.inexact, rows)
+	j.gain = resize(j.gain, rows)
+	j.bad = resize(j.bad, rows)
+	clear(j.inexact)
+	clear(j.gain)
+	clear(j.bad)
+	j.panics = nil
+	if bh, ok := a.c.(BatchHessVecer); ok && a.s.Grad == Unrolled && a.hasHV && !a.rec.recomputeB {
+		if err := j.lock.run(j, bh); err != nil {
+			return err
+		}
 	} else {
-		par.For(tr.rows, grain, j)
+		par.For(rows, grain, j)
 	}
-	j.tr, j.grad, j.gyhat, j.gx = nil, blas64.General{}, blas64.General{}, blas64.General{}
+	return j.reduce()
+}
+
+// reduce checks the per-sample results in sample order and fills the
+// trace's GradStats.
+func (j *vjpJob) reduce() error {
+	gs := GradStats{Samples: j.tr.rows}
+	for s := 0; s < j.tr.rows; s++ {
+		if msg, ok := j.panics[s]; ok {
+			return fmt.Errorf("enforce: VJP: sample %d: constraint code panicked: %s", s, msg)
+		}
+		if j.bad[s] {
+			return fmt.Errorf("enforce: VJP: sample %d: the gradient is not finite (the projection is not differentiable there; see GradStats)", s)
+		}
+		if j.inexact[s] {
+			gs.Inexact++
+		}
+		gs.MaxGain = math.Max(gs.MaxGain, j.gain[s])
+		if j.gain[s] > GainWarning {
+			gs.Amplified++
+		}
+	}
+	j.tr.grad = gs
 	return nil
+}
+
+func (j *vjpJob) fail(s int, r any) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.panics == nil {
+		j.panics = make(map[int]string)
+	}
+	j.panics[s] = fmt.Sprint(r)
 }
 
 // Run back-propagates samples [lo, hi).
 func (j *vjpJob) Run(lo, hi int) {
 	ws := j.a.pool.Get().(*workspace)
 	for s := lo; s < hi; s++ {
-		j.sample(ws, s)
+		if !j.runSample(ws, s) {
+			ws = j.a.newWorkspace()
+		}
 	}
 	j.a.pool.Put(ws)
 }
 
+func (j *vjpJob) runSample(ws *workspace, s int) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			j.fail(s, r)
+			ok = false
+		}
+	}()
+	j.sample(ws, s)
+	return true
+}
+
+// curvature reports which curvature terms the mode uses: in y, and in x.
+func (j *vjpJob) curvature() (curv, curvX bool) {
+	a := j.a
+	curv = a.s.Grad == Unrolled && a.hasHV
+	curvX = curv && a.hasMHV && j.wantX
+	return curv, curvX
+}
+
+// exactFor reports whether the mode and the constraint's capabilities give
+// the exact derivative (clamped steps aside).
+func (j *vjpJob) exactFor() bool {
+	a := j.a
+	switch a.s.Grad {
+	case Unrolled, Implicit:
+		if !a.hasHV {
+			return false
+		}
+		return !j.wantX || a.hasMHV || a.constB != nil
+	}
+	return false
+}
+
 func (j *vjpJob) sample(ws *workspace, s int) {
 	a, tr := j.a, j.tr
-	g, gx := ws.y, ws.gx // ḡ, the gradient with respect to the current iterate
+	g, gx := ws.gy, ws.gx
 	j.load(s, g, gx)
-	curvY := a.s.Grad == Unrolled && a.hasHV
-	for k := len(tr.eig[s]) - 1; k >= 0; k-- {
-		yk, mu := j.backStep(ws, s, k, g, gx)
-		if curvY {
-			xs := tr.x[s*a.nx : (s+1)*a.nx]
-			h := a.c.(HessVecer)
-			h.HessVec(xs, yk, mu, ws.dp, ws.hv)
-			for i, v := range ws.hv {
-				g[i] -= v
+	xs := tr.xrow(s)
+	exact := j.exactFor()
+	var rec stepRecord
+	switch a.s.Grad {
+	case Implicit:
+		if tr.Depth(s) == 1 {
+			tr.record(ws, s, 0, &rec)
+			if rec.alpha > kktTol || tr.eig[s][0] || !a.hasHV {
+				exact = false
 			}
-			h.HessVec(xs, yk, ws.w, ws.delta, ws.hv)
-			for i, v := range ws.hv {
-				g[i] += v
+			if !a.hasHV || !a.implicitVJP(ws, &rec, xs, g, gx, j.wantX) {
+				exact = false
+				a.projectorVJP(ws, &rec, xs, g, gx, j.wantX)
+			}
+		} else {
+			exact = false
+		}
+	default:
+		curv, curvX := j.curvature()
+		for k := tr.Depth(s) - 1; k >= 0; k-- {
+			tr.record(ws, s, k, &rec)
+			if tr.eig[s][k] {
+				exact = false
+			}
+			a.backStep(ws, &rec, xs, g, gx, curv, curvX, j.wantX)
+			if curv {
+				h := a.c.(HessVecer)
+				h.HessVec(xs, rec.y, rec.mu, ws.dp, ws.hMu)
+				h.HessVec(xs, rec.y, ws.w, ws.delta, ws.hW)
+				finishBackStep(g, ws.acc, ws.hMu, ws.hW, rec.alpha)
+			} else {
+				finishBackStep(g, ws.acc, nil, nil, rec.alpha)
 			}
 		}
 	}
+	j.inexact[s] = !exact
 	j.store(s, g, gx)
 }
+
+// projectorVJP is the curvature-free gradient at a final point:
+// ∂ℓ/∂ŷ = ḡ − Bᵀw with w = G⁻¹BDḡ, and ∂ℓ/∂x −= J_xᵀw.
+func (a *AdaNP) projectorVJP(ws *workspace, rec *stepRecord, xs, g, gx []float64, wantX bool) {
+	clear(ws.zeroMu)
+	r := *rec
+	r.mu, r.alpha, r.bounded = ws.zeroMu, 1, false
+	a.backStep(ws, &r, xs, g, gx, false, false, wantX)
+	finishBackStep(g, ws.acc, nil, nil, 1)
+}
+
+// kktTol is the relative KKT residual (see kktMultipliers) above which an
+// Implicit gradient is reported inexact: the computed point is then not
+// the nearest point whose derivative the implicit gradient is.
+const kktTol = 1e-6
 
 // load initialises ḡ from the output gradient of sample s (zero for the
 // latent variables) and the x-gradient to zero.
@@ -206,81 +241,157 @@ func (j *vjpJob) load(s int, g, gx []float64) {
 	clear(gx)
 }
 
-// store writes the gradients of sample s.
+// store writes the gradients of sample s, and its gain and finiteness.
 func (j *vjpJob) store(s int, g, gx []float64) {
+	ny := j.a.ny
+	in := norm2(row(j.grad, s))
+	out := norm2(g[:ny])
+	if in > 0 {
+		j.gain[s] = out / in
+	}
+	if !allFinite(g[:ny]) || !allFinite(gx) {
+		j.bad[s] = true
+		return
+	}
 	if j.wantY {
-		copy(row(j.gyhat, s), g[:j.a.ny])
+		copy(row(j.gyhat, s), g[:ny])
 	}
 	if j.wantX {
 		copy(row(j.gx, s), gx)
 	}
 }
 
-// backStep back-propagates sample s through its step k, except for the
-// curvature terms in y: it overwrites ḡ (in g) with p = ḡ − Bᵀw, adds the
-// step's contribution to the x-gradient gx, and, when Unrolled curvature is
-// needed, leaves w, δ = DBᵀμ and Dp in ws.w, ws.delta and ws.dp. It returns
-// the step's iterate y_k and multipliers μ_k.
-func (j *vjpJob) backStep(ws *workspace, s, k int, g, gx []float64) (yk, mu []float64) {
+// vjpLock back-propagates a batch in lockstep when the constraint computes
+// curvature products for many samples at once (BatchHessVecer): at step k,
+// every sample deeper than k goes through backStep in parallel, then two
+// batched products supply the curvature terms, then finishBackStep. Per
+// sample, the arithmetic is that of vjpJob.sample.
+type vjpLock struct {
+	j         *vjpJob
+	bh        BatchHessVecer
+	g, gx     []float64 // rows×n and rows×nx gradients
+	act       []int     // samples deeper than k
+	k         int
+	finish    bool
+	xa, ya    []float64 // per position: x_s, y_k
+	mu, w     []float64 // μ_k, w
+	dp, delta []float64 // Dp, δ
+	acc       []float64 // Bᵀw (+ weight terms)
+	alpha     []float64
+	hMu, hW   []float64 // Σ μ_i ∇²c_i·Dp, Σ w_i ∇²c_i·δ
+	exact     []bool
+}
+
+func (l *vjpLock) run(j *vjpJob, bh BatchHessVecer) (err error) {
 	a, tr := j.a, j.tr
-	n, nc, nx := a.n, a.nc, a.nx
-	xs := tr.x[s*nx : (s+1)*nx]
-	curvY := a.s.Grad == Unrolled && a.hasHV
-	curvX := a.s.Grad == Unrolled && a.hasMHV && j.wantX
-	weighted := a.s.Weights != Identity
-	recLen := a.recLen()
-	r := tr.steps[s][k*recLen : (k+1)*recLen]
-	yk, r = r[:n], r[n:]
-	mu, r = r[:nc], r[nc:]
-	d, r := r[:n], r[n:]
-	B, r := r[:nc*n], r[nc*n:]
-	f := factor{m: r[:nc*nc], lam: r[nc*nc:], eig: tr.eig[s][k]}
-	// w = G⁻¹·B·D·ḡ
-	dg := ws.dp
-	for i, v := range g {
-		if weighted {
-			v *= d[i]
-		}
-		dg[i] = v
+	rows, n, nc, nx := tr.rows, a.n, a.nc, a.nx
+	l.j, l.bh = j, bh
+	l.g = resize(l.g, rows*n)
+	l.gx = resize(l.gx, rows*nx)
+	l.act = resize(l.act, rows)[:0]
+	for _, buf := range []*[]float64{&l.ya, &l.dp, &l.delta, &l.hMu, &l.hW, &l.acc} {
+		*buf = resize(*buf, rows*n)
 	}
-	dense.MulVec(ws.w, B, nc, n, dg)
-	f.solve(nc, ws.w, ws.tmp)
-	// p = ḡ − Bᵀw
-	dense.MulTransVec(ws.hv, B, nc, n, ws.w)
-	for i, v := range ws.hv {
-		g[i] -= v
+	l.xa = resize(l.xa, rows*nx)
+	l.mu = resize(l.mu, rows*nc)
+	l.w = resize(l.w, rows*nc)
+	l.alpha = resize(l.alpha, rows)
+	l.exact = resize(l.exact, rows)
+	depth := 0
+	exact := j.exactFor()
+	for s := 0; s < rows; s++ {
+		j.load(s, l.g[s*n:(s+1)*n], l.gx[s*nx:(s+1)*nx])
+		depth = max(depth, tr.Depth(s))
+		l.exact[s] = exact
 	}
-	if j.wantX {
-		a.c.(JacobianXer).JacobianX(xs, yk, ws.jx)
-		for i := 0; i < nc; i++ {
-			wi := ws.w[i]
-			for m := 0; m < nx; m++ {
-				gx[m] -= ws.jx[i*nx+m] * wi
+	for l.k = depth - 1; l.k >= 0; l.k-- {
+		l.act = l.act[:0]
+		for s := 0; s < rows; s++ {
+			if tr.Depth(s) > l.k {
+				l.act = append(l.act, s)
 			}
 		}
+		m := len(l.act)
+		l.finish = false
+		par.For(m, grain, l)
+		if err := l.products(m); err != nil {
+			return err
+		}
+		l.finish = true
+		par.For(m, grain, l)
 	}
-	if !curvY && !curvX {
-		return yk, mu
-	}
-	// δ = D·Bᵀ·μ and Dp
-	dense.MulTransVec(ws.delta, B, nc, n, mu)
-	for i := range g {
-		dg[i] = g[i]
-		if weighted {
-			ws.delta[i] *= d[i]
-			dg[i] *= d[i]
+	for s := 0; s < rows; s++ {
+		j.inexact[s] = !l.exact[s]
+		if _, failed := j.panics[s]; !failed {
+			j.store(s, l.g[s*n:(s+1)*n], l.gx[s*nx:(s+1)*nx])
 		}
 	}
-	if curvX {
-		h := a.c.(MixedHessVecer)
-		h.MixedHessVec(xs, yk, mu, dg, ws.gxHV)
-		for m, v := range ws.gxHV {
-			gx[m] -= v
+	return nil
+}
+
+// products computes the two batched curvature products of the m samples
+// of act, turning a panic into an error.
+func (l *vjpLock) products(m int) (err error) {
+	a := l.j.a
+	n, nc, nx := a.n, a.nc, a.nx
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("enforce: VJP: HessVecBatch panicked on a batch of %d samples: %v", m, r)
 		}
-		h.MixedHessVec(xs, yk, ws.w, ws.delta, ws.gxHV)
-		for m, v := range ws.gxHV {
-			gx[m] += v
+	}()
+	l.bh.HessVecBatch(m, l.xa[:m*nx], l.ya[:m*n], l.mu[:m*nc], l.dp[:m*n], l.hMu[:m*n])
+	l.bh.HessVecBatch(m, l.xa[:m*nx], l.ya[:m*n], l.w[:m*nc], l.delta[:m*n], l.hW[:m*n])
+	return nil
+}
+
+// Run processes positions [lo, hi) of act: backStep of step k, or
+// (finish) finishBackStep with the batched products.
+func (l *vjpLock) Run(lo, hi int) {
+	a := l.j.a
+	n := a.n
+	if l.finish {
+		for p := lo; p < hi; p++ {
+			s := l.act[p]
+			finishBackStep(l.g[s*n:(s+1)*n], l.acc[p*n:(p+1)*n], l.hMu[p*n:(p+1)*n], l.hW[p*n:(p+1)*n], l.alpha[p])
+		}
+		return
+	}
+	ws := a.pool.Get().(*workspace)
+	for p := lo; p < hi; p++ {
+		if !l.runSample(ws, p) {
+			ws = a.newWorkspace()
 		}
 	}
-	return yk, mu
+	a.pool.Put(ws)
+}
+
+func (l *vjpLock) runSample(ws *workspace, p int) (ok bool) {
+	j := l.j
+	a, tr := j.a, j.tr
+	n, nc, nx := a.n, a.nc, a.nx
+	s := l.act[p]
+	defer func() {
+		if r := recover(); r != nil {
+			j.fail(s, r)
+			clear(l.acc[p*n : (p+1)*n])
+			ok = false
+		}
+	}()
+	var rec stepRecord
+	tr.record(ws, s, l.k, &rec)
+	if tr.eig[s][l.k] {
+		l.exact[s] = false
+	}
+	curv, curvX := j.curvature()
+	xs := tr.xrow(s)
+	a.backStep(ws, &rec, xs, l.g[s*n:(s+1)*n], l.gx[s*nx:(s+1)*nx], curv, curvX, j.wantX)
+	copy(l.xa[p*nx:(p+1)*nx], xs)
+	copy(l.ya[p*n:(p+1)*n], rec.y)
+	copy(l.mu[p*nc:(p+1)*nc], rec.mu)
+	copy(l.w[p*nc:(p+1)*nc], ws.w)
+	copy(l.dp[p*n:(p+1)*n], ws.dp)
+	copy(l.delta[p*n:(p+1)*n], ws.delta)
+	copy(l.acc[p*n:(p+1)*n], ws.acc)
+	l.alpha[p] = rec.alpha
+	return true
 }

@@ -15,13 +15,35 @@ type Body interface {
 type chunk struct {
 	body   Body
 	lo, hi int
-	wg     *sync.WaitGroup
+	g      *group
+}
+
+// group is the state of one For call, pooled.
+type group struct {
+	wg  sync.WaitGroup
+	pan panicked
+}
+
+// panicked holds the first panic of a worker, re-raised by For on the
+// calling goroutine so that a recover there sees it.
+type panicked struct {
+	mu  sync.Mutex
+	val any
+	set bool
+}
+
+func (p *panicked) store(v any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.set {
+		p.val, p.set = v, true
+	}
 }
 
 var (
 	start   sync.Once
 	jobs    chan chunk
-	wgPool  = sync.Pool{New: func() any { return new(sync.WaitGroup) }}
+	wgPool  = sync.Pool{New: func() any { return new(group) }}
 	workers int
 )
 
@@ -31,11 +53,21 @@ func startWorkers() {
 	for range workers {
 		go func() {
 			for c := range jobs {
-				c.body.Run(c.lo, c.hi)
-				c.wg.Done()
+				run(c)
 			}
 		}()
 	}
+}
+
+// run runs one chunk, catching its panic.
+func run(c chunk) {
+	defer c.g.wg.Done()
+	defer func() {
+		if r := recover(); r != nil {
+			c.g.pan.store(r)
+		}
+	}()
+	c.body.Run(c.lo, c.hi)
 }
 
 // For calls body.Run over [0, n) split into at most GOMAXPROCS contiguous
@@ -53,19 +85,32 @@ func For(n, grain int, body Body) {
 	}
 	start.Do(startWorkers)
 	p = min(p, workers+1)
-	wg := wgPool.Get().(*sync.WaitGroup)
-	wg.Add(p - 1)
+	g := wgPool.Get().(*group)
+	g.pan = panicked{}
+	g.wg.Add(p - 1)
 	size := (n + p - 1) / p
 	for i := 1; i < p; i++ {
 		lo := i * size
 		hi := min(lo+size, n)
 		if lo >= hi {
-			wg.Done()
+			g.wg.Done()
 			continue
 		}
-		jobs <- chunk{body: body, lo: lo, hi: hi, wg: wg}
+		jobs <- chunk{body: body, lo: lo, hi: hi, g: g}
 	}
-	body.Run(0, min(size, n))
-	wg.Wait()
-	wgPool.Put(wg)
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				g.pan.store(r)
+			}
+		}()
+		body.Run(0, min(size, n))
+	}()
+	g.wg.Wait()
+	set, val := g.pan.set, g.pan.val
+	g.pan = panicked{}
+	wgPool.Put(g)
+	if set {
+		panic(val)
+	}
 }

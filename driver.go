@@ -1,0 +1,513 @@
+package enforce
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce/internal/par"
+)
+
+// The projection driver. Each sample runs the same state machine:
+//
+//	start → evaluate → accept → [step → evaluate → accept]* → finish
+//
+// where step computes the NP direction and a trial point, evaluate computes
+// c and B at the trial, and accept takes the trial, backtracks (line
+// search), or stops the sample. The schedulers differ only in how the
+// evaluations are grouped: one sample at a time inside a worker (the
+// constraint evaluates rows one by one), or all pending samples of the
+// batch in one EvalBatch call (BatchEvaluator). Both call the same step
+// and accept functions, so they compute the same numbers.
+
+// Per-sample outcome flags of a forward pass.
+const (
+	flagNotConverged uint8 = 1 << iota
+	flagClamped
+	flagStopped
+	flagStalled
+	flagBadInput
+	flagBadConstraint
+	flagPanic
+)
+
+// grain is the smallest number of samples worth a goroutine.
+const grain = 16
+
+// sampleState is the iteration state of one sample: views into a worker's
+// workspace or into the lockstep arrays, and scalars.
+type sampleState struct {
+	y, c   []float64 // accepted iterate and its residual
+	yT, cT []float64 // trial point and its residual
+	J      []float64 // Jacobian at the last evaluated point
+	delta  []float64 // direction δ of the current step
+	*scalars
+}
+
+// next is what a sample does next.
+type next uint8
+
+const (
+	nextStep next = iota // compute a step from the accepted iterate
+	nextEval             // evaluate the trial point
+	nextDone             // finished
+)
+
+type scalars struct {
+	depth        int
+	alpha        float64
+	alpha0       float64
+	m0, slope    float64 // merit at y and its decrease rate along δ
+	best         float64 // best residual measure so far
+	since        int     // steps since the best improved by 1%
+	bounded      bool
+	init         bool // the pending evaluation is the first one
+	jAtY         bool // J holds B at y
+}
+
+// batch is the state of one forward pass, shared by its workers; each
+// sample writes only its own entries.
+type batch struct {
+	a         *AdaNP
+	x, yhat   blas64.General
+	dst       blas64.General
+	tr        *Trace
+	noSteps   bool
+	depth     []int
+	beforeMax []float64
+	beforeSum []float64
+	afterMax  []float64
+	afterSum  []float64
+	disp      []float64
+	flags     []uint8
+	record    bool // the trace records every step
+	final     bool // the trace records the final point
+
+	mu     sync.Mutex
+	panics map[int]string
+
+	lock lockstep
+}
+
+func (b *batch) reset(a *AdaNP, rows int) {
+	b.a = a
+	b.depth = resize(b.depth, rows)
+	b.beforeMax = resize(b.beforeMax, rows)
+	b.beforeSum = resize(b.beforeSum, rows)
+	b.afterMax = resize(b.afterMax, rows)
+	b.afterSum = resize(b.afterSum, rows)
+	b.disp = resize(b.disp, rows)
+	b.flags = resize(b.flags, rows)
+	clear(b.flags)
+	clear(b.depth)
+	clear(b.beforeMax)
+	clear(b.beforeSum)
+	clear(b.afterMax)
+	clear(b.afterSum)
+	clear(b.disp)
+	b.panics = nil
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// row returns row i of m, or nil for an empty matrix.
+func row(m blas64.General, i int) []float64 {
+	if m.Cols == 0 {
+		return nil
+	}
+	return m.Data[i*m.Stride : i*m.Stride+m.Cols]
+}
+
+// checkShapes validates x (which may be nil when nx = 0) and a matrix
+// with ny columns against a, and returns their raw views.
+func (a *AdaNP) checkShapes(x, y *mat.Dense, what string) (xr, yr blas64.General, rows int, err error) {
+	if y == nil {
+		return xr, yr, 0, fmt.Errorf("enforce: nil %s", what)
+	}
+	if y.IsEmpty() {
+		return xr, yr, 0, fmt.Errorf("enforce: %s is empty (a batch needs at least one row)", what)
+	}
+	rows, cols := y.Dims()
+	if cols != a.ny {
+		return xr, yr, 0, fmt.Errorf("enforce: %s has %d columns, want ny = %d", what, cols, a.ny)
+	}
+	yr = y.RawMatrix()
+	switch {
+	case x == nil && a.nx != 0:
+		return xr, yr, 0, fmt.Errorf("enforce: nil x, want %d×%d", rows, a.nx)
+	case x != nil && x.IsEmpty():
+		return xr, yr, 0, errors.New("enforce: x is empty")
+	case x != nil:
+		xRows, xCols := x.Dims()
+		if xRows != rows || xCols != a.nx {
+			return xr, yr, 0, fmt.Errorf("enforce: x is %d×%d, want %d×%d to match %s", xRows, xCols, rows, a.nx, what)
+		}
+		xr = x.RawMatrix()
+	}
+	return xr, yr, rows, nil
+}
+
+func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool) (st Stats, err error) {
+	xr, yr, rows, err := a.checkShapes(x, yhat, "ŷ")
+	if err != nil {
+		return Stats{}, err
+	}
+	if dst == nil || dst.IsEmpty() {
+		return Stats{}, errors.New("enforce: nil or empty destination")
+	}
+	if r, c := dst.Dims(); r != rows || c != a.ny {
+		return Stats{}, fmt.Errorf("enforce: destination is %d×%d, want %d×%d", r, c, rows, a.ny)
+	}
+	b := a.lastBatch.Swap(nil)
+	if b == nil {
+		b = a.batches.Get().(*batch)
+	}
+	defer func() {
+		b.tr = nil
+		if !a.lastBatch.CompareAndSwap(nil, b) {
+			a.batches.Put(b)
+		}
+	}()
+	b.reset(a, rows)
+	b.x, b.yhat, b.dst, b.tr, b.noSteps = xr, yr, dst.RawMatrix(), tr, noSteps
+	b.record = tr != nil && !a.rec.finalOnly
+	b.final = tr != nil && a.rec.finalOnly
+	if tr != nil {
+		tr.reset(a, xr, rows)
+	}
+	if be, ok := a.c.(BatchEvaluator); ok && a.constB == nil && !noSteps {
+		if err := b.lock.run(b, be, rows); err != nil {
+			return Stats{}, err
+		}
+	} else {
+		par.For(rows, grain, b)
+	}
+	return b.stats(rows)
+}
+
+// stats reduces the per-sample results in sample order, so that the
+// result does not depend on how the batch was split.
+func (b *batch) stats(rows int) (Stats, error) {
+	a := b.a
+	st := Stats{Samples: rows}
+	for s := 0; s < rows; s++ {
+		f := b.flags[s]
+		switch {
+		case f&flagPanic != 0:
+			return Stats{}, fmt.Errorf("enforce: sample %d: constraint code panicked: %s", s, b.panics[s])
+		case f&flagBadInput != 0:
+			return Stats{}, fmt.Errorf("enforce: sample %d: x or ŷ is not finite", s)
+		case f&flagBadConstraint != 0:
+			return Stats{}, fmt.Errorf("enforce: sample %d: the constraint or its Jacobian is not finite at (x, ŷ)", s)
+		}
+		st.Depth = max(st.Depth, b.depth[s])
+		st.MeanDepth += float64(b.depth[s])
+		st.Before.Max = math.Max(st.Before.Max, b.beforeMax[s])
+		st.Before.Mean += b.beforeSum[s]
+		st.After.Max = math.Max(st.After.Max, b.afterMax[s])
+		st.After.Mean += b.afterSum[s]
+		st.Displacement.Max = math.Max(st.Displacement.Max, b.disp[s])
+		st.Displacement.Mean += b.disp[s]
+		if f&flagNotConverged != 0 {
+			st.NotConverged++
+		}
+		if f&flagClamped != 0 {
+			st.Clamped++
+		}
+		if f&flagStopped != 0 {
+			st.Stopped++
+		}
+		if f&flagStalled != 0 {
+			st.Stalled++
+		}
+	}
+	st.MeanDepth /= float64(rows)
+	st.Before.Mean /= float64(rows * a.nc)
+	st.After.Mean /= float64(rows * a.nc)
+	st.Displacement.Mean /= float64(rows)
+	return st, nil
+}
+
+// fail records a panic of user code while processing sample s.
+func (b *batch) fail(s int, r any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.panics == nil {
+		b.panics = make(map[int]string)
+	}
+	b.panics[s] = fmt.Sprint(r)
+	b.flags[s] |= flagPanic
+}
+
+// Run projects samples [lo, hi), one at a time.
+func (b *batch) Run(lo, hi int) {
+	ws := b.a.pool.Get().(*workspace)
+	for s := lo; s < hi; s++ {
+		if !b.runSample(ws, s) {
+			// The workspace may be half-written: drop it.
+			ws = b.a.newWorkspace()
+		}
+	}
+	b.a.pool.Put(ws)
+}
+
+// runSample runs the state machine of sample s with its state in ws, and
+// reports false if user code panicked.
+func (b *batch) runSample(ws *workspace, s int) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			b.fail(s, r)
+			ok = false
+		}
+	}()
+	a := b.a
+	st := &ws.st
+	st.y, st.c, st.yT, st.cT, st.J, st.delta = ws.y, ws.c, ws.yNew, ws.cNew, ws.b, ws.dir
+	st.scalars = &ws.sc
+	if !b.start(s, st) {
+		return true
+	}
+	if b.noSteps {
+		b.check(ws, s, st)
+		return true
+	}
+	xs := row(b.x, s)
+	for n := nextEval; n != nextDone; {
+		if n == nextStep {
+			n = b.step(ws, s, st)
+			continue
+		}
+		a.eval(xs, st.yT, st.cT, st.J)
+		n = b.accept(ws, s, st, st.cT, st.J)
+	}
+	return true
+}
+
+// eval evaluates c and, unless the Jacobian is constant, B at (x, y).
+func (a *AdaNP) eval(x, y, c, jy []float64) {
+	if a.constB != nil {
+		jy = nil
+	}
+	a.c.Eval(x, y, c, jy)
+}
+
+// jacobian returns the Jacobian in use: the constant one or J.
+func (a *AdaNP) jacobian(J []float64) []float64 {
+	if a.constB != nil {
+		return a.constB
+	}
+	return J
+}
+
+func absStats(c []float64) (mx, sum float64) {
+	for _, v := range c {
+		v = math.Abs(v)
+		mx = math.Max(mx, v)
+		sum += v
+	}
+	return mx, sum
+}
+
+// start loads sample s: y = yT = ŷ (with zero latent variables), pending
+// its first evaluation. It reports false if x or ŷ is not finite.
+func (b *batch) start(s int, st *sampleState) bool {
+	a := b.a
+	xs, yhat := row(b.x, s), row(b.yhat, s)
+	copy(st.y, yhat)
+	clear(st.y[a.ny:])
+	copy(st.yT, st.y)
+	*st.scalars = scalars{init: true}
+	if !allFinite(xs) || !allFinite(yhat) {
+		b.flags[s] |= flagBadInput
+		return false
+	}
+	return true
+}
+
+// check writes the residual of sample s at ŷ without projecting: for
+// systems with inequalities, the equality residual and the inequality
+// violations max(g, 0).
+func (b *batch) check(ws *workspace, s int, st *sampleState) {
+	a := b.a
+	xs := row(b.x, s)
+	if fc, ok := a.c.(feasibilityChecker); ok {
+		fc.feasibility(xs, st.y[:a.ny], st.c)
+	} else {
+		a.eval(xs, st.y, st.c, nil)
+	}
+	if !allFinite(st.c) {
+		b.flags[s] |= flagBadConstraint
+		return
+	}
+	b.beforeMax[s], b.beforeSum[s] = absStats(st.c)
+	b.finish(ws, s, st)
+}
+
+// accept processes the evaluation (cT, JT) of the trial point of sample s:
+// the first evaluation, an accepted step, or a rejected one, after which
+// the line search tries a shorter step or the sample stops. It returns
+// what the sample does next.
+func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) next {
+	a := b.a
+	finite := allFinite(cT) && (a.constB != nil || allFinite(JT))
+	if st.init {
+		if !finite {
+			b.flags[s] |= flagBadConstraint
+			return nextDone
+		}
+		copy(st.c, cT)
+		st.init, st.jAtY = false, true
+		b.beforeMax[s], b.beforeSum[s] = absStats(st.c)
+		st.best = a.s.Measure.reduce(st.c)
+		return nextStep
+	}
+	ok := finite
+	if ok && a.s.LineSearch {
+		ok = armijo(merit(cT), st.m0, st.slope, st.alpha)
+	}
+	if !ok {
+		st.jAtY = false
+		if a.s.LineSearch && st.alpha > st.alpha0*math.Ldexp(1, -maxHalvings) {
+			st.alpha /= 2
+			trial(st.yT, st.y, st.delta, st.alpha)
+			return nextEval
+		}
+		if b.record {
+			b.tr.pop(s)
+		}
+		if a.s.LineSearch {
+			b.flags[s] |= flagStalled
+		} else {
+			b.flags[s] |= flagStopped
+		}
+		b.finish(ws, s, st)
+		return nextDone
+	}
+	copy(st.y, st.yT)
+	copy(st.c, cT)
+	st.J = JT
+	st.jAtY = true
+	st.depth++
+	if b.record {
+		b.tr.setAlpha(s, st.alpha)
+	}
+	if m := a.s.Measure.reduce(st.c); m < 0.99*st.best {
+		st.best, st.since = m, 0
+	} else if st.since++; !a.s.LineSearch && st.since >= stallSteps && st.depth >= a.s.MinDepth && m > a.s.Tol {
+		b.flags[s] |= flagStalled
+		b.finish(ws, s, st)
+		return nextDone
+	}
+	return nextStep
+}
+
+// step decides whether sample s takes another step and, if so, computes
+// its direction and first trial point, recording the step in the trace.
+// It reports whether the trial needs an evaluation; if not, the sample
+// has finished.
+func (b *batch) step(ws *workspace, s int, st *sampleState) next {
+	a := b.a
+	if !b.continues(st) {
+		b.finish(ws, s, st)
+		return nextDone
+	}
+	B := a.jacobian(st.J)
+	d, f, ok := a.direction(ws, st.c, B)
+	if !ok {
+		b.flags[s] |= flagStopped
+		b.finish(ws, s, st)
+		return nextDone
+	}
+	if f.eig {
+		b.flags[s] |= flagClamped
+	}
+	copy(st.delta, ws.delta)
+	st.alpha0, st.bounded = a.initialStep(st.delta)
+	st.alpha = st.alpha0
+	if a.s.LineSearch {
+		st.m0 = merit(st.c)
+		mulVec(ws.tmpN, B, a.nc, a.n, st.delta)
+		st.slope = dot(st.c, ws.tmpN[:a.nc])
+	}
+	if b.record {
+		b.tr.push(s, st.alpha, st.bounded, st.y, ws.mu, d, B, f)
+	}
+	trial(st.yT, st.y, st.delta, st.alpha)
+	return nextEval
+}
+
+// continues reports whether a sample takes another step.
+func (b *batch) continues(st *sampleState) bool {
+	s := &b.a.s
+	return st.depth < s.MaxDepth && (st.depth < s.MinDepth || s.Measure.reduce(st.c) > s.Tol)
+}
+
+// finish writes the result of sample s: its output, depth, residual and
+// displacement, and the final-point record of Implicit and FinalProjector
+// traces.
+func (b *batch) finish(ws *workspace, s int, st *sampleState) {
+	a := b.a
+	yhat := row(b.yhat, s)
+	var d2 float64
+	for j, v := range yhat {
+		t := st.y[j] - v
+		d2 += t * t
+	}
+	b.disp[s] = math.Sqrt(d2)
+	if b.final {
+		b.recordFinal(ws, s, st, yhat)
+	}
+	copy(row(b.dst, s), st.y[:a.ny])
+	b.depth[s] = st.depth
+	b.afterMax[s], b.afterSum[s] = absStats(st.c)
+	if a.s.Measure.reduce(st.c) > a.s.Tol {
+		b.flags[s] |= flagNotConverged
+	}
+}
+
+// recordFinal records, for Implicit and FinalProjector gradients, the
+// final point of sample s: y*, and λ (Implicit) or 0, with the Jacobian,
+// weights and G's factor there. The header's first entry holds, for
+// Implicit, the KKT residual of y* (see kktMultipliers), and 1 otherwise.
+// A sample whose G cannot be factored at y* gets no record: its gradient
+// passes through unchanged.
+func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float64) {
+	a := b.a
+	B := a.jacobian(st.J)
+	if !st.jAtY && a.constB == nil {
+		a.eval(row(b.x, s), st.y, ws.cEval, ws.bEval)
+		B = ws.bEval
+	}
+	d, f := a.constD, &a.constG
+	if a.constB == nil {
+		d, f = a.weights(ws, B), &ws.g
+		if !a.factorize(f, B, d, ws) || !allFinite(B) {
+			return
+		}
+	}
+	header := 1.0
+	lam := ws.mu
+	clear(lam)
+	if a.s.Grad == Implicit {
+		copy(ws.yhatExt, yhat)
+		clear(ws.yhatExt[a.ny:])
+		header = a.kktMultipliers(ws, st.y, ws.yhatExt, B, d, f, lam)
+	}
+	b.tr.push(s, header, false, st.y, lam, d, B, f)
+}
+
+// mulVec is dense.MulVec for the line search's slope.
+func mulVec(dst, a []float64, m, n int, x []float64) {
+	for i := 0; i < m; i++ {
+		dst[i] = dot(a[i*n:(i+1)*n], x)
+	}
+}

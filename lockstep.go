@@ -1,0 +1,155 @@
+package enforce
+
+import (
+	"fmt"
+
+	"github.com/enforce-nn/enforce/internal/par"
+)
+
+// lockstep schedules a forward pass for a constraint that evaluates many
+// samples at once (BatchEvaluator): every round, each active sample that
+// has an accepted iterate takes a step, then all pending trial points are
+// evaluated by one EvalBatch call, then each sample accepts or rejects its
+// trial. The per-sample arithmetic is that of batch.step and batch.accept,
+// the same functions the one-sample-at-a-time scheduler calls.
+type lockstep struct {
+	b        *batch
+	be       BatchEvaluator
+	y, c, yT []float64 // rows×n, rows×nc, rows×n
+	delta    []float64 // rows×n
+	sc       []scalars
+	next     []next
+	pos      []int     // per sample: position in the last evaluation
+	act      []int     // active samples, in order
+	xa, ya   []float64 // gathered inputs and trial points of act
+	ca, ja   []float64 // their residuals and Jacobians
+	phase    int
+}
+
+const (
+	phaseStep   = iota // samples with an accepted iterate take a step
+	phaseAccept        // samples accept or reject their evaluated trial
+)
+
+func (l *lockstep) reset(b *batch, be BatchEvaluator, rows int) {
+	a := b.a
+	l.b, l.be = b, be
+	l.y = resize(l.y, rows*a.n)
+	l.yT = resize(l.yT, rows*a.n)
+	l.delta = resize(l.delta, rows*a.n)
+	l.c = resize(l.c, rows*a.nc)
+	l.sc = resize(l.sc, rows)
+	l.next = resize(l.next, rows)
+	l.pos = resize(l.pos, rows)
+	l.act = resize(l.act, rows)[:0]
+	l.xa = resize(l.xa, rows*a.nx)
+	l.ya = resize(l.ya, rows*a.n)
+	l.ca = resize(l.ca, rows*a.nc)
+	l.ja = resize(l.ja, rows*a.nc*a.n)
+}
+
+// state returns the state of sample s, with the Jacobian and residual of
+// its last evaluation.
+func (l *lockstep) state(s int) (sampleState, []float64) {
+	a := l.b.a
+	n, nc := a.n, a.nc
+	p := l.pos[s]
+	return sampleState{
+		y: l.y[s*n : (s+1)*n], c: l.c[s*nc : (s+1)*nc],
+		yT: l.yT[s*n : (s+1)*n], cT: nil,
+		J:       l.ja[p*nc*n : (p+1)*nc*n],
+		delta:   l.delta[s*n : (s+1)*n],
+		scalars: &l.sc[s],
+	}, l.ca[p*nc : (p+1)*nc]
+}
+
+// run projects the whole batch. It returns an error if EvalBatch panics.
+func (l *lockstep) run(b *batch, be BatchEvaluator, rows int) error {
+	l.reset(b, be, rows)
+	for s := 0; s < rows; s++ {
+		st, _ := l.state(s)
+		if b.start(s, &st) {
+			l.act = append(l.act, s)
+			l.next[s] = nextEval
+		}
+	}
+	for len(l.act) > 0 {
+		l.phase = phaseStep
+		par.For(len(l.act), grain, l)
+		l.compact()
+		if len(l.act) == 0 {
+			break
+		}
+		if err := l.evaluate(); err != nil {
+			return err
+		}
+		l.phase = phaseAccept
+		par.For(len(l.act), grain, l)
+		l.compact()
+	}
+	return nil
+}
+
+// evaluate gathers the trial points of act and evaluates them.
+func (l *lockstep) evaluate() (err error) {
+	a := l.b.a
+	n, nx := a.n, a.nx
+	for p, s := range l.act {
+		copy(l.xa[p*nx:(p+1)*nx], row(l.b.x, s))
+		copy(l.ya[p*n:(p+1)*n], l.yT[s*n:(s+1)*n])
+		l.pos[s] = p
+	}
+	k := len(l.act)
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("enforce: EvalBatch panicked on a batch of %d samples: %v", k, r)
+		}
+	}()
+	l.be.EvalBatch(k, l.xa[:k*nx], l.ya[:k*n], l.ca[:k*a.nc], l.ja[:k*a.nc*n])
+	return nil
+}
+
+// compact keeps the samples of act that are not done, in order.
+func (l *lockstep) compact() {
+	k := 0
+	for _, s := range l.act {
+		if l.next[s] != nextDone {
+			l.act[k] = s
+			k++
+		}
+	}
+	l.act = l.act[:k]
+}
+
+// Run processes positions [lo, hi) of act in the current phase.
+func (l *lockstep) Run(lo, hi int) {
+	b := l.b
+	ws := b.a.pool.Get().(*workspace)
+	for p := lo; p < hi; p++ {
+		if !l.runSample(ws, l.act[p]) {
+			ws = b.a.newWorkspace()
+		}
+	}
+	b.a.pool.Put(ws)
+}
+
+// runSample advances sample s by one phase, and reports false if user
+// code panicked.
+func (l *lockstep) runSample(ws *workspace, s int) (ok bool) {
+	b := l.b
+	defer func() {
+		if r := recover(); r != nil {
+			b.fail(s, r)
+			l.next[s] = nextDone
+			ok = false
+		}
+	}()
+	st, cT := l.state(s)
+	switch {
+	case l.phase == phaseStep && l.next[s] == nextStep:
+		l.next[s] = b.step(ws, s, &st)
+	case l.phase == phaseAccept:
+		l.next[s] = b.accept(ws, s, &st, cT, st.J)
+	}
+	return true
+}

@@ -1,0 +1,530 @@
+package enforce
+
+import (
+	"math"
+
+	"github.com/enforce-nn/enforce/internal/dense"
+)
+
+// This file holds the arithmetic of one NP step, forward and backward, and
+// of the implicit gradient. The drivers (driver.go, vjp.go) decide which
+// samples take which step and when the constraint is evaluated; every
+// number is computed here.
+//
+// Notation, per sample: B = ∂c/∂y at the iterate y, D = W⁻¹ (diagonal),
+// G = B·D·Bᵀ + εI, μ = G⁻¹c, δ = D·Bᵀ·μ. A step is y⁺ = y − α·δ, with α = 1
+// for the paper's full step; globalisation (Settings.MaxStep,
+// Settings.LineSearch) scales it.
+
+// lineSearchSigma is the Armijo constant of the backtracking line search.
+const lineSearchSigma = 1e-4
+
+// maxHalvings bounds the backtracking line search: a step that does not
+// decrease the merit after this many halvings stalls the sample.
+const maxHalvings = 30
+
+// stallSteps is the number of consecutive steps without a 1% improvement of
+// the residual measure after which a sample without line search stalls.
+const stallSteps = 10
+
+// weights returns W⁻¹'s diagonal for Jacobian b, or nil for W = I.
+func (a *AdaNP) weights(ws *workspace, b []float64) []float64 {
+	switch a.s.Weights {
+	case Diagonal:
+		copy(ws.d, a.diagInv)
+		return ws.d
+	case AutoDiagonal:
+		n, nc := a.n, a.nc
+		top := 0.0
+		for k := 0; k < n; k++ {
+			var s float64
+			for i := 0; i < nc; i++ {
+				s += math.Abs(b[i*n+k])
+			}
+			ws.d[k] = math.Max(s/float64(nc), 1)
+			top = math.Max(top, ws.d[k])
+		}
+		for k := range ws.d {
+			ws.d[k] = top / ws.d[k]
+		}
+		return ws.d
+	}
+	return nil
+}
+
+// autoDiagonalVJP back-propagates through AutoDiagonal's weights: given
+// dbar = ∂ℓ/∂D for D = W⁻¹ computed from b, it writes ∂ℓ/∂B into bbar
+// (nc×n) and reports whether any entry is non-zero. With m_k = mean_i |B_ik|,
+// d_k = max(m_k, 1), t = max_j d_j and D_k = t/d_k:
+//
+//	∂ℓ/∂d_k = −dbar_k·t/d_k² + [k = argmax d]·Σ_j dbar_j/d_j,
+//	∂ℓ/∂B_ik = ∂ℓ/∂d_k · sign(B_ik)/nc   where m_k > 1 (else 0).
+//
+// At the kinks (m_k = 1, ties in the maximum, B_ik = 0) it uses the
+// one-sided derivative of the branch the forward pass took.
+func (a *AdaNP) autoDiagonalVJP(b, dbar, bbar, dt []float64) bool {
+	n, nc := a.n, a.nc
+	top, arg := 0.0, 0
+	for k := 0; k < n; k++ {
+		var s float64
+		for i := 0; i < nc; i++ {
+			s += math.Abs(b[i*n+k])
+		}
+		dt[k] = math.Max(s/float64(nc), 1)
+		if dt[k] > top {
+			top, arg = dt[k], k
+		}
+	}
+	var topBar float64
+	for k := range dt {
+		topBar += dbar[k] / dt[k]
+	}
+	any := false
+	for k := 0; k < n; k++ {
+		g := -dbar[k] * top / (dt[k] * dt[k])
+		if k == arg {
+			g += topBar
+		}
+		var s float64
+		for i := 0; i < nc; i++ {
+			s += math.Abs(b[i*n+k])
+		}
+		active := s/float64(nc) > 1
+		for i := 0; i < nc; i++ {
+			v := 0.0
+			if active {
+				switch bik := b[i*n+k]; {
+				case bik > 0:
+					v = g / float64(nc)
+				case bik < 0:
+					v = -g / float64(nc)
+				}
+			}
+			bbar[i*n+k] = v
+			any = any || v != 0
+		}
+	}
+	return any
+}
+
+// factorize forms G = B·diag(d)·Bᵀ + εI into f and factors it, by
+// Cholesky or, when that fails, by the clamped eigendecomposition. It
+// reports false only if G is not finite or the eigensolver fails.
+func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace) bool {
+	nc := a.nc
+	if nc == 1 && a.scalarFactor(f, b, d) {
+		return true
+	}
+	dense.Gram(f.m, b, d, nc, a.n, a.s.Reg, ws.scratch)
+	if !allFinite(f.m) {
+		return false
+	}
+	f.eig = false
+	if dense.Cholesky(f.m, nc, ws.tmp) {
+		return true
+	}
+	// Cholesky overwrote part of G: form it again for the fallback.
+	dense.Gram(f.m, b, d, nc, a.n, a.s.Reg, ws.scratch)
+	f.eig = true
+	return dense.EigClamp(f.m, nc, a.s.Reg, 1e-12, f.lam, ws.eigWork)
+}
+
+// scalarFactor is factorize for a single constraint, where G is the number
+// ‖B‖²_D + ε and its Cholesky factor is √G. It reports false, leaving the
+// general path to handle the case, unless G is positive and finite.
+func (a *AdaNP) scalarFactor(f *factor, B, d []float64) bool {
+	g := a.s.Reg
+	if d == nil {
+		for _, v := range B {
+			g += v * v
+		}
+	} else {
+		for k, v := range B {
+			g += v * d[k] * v
+		}
+	}
+	if !(g > 0) || g > math.MaxFloat64 {
+		return false
+	}
+	f.m[0], f.eig = math.Sqrt(g), false
+	return true
+}
+
+// solve overwrites v with G⁻¹·v.
+func (f *factor) solve(nc int, v, tmp []float64) {
+	if f.eig {
+		dense.EigSolve(f.m, f.lam, nc, v, tmp)
+		return
+	}
+	dense.CholSolve(f.m, nc, v)
+}
+
+// direction computes the NP direction at an iterate with residual c and
+// Jacobian B: μ = G⁻¹c into ws.mu and δ = D·Bᵀ·μ into ws.delta. It returns
+// D's diagonal (nil for W = I) and G's factor, and reports false if G
+// cannot be factored or δ is not finite.
+func (a *AdaNP) direction(ws *workspace, c, B []float64) (d []float64, f *factor, ok bool) {
+	n, nc := a.n, a.nc
+	d, f = a.constD, &a.constG
+	if a.constB == nil {
+		d, f = a.weights(ws, B), &ws.g
+		if !a.factorize(f, B, d, ws) {
+			return nil, nil, false
+		}
+	}
+	copy(ws.mu, c)
+	f.solve(nc, ws.mu, ws.tmp)
+	dense.MulTransVec(ws.delta, B, nc, n, ws.mu)
+	if d != nil {
+		for j, v := range ws.delta {
+			ws.delta[j] = v * d[j]
+		}
+	}
+	return d, f, allFinite(ws.delta)
+}
+
+// initialStep returns the step length α₀ the step starts from: 1, or
+// MaxStep/‖δ‖ when the full step is longer than Settings.MaxStep (then
+// bounded is true).
+func (a *AdaNP) initialStep(delta []float64) (alpha float64, bounded bool) {
+	if a.s.MaxStep > 0 {
+		if nrm := norm2(delta); nrm > a.s.MaxStep {
+			return a.s.MaxStep / nrm, true
+		}
+	}
+	return 1, false
+}
+
+// trial writes yT = y − α·δ.
+func trial(yT, y, delta []float64, alpha float64) {
+	for j, v := range delta {
+		yT[j] = y[j] - alpha*v
+	}
+}
+
+// merit is ½‖c‖², the merit function of the line search.
+func merit(c []float64) float64 {
+	var s float64
+	for _, v := range c {
+		s += v * v
+	}
+	return s / 2
+}
+
+// armijo reports whether a trial with merit mT is accepted after a step of
+// length alpha from a point with merit m0 whose merit decreases along δ at
+// rate slope = cᵀBδ (positive for a descent direction).
+func armijo(mT, m0, slope, alpha float64) bool {
+	if !(mT <= mT) || math.IsInf(mT, 0) {
+		return false
+	}
+	if slope > 0 {
+		return mT <= m0-lineSearchSigma*alpha*slope
+	}
+	return mT < m0
+}
+
+// backStep is the vector–Jacobian product of one step y⁺ = y − α·δ(y)
+// (and of α where Settings.MaxStep bounded it), except the two curvature
+// products in y, which the caller adds through finishBackStep so that they
+// can be batched. Given ḡ = ∂ℓ/∂y⁺ in g, it computes, with ḡ' = ḡ for a
+// full or backtracked step and ḡ' = (I − δ̂δ̂ᵀ)ḡ for a step bounded to
+// length MaxStep (δ̂ = δ/‖δ‖),
+//
+//	w = G⁻¹·B·D·ḡ',  p = ḡ' − Bᵀw,
+//	∂ℓ/∂y = ḡ − α·(Bᵀw + Σ_i μ_i ∇²c_i·Dp − Σ_i w_i ∇²c_i·δ + Σ_i ∇²c_i·B̄_i),
+//	∂ℓ/∂x −= α·(J_xᵀw + Σ_i μ_i ∇²_xy c_i·Dp − Σ_i w_i ∇²_xy c_i·δ + Σ_i ∇²_xy c_i·B̄_i),
+//
+// where B̄ = ∂ℓ/∂B through AutoDiagonal's weights (autoDiagonalVJP with
+// ∂ℓ/∂D = p ⊙ Bᵀμ; zero for fixed weights). It leaves Bᵀw + Σ_i ∇²c_i·B̄_i
+// in ws.acc, Dp in ws.dp, δ in ws.delta and w in ws.w, and adds the whole
+// x-term to gx. curv selects the curvature terms (Unrolled with HessVec),
+// curvX those in x (MixedHessVec).
+func (a *AdaNP) backStep(ws *workspace, st *stepRecord, xs, g, gx []float64, curv, curvX, wantX bool) {
+	n, nc, nx := a.n, a.nc, a.nx
+	B, d, mu := st.B, st.d, st.mu
+	dense.MulTransVec(ws.delta, B, nc, n, mu)
+	copy(ws.bmu, ws.delta) // Bᵀμ
+	if d != nil {
+		for i := range ws.delta {
+			ws.delta[i] *= d[i]
+		}
+	}
+	gp := ws.gp
+	copy(gp, g)
+	if st.bounded {
+		nrm2 := dot(ws.delta, ws.delta)
+		if nrm2 > 0 {
+			t := dot(ws.delta, g) / nrm2
+			for i, v := range ws.delta {
+				gp[i] -= t * v
+			}
+		}
+	}
+	dg := ws.dp
+	for i, v := range gp {
+		if d != nil {
+			v *= d[i]
+		}
+		dg[i] = v
+	}
+	dense.MulVec(ws.w, B, nc, n, dg)
+	st.f.solve(nc, ws.w, ws.tmp)
+	dense.MulTransVec(ws.acc, B, nc, n, ws.w)
+	for i := range gp {
+		p := gp[i] - ws.acc[i]
+		ws.p[i] = p
+		if d != nil {
+			p *= d[i]
+		}
+		dg[i] = p
+	}
+	xacc := ws.gxAcc
+	if wantX {
+		a.c.(JacobianXer).JacobianX(xs, st.y, ws.jx)
+		clear(xacc)
+		for i := 0; i < nc; i++ {
+			wi := ws.w[i]
+			for m := 0; m < nx; m++ {
+				xacc[m] += ws.jx[i*nx+m] * wi
+			}
+		}
+	}
+	if curvX {
+		h := a.c.(MixedHessVecer)
+		h.MixedHessVec(xs, st.y, mu, ws.dp, ws.gxHV)
+		for m, v := range ws.gxHV {
+			xacc[m] += v
+		}
+		h.MixedHessVec(xs, st.y, ws.w, ws.delta, ws.gxHV)
+		for m, v := range ws.gxHV {
+			xacc[m] -= v
+		}
+	}
+	if curv && a.s.Weights == AutoDiagonal && a.constB == nil {
+		for k := range ws.bmu {
+			ws.bmu[k] *= ws.p[k] // ∂ℓ/∂D
+		}
+		if a.autoDiagonalVJP(B, ws.bmu, ws.bbar, ws.dt) {
+			h := a.c.(HessVecer)
+			for i := 0; i < nc; i++ {
+				bi := ws.bbar[i*n : (i+1)*n]
+				if allZero(bi) {
+					continue
+				}
+				clear(ws.unit)
+				ws.unit[i] = 1
+				h.HessVec(xs, st.y, ws.unit, bi, ws.hv)
+				for k, v := range ws.hv {
+					ws.acc[k] += v
+				}
+				if curvX {
+					a.c.(MixedHessVecer).MixedHessVec(xs, st.y, ws.unit, bi, ws.gxHV)
+					for m, v := range ws.gxHV {
+						xacc[m] += v
+					}
+				}
+			}
+		}
+	}
+	if wantX {
+		for m, v := range xacc {
+			gx[m] -= st.alpha * v
+		}
+	}
+}
+
+// finishBackStep completes backStep: g ← g − α·(acc + hMu − hW), with
+// hMu = Σ_i μ_i ∇²c_i·Dp and hW = Σ_i w_i ∇²c_i·δ (nil when curvature is
+// not used).
+func finishBackStep(g, acc, hMu, hW []float64, alpha float64) {
+	if hMu == nil {
+		for i, v := range acc {
+			g[i] -= alpha * v
+		}
+		return
+	}
+	for i, v := range acc {
+		g[i] -= alpha * (v + hMu[i] - hW[i])
+	}
+}
+
+// implicitVJP is the implicit-function-theorem gradient of the point y*
+// of the record st, seen as the W-nearest point to ŷ on the constraint set:
+// the KKT conditions W(y* − ŷ) + Bᵀλ = 0, c(x, y*) = 0 define y*(ŷ, x), and
+// with H = W + Σ_i λ_i ∇²c_i,
+//
+//	[H Bᵀ; B 0]·[u; v] = [ḡ; 0],   ∂ℓ/∂ŷ = W·u,
+//	∂ℓ/∂x = −(Σ_i λ_i ∇²_xy c_i·u + J_xᵀ·v).
+//
+// u is found by conjugate gradients on the null space of B, preconditioned
+// with the projector D·(I − BᵀG⁻¹B·D) that the forward step uses, which
+// needs one HessVec per iteration and no memory beyond the final point.
+// It overwrites g with ∂ℓ/∂ŷ, adds to gx, and reports false when it
+// could not solve (negative curvature: y* is not a local minimiser of the
+// distance, or no convergence), leaving g and gx unchanged.
+func (a *AdaNP) implicitVJP(ws *workspace, st *stepRecord, xs, g, gx []float64, wantX bool) bool {
+	n := a.n
+	hv := a.c.(HessVecer)
+	u, r, z, p, hp := ws.u, ws.r, ws.z, ws.pk, ws.hpk
+	clear(u)
+	for i, v := range g {
+		r[i] = -v
+	}
+	a.projectDual(ws, st, r, z)
+	for i, v := range z {
+		p[i] = -v
+	}
+	rz := dot(r, z)
+	rz0 := rz
+	if rz0 < 0 {
+		return false
+	}
+	for it := 0; rz > 1e-28*rz0 && rz0 > 0; it++ {
+		if it > 2*n+20 {
+			return false
+		}
+		a.hessLagrangian(hv, ws, st, xs, p, hp)
+		php := dot(p, hp)
+		if !(php > 0) {
+			return false
+		}
+		alpha := rz / php
+		for i := range u {
+			u[i] += alpha * p[i]
+			r[i] += alpha * hp[i]
+		}
+		a.projectDual(ws, st, r, z)
+		rzNew := dot(r, z)
+		if !(rzNew >= 0) {
+			return false
+		}
+		beta := rzNew / rz
+		rz = rzNew
+		for i := range p {
+			p[i] = -z[i] + beta*p[i]
+		}
+	}
+	if wantX {
+		// v = G⁻¹·B·D·(ḡ − H·u)
+		a.hessLagrangian(hv, ws, st, xs, u, hp)
+		for i := range hp {
+			v := g[i] - hp[i]
+			if st.d != nil {
+				v *= st.d[i]
+			}
+			hp[i] = v
+		}
+		dense.MulVec(ws.w, st.B, a.nc, n, hp)
+		st.f.solve(a.nc, ws.w, ws.tmp)
+		a.c.(JacobianXer).JacobianX(xs, st.y, ws.jx)
+		for i := 0; i < a.nc; i++ {
+			for m := 0; m < a.nx; m++ {
+				gx[m] -= ws.jx[i*a.nx+m] * ws.w[i]
+			}
+		}
+		if a.hasMHV {
+			a.c.(MixedHessVecer).MixedHessVec(xs, st.y, st.mu, u, ws.gxHV)
+			for m, v := range ws.gxHV {
+				gx[m] -= v
+			}
+		}
+	}
+	for i, v := range u {
+		if st.d != nil {
+			v /= st.d[i]
+		}
+		g[i] = v
+	}
+	return true
+}
+
+// hessLagrangian writes out = (W + Σ_i λ_i ∇²c_i)·v at the record's point,
+// with λ stored in st.mu.
+func (a *AdaNP) hessLagrangian(h HessVecer, ws *workspace, st *stepRecord, xs, v, out []float64) {
+	h.HessVec(xs, st.y, st.mu, v, out)
+	for i, vi := range v {
+		if st.d != nil {
+			vi /= st.d[i]
+		}
+		out[i] += vi
+	}
+}
+
+// projectDual writes z = D·(r − Bᵀ·G⁻¹·B·D·r): the solution of
+// [W Bᵀ; B 0]·[z; ·] = [r; 0].
+func (a *AdaNP) projectDual(ws *workspace, st *stepRecord, r, z []float64) {
+	n, nc := a.n, a.nc
+	for i, v := range r {
+		if st.d != nil {
+			v *= st.d[i]
+		}
+		z[i] = v
+	}
+	dense.MulVec(ws.w, st.B, nc, n, z)
+	st.f.solve(nc, ws.w, ws.tmp)
+	dense.MulTransVec(ws.hv, st.B, nc, n, ws.w)
+	for i := range z {
+		v := r[i] - ws.hv[i]
+		if st.d != nil {
+			v *= st.d[i]
+		}
+		z[i] = v
+	}
+}
+
+// kktMultipliers writes λ = −G⁻¹·B·(y* − ŷ) into lam, the multipliers for
+// which W(y* − ŷ) + Bᵀλ is smallest in the W⁻¹-norm, and returns the
+// relative size of what is left, ‖D(W(y*−ŷ) + Bᵀλ)‖ / max(‖y* − ŷ‖, 1): zero
+// exactly when y* is a KKT point of the nearest-point problem.
+func (a *AdaNP) kktMultipliers(ws *workspace, y, yhat, B, d []float64, f *factor, lam []float64) float64 {
+	n, nc := a.n, a.nc
+	for i := range y {
+		ws.p[i] = y[i] - yhat[i]
+	}
+	dense.MulVec(lam, B, nc, n, ws.p)
+	f.solve(nc, lam, ws.tmp)
+	for i := range lam {
+		lam[i] = -lam[i]
+	}
+	dense.MulTransVec(ws.hv, B, nc, n, lam)
+	var res float64
+	for i := range ws.p {
+		v := ws.p[i]
+		if d != nil {
+			v = ws.p[i] + d[i]*ws.hv[i]
+		} else {
+			v += ws.hv[i]
+		}
+		res += v * v
+	}
+	return math.Sqrt(res) / math.Max(norm2(ws.p), 1)
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}
+
+func norm2(v []float64) float64 { return math.Sqrt(dot(v, v)) }
+
+func allZero(v []float64) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func allFinite(v []float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,227 @@
+package enforce
+
+import (
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// Trace records what VJP needs of a forward pass made by ProjectTrace: per
+// sample and step, the iterate y_k, the multipliers μ_k = G_k⁻¹c_k and the
+// step length α_k, and, unless they can be had otherwise, the weights
+// W_k⁻¹ (AutoDiagonal only), the Jacobian B_k and the factorisation of G_k.
+// A constant Jacobian (Linear) and its factor are never copied, and with
+// Settings.Recompute neither B_k nor G_k's factor is stored: VJP evaluates
+// and factors them again. With Implicit and FinalProjector gradients a
+// sample keeps one record, at its final point, whatever its depth.
+//
+// A Trace is reused across calls without allocating once it has grown to
+// the largest batch and depth. The zero value is ready to use.
+type Trace struct {
+	a     *AdaNP
+	rows  int
+	x     []float64 // rows·nx copy of the inputs
+	steps [][]float64
+	eig   [][]bool
+	grad  GradStats
+}
+
+// layout is the layout of one step record: a header (α, and 1 if the
+// step was bounded by MaxStep), y, μ, then the optional parts.
+type layout struct {
+	n, nc         int
+	storeD        bool
+	storeB        bool
+	storeF        bool
+	offD, offB    int
+	offF, offLam  int
+	length        int
+	recomputeB    bool
+	finalOnly     bool
+	recordsFinalY bool
+}
+
+const recHeader = 2
+
+func (a *AdaNP) newLayout() layout {
+	n, nc := a.n, a.nc
+	l := layout{n: n, nc: nc}
+	l.finalOnly = a.s.Grad == Implicit || a.s.Grad == FinalProjector
+	varying := a.constB == nil
+	l.storeD = a.s.Weights == AutoDiagonal && varying
+	l.storeB = varying && (!a.s.Recompute || l.finalOnly)
+	l.storeF = l.storeB
+	l.recomputeB = varying && !l.storeB
+	off := recHeader + n + nc
+	if l.storeD {
+		l.offD, off = off, off+n
+	}
+	if l.storeB {
+		l.offB, off = off, off+nc*n
+	}
+	if l.storeF {
+		l.offF, off = off, off+nc*nc
+		l.offLam, off = off, off+nc
+	}
+	l.length = off
+	return l
+}
+
+// stepRecord is one step record, parsed: views into the trace or the
+// workspace.
+type stepRecord struct {
+	y, mu, d, B []float64
+	f           *factor
+	alpha       float64
+	bounded     bool
+}
+
+func (t *Trace) reset(a *AdaNP, x blas64.General, rows int) {
+	t.a, t.rows = a, rows
+	t.grad = GradStats{}
+	t.x = resize(t.x, rows*a.nx)
+	for s := 0; s < rows; s++ {
+		copy(t.x[s*a.nx:(s+1)*a.nx], row(x, s))
+	}
+	if cap(t.steps) < rows {
+		t.steps = append(t.steps[:cap(t.steps)], make([][]float64, rows-cap(t.steps))...)
+		t.eig = append(t.eig[:cap(t.eig)], make([][]bool, rows-cap(t.eig))...)
+	}
+	t.steps, t.eig = t.steps[:rows], t.eig[:rows]
+	for s := range t.steps {
+		t.steps[s] = t.steps[s][:0]
+		t.eig[s] = t.eig[s][:0]
+	}
+}
+
+// push appends a step record for sample s. A nil d stands for fixed
+// weights, which are not stored.
+func (t *Trace) push(s int, alpha float64, bounded bool, y, mu, d, b []float64, f *factor) {
+	l := &t.a.rec
+	rec := t.steps[s]
+	at := len(rec)
+	if cap(rec)-at < l.length {
+		rec = append(rec[:cap(rec)], make([]float64, l.length)...)
+	}
+	rec = rec[:at+l.length]
+	r := rec[at:]
+	r[0] = alpha
+	r[1] = 0
+	if bounded {
+		r[1] = 1
+	}
+	copy(r[recHeader:], y)
+	copy(r[recHeader+l.n:], mu)
+	if l.storeD {
+		copy(r[l.offD:l.offD+l.n], d)
+	}
+	if l.storeB {
+		copy(r[l.offB:], b)
+	}
+	if l.storeF {
+		copy(r[l.offF:], f.m)
+		copy(r[l.offLam:], f.lam)
+	}
+	t.steps[s] = rec
+	t.eig[s] = append(t.eig[s], f.eig)
+}
+
+// setAlpha sets the step length of the last record of sample s.
+func (t *Trace) setAlpha(s int, alpha float64) {
+	rec := t.steps[s]
+	rec[len(rec)-t.a.rec.length] = alpha
+}
+
+// pop removes the last step record of sample s.
+func (t *Trace) pop(s int) {
+	t.steps[s] = t.steps[s][:len(t.steps[s])-t.a.rec.length]
+	t.eig[s] = t.eig[s][:len(t.eig[s])-1]
+}
+
+// record parses record k of sample s into st, evaluating and factoring
+// what was not stored into ws.
+func (t *Trace) record(ws *workspace, s, k int, st *stepRecord) {
+	a := t.a
+	l := &a.rec
+	r := t.steps[s][k*l.length : (k+1)*l.length]
+	st.alpha = r[0]
+	st.bounded = r[1] != 0
+	st.y = r[recHeader : recHeader+l.n]
+	st.mu = r[recHeader+l.n : recHeader+l.n+l.nc]
+	switch {
+	case l.storeB:
+		st.B = r[l.offB : l.offB+l.nc*l.n]
+	case a.constB != nil:
+		st.B = a.constB
+	default:
+		a.c.Eval(t.xrow(s), st.y, ws.cNew, ws.b)
+		st.B = ws.b
+	}
+	switch {
+	case l.storeD:
+		st.d = r[l.offD : l.offD+l.n]
+	case a.constB != nil:
+		st.d = a.constD
+	case a.s.Weights == AutoDiagonal:
+		st.d = a.weights(ws, st.B)
+	case a.s.Weights == Diagonal:
+		st.d = a.diagInv
+	default:
+		st.d = nil
+	}
+	switch {
+	case l.storeF:
+		ws.rf = factor{m: r[l.offF : l.offF+l.nc*l.nc], lam: r[l.offLam : l.offLam+l.nc], eig: t.eig[s][k]}
+		st.f = &ws.rf
+	case a.constB != nil:
+		st.f = &a.constG
+	default:
+		a.factorize(&ws.g, st.B, st.d, ws)
+		st.f = &ws.g
+	}
+}
+
+func (t *Trace) xrow(s int) []float64 { return t.x[s*t.a.nx : (s+1)*t.a.nx] }
+
+// Depth returns the number of recorded steps of sample s.
+func (t *Trace) Depth(s int) int { return len(t.eig[s]) }
+
+// Bytes returns the memory held by the trace's records, in bytes.
+func (t *Trace) Bytes() int {
+	total := 8 * cap(t.x)
+	for _, r := range t.steps[:cap(t.steps)] {
+		total += 8 * cap(r)
+	}
+	for _, e := range t.eig[:cap(t.eig)] {
+		total += cap(e)
+	}
+	return total
+}
+
+// GradStats returns the statistics of the last VJP through this trace.
+func (t *Trace) GradStats() GradStats { return t.grad }
+
+// GradStats describes the gradient computed by one VJP call.
+type GradStats struct {
+	Samples int
+	// Inexact counts samples whose gradient is not the exact derivative of
+	// the computed map: a step took the eigenvalue-clamped solve (its
+	// clamp is not differentiated), the constraint lacks the curvature
+	// (HessVec, or MixedHessVec for x) the mode needs, an Implicit
+	// gradient fell back to the final projector (the converged point is
+	// not a strict local nearest point), or, for Implicit, the computed
+	// point is not a KKT point of the nearest-point problem (then the
+	// gradient is that of the nearest point, not of the computed one).
+	Inexact int
+	// MaxGain is the largest ratio ‖∂ℓ/∂ŷ‖/‖∂ℓ/∂ỹ‖ over the samples: how
+	// much the projection amplified the gradient.
+	MaxGain float64
+	// Amplified counts samples whose gain exceeds GainWarning, the sign of
+	// a nearly singular Jacobian somewhere along the iteration.
+	Amplified int
+}
+
+// GainWarning is the gradient gain above which GradStats.Amplified counts
+// a sample.
+const GainWarning = 1e6
+
+// Exact reports whether every sample's gradient was exact.
+func (g GradStats) Exact() bool { return g.Inexact == 0 }
