@@ -58,15 +58,15 @@ const (
 )
 
 type scalars struct {
-	depth        int
-	alpha        float64
-	alpha0       float64
-	m0, slope    float64 // merit at y and its decrease rate along δ
-	best         float64 // best residual measure so far
-	since        int     // steps since the best improved by 1%
-	bounded      bool
-	init         bool // the pending evaluation is the first one
-	jAtY         bool // J holds B at y
+	depth     int
+	alpha     float64
+	alpha0    float64
+	m0, slope float64 // merit at y and its decrease rate along δ
+	best      float64 // best residual measure so far
+	since     int     // steps since the best improved by 1%
+	bounded   bool
+	init      bool // the pending evaluation is the first one
+	jAtY      bool // J holds B at y
 }
 
 // batch is the state of one forward pass, shared by its workers; each

@@ -304,4 +304,3 @@ type factor struct {
 func newFactor(nc int) factor {
 	return factor{m: make([]float64, nc*nc), lam: make([]float64, nc)}
 }
-
