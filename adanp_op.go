@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -61,12 +62,21 @@ type Op struct {
 	dtype  tensor.Dtype
 	gateID uint64 // unique per gated node, 0 without a gate
 
+	// run serialises passes (forward and gradient) of the node; mu guards
+	// the fields read by Stats and Projected. User code (the Gate, the
+	// constraint) runs under run only, so it may call Stats.
+	run       sync.Mutex
 	mu        sync.Mutex
 	needTrace bool
 	tr        Trace
 	stats     Stats
 	projected bool
 	ran       bool
+	pass      uint64 // forward passes so far
+	// The gradients of the last backward pass, computed once for ŷ and x.
+	gradPass uint64
+	gy, gx   *mat.Dense
+	gstats   GradStats
 }
 
 // Apply adds an AdaNP node ỹ = AdaNP(x, ŷ) to ŷ's graph. x and ŷ are
@@ -327,7 +337,7 @@ func (o *Op) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output
 	return nil
 }
 
-// Do projects ŷ.
+// Do projects ŷ. Float32 results that overflow float32 are an error.
 func (o *Op) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	x, yhat, err := o.inputs(inputs)
 	if err != nil {
@@ -335,29 +345,68 @@ func (o *Op) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	rows, ny := yhat.Dims()
 	out := mat.NewDense(rows, ny, nil)
+	o.run.Lock()
+	defer o.run.Unlock()
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.ran, o.projected = true, true
+	needTrace := o.needTrace
+	o.ran, o.pass = false, o.pass+1
+	o.mu.Unlock()
+	projected := true
 	if o.gate != nil {
 		step, _, err := o.one.Project(x, yhat)
 		if err != nil {
 			return nil, err
 		}
-		o.projected = o.gate(x, yhat, step)
+		if projected, err = callGate(o.gate, x, yhat, step); err != nil {
+			return nil, err
+		}
 	}
+	var st Stats
 	switch {
-	case !o.projected:
+	case !projected:
 		out.Copy(yhat)
-		o.stats, err = o.a.Check(x, yhat)
-	case o.needTrace:
-		o.stats, err = o.a.ProjectTrace(out, x, yhat, &o.tr)
+		st, err = o.a.Check(x, yhat)
+	case needTrace:
+		st, err = o.a.ProjectTrace(out, x, yhat, &o.tr)
 	default:
-		o.stats, err = o.a.ProjectTo(out, x, yhat)
+		st, err = o.a.ProjectTo(out, x, yhat)
 	}
 	if err != nil {
 		return nil, err
 	}
+	if o.dtype == tensor.Float32 {
+		if err := fitsFloat32(out, "ỹ"); err != nil {
+			return nil, err
+		}
+	}
+	o.mu.Lock()
+	o.stats, o.projected, o.ran = st, projected, true
+	o.mu.Unlock()
 	return fromMat(out, o.dtype), nil
+}
+
+// callGate runs the user's gate, turning a panic into an error.
+func callGate(g Gate, x, yhat, step *mat.Dense) (ok bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("enforce: Gate panicked: %v", r)
+		}
+	}()
+	return g(x, yhat, step), nil
+}
+
+// fitsFloat32 returns an error naming the first sample of m with a value
+// that overflows float32.
+func fitsFloat32(m *mat.Dense, what string) error {
+	r, c := m.Dims()
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			if v := m.At(i, j); math.Abs(v) > math.MaxFloat32 {
+				return fmt.Errorf("enforce: sample %d: %s[%d] = %g overflows float32", i, what, j, v)
+			}
+		}
+	}
+	return nil
 }
 
 // inputs converts the operation's inputs to float64 matrices.
@@ -475,7 +524,9 @@ func (g *gradOp) String() string {
 	return "∂AdaNP/∂ŷ"
 }
 
-// Do computes the vector–Jacobian product.
+// Do computes the vector–Jacobian product. The gradients with respect to
+// ŷ and x come from one backward pass: the first of the two gradient
+// operations of a pass computes both, the second returns its share.
 func (g *gradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	o := g.fwd
 	if len(inputs) != g.Arity() {
@@ -490,33 +541,62 @@ func (g *gradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 		return nil, err
 	}
 	rows, _ := yhat.Dims()
+	o.run.Lock()
+	defer o.run.Unlock()
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	if !o.ran {
+	ran, projected, pass := o.ran, o.projected, o.pass
+	o.mu.Unlock()
+	if !ran {
 		return nil, errors.New("enforce: AdaNP gradient computed before the forward pass")
 	}
-	if !o.projected {
+	if !projected {
 		if g.wrtX {
 			return fromMat(mat.NewDense(rows, o.a.nx, nil), o.dtype), nil
 		}
 		return fromMat(mat.DenseCopyOf(grad), o.dtype), nil
 	}
-	if o.tr.a != o.a || o.tr.rows != rows {
-		// The forward pass ran without recording (LispMachine): record now.
-		if _, err := o.a.ProjectTrace(mat.NewDense(rows, o.a.ny, nil), x, yhat, &o.tr); err != nil {
+	if o.gradPass != pass || o.gy == nil {
+		if o.tr.a != o.a || o.tr.rows != rows {
+			// The forward pass ran without recording (LispMachine): record now.
+			if _, err := o.a.ProjectTrace(mat.NewDense(rows, o.a.ny, nil), x, yhat, &o.tr); err != nil {
+				return nil, err
+			}
+		}
+		gy := mat.NewDense(rows, o.a.ny, nil)
+		var gx *mat.Dense
+		if o.xGrad {
+			gx = mat.NewDense(rows, o.a.nx, nil)
+		}
+		if err := o.a.VJP(&o.tr, grad, gy, gx); err != nil {
 			return nil, err
+		}
+		o.gy, o.gx, o.gradPass = gy, gx, pass
+		o.mu.Lock()
+		o.gstats = o.tr.GradStats()
+		o.mu.Unlock()
+		if o.dtype == tensor.Float32 {
+			if err := fitsFloat32(gy, "∂ℓ/∂ŷ"); err != nil {
+				return nil, err
+			}
+			if gx != nil {
+				if err := fitsFloat32(gx, "∂ℓ/∂x"); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	if g.wrtX {
-		gx := mat.NewDense(rows, o.a.nx, nil)
-		if err := o.a.VJP(&o.tr, grad, nil, gx); err != nil {
-			return nil, err
+		if o.gx == nil {
+			return nil, errors.New("enforce: AdaNP gradient with respect to x is disabled for this node")
 		}
-		return fromMat(gx, o.dtype), nil
+		return fromMat(mat.DenseCopyOf(o.gx), o.dtype), nil
 	}
-	gy := mat.NewDense(rows, o.a.ny, nil)
-	if err := o.a.VJP(&o.tr, grad, gy, nil); err != nil {
-		return nil, err
-	}
-	return fromMat(gy, o.dtype), nil
+	return fromMat(mat.DenseCopyOf(o.gy), o.dtype), nil
+}
+
+// GradStats returns the statistics of the node's last backward pass.
+func (o *Op) GradStats() GradStats {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.gstats
 }

@@ -197,8 +197,8 @@ func (s Stats) Converged() bool { return s.NotConverged == 0 }
 // constraint that is not finite at (x, ŷ); non-convergence is not an
 // error but is reported in Stats.
 func (a *AdaNP) Project(x, yhat *mat.Dense) (*mat.Dense, Stats, error) {
-	if yhat == nil {
-		return nil, Stats{}, errors.New("enforce: nil ŷ")
+	if yhat == nil || yhat.IsEmpty() {
+		return nil, Stats{}, errors.New("enforce: nil or empty ŷ (a batch needs at least one row)")
 	}
 	r, _ := yhat.Dims()
 	dst := mat.NewDense(r, a.ny, nil)
@@ -219,8 +219,8 @@ func (a *AdaNP) ProjectTo(dst, x, yhat *mat.Dense) (Stats, error) {
 // with Depth 0 and Before equal to After. Samples above the tolerance are
 // counted in NotConverged.
 func (a *AdaNP) Check(x, y *mat.Dense) (Stats, error) {
-	if y == nil {
-		return Stats{}, errors.New("enforce: nil y")
+	if y == nil || y.IsEmpty() {
+		return Stats{}, errors.New("enforce: nil or empty y (a batch needs at least one row)")
 	}
 	r, _ := y.Dims()
 	return a.forward(mat.NewDense(r, a.ny, nil), x, y, nil, true)

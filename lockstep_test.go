@@ -150,3 +150,66 @@ func TestImplicitTraceMemoryIsFlatInDepth(t *testing.T) {
 	assert.Equal(t, bytes(Implicit, 1), bytes(Implicit, 8))
 	assert.Greater(t, bytes(Unrolled, 8), 4*bytes(Unrolled, 1))
 }
+
+// TestTraceMemoryAtPaperScale checks the per-step trace memory at the
+// paper's largest size, batch 833 with N_O = 200 and N_C = 150, against
+// the paper's float32 figure M_train/n = 4·BS·(N_O+1)·(N_C+N_O) = 0.23 GB:
+// a constant Jacobian (Linear) is never copied, and Recompute keeps only
+// the iterates and multipliers of a nonlinear (Quadratic) system. The
+// traces are recorded on a few rows and scaled to 833.
+func TestTraceMemoryAtPaperScale(t *testing.T) {
+	const ny, nc, batch, rows = 200, 150, 833, 4
+	paper := 4.0 * batch * (ny + 1) * (nc + ny)
+	rnd := rand.New(rand.NewPCG(49, 50))
+	lin, err := Linear(nc, randDense(rnd, nc, ny, 1), nil)
+	require.NoError(t, err)
+	quad := randomQuadratic(t, rnd, ny, nc, 0.1)
+	perStep := func(c Constraint, s Settings) float64 {
+		p, err := NewAdaNP(c, s)
+		require.NoError(t, err)
+		bytes := func(depth int) float64 {
+			s := s
+			s.MinDepth, s.MaxDepth = depth, depth
+			p, err := NewAdaNP(c, s)
+			require.NoError(t, err)
+			var tr Trace
+			_, err = p.ProjectTrace(mat.NewDense(rows, ny, nil), randDense(rnd, rows, nc, 0.1), randDense(rnd, rows, ny, 0.1), &tr)
+			require.NoError(t, err)
+			return float64(tr.Bytes())
+		}
+		_ = p
+		return (bytes(3) - bytes(1)) / 2 / rows * batch
+	}
+	linear := perStep(lin, Settings{})
+	full := perStep(quad, Settings{})
+	recompute := perStep(quad, Settings{Recompute: true})
+	t.Logf("per step at (833, 200, 150): Linear %.3g B, Quadratic %.3g B, Quadratic+Recompute %.3g B, paper %.3g B", linear, full, recompute, paper)
+	assert.Less(t, linear, 0.02*paper)
+	assert.Less(t, recompute, 0.02*paper)
+	assert.Greater(t, full, paper) // B and G's factor stored: more than the paper's formula
+}
+
+// TestRecomputeGivesTheSameGradient: recomputing B and G in the backward
+// pass changes memory, not numbers.
+func TestRecomputeGivesTheSameGradient(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(51, 52))
+	q := randomQuadratic(t, rnd, 12, 5, 0.5)
+	x := randDense(rnd, 40, 5, 0.3)
+	yhat := randDense(rnd, 40, 12, 0.5)
+	grad := randDense(rnd, 40, 12, 1)
+	for _, w := range []Weighting{Identity, AutoDiagonal} {
+		var gys, gxs []*mat.Dense
+		for _, rec := range []bool{false, true} {
+			p, err := NewAdaNP(q, Settings{Weights: w, Recompute: rec, Tol: 1e-10})
+			require.NoError(t, err)
+			var tr Trace
+			_, err = p.ProjectTrace(mat.NewDense(40, 12, nil), x, yhat, &tr)
+			require.NoError(t, err)
+			gy, gx := mat.NewDense(40, 12, nil), mat.NewDense(40, 5, nil)
+			require.NoError(t, p.VJP(&tr, grad, gy, gx))
+			gys, gxs = append(gys, gy), append(gxs, gx)
+		}
+		assert.True(t, mat.EqualApprox(gys[0], gys[1], 1e-12), "%v", w)
+		assert.True(t, mat.EqualApprox(gxs[0], gxs[1], 1e-12), "%v", w)
+	}
+}

@@ -19,7 +19,8 @@ type Trace struct {
 	a     *AdaNP
 	rows  int
 	x     []float64 // rows·nx copy of the inputs
-	steps [][]float64
+	recs  [][][]float64 // per sample, its step records (reused across calls)
+	depth []int         // per sample, the number of records in use
 	eig   [][]bool
 	grad  GradStats
 }
@@ -81,13 +82,14 @@ func (t *Trace) reset(a *AdaNP, x blas64.General, rows int) {
 	for s := 0; s < rows; s++ {
 		copy(t.x[s*a.nx:(s+1)*a.nx], row(x, s))
 	}
-	if cap(t.steps) < rows {
-		t.steps = append(t.steps[:cap(t.steps)], make([][]float64, rows-cap(t.steps))...)
+	if cap(t.recs) < rows {
+		t.recs = append(t.recs[:cap(t.recs)], make([][][]float64, rows-cap(t.recs))...)
 		t.eig = append(t.eig[:cap(t.eig)], make([][]bool, rows-cap(t.eig))...)
 	}
-	t.steps, t.eig = t.steps[:rows], t.eig[:rows]
-	for s := range t.steps {
-		t.steps[s] = t.steps[s][:0]
+	t.recs, t.eig = t.recs[:rows], t.eig[:rows]
+	t.depth = resize(t.depth, rows)
+	clear(t.depth)
+	for s := range t.eig {
 		t.eig[s] = t.eig[s][:0]
 	}
 }
@@ -96,13 +98,16 @@ func (t *Trace) reset(a *AdaNP, x blas64.General, rows int) {
 // weights, which are not stored.
 func (t *Trace) push(s int, alpha float64, bounded bool, y, mu, d, b []float64, f *factor) {
 	l := &t.a.rec
-	rec := t.steps[s]
-	at := len(rec)
-	if cap(rec)-at < l.length {
-		rec = append(rec[:cap(rec)], make([]float64, l.length)...)
+	k := t.depth[s]
+	if k == len(t.recs[s]) {
+		t.recs[s] = append(t.recs[s], nil)
 	}
-	rec = rec[:at+l.length]
-	r := rec[at:]
+	r := t.recs[s][k]
+	if len(r) != l.length {
+		r = make([]float64, l.length)
+		t.recs[s][k] = r
+	}
+	t.depth[s] = k + 1
 	r[0] = alpha
 	r[1] = 0
 	if bounded {
@@ -120,19 +125,17 @@ func (t *Trace) push(s int, alpha float64, bounded bool, y, mu, d, b []float64, 
 		copy(r[l.offF:], f.m)
 		copy(r[l.offLam:], f.lam)
 	}
-	t.steps[s] = rec
 	t.eig[s] = append(t.eig[s], f.eig)
 }
 
 // setAlpha sets the step length of the last record of sample s.
 func (t *Trace) setAlpha(s int, alpha float64) {
-	rec := t.steps[s]
-	rec[len(rec)-t.a.rec.length] = alpha
+	t.recs[s][t.depth[s]-1][0] = alpha
 }
 
 // pop removes the last step record of sample s.
 func (t *Trace) pop(s int) {
-	t.steps[s] = t.steps[s][:len(t.steps[s])-t.a.rec.length]
+	t.depth[s]--
 	t.eig[s] = t.eig[s][:len(t.eig[s])-1]
 }
 
@@ -141,7 +144,7 @@ func (t *Trace) pop(s int) {
 func (t *Trace) record(ws *workspace, s, k int, st *stepRecord) {
 	a := t.a
 	l := &a.rec
-	r := t.steps[s][k*l.length : (k+1)*l.length]
+	r := t.recs[s][k]
 	st.alpha = r[0]
 	st.bounded = r[1] != 0
 	st.y = r[recHeader : recHeader+l.n]
@@ -182,13 +185,16 @@ func (t *Trace) record(ws *workspace, s, k int, st *stepRecord) {
 func (t *Trace) xrow(s int) []float64 { return t.x[s*t.a.nx : (s+1)*t.a.nx] }
 
 // Depth returns the number of recorded steps of sample s.
-func (t *Trace) Depth(s int) int { return len(t.eig[s]) }
+func (t *Trace) Depth(s int) int { return t.depth[s] }
 
-// Bytes returns the memory held by the trace's records, in bytes.
+// Bytes returns the memory held by the trace's records, in bytes,
+// including records kept from earlier, deeper passes for reuse.
 func (t *Trace) Bytes() int {
 	total := 8 * cap(t.x)
-	for _, r := range t.steps[:cap(t.steps)] {
-		total += 8 * cap(r)
+	for _, rs := range t.recs[:cap(t.recs)] {
+		for _, r := range rs {
+			total += 8 * cap(r)
+		}
 	}
 	for _, e := range t.eig[:cap(t.eig)] {
 		total += cap(e)
