@@ -3,6 +3,7 @@ package enforce
 import (
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -102,15 +103,21 @@ func TestOpGradientThroughGraph(t *testing.T) {
 		name string
 		c    Constraint
 		mode GradMode
+		s    Settings
 	}{
-		{"quadratic/unrolled", quad, Unrolled},
-		{"affine/unrolled", aff, Unrolled},
-		{"affine/projector", aff, Projector},
-		{"affine/implicit", aff, Implicit},
-		{"affine-constant/implicit", npConstAffine{aff}, Implicit},
+		{"quadratic/unrolled", quad, Unrolled, Settings{}},
+		{"quadratic/unrolled/autodiagonal/globalised/recompute", quad, Unrolled,
+			Settings{Weights: AutoDiagonal, LineSearch: true, MaxStep: 0.2, Recompute: true}},
+		{"affine/unrolled", aff, Unrolled, Settings{}},
+		{"affine/projector", aff, Projector, Settings{}},
+		{"affine/implicit", aff, Implicit, Settings{}},
+		{"affine/final-projector", aff, FinalProjector, Settings{}},
+		{"affine-constant/implicit", npConstAffine{aff}, Implicit, Settings{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := NewAdaNP(tc.c, Settings{MinDepth: 3, MaxDepth: 3, Grad: tc.mode})
+			s := tc.s
+			s.MinDepth, s.MaxDepth, s.Grad = 3, 3, tc.mode
+			a, err := NewAdaNP(tc.c, s)
 			require.NoError(t, err)
 			X := randDense(rnd, 4, 2, 0.4)
 			A := randDense(rnd, 4, 5, 1)
@@ -275,4 +282,37 @@ func TestOpGatedNodesAreNeverMerged(t *testing.T) {
 	n2, err := a.Apply(x, y, WithGate(gate(false)))
 	require.NoError(t, err)
 	assert.NotEqual(t, n1.ID(), n2.ID())
+}
+
+// opCounting counts the curvature products of the backward pass.
+type opCounting struct {
+	*npQuad
+	n *atomic.Int64
+}
+
+func (c opCounting) HessVec(x, y, w, v, out []float64) {
+	c.n.Add(1)
+	c.npQuad.HessVec(x, y, w, v, out)
+}
+
+// TestOpOneBackwardForYAndX: with the x-gradient on, the backward pass
+// runs once for ŷ and x, not once per input.
+func TestOpOneBackwardForYAndX(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(25, 26))
+	quad := newNPQuad(rnd, 5, 2, 0.3)
+	X := randDense(rnd, 4, 2, 0.4)
+	A := randDense(rnd, 4, 5, 1)
+	count := func(xGrad bool) int64 {
+		var n atomic.Int64
+		a, err := NewAdaNP(opCounting{quad, &n}, Settings{MinDepth: 2, MaxDepth: 2})
+		require.NoError(t, err)
+		net := newOpNet(t, a, X, A, 6, 7, tensor.Float64, WithInputGradient(xGrad))
+		m := G.NewTapeMachine(net.g, G.BindDualValues(net.wx, net.w1, net.w2))
+		defer m.Close()
+		require.NoError(t, m.RunAll())
+		return n.Load()
+	}
+	withX, withoutX := count(true), count(false)
+	assert.Positive(t, withoutX)
+	assert.Equal(t, withoutX, withX)
 }

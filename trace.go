@@ -18,7 +18,7 @@ import (
 type Trace struct {
 	a     *AdaNP
 	rows  int
-	x     []float64 // rows·nx copy of the inputs
+	x     []float64     // rows·nx copy of the inputs
 	recs  [][][]float64 // per sample, its step records (reused across calls)
 	depth []int         // per sample, the number of records in use
 	eig   [][]bool
