@@ -27,13 +27,27 @@
 // batch held in gonum matrices; AdaNP.ProjectTrace and AdaNP.VJP give
 // gradients for hand-written training loops. Every sample stops on its own
 // criterion; batches run in parallel with results that do not depend on
-// GOMAXPROCS; invalid input is an error, and the output is never NaN.
+// GOMAXPROCS; invalid input, and a panic in constraint or gate code, is an
+// error naming the sample, and neither output nor gradient is ever NaN.
+// Settings.LineSearch and Settings.MaxStep (off by default) globalise the
+// steps for predictions far from the constraint set, where full
+// Gauss–Newton steps can land far from the nearest feasible point.
+//
+// # Gradients
+//
+// Settings.Grad selects the gradient: Unrolled (default) is the exact
+// derivative of the computed map, weights and step lengths included;
+// Implicit is the implicit-function derivative of the nearest feasible
+// point, with curvature and memory independent of depth; Projector and
+// FinalProjector are curvature-free approximations. AdaNP.ExactGradient
+// reports what a mode guarantees, and Trace.GradStats what a pass
+// achieved (clamped steps, gradient amplification).
 //
 // # Gorgonia
 //
 // AdaNP.Apply adds an AdaNP node to a gorgonia expression graph. The node's
 // gradient is a hand-written operation built from the closed-form
-// projection (Settings.Grad selects Unrolled, Projector or Implicit), so it
+// projection (Settings.Grad selects the mode), so it
 // works with gorgonia.Grad, the TapeMachine, the LispMachine and gorgonia's
 // solvers, for float64 and float32 graphs. Float32 values are projected in
 // float64 and rounded back, so a float32 output carries a residual of about
