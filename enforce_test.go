@@ -494,27 +494,34 @@ func relErr(got, want []float64) float64 {
 
 func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(11, 12))
-	quad := newNPQuad(rnd, 10, 4, 0.3)
 	x := randDense(rnd, 300, 4, 0.2)
 	yhat := randDense(rnd, 300, 10, 0.1)
-	p, err := NewAdaNP(quad, Settings{Tol: 1e-12, Measure: MeanAbs})
-	require.NoError(t, err)
-	run := func(procs int) (*mat.Dense, Stats, *mat.Dense) {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		var tr Trace
-		out := mat.NewDense(300, 10, nil)
-		st, err := p.ProjectTrace(out, x, yhat, &tr)
+	for _, tc := range []struct {
+		c Constraint
+		s Settings
+	}{
+		{newNPQuad(rnd, 10, 4, 0.3), Settings{Tol: 1e-12, Measure: MeanAbs}},
+		{randomQuadratic(t, rnd, 10, 4, 1), Settings{Tol: 1e-12, Weights: AutoDiagonal, LineSearch: true, MaxStep: 0.05}},
+	} {
+		p, err := NewAdaNP(tc.c, tc.s)
 		require.NoError(t, err)
-		g := mat.NewDense(300, 10, nil)
-		require.NoError(t, p.VJP(&tr, yhat, g, nil))
-		return out, st, g
-	}
-	y1, st1, g1 := run(1)
-	for _, procs := range []int{2, 3, 8} {
-		y, st, g := run(procs)
-		assert.True(t, mat.Equal(y1, y))
-		assert.Equal(t, st1, st)
-		assert.True(t, mat.Equal(g1, g))
+		run := func(procs int) (*mat.Dense, Stats, *mat.Dense) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			var tr Trace
+			out := mat.NewDense(300, 10, nil)
+			st, err := p.ProjectTrace(out, x, yhat, &tr)
+			require.NoError(t, err)
+			g := mat.NewDense(300, 10, nil)
+			require.NoError(t, p.VJP(&tr, yhat, g, nil))
+			return out, st, g
+		}
+		y1, st1, g1 := run(1)
+		for _, procs := range []int{2, 3, 8} {
+			y, st, g := run(procs)
+			assert.True(t, mat.Equal(y1, y))
+			assert.Equal(t, st1, st)
+			assert.True(t, mat.Equal(g1, g))
+		}
 	}
 }
 

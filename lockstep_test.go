@@ -1,6 +1,7 @@
 package enforce
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -61,7 +62,12 @@ func TestLockstepMatchesPerSample(t *testing.T) {
 	x := randDense(rnd, rows, 12, 0.3)
 	yhat := randDense(rnd, rows, 30, 0.2)
 	grad := randDense(rnd, rows, 30, 1)
-	for _, s := range []Settings{{Tol: 1e-10}, {MinDepth: 3, MaxDepth: 3}, {Tol: 1e-9, Measure: MeanAbs, Grad: Implicit}, {Weights: AutoDiagonal, Grad: Projector}} {
+	for _, s := range []Settings{
+		{Tol: 1e-10}, {MinDepth: 3, MaxDepth: 3}, {Tol: 1e-9, Measure: MeanAbs, Grad: Implicit},
+		{Weights: AutoDiagonal, Grad: Projector}, {Grad: FinalProjector},
+		{Weights: AutoDiagonal, LineSearch: true, MaxStep: 0.3, Tol: 1e-10},
+		{Recompute: true, LineSearch: true, Tol: 1e-10},
+	} {
 		lock, err := NewAdaNP(q, s)
 		require.NoError(t, err)
 		ref, err := NewAdaNP(perSample{q}, s)
@@ -211,5 +217,73 @@ func TestRecomputeGivesTheSameGradient(t *testing.T) {
 		}
 		assert.True(t, mat.EqualApprox(gys[0], gys[1], 1e-12), "%v", w)
 		assert.True(t, mat.EqualApprox(gxs[0], gxs[1], 1e-12), "%v", w)
+	}
+}
+
+// jacobianNaN wraps a Quadratic so that ∂c/∂y (but not c) is NaN where
+// some |y_j| > 3: a new iterate with finite c and a non-finite Jacobian.
+type jacobianNaN struct{ Constraint }
+
+func (e jacobianNaN) poison(y, jy []float64) {
+	for _, v := range y {
+		if v > 3 || v < -3 {
+			jy[0] = nan()
+		}
+	}
+}
+
+func (e jacobianNaN) Eval(x, y, c, jy []float64) {
+	e.Constraint.Eval(x, y, c, jy)
+	if jy != nil {
+		e.poison(y, jy)
+	}
+}
+
+type jacobianNaNBatch struct{ jacobianNaN }
+
+func (e jacobianNaNBatch) EvalBatch(rows int, x, y, c, jy []float64) {
+	e.Constraint.(BatchEvaluator).EvalBatch(rows, x, y, c, jy)
+	_, ny, nc := e.Dims()
+	for s := 0; s < rows; s++ {
+		e.poison(y[s*ny:(s+1)*ny], jy[s*nc*ny:(s+1)*nc*ny])
+	}
+}
+
+// TestSchedulersAgreeOnNonFiniteJacobian: the review found that the
+// per-sample and lockstep paths disagreed on such an iterate (one undid
+// the step, the other kept it). With one driver they take the same
+// decisions, and the step is undone.
+func TestSchedulersAgreeOnNonFiniteJacobian(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(53, 54))
+	q := randomQuadratic(t, rnd, 6, 2, 30)
+	x := randDense(rnd, 40, 2, 3)
+	yhat := randDense(rnd, 40, 6, 1)
+	yhat.Apply(func(_, _ int, v float64) float64 { return max(-2.5, min(2.5, v)) }, yhat)
+	for _, s := range []Settings{{Tol: 1e-12}, {Tol: 1e-12, LineSearch: true}} {
+		pl, err := NewAdaNP(jacobianNaNBatch{jacobianNaN{q}}, s)
+		require.NoError(t, err)
+		pp, err := NewAdaNP(jacobianNaN{perSample{q}}, s)
+		require.NoError(t, err)
+		yl, sl, err := pl.Project(x, yhat)
+		require.NoError(t, err)
+		yp, sp, err := pp.Project(x, yhat)
+		require.NoError(t, err)
+		// Quadratic's batched and per-sample evaluations round differently
+		// (one matrix product against per-sample products): the decisions
+		// agree, the values to rounding.
+		assert.True(t, mat.EqualApprox(yl, yp, 1e-10))
+		assert.Equal(t, sp.Depth, sl.Depth)
+		assert.Equal(t, sp.MeanDepth, sl.MeanDepth)
+		assert.Equal(t, sp.Stopped, sl.Stopped)
+		assert.Equal(t, sp.Stalled, sl.Stalled)
+		assert.Equal(t, sp.NotConverged, sl.NotConverged)
+		if !s.LineSearch {
+			require.Positive(t, sl.Stopped, "the test needs such an iterate")
+		}
+		for i := 0; i < 40; i++ {
+			for _, v := range yl.RawRowView(i) {
+				assert.LessOrEqual(t, math.Abs(v), 3.0)
+			}
+		}
 	}
 }
