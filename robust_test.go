@@ -291,3 +291,24 @@ func TestAmplifiedGradientIsReported(t *testing.T) {
 	assert.Equal(t, 1, gs.Amplified)
 	assert.Greater(t, gs.MaxGain, GainWarning)
 }
+
+// TestDivergentInequalityCase is the review's circle with y1 ≤ x at x = 59
+// from ŷ = 0 with AutoDiagonal weights, where B = 0 at the start: the
+// iteration stalls instead of running on, every gradient is finite, and
+// the Unrolled one, amplified by ~1e200, is reported.
+func TestDivergentInequalityCase(t *testing.T) {
+	p, err := NewAdaNP(gtCircleIneq(t), Settings{Weights: AutoDiagonal})
+	require.NoError(t, err)
+	x := mat.NewDense(1, 2, []float64{59, 1})
+	var tr Trace
+	_, st, err := p.Project(x, mat.NewDense(1, 2, nil))
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Stalled)
+	_, err = p.ProjectTrace(mat.NewDense(1, 2, nil), x, mat.NewDense(1, 2, nil), &tr)
+	require.NoError(t, err)
+	gy := mat.NewDense(1, 2, nil)
+	require.NoError(t, p.VJP(&tr, mat.NewDense(1, 2, []float64{1, 1}), gy, nil))
+	gs := tr.GradStats()
+	assert.Equal(t, 1, gs.Amplified)
+	assert.False(t, math.IsInf(gs.MaxGain, 0))
+}

@@ -3,6 +3,8 @@ package enforce
 import (
 	"math"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/enforce-nn/enforce/internal/dense"
 )
 
@@ -513,7 +515,8 @@ func dot(a, b []float64) float64 {
 	return s
 }
 
-func norm2(v []float64) float64 { return math.Sqrt(dot(v, v)) }
+// norm2 is the Euclidean norm, computed without overflow.
+func norm2(v []float64) float64 { return floats.Norm(v, 2) }
 
 func allZero(v []float64) bool {
 	for _, x := range v {
