@@ -19,6 +19,12 @@
 // where sx and sy are Standardizers fitted on the training inputs and
 // labels; constraints are then evaluated and projected in original units.
 //
+// Dense.Predict and MLP.Predict evaluate the same network in plain Go on a
+// *mat.Dense from the current weights, so a trained backbone predicts
+// without a second graph.
+//
+//	yhat, err := mlp.Predict(x) // x: rows × nx
+//
 // Names matter in gorgonia: two variable nodes with the same name, type and
 // shape in one graph are silently the same node, and two constants with the
 // same name are silently the same constant. Constructors here therefore pick

@@ -96,3 +96,23 @@ func ExampleStandardizer() {
 	// ⎣ 1.2247   1.2247⎦
 	// round trip: true
 }
+
+// ExampleMLP_Predict evaluates a network in plain Go, without a graph.
+func ExampleMLP_Predict() {
+	mlp, err := layers.NewMLP(gorgonia.NewGraph(), []int{2, 3, 1}, layers.ReLU, layers.Identity)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// W0 = [[1 0 −1] [0 1 1]], b0 = 0, W1 = [1 1 1]ᵀ, b1 = 0.5.
+	if err := mlp.SetWeights([][]float64{{1, 0, -1, 0, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0.5}}); err != nil {
+		log.Fatal(err)
+	}
+	y, err := mlp.Predict(mat.NewDense(2, 2, []float64{1, 2, -1, 0}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(mat.Formatted(y))
+	// Output:
+	// ⎡4.5⎤
+	// ⎣1.5⎦
+}

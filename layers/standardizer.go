@@ -26,7 +26,10 @@ type Standardizer struct {
 // FitStandardizer computes the per-column mean and population standard
 // deviation √((1/n)Σ(v−mean)²) of data (n rows ⩾ 1). A column with zero
 // spread gets Std 1, so it is only shifted. It returns an error if data is
-// nil or empty or holds a NaN or an infinity.
+// nil or empty or holds a NaN or an infinity, and for a column whose mean
+// or standard deviation overflows float64 (values near ±1e308). (A
+// computed standard deviation is 0 or at least about 1e-162, so it is
+// never below MinStd.)
 func FitStandardizer(data *mat.Dense) (*Standardizer, error) {
 	if data == nil || data.IsEmpty() {
 		return nil, fmt.Errorf("layers: FitStandardizer: empty data")
@@ -43,13 +46,19 @@ func FitStandardizer(data *mat.Dense) (*Standardizer, error) {
 			sum += v
 		}
 		mean := sum / float64(r)
+		if math.IsInf(mean, 0) {
+			return nil, fmt.Errorf("layers: FitStandardizer: the mean of column %d overflows float64 (the values are too large; rescale the column)", j)
+		}
 		var ss float64
 		for i := range r {
 			d := data.At(i, j) - mean
 			ss += d * d
 		}
 		std := math.Sqrt(ss / float64(r))
-		if std == 0 {
+		switch {
+		case math.IsInf(std, 0) || math.IsNaN(std):
+			return nil, fmt.Errorf("layers: FitStandardizer: the standard deviation of column %d overflows float64 (the values are too large; rescale the column)", j)
+		case std == 0:
 			std = 1
 		}
 		s.Mean[j], s.Std[j] = mean, std
@@ -57,11 +66,15 @@ func FitStandardizer(data *mat.Dense) (*Standardizer, error) {
 	return s, nil
 }
 
+// MinStd is the smallest standard deviation a Standardizer accepts: the
+// smallest normal float64, so that 1/Std is finite.
+const MinStd = 0x1p-1022
+
 // Dim returns the number of columns the Standardizer was fitted on.
 func (s *Standardizer) Dim() int { return len(s.Mean) }
 
 // Validate reports whether Mean and Std have the same positive length, Mean
-// is finite and Std is finite and positive.
+// is finite and Std is finite and at least MinStd.
 func (s *Standardizer) Validate() error {
 	if s == nil || len(s.Mean) == 0 || len(s.Mean) != len(s.Std) {
 		return fmt.Errorf("layers: Standardizer: Mean and Std must have the same positive length")
@@ -70,8 +83,8 @@ func (s *Standardizer) Validate() error {
 		if math.IsNaN(s.Mean[j]) || math.IsInf(s.Mean[j], 0) {
 			return fmt.Errorf("layers: Standardizer: Mean[%d] = %v is not finite", j, s.Mean[j])
 		}
-		if !(s.Std[j] > 0) || math.IsInf(s.Std[j], 0) {
-			return fmt.Errorf("layers: Standardizer: Std[%d] = %v is not finite and positive", j, s.Std[j])
+		if !(s.Std[j] >= MinStd) || math.IsInf(s.Std[j], 0) {
+			return fmt.Errorf("layers: Standardizer: Std[%d] = %v is not finite and at least MinStd", j, s.Std[j])
 		}
 	}
 	return nil

@@ -27,19 +27,23 @@ func TestFitStandardizer(t *testing.T) {
 	assert.InDeltaSlice(t, []float64{sd, 10 * sd, 1}, s.Std, 1e-14, "constant column gets Std 1")
 	assert.Equal(t, 3, s.Dim())
 	require.NoError(t, s.Validate())
+	assert.ErrorContains(t, (&Standardizer{Mean: []float64{0}, Std: []float64{MinStd / 2}}).Validate(), "at least MinStd")
 
 	for _, tc := range []struct {
 		name string
 		data *mat.Dense
+		msg  string
 	}{
-		{"nil", nil},
-		{"empty", &mat.Dense{}},
-		{"NaN", mat.NewDense(2, 2, []float64{1, 2, math.NaN(), 4})},
-		{"Inf", mat.NewDense(2, 2, []float64{1, math.Inf(-1), 3, 4})},
+		{"nil", nil, "empty data"},
+		{"empty", &mat.Dense{}, "empty data"},
+		{"NaN", mat.NewDense(2, 2, []float64{1, 2, math.NaN(), 4}), "non-finite value"},
+		{"Inf", mat.NewDense(2, 2, []float64{1, math.Inf(-1), 3, 4}), "non-finite value"},
+		{"std overflows", mat.NewDense(2, 1, []float64{1e308, -1e308}), "standard deviation of column 0 overflows"},
+		{"mean overflows", mat.NewDense(3, 2, []float64{0, 1e308, 0, 1e308, 1, 1e308}), "mean of column 1 overflows"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := FitStandardizer(tc.data)
-			assert.Error(t, err)
+			assert.ErrorContains(t, err, tc.msg)
 			assert.Nil(t, s)
 		})
 	}

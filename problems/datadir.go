@@ -71,7 +71,8 @@ func kktHardNetFile(dataDir, name string) (string, error) {
 // readTable reads a CSV file with a header whose first nx+ny columns are
 // the wanted ones, named want; further columns must have empty names and
 // empty values (ED_Col_Data.csv has 14 such trailing columns). It returns
-// the first nx columns as X and the next ny as Y.
+// the first nx columns as X and the next ny as Y. Every value must be a
+// finite decimal number (see parseNumber).
 func readTable(path string, want []string, nx int) (Dataset, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -111,9 +112,9 @@ func readTable(path string, want []string, nx int) (Dataset, error) {
 				}
 				continue
 			}
-			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			v, err := parseNumber(s)
 			if err != nil {
-				return Dataset{}, fmt.Errorf("problems: %s:%d: column %s: %w", path, line, want[j], err)
+				return Dataset{}, fmt.Errorf("problems: %s:%d: column %d (%q): %w", path, line, j+1, want[j], err)
 			}
 			data = append(data, v)
 		}

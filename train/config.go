@@ -70,6 +70,14 @@ const (
 	DefaultEpochs = 1000
 	// DefaultTrainTol is ε_T, the paper's training tolerance on mean|c|.
 	DefaultTrainTol = 1e-4
+	// DefaultObjectiveLambdaC is λ_C of FitUnsupervised when
+	// Config.LambdaC is zero. The paper calls the residual term essential
+	// for parametric optimisation (§4.4: with λ_C = 0 the activation rule
+	// compares objectives only, and a projection, which restores
+	// feasibility at the price of a worse objective, is always rejected)
+	// but does not state the value its ENFORCE runs use; 1 is the weight
+	// of its Soft baseline in the same experiments (§5.3).
+	DefaultObjectiveLambdaC = 1
 )
 
 // TrainSettings returns the paper's AdaNP settings for training: stop on
@@ -84,12 +92,16 @@ func TrainSettings() enforce.Settings {
 // stated on each field.
 type Config struct {
 	// Sizes are the layer sizes of the backbone MLP, [nx, h1, …, ny]: nx
-	// inputs, hidden widths, ny outputs. Required. The constraint must have
-	// ny predicted outputs and either nx inputs or none.
+	// inputs, hidden widths, ny outputs. Required unless Backbone is set.
+	// The constraint must have ny predicted outputs and either nx inputs
+	// or none.
 	Sizes []int
 	// Hidden is the activation of the hidden layers and Output that of the
-	// last layer. The zero value of both is layers.Identity, so set Hidden
-	// (the paper's fitting backbone uses layers.ReLU).
+	// last layer (zero value: layers.Identity). Hidden has no default: New
+	// returns an error for an MLP with hidden layers and Hidden unset
+	// (Identity), which would be a linear network in disguise; set it (the
+	// paper's backbones use layers.ReLU), or use Sizes [nx, ny] for a
+	// linear model.
 	Hidden, Output layers.Activation
 	// Init is the weight initialisation (default: He for ReLU, Glorot
 	// otherwise), with zero biases.
@@ -103,6 +115,13 @@ type Config struct {
 	// network stalls far from the fit the paper reports.
 	PyTorchInit bool
 
+	// Backbone, when set, builds the network in place of the MLP that
+	// Sizes, Hidden, Output, Init and PyTorchInit describe; those must then
+	// be zero, except that Sizes may be [nx, ny] (needed when the
+	// constraint has no inputs; nil takes nx and ny from the constraint).
+	// See BackboneFunc for what it must do.
+	Backbone BackboneFunc
+
 	// Constraint is c(x, y) = 0. Required in every mode: MLP and Soft
 	// models use it to report residuals.
 	Constraint enforce.Constraint
@@ -113,7 +132,9 @@ type Config struct {
 	// taking enforce's defaults (MaxAbs, 1e-6), so start from
 	// TrainSettings() to change one field. Infer are the settings of the
 	// AdaNP applied by Predict; the zero value is the paper's inference
-	// setting, max|c| ≤ ε_I = 1e-6 after 1 to 100 steps.
+	// setting, max|c| ≤ ε_I = 1e-6 after 1 to 100 steps. With
+	// Standardize, Identity weights in either mean the metric of
+	// standardised units (see Standardize).
 	Train *enforce.Settings
 	Infer enforce.Settings
 
@@ -122,10 +143,13 @@ type Config struct {
 	// displacement term.
 	LambdaD float64
 	// LambdaC is λ_C. In ENFORCE mode it weighs the residual
-	// (1/N)Σ‖c(x, ỹ)‖₂ (default 0, as in the paper's fitting experiments)
-	// and enters the activation rule of FitUnsupervised. In Soft mode it
-	// weighs the penalty (1/N)Σ‖c(x, ŷ)‖₂²; zero there means
-	// DefaultSoftLambda. It must not be negative.
+	// (1/N)Σ‖c(x, ỹ)‖₂ in the loss and, for FitUnsupervised, in the
+	// activation rule. Zero means the default of each kind of training: 0
+	// for Fit (as in the paper's fitting experiments) and
+	// DefaultObjectiveLambdaC for FitUnsupervised; a negative value means
+	// no residual term in both. In Soft mode it weighs the penalty
+	// (1/N)Σ‖c(x, ŷ)‖₂²; zero there means DefaultSoftLambda and a negative
+	// value is an error.
 	LambdaC float64
 
 	// LearnRate is Adam's step size (default DefaultLearnRate). Every loss
@@ -153,6 +177,18 @@ type Config struct {
 	// deviation). ŷ is mapped back to original units before AdaNP, so
 	// constraints are evaluated and projected in original units; the task
 	// loss and displacement are measured in standardised units.
+	//
+	// Once the outputs are standardised, an AdaNP whose settings (Train or
+	// Infer) use the default Identity weights projects in the metric of
+	// standardised units instead: W = diag(σ_max²/σ_j²), with σ_j the
+	// labels' standard deviations (σ_max the largest; a weight is capped
+	// at 1e300; latent variables keep enforce's own weighting). The
+	// projection is then the smallest correction as the task loss, the
+	// displacement and the activation rule measure it. With W = I an output of tiny spread
+	// (distillation's x_D,IL has σ ≈ 2e-21) takes a share of every
+	// correction that is enormous in its own units: the rule rejected
+	// every batch and a forced projection made the loss diverge. Set
+	// Weights to Diagonal or AutoDiagonal to project in original units.
 	Standardize bool
 
 	// Progress receives one line per logged epoch; nil means os.Stderr.
@@ -168,8 +204,9 @@ type resolved struct {
 	Config
 	train      enforce.Settings
 	lambdaD    float64
-	lambdaC    float64
-	nx, ny     int // network inputs and outputs
+	lambdaC    float64 // λ_C of Fit (and of the Soft penalty)
+	lambdaCObj float64 // λ_C of FitUnsupervised
+	nx, ny     int     // network inputs and outputs
 	constrainX bool
 }
 
@@ -177,15 +214,6 @@ type resolved struct {
 func resolve(cfg Config) (resolved, error) {
 	r := resolved{Config: cfg}
 	r.Sizes = append([]int(nil), cfg.Sizes...)
-	if len(r.Sizes) < 2 {
-		return r, fmt.Errorf("train: Config.Sizes must list at least [nx, ny], got %v", cfg.Sizes)
-	}
-	for _, s := range r.Sizes {
-		if s <= 0 {
-			return r, fmt.Errorf("train: Config.Sizes must be positive, got %v", cfg.Sizes)
-		}
-	}
-	r.nx, r.ny = r.Sizes[0], r.Sizes[len(r.Sizes)-1]
 	if !cfg.Mode.valid() {
 		return r, fmt.Errorf("train: invalid %v", cfg.Mode)
 	}
@@ -197,6 +225,30 @@ func resolve(cfg Config) (resolved, error) {
 	if l, ok := cfg.Constraint.(enforce.Latent); ok {
 		latent = l.Latent()
 	}
+	if cfg.Backbone != nil {
+		switch {
+		case cfg.Hidden != 0 || cfg.Output != 0 || cfg.Init != 0 || cfg.PyTorchInit:
+			return r, errors.New("train: Config.Hidden, Output, Init and PyTorchInit describe the MLP; leave them zero with a Backbone")
+		case r.Sizes == nil && cnx == 0:
+			return r, errors.New("train: the constraint has no inputs: set Config.Sizes to [nx, ny] with a Backbone")
+		case r.Sizes == nil:
+			r.Sizes = []int{cnx, cn - latent}
+		case len(r.Sizes) != 2:
+			return r, fmt.Errorf("train: with a Backbone, Config.Sizes must be nil or [nx, ny], got %v", cfg.Sizes)
+		}
+	}
+	if len(r.Sizes) < 2 {
+		return r, fmt.Errorf("train: Config.Sizes must list at least [nx, ny], got %v", cfg.Sizes)
+	}
+	for _, s := range r.Sizes {
+		if s <= 0 {
+			return r, fmt.Errorf("train: Config.Sizes must be positive, got %v", cfg.Sizes)
+		}
+	}
+	if cfg.Backbone == nil && len(r.Sizes) > 2 && cfg.Hidden == layers.Identity {
+		return r, fmt.Errorf("train: Config.Hidden is unset (Identity): the MLP %v would be linear; set Hidden (e.g. layers.ReLU) or use Sizes [nx, ny] for a linear model", cfg.Sizes)
+	}
+	r.nx, r.ny = r.Sizes[0], r.Sizes[len(r.Sizes)-1]
 	switch {
 	case cn-latent != r.ny:
 		return r, fmt.Errorf("train: the constraint has %d predicted outputs (ny=%d, %d latent), the network %d (Sizes %v)", cn-latent, cn, latent, r.ny, r.Sizes)
@@ -215,12 +267,19 @@ func resolve(cfg Config) (resolved, error) {
 		r.lambdaD = cfg.LambdaD
 	}
 	switch {
-	case !(cfg.LambdaC >= 0) || math.IsInf(cfg.LambdaC, 1):
-		return r, fmt.Errorf("train: Config.LambdaC = %v must be finite and non-negative", cfg.LambdaC)
+	case math.IsNaN(cfg.LambdaC) || math.IsInf(cfg.LambdaC, 0):
+		return r, fmt.Errorf("train: Config.LambdaC = %v is not finite", cfg.LambdaC)
+	case cfg.Mode == Soft && cfg.LambdaC < 0:
+		return r, fmt.Errorf("train: Config.LambdaC = %v: the Soft penalty weight must not be negative", cfg.LambdaC)
 	case cfg.Mode == Soft && cfg.LambdaC == 0:
 		r.lambdaC = DefaultSoftLambda
-	default:
-		r.lambdaC = cfg.LambdaC
+	case cfg.LambdaC > 0:
+		r.lambdaC, r.lambdaCObj = cfg.LambdaC, cfg.LambdaC
+	case cfg.LambdaC == 0:
+		r.lambdaCObj = DefaultObjectiveLambdaC
+	}
+	if cfg.Mode == Soft {
+		r.lambdaCObj = r.lambdaC
 	}
 	if cfg.Mode != ENFORCE {
 		r.lambdaD = 0

@@ -1,5 +1,6 @@
 // Package train trains ENFORCE models and their baselines: a backbone
-// MLP (package layers) whose prediction ŷ an adaptive-depth neural
+// (an MLP of package layers, or any gorgonia model given as a
+// BackboneFunc) whose prediction ŷ an adaptive-depth neural
 // projection (AdaNP, package enforce) projects onto c(x, y) = 0, trained
 // with Adam on the loss of the paper's section 4.4 (package losses),
 //
@@ -12,6 +13,18 @@
 // (max|c| ≤ 1e-6 by default) together with its Stats. The same Config with
 // Mode MLP or Soft trains the unconstrained and the soft-constrained
 // baselines on the same architecture, seed and data order.
+//
+// # Backbones
+//
+// Config.Sizes, Hidden and Output describe an MLP. Any other network is
+// given as Config.Backbone, a BackboneFunc that builds it on a graph:
+// a Backbone has Forward(x) and Learnables(), like layers.MLP. The model
+// calls the function once per graph and binds the learnables, identified
+// by name and shape, to its own weights. A Backbone that also has
+// Predict(*mat.Dense) (DensePredictor) predicts in plain Go; any other
+// runs on a graph built for each prediction. Save writes the learnables by
+// name and shape; LoadBackbone reads them back into a model built by the
+// same function. examples/backbone trains a residual network this way.
 //
 // # Training
 //
@@ -32,7 +45,14 @@
 // With Config.Standardize the network reads standardised inputs and
 // predicts standardised outputs, mapped back to original units before
 // AdaNP: constraints are evaluated and projected in original units, as in
-// the paper's reference implementation.
+// the paper's reference implementation, but with the default Identity
+// weights the projection's metric is that of standardised units,
+// W = diag(σ_max²/σ_j²), in which the loss and the activation rule
+// measure distances (see Config.Standardize for why).
+//
+// Training stops with an error naming the epoch when the loss, a gradient
+// or an updated weight is not finite; the weights are then those before
+// the failing batch. Fit never leaves NaN weights behind.
 //
 // # Progress
 //
@@ -77,9 +97,13 @@
 //
 // Save and Load (SaveFile, LoadFile) write and read a versioned JSON
 // document holding the architecture, the dimensions of the constraint,
-// the settings, the standardisation and the weights; float64 values
-// round-trip exactly, so a loaded model predicts the same bits. The
-// constraint is code: Load takes it as an argument and checks its
-// dimensions. Restore loads weights into an existing model and rejects a
-// file for another architecture.
+// the settings, the standardisation and the learnable tensors by name and
+// shape; float64 values round-trip exactly, so a loaded model predicts the
+// same bits. Version 2 (written since custom backbones) carries a SHA-256
+// checksum of the model, so a damaged file is an error rather than a
+// different model; version 1 files (no checksum) still load and predict
+// as before. SaveFile replaces a file atomically (temporary file, fsync,
+// rename). The constraint is code: Load takes it as an argument and
+// checks its dimensions. Restore loads weights into an existing model and
+// rejects a file for another architecture.
 package train

@@ -2,6 +2,7 @@ package train
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -32,7 +33,24 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"mode", func(c *Config) { c.Mode = Mode(7) }, "Mode(7)"},
 		{"activation", func(c *Config) { c.Hidden = layers.Activation(9) }, "Activation(9)"},
 		{"lambdaD NaN", func(c *Config) { c.LambdaD = math.NaN() }, "LambdaD"},
-		{"lambdaC negative", func(c *Config) { c.LambdaC = -1 }, "LambdaC"},
+		{"lambdaC negative for Soft", func(c *Config) { c.Mode, c.LambdaC = Soft, -1 }, "Soft penalty weight"},
+		{"lambdaC NaN", func(c *Config) { c.LambdaC = math.NaN() }, "LambdaC"},
+		{"hidden unset", func(c *Config) { c.Hidden = layers.Identity }, "Hidden is unset (Identity): the MLP [1 8 2] would be linear"},
+		{"backbone with hidden", func(c *Config) { c.Backbone = residualBuilder(1, 4, 2, 1) }, "leave them zero with a Backbone"},
+		{"backbone with long sizes", func(c *Config) { c.Hidden, c.Backbone = 0, residualBuilder(1, 4, 2, 1) }, "must be nil or [nx, ny]"},
+		{"backbone output width", func(c *Config) { c.Hidden, c.Sizes, c.Backbone = 0, nil, residualBuilder(1, 4, 3, 1) }, "to a (1, 2) float64 output"},
+		{"backbone error", func(c *Config) {
+			c.Hidden, c.Sizes = 0, nil
+			c.Backbone = func(*gorgonia.ExprGraph) (Backbone, error) { return nil, errors.New("no luck") }
+		}, "no luck"},
+		{"backbone nil", func(c *Config) {
+			c.Hidden, c.Sizes = 0, nil
+			c.Backbone = func(*gorgonia.ExprGraph) (Backbone, error) { return nil, nil }
+		}, "nil Backbone"},
+		{"backbone panics", func(c *Config) {
+			c.Hidden, c.Sizes = 0, nil
+			c.Backbone = func(*gorgonia.ExprGraph) (Backbone, error) { panic("oops") }
+		}, "oops"},
 		{"lambdaC Inf", func(c *Config) { c.LambdaC = math.Inf(1) }, "LambdaC"},
 		{"learn rate", func(c *Config) { c.LearnRate = -1e-3 }, "LearnRate"},
 		{"epochs", func(c *Config) { c.Epochs = -1 }, "Epochs"},
@@ -130,6 +148,15 @@ func TestBadInputs(t *testing.T) {
 		})
 	}
 
+	t.Run("overflowing labels", func(t *testing.T) {
+		huge := mat.NewDense(10, 2, nil)
+		for i := range 10 {
+			huge.Set(i, 0, math.Copysign(1e308, float64(i%2)-0.5))
+		}
+		_, err := newModel(true).Fit(d.X, huge)
+		assert.ErrorContains(t, err, "standard deviation of column 0 overflows")
+	})
+
 	t.Run("unfitted standardisation", func(t *testing.T) {
 		m := newModel(true)
 		_, _, err := m.Predict(d.X)
@@ -143,13 +170,43 @@ func TestBadInputs(t *testing.T) {
 		assert.NoError(t, err)
 	})
 
-	t.Run("divergence", func(t *testing.T) {
-		m, err := New(Config{Sizes: []int{1, 4, 2}, Hidden: layers.Identity, Mode: MLP, Constraint: p.Equalities(), Epochs: 200, LearnRate: 1e300, Quiet: true})
-		require.NoError(t, err)
-		var h History
-		require.NotPanics(t, func() { h, err = m.Fit(d.X, d.Y) })
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "diverged")
-		assert.Less(t, len(h), 200)
-	})
+}
+
+// TestDivergenceStops trains with huge learning rates, in every mode and
+// both kinds of training: Fit must stop with an error naming the epoch and
+// leave finite weights, never silently NaN ones.
+func TestDivergenceStops(t *testing.T) {
+	p := problems.FittingEquality{}
+	d := p.Sample(20, 1)
+	objective := func(_, y *gorgonia.Node) (*gorgonia.Node, error) { return gorgonia.Sum(y) }
+	for _, mode := range []Mode{MLP, Soft, ENFORCE} {
+		for _, lr := range []float64{1e300, math.MaxFloat64} {
+			for _, unsup := range []bool{false, true} {
+				if unsup && lr < math.MaxFloat64 {
+					continue // the linear objective stays finite: weights grow by lr per step
+				}
+				t.Run(fmt.Sprintf("%v/lr=%g/unsupervised=%v", mode, lr, unsup), func(t *testing.T) {
+					m, err := New(Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Mode: mode, Constraint: p.Equalities(),
+						Epochs: 50, BatchSize: 5, LearnRate: lr, Quiet: true})
+					require.NoError(t, err)
+					var h History
+					require.NotPanics(t, func() {
+						if unsup {
+							h, err = m.FitUnsupervised(d.X, objective)
+						} else {
+							h, err = m.Fit(d.X, d.Y)
+						}
+					})
+					require.Error(t, err)
+					assert.Regexp(t, `^train: epoch \d+: `, err.Error())
+					assert.Less(t, len(h), 50)
+					for i, w := range m.Weights() {
+						for j, v := range w {
+							require.False(t, math.IsNaN(v) || math.IsInf(v, 0), "weight %d[%d] = %v", i, j, v)
+						}
+					}
+				})
+			}
+		}
+	}
 }

@@ -56,10 +56,15 @@ func (h History) Last() Epoch {
 // current weights and optimiser state.
 //
 // It returns the history of the epochs run and an error for invalid data,
-// or when a batch fails (for example, when AdaNP meets a non-finite
-// prediction or the loss diverges); the weights then hold the values
-// reached before the failing batch.
+// or when a batch fails, naming the epoch: when AdaNP meets a non-finite
+// prediction, or the loss, a gradient or an updated weight is not finite
+// (training diverged). The weights then hold the values reached before
+// the failing batch, which are always finite: Fit never leaves NaN or
+// infinite weights.
 func (m *Model) Fit(x, y *mat.Dense) (History, error) {
+	if m == nil {
+		return nil, errNilModel
+	}
 	if err := m.checkData(x, y, true); err != nil {
 		return nil, err
 	}
@@ -71,7 +76,9 @@ func (m *Model) Fit(x, y *mat.Dense) (History, error) {
 		if sx != nil {
 			// Trained before without labels: keep the input scaling the
 			// weights were trained with.
-			m.sx = sx
+			if err := m.setStandardization(sx, m.sy); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return m.fit(x, y, m.NewGraph)
@@ -89,6 +96,9 @@ func (m *Model) Fit(x, y *mat.Dense) (History, error) {
 // output, and the objective is always evaluated in original units.
 // Otherwise it behaves as Fit.
 func (m *Model) FitUnsupervised(x *mat.Dense, objective Objective) (History, error) {
+	if m == nil {
+		return nil, errNilModel
+	}
 	if objective == nil {
 		return nil, errors.New("train: nil objective")
 	}
@@ -235,8 +245,32 @@ func (m *Model) step(r *runner, acc *accumulator) error {
 			acc.depthRows += rows
 		}
 	}
+	for i, n := range g.Learnables {
+		gv, err := n.Grad()
+		if err != nil {
+			return fmt.Errorf("the gradient of %q: %w", n.Name(), err)
+		}
+		if d, ok := gv.Data().([]float64); !ok || !allFinite(d) {
+			return fmt.Errorf("the gradient of %q is not finite (diverged; try a smaller LearnRate); the weights are those before this batch", m.names[i])
+		}
+	}
+	if m.backup == nil {
+		m.backup = m.Weights()
+	} else {
+		for i, p := range m.params {
+			copy(m.backup[i], p.Data().([]float64))
+		}
+	}
 	if err := m.solver.Step(gorgonia.NodesToValueGrads(g.Learnables)); err != nil {
 		return fmt.Errorf("solver step: %w", err)
+	}
+	for i, p := range m.params {
+		if !allFinite(p.Data().([]float64)) {
+			for j, q := range m.params {
+				copy(q.Data().([]float64), m.backup[j])
+			}
+			return fmt.Errorf("the optimiser step made weight %q non-finite (diverged; try a smaller LearnRate); the weights are those before this batch", m.names[i])
+		}
 	}
 	return nil
 }

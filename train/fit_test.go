@@ -203,6 +203,46 @@ func TestFitUnsupervised(t *testing.T) {
 	}
 }
 
+// TestFitUnsupervisedDefaultsProject checks that FitUnsupervised with the
+// default λ_C (DefaultObjectiveLambdaC) projects: with λ_C = 0 the
+// activation rule compares objectives only, rejects every projection (a
+// feasible point has a worse objective than the unconstrained minimum
+// y = 0) and the model trains exactly as the MLP.
+func TestFitUnsupervisedDefaultsProject(t *testing.T) {
+	c, err := enforce.Linear(1, mat.NewDense(1, 2, []float64{1, 1}), func(x, r, jx []float64) {
+		r[0] = x[0]
+		if jx != nil {
+			jx[0] = 1
+		}
+	})
+	require.NoError(t, err)
+	objective := func(_, y *gorgonia.Node) (*gorgonia.Node, error) {
+		sq, err := gorgonia.Square(y)
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Sum(sq, 1)
+	}
+	x := mat.NewDense(64, 1, nil)
+	for i := range 64 {
+		x.Set(i, 0, -1+2*float64(i)/63)
+	}
+	projected := func(lambdaC float64) float64 {
+		m, err := New(Config{Sizes: []int{1, 16, 2}, Hidden: layers.Tanh, Constraint: c, LambdaC: lambdaC,
+			LearnRate: 1e-2, BatchSize: 16, Epochs: 30, Seed: 1, Quiet: true})
+		require.NoError(t, err)
+		h, err := m.FitUnsupervised(x, objective)
+		require.NoError(t, err)
+		var p float64
+		for _, ep := range h {
+			p += ep.Projected / float64(len(h))
+		}
+		return p
+	}
+	assert.GreaterOrEqual(t, projected(0), 0.9, "defaults: most batches are projected")
+	assert.Zero(t, projected(-1), "λ_C off: the objective gate rejects every projection")
+}
+
 // TestInequalityConstraint trains on the inequality fitting problem, whose
 // Fischer–Burmeister system has latent multipliers: the residual and soft
 // penalty terms see only the predicted output.

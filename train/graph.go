@@ -22,7 +22,7 @@ type Objective func(x, y *gorgonia.Node) (*gorgonia.Node, error)
 
 // Graph is a training graph of a Model for batches of a fixed size:
 //
-//	X ─(standardise)→ MLP ─(un-standardise)→ YHat ─(AdaNP)→ YTilde
+//	X ─(standardise)→ backbone ─(un-standardise)→ YHat ─(AdaNP)→ YTilde
 //	Loss = Task(YTilde) [+ λ_D·displacement + λ_C·residual | + soft penalty]
 //
 // Its learnable nodes share their values with the model, so a solver step
@@ -59,7 +59,8 @@ type Graph struct {
 	// Task is the task loss ℓ_T and Loss the total loss, whose gradient
 	// with respect to Learnables the graph holds.
 	Task, Loss *gorgonia.Node
-	// Learnables are the backbone's weights W0, b0, W1, b1, … .
+	// Learnables are the backbone's learnable nodes, in the order of
+	// Model.Params (for an MLP W0, b0, W1, b1, …).
 	Learnables gorgonia.Nodes
 	// Op is the AdaNP operation of YTilde (nil unless Mode is ENFORCE);
 	// after a run, Op.Stats() and Op.Projected() describe it.
@@ -74,6 +75,7 @@ type Graph struct {
 	cur     *mat.Dense    // the current inputs (a view of xt)
 	labels  *mat.Dense    // the current labels in original units
 	invVar  []float64     // 1/σ_j² of the labels, or nil
+	lambdaC float64       // λ_C of the residual term and the objective gate
 	obj     *objectiveEval
 	mu      sync.Mutex // guards gateErr
 	gateErr error
@@ -86,6 +88,9 @@ type Graph struct {
 // to SetBatch. A model that standardises must have its Standardizers set
 // (Fit, FitStandardizers or SetStandardizers) before.
 func (m *Model) NewGraph(batch int) (*Graph, error) {
+	if m == nil {
+		return nil, errNilModel
+	}
 	if m.cfg.Standardize && (m.sx == nil || m.sy == nil) {
 		return nil, errors.New("train: NewGraph: the model standardises but has no input and output Standardizers (call FitStandardizers)")
 	}
@@ -102,6 +107,9 @@ func (m *Model) NewGraph(batch int) (*Graph, error) {
 // network's output to original units, in which the objective, the
 // displacement and the constraint are evaluated.
 func (m *Model) NewObjectiveGraph(batch int, objective Objective) (*Graph, error) {
+	if m == nil {
+		return nil, errNilModel
+	}
 	if objective == nil {
 		return nil, errors.New("train: NewObjectiveGraph: nil objective")
 	}
@@ -133,15 +141,14 @@ func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) 
 		gr.labels = mat.NewDense(batch, cfg.ny, nil)
 	}
 
-	mlp, err := layers.NewMLP(g, cfg.Sizes, cfg.Hidden, cfg.Output, layers.WithName("mlp"))
+	net, learnables, err := m.attach(g)
 	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+		return nil, err
 	}
-	gr.Learnables = mlp.Learnables()
-	for i, n := range gr.Learnables {
-		if err := gorgonia.Let(n, m.params[i]); err != nil {
-			return nil, fmt.Errorf("train: sharing weight %q: %w", n.Name(), err)
-		}
+	gr.Learnables = learnables
+	gr.lambdaC = cfg.lambdaC
+	if !supervised {
+		gr.lambdaC = cfg.lambdaCObj
 	}
 
 	in := gr.X
@@ -150,9 +157,9 @@ func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) 
 			return nil, fmt.Errorf("train: %w", err)
 		}
 	}
-	z, err := mlp.Forward(in)
+	z, err := forwardNode(net, in, cfg.ny)
 	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+		return nil, err
 	}
 	gr.YHat = z
 	if m.sy != nil {
@@ -218,8 +225,8 @@ func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) 
 			}
 			terms = append(terms, d)
 		}
-		if cfg.lambdaC > 0 {
-			r, err := losses.Residual(m.view, gr.X, gr.YTilde, cfg.lambdaC)
+		if gr.lambdaC > 0 {
+			r, err := losses.Residual(m.view, gr.X, gr.YTilde, gr.lambdaC)
 			if err != nil {
 				return nil, fmt.Errorf("train: %w", err)
 			}
@@ -270,6 +277,9 @@ func (g *Graph) Batch() int { return g.batch }
 // values; y must be nil for a graph built by NewObjectiveGraph. The data
 // are copied.
 func (g *Graph) SetBatch(x, y *mat.Dense) error {
+	if g == nil || g.m == nil {
+		return errors.New("train: SetBatch on a nil or zero Graph (build it with Model.NewGraph)")
+	}
 	m := g.m
 	if err := m.checkData(x, y, g.Y != nil); err != nil {
 		return err
@@ -351,7 +361,7 @@ func (g *Graph) measure(y *mat.Dense) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return f + g.m.cfg.lambdaC*g.m.view.meanNorm(g.cur, y), nil
+	return f + g.lambdaC*g.m.view.meanNorm(g.cur, y), nil
 }
 
 // objectiveEval evaluates the mean objective of a batch on a graph of its

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
@@ -23,20 +24,27 @@ const streamShuffle uint64 = 0x7261_696e
 // streamInit is the stream of Config.PyTorchInit.
 const streamInit uint64 = 0x696e_6974
 
-// Model is a backbone MLP combined with a constraint as its Config's Mode
-// says: ENFORCE (backbone + AdaNP), MLP or Soft. It holds the weights, the
+// Model is a backbone (the Config's MLP or its Backbone) combined with a
+// constraint as its Config's Mode says: ENFORCE (backbone + AdaNP), MLP
+// or Soft. It holds the weights, the
 // standardisation fitted on the first training set, the Adam state and
 // the shuffling stream, so that successive Fit calls continue training.
 //
 // A Model is not safe for concurrent use, except that Predict and Backbone
-// may be called from several goroutines while no training runs.
+// may be called from several goroutines while no training runs (a custom
+// Backbone's Predict, if it has one, must allow that too). The methods of
+// a nil *Model return an error (or nothing) rather than panic.
 type Model struct {
 	cfg    resolved
 	view   *view
 	train  *enforce.AdaNP // nil unless Mode is ENFORCE
 	infer  *enforce.AdaNP
-	mlp    *layers.MLP     // architecture, in a graph of its own
+	build  BackboneFunc
+	net    Backbone        // the backbone, in a graph of its own
+	mlp    *layers.MLP     // net when it is the Config's MLP, else nil
 	params []*tensor.Dense // the weights, shared by every graph of the model
+	names  []string        // the learnables' names
+	backup [][]float64     // the weights before a solver step
 	sx, sy *layers.Standardizer
 	solver *gorgonia.AdamSolver
 	rng    *rand.Rand
@@ -51,24 +59,32 @@ func New(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	mlp, err := layers.NewMLP(gorgonia.NewGraph(), r.Sizes, r.Hidden, r.Output,
-		layers.WithSeed(int64(r.Seed)), layers.WithInit(r.Init), layers.WithName("mlp"))
-	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
-	}
 	m := &Model{
 		cfg:    r,
 		view:   newView(r.Constraint, r.nx),
-		mlp:    mlp,
+		build:  r.Backbone,
 		solver: gorgonia.NewAdamSolver(gorgonia.WithLearnRate(r.LearnRate)),
 		rng:    rand.New(rand.NewPCG(r.Seed, streamShuffle)),
 	}
-	for _, n := range mlp.Learnables() {
-		t, ok := n.Value().(*tensor.Dense)
-		if !ok {
-			return nil, fmt.Errorf("train: weight %q holds a %T", n.Name(), n.Value())
+	if m.build == nil {
+		m.build = mlpBuilder(r)
+	}
+	g := gorgonia.NewGraph()
+	if m.net, m.params, m.names, err = buildBackbone(m.build, g); err != nil {
+		return nil, err
+	}
+	m.mlp, _ = m.net.(*layers.MLP)
+	if r.Backbone != nil {
+		// Check the backbone's shapes once, on a graph of its own.
+		x := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, r.nx), gorgonia.WithName("train.x"))
+		if _, err := forwardNode(m.net, x, r.ny); err != nil {
+			return nil, err
 		}
-		m.params = append(m.params, t)
+	}
+	for i, p := range m.params {
+		if !allFinite(p.Data().([]float64)) {
+			return nil, fmt.Errorf("train: the initial value of learnable %q is not finite", m.names[i])
+		}
 	}
 	if r.PyTorchInit {
 		m.pyTorchInit()
@@ -76,12 +92,56 @@ func New(cfg Config) (*Model, error) {
 	if m.infer, err = enforce.NewAdaNP(r.Constraint, r.Infer); err != nil {
 		return nil, fmt.Errorf("train: inference settings: %w", err)
 	}
+	m.cfg.Infer = m.infer.Settings()
 	if r.Mode == ENFORCE {
 		if m.train, err = enforce.NewAdaNP(r.Constraint, r.train); err != nil {
 			return nil, fmt.Errorf("train: training settings: %w", err)
 		}
 	}
 	return m, nil
+}
+
+// maxMetricWeight caps the weights of the standardised metric: an output
+// whose spread is more than 1e150 times smaller than the widest one's is
+// not moved by the projection in any case.
+const maxMetricWeight = 1e300
+
+// setStandardization sets the standardisation and, when it includes the
+// outputs, rebuilds the AdaNPs whose settings use Identity weights with the
+// metric of standardised units, W = diag(σ_max²/σ_j²): a projection
+// orthogonal in the units of the task loss and of the activation rule. m
+// is unchanged on error.
+func (m *Model) setStandardization(sx, sy *layers.Standardizer) error {
+	infer, train := m.infer, m.train
+	var err error
+	if infer, err = enforce.NewAdaNP(m.cfg.Constraint, m.metric(m.cfg.Infer, sy)); err != nil {
+		return fmt.Errorf("train: inference settings: %w", err)
+	}
+	if m.cfg.Mode == ENFORCE {
+		if train, err = enforce.NewAdaNP(m.cfg.Constraint, m.metric(m.cfg.train, sy)); err != nil {
+			return fmt.Errorf("train: training settings: %w", err)
+		}
+	}
+	m.sx, m.sy, m.infer, m.train = copyStd(sx), copyStd(sy), infer, train
+	return nil
+}
+
+// metric returns s with the standardised metric of sy when s uses
+// Identity weights and sy is not nil, and s itself otherwise.
+func (m *Model) metric(s enforce.Settings, sy *layers.Standardizer) enforce.Settings {
+	if sy == nil || s.Weights != enforce.Identity {
+		return s
+	}
+	widest := 0.0
+	for _, sd := range sy.Std {
+		widest = max(widest, sd)
+	}
+	s.Weights, s.Diag = enforce.Diagonal, make([]float64, len(sy.Std))
+	for j, sd := range sy.Std {
+		r := widest / sd
+		s.Diag[j] = min(r*r, maxMetricWeight)
+	}
+	return s
 }
 
 // pyTorchInit draws every weight and bias of a layer with fan-in n from
@@ -101,11 +161,19 @@ func (m *Model) pyTorchInit() {
 }
 
 // Config returns the model's configuration with defaults filled in
-// (LambdaD is negative when the model has no displacement term).
+// (LambdaD is negative when the model has no displacement term). LambdaC
+// is returned as given, since its zero value means a different default
+// for Fit and FitUnsupervised, except in Soft mode.
 func (m *Model) Config() Config {
+	if m == nil {
+		return Config{}
+	}
 	c := m.cfg.Config
 	c.Sizes = append([]int(nil), c.Sizes...)
-	c.LambdaD, c.LambdaC = m.cfg.lambdaD, m.cfg.lambdaC
+	c.LambdaD = m.cfg.lambdaD
+	if m.cfg.Mode == Soft {
+		c.LambdaC = m.cfg.lambdaC
+	}
 	if c.LambdaD == 0 {
 		c.LambdaD = -1
 	}
@@ -115,40 +183,67 @@ func (m *Model) Config() Config {
 		s.Diag = nil
 	}
 	c.Train = &s
-	c.Infer = m.infer.Settings()
 	return c
 }
 
 // SetProgress sets where Fit writes its progress lines; nil silences it.
 func (m *Model) SetProgress(w io.Writer) {
+	if m == nil {
+		return
+	}
 	m.cfg.Progress, m.cfg.Quiet = w, w == nil
 }
 
-// Weights returns copies of the backbone's weights W0, b0, W1, b1, … as
-// layers.MLP.Weights lays them out.
-func (m *Model) Weights() [][]float64 { return m.mlp.Weights() }
+// Weights returns copies of the backbone's learnable tensors, in the order
+// of Params, each flattened in row-major order. For an MLP that is W0, b0,
+// W1, b1, … as layers.MLP.Weights lays them out.
+func (m *Model) Weights() [][]float64 {
+	if m == nil {
+		return nil
+	}
+	w := make([][]float64, len(m.params))
+	for i, p := range m.params {
+		w[i] = slices.Clone(p.Data().([]float64))
+	}
+	return w
+}
 
 // SetWeights overwrites the backbone's weights with w, laid out as Weights
 // returns them. It returns an error, and changes nothing, if a length is
 // wrong or a value is not finite.
 func (m *Model) SetWeights(w [][]float64) error {
+	if m == nil {
+		return errNilModel
+	}
+	if len(w) != len(m.params) {
+		return fmt.Errorf("train: SetWeights: got %d slices, the backbone has %d learnables", len(w), len(m.params))
+	}
 	for i, s := range w {
+		if n := m.params[i].Shape().TotalSize(); len(s) != n {
+			return fmt.Errorf("train: SetWeights: learnable %q takes %d values, got %d", m.names[i], n, len(s))
+		}
 		for j, v := range s {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fmt.Errorf("train: weight %d[%d] = %v is not finite", i, j, v)
 			}
 		}
 	}
-	if err := m.mlp.SetWeights(w); err != nil {
-		return fmt.Errorf("train: %w", err)
+	for i, s := range w {
+		copy(m.params[i].Data().([]float64), s)
 	}
 	return nil
 }
+
+// errNilModel is returned by the methods of a nil *Model.
+var errNilModel = errors.New("train: nil *Model")
 
 // Standardizers returns copies of the input and output standardisation,
 // nil where the model has none (Standardize off, not yet fitted, or no
 // output standardisation after FitUnsupervised).
 func (m *Model) Standardizers() (x, y *layers.Standardizer) {
+	if m == nil {
+		return nil, nil
+	}
 	return copyStd(m.sx), copyStd(m.sy)
 }
 
@@ -158,6 +253,9 @@ func (m *Model) Standardizers() (x, y *layers.Standardizer) {
 // invalid. Fit calls it with the training statistics on its first call;
 // a custom training loop calls it (or FitStandardizers) before NewGraph.
 func (m *Model) SetStandardizers(x, y *layers.Standardizer) error {
+	if m == nil {
+		return errNilModel
+	}
 	if !m.cfg.Standardize {
 		return errors.New("train: Config.Standardize is off")
 	}
@@ -169,14 +267,16 @@ func (m *Model) SetStandardizers(x, y *layers.Standardizer) error {
 			return fmt.Errorf("train: output Standardizer must be valid with Dim %d: %v", m.cfg.ny, err)
 		}
 	}
-	m.sx, m.sy = copyStd(x), copyStd(y)
-	return nil
+	return m.setStandardization(x, y)
 }
 
 // FitStandardizers fits the standardisation on training inputs x and
 // labels y (nil for unsupervised training) and sets it. It returns an
 // error if Config.Standardize is off or the data are invalid.
 func (m *Model) FitStandardizers(x, y *mat.Dense) error {
+	if m == nil {
+		return errNilModel
+	}
 	if !m.cfg.Standardize {
 		return errors.New("train: Config.Standardize is off")
 	}
@@ -204,12 +304,24 @@ func copyStd(s *layers.Standardizer) *layers.Standardizer {
 }
 
 // TrainAdaNP returns the AdaNP of the training graph (nil unless Mode is
-// ENFORCE) and InferAdaNP the one Predict applies.
-func (m *Model) TrainAdaNP() *enforce.AdaNP { return m.train }
+// ENFORCE) and InferAdaNP the one Predict applies. Setting the output
+// standardisation replaces both when they use the standardised metric
+// (see Config.Standardize), so call them after Fit or SetStandardizers.
+func (m *Model) TrainAdaNP() *enforce.AdaNP {
+	if m == nil {
+		return nil
+	}
+	return m.train
+}
 
 // InferAdaNP returns the AdaNP that Predict applies (in MLP and Soft
 // modes, only to report residuals).
-func (m *Model) InferAdaNP() *enforce.AdaNP { return m.infer }
+func (m *Model) InferAdaNP() *enforce.AdaNP {
+	if m == nil {
+		return nil
+	}
+	return m.infer
+}
 
 // Predict returns the model's predictions for inputs x (rows are samples,
 // Sizes[0] columns, original units) in original units, with the
@@ -223,6 +335,9 @@ func (m *Model) InferAdaNP() *enforce.AdaNP { return m.infer }
 // wrongly shaped or non-finite x, for a model that standardises but has
 // not been fitted, and when AdaNP fails (non-finite constraint values).
 func (m *Model) Predict(x *mat.Dense) (*mat.Dense, enforce.Stats, error) {
+	if m == nil {
+		return nil, enforce.Stats{}, errNilModel
+	}
 	yhat, err := m.Backbone(x)
 	if err != nil {
 		return nil, enforce.Stats{}, err
@@ -243,19 +358,27 @@ func (m *Model) Predict(x *mat.Dense) (*mat.Dense, enforce.Stats, error) {
 }
 
 // Backbone returns the backbone's prediction ŷ for inputs x, before any
-// projection, in original units. It evaluates the MLP in plain Go
-// (gonum's matrix product and the math package's activations) from the
-// current weights, so its results equal those of the training graph up to
+// projection, in original units, from the current weights. An MLP (or any
+// backbone that is a DensePredictor) is evaluated in plain Go
+// (layers.MLP.Predict: gonum's matrix product and the math package's
+// activations); any other backbone runs on a gorgonia graph built for the
+// call. Either way its results equal those of the training graph up to
 // rounding and are the same bits on every call. It returns an error under
 // the same conditions as Predict.
 func (m *Model) Backbone(x *mat.Dense) (*mat.Dense, error) {
+	if m == nil {
+		return nil, errNilModel
+	}
 	if err := m.checkData(x, nil, false); err != nil {
 		return nil, err
 	}
 	if m.cfg.Standardize && m.sx == nil {
 		return nil, errors.New("train: the model standardises its inputs but has not been fitted (call Fit or SetStandardizers)")
 	}
-	yhat := m.forward(x)
+	yhat, err := m.forward(x)
+	if err != nil {
+		return nil, err
+	}
 	if !finite(yhat) {
 		return nil, errors.New("train: the backbone output is not finite")
 	}

@@ -2,11 +2,15 @@ package train
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/enforce-nn/enforce"
@@ -15,16 +19,23 @@ import (
 
 // File format identification written by Save.
 const (
-	formatName    = "enforce/train.Model"
-	formatVersion = 1
+	formatName = "enforce/train.Model"
+	// formatVersion is the version Save writes. Version 1 (no checksum,
+	// MLP weights as a list of slices) is still read.
+	formatVersion = 2
 )
 
-// file is the JSON document written by Save. encoding/json writes every
-// float64 in the shortest form that parses back to the same bits, so
-// weights and standardisation round-trip exactly.
-type file struct {
-	Format        string            `json:"format"`
-	Version       int               `json:"version"`
+// Backbone kinds recorded in a file.
+const (
+	backboneMLP    = "mlp"
+	backboneCustom = "custom"
+)
+
+// body holds the fields shared by every format version: the architecture,
+// the dimensions of the constraint, the settings and the standardisation.
+// encoding/json writes every float64 in the shortest form that parses back
+// to the same bits, so weights and standardisation round-trip exactly.
+type body struct {
 	Sizes         []int             `json:"sizes"`
 	Hidden        layers.Activation `json:"hidden"`
 	Output        layers.Activation `json:"output"`
@@ -42,7 +53,39 @@ type file struct {
 	Standardize   bool              `json:"standardize"`
 	XScale        *scale            `json:"xScale,omitempty"`
 	YScale        *scale            `json:"yScale,omitempty"`
-	Weights       [][]float64       `json:"weights"`
+}
+
+// fileV1 is the document of format version 1: the body and the MLP's
+// weights W0, b0, W1, b1, … at the top level.
+type fileV1 struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	body
+	Weights [][]float64 `json:"weights"`
+}
+
+// envelope is the document of format version 2: the model and the SHA-256
+// checksum of its compact JSON encoding.
+type envelope struct {
+	Format  string          `json:"format"`
+	Version int             `json:"version"`
+	SHA256  string          `json:"sha256"`
+	Model   json.RawMessage `json:"model"`
+}
+
+// modelV2 is the model of format version 2: the body, the kind of backbone
+// and its learnable tensors by name and shape.
+type modelV2 struct {
+	body
+	Backbone string  `json:"backbone"`
+	Params   []param `json:"params"`
+}
+
+// param is a learnable tensor: its values in row-major order.
+type param struct {
+	Name   string    `json:"name"`
+	Shape  []int     `json:"shape"`
+	Values []float64 `json:"values"`
 }
 
 // dims are the constraint's Dims and latent count.
@@ -69,16 +112,32 @@ type settings struct {
 	Weights  int       `json:"weights"`
 	Diag     []float64 `json:"diag,omitempty"`
 	Grad     int       `json:"grad"`
+	// Added in format version 2; absent means the zero value.
+	Recompute  bool    `json:"recompute,omitempty"`
+	MaxStep    float64 `json:"maxStep,omitempty"`
+	LineSearch bool    `json:"lineSearch,omitempty"`
 }
 
 func fromSettings(s enforce.Settings) settings {
 	return settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: int(s.Measure),
-		Reg: s.Reg, Weights: int(s.Weights), Diag: s.Diag, Grad: int(s.Grad)}
+		Reg: s.Reg, Weights: int(s.Weights), Diag: s.Diag, Grad: int(s.Grad),
+		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch}
 }
 
 func (s settings) settings() enforce.Settings {
 	return enforce.Settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: enforce.Measure(s.Measure),
-		Reg: s.Reg, Weights: enforce.Weighting(s.Weights), Diag: s.Diag, Grad: enforce.GradMode(s.Grad)}
+		Reg: s.Reg, Weights: enforce.Weighting(s.Weights), Diag: s.Diag, Grad: enforce.GradMode(s.Grad),
+		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch}
+}
+
+// v1Grad maps a version-1 gradient mode to today's: version 1's Implicit
+// (2) was the projector at the final point, now FinalProjector; Implicit
+// now names the curvature-aware implicit gradient.
+func (s settings) v1Grad() settings {
+	if enforce.GradMode(s.Grad) == enforce.Implicit {
+		s.Grad = int(enforce.FinalProjector)
+	}
+	return s
 }
 
 func constraintDims(c enforce.Constraint) dims {
@@ -104,78 +163,191 @@ func (s *scale) standardizer() *layers.Standardizer {
 	return &layers.Standardizer{Mean: s.Mean, Std: s.Std}
 }
 
-// Save writes the model to w as a versioned JSON document: the
+// originalUnits returns s with Identity weights replaced by the
+// equivalent Diagonal weights of ones, which a standardising Model leaves
+// as they are.
+func originalUnits(s settings, d dims) settings {
+	if enforce.Weighting(s.Weights) != enforce.Identity || d.NY-d.Latent <= 0 {
+		return s
+	}
+	s.Weights, s.Diag = int(enforce.Diagonal), make([]float64, d.NY-d.Latent)
+	for j := range s.Diag {
+		s.Diag[j] = 1
+	}
+	return s
+}
+
+// checksum returns the hex SHA-256 of the compact form of a JSON value.
+func checksum(raw []byte) (string, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Save writes the model to w as a JSON document (format version 2): the
 // architecture, the dimensions of the constraint, the settings, the
-// standardisation and the weights, every float64 exactly. The constraint
-// itself is code and is not written; the optimiser state and the
-// shuffling stream are not written either, so training a loaded model
-// continues with a fresh Adam.
+// standardisation and every learnable tensor of the backbone by name and
+// shape, every float64 exactly, with a SHA-256 checksum of the model that
+// Load verifies, so that a damaged file (a flipped digit) is rejected
+// rather than loaded as a different model. The constraint and a custom
+// Backbone are code and are not written (see LoadBackbone); the optimiser
+// state and the shuffling stream are not written either, so training a
+// loaded model continues with a fresh Adam. It returns an error for a nil
+// model or writer, for weights that are not finite, and when w fails.
 func (m *Model) Save(w io.Writer) error {
+	if m == nil {
+		return fmt.Errorf("train: Save: %w", errNilModel)
+	}
+	if w == nil {
+		return errors.New("train: Save: nil writer")
+	}
 	cfg := m.Config()
-	f := file{
-		Format:        formatName,
-		Version:       formatVersion,
-		Sizes:         cfg.Sizes,
-		Hidden:        cfg.Hidden,
-		Output:        cfg.Output,
-		Constraint:    constraintDims(cfg.Constraint),
-		Mode:          cfg.Mode,
-		Train:         fromSettings(*cfg.Train),
-		Infer:         fromSettings(cfg.Infer),
-		LambdaD:       m.cfg.lambdaD,
-		LambdaC:       m.cfg.lambdaC,
-		LearnRate:     cfg.LearnRate,
-		BatchSize:     cfg.BatchSize,
-		Epochs:        cfg.Epochs,
-		Seed:          cfg.Seed,
-		AlwaysProject: cfg.AlwaysProject,
-		Standardize:   cfg.Standardize,
-		XScale:        toScale(m.sx),
-		YScale:        toScale(m.sy),
-		Weights:       m.Weights(),
+	doc := modelV2{
+		body: body{
+			Sizes:         cfg.Sizes,
+			Hidden:        cfg.Hidden,
+			Output:        cfg.Output,
+			Constraint:    constraintDims(cfg.Constraint),
+			Mode:          cfg.Mode,
+			Train:         fromSettings(*cfg.Train),
+			Infer:         fromSettings(cfg.Infer),
+			LambdaD:       m.cfg.lambdaD,
+			LambdaC:       m.cfg.LambdaC,
+			LearnRate:     cfg.LearnRate,
+			BatchSize:     cfg.BatchSize,
+			Epochs:        cfg.Epochs,
+			Seed:          cfg.Seed,
+			AlwaysProject: cfg.AlwaysProject,
+			Standardize:   cfg.Standardize,
+			XScale:        toScale(m.sx),
+			YScale:        toScale(m.sy),
+		},
+		Backbone: backboneMLP,
+	}
+	if m.cfg.Backbone != nil {
+		doc.Backbone = backboneCustom
+	}
+	for i, ps := range m.Params() {
+		v := m.params[i].Data().([]float64)
+		if !allFinite(v) {
+			return fmt.Errorf("train: Save: learnable %q is not finite", ps.Name)
+		}
+		doc.Params = append(doc.Params, param{Name: ps.Name, Shape: ps.Shape, Values: v})
+	}
+	raw, err := json.Marshal(&doc)
+	if err != nil {
+		return fmt.Errorf("train: Save: %w", err)
+	}
+	sum, err := checksum(raw)
+	if err != nil {
+		return fmt.Errorf("train: Save: %w", err)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(&f); err != nil {
+	if err := enc.Encode(&envelope{Format: formatName, Version: formatVersion, SHA256: sum, Model: raw}); err != nil {
 		return fmt.Errorf("train: Save: %w", err)
 	}
 	return nil
 }
 
-// SaveFile writes the model to the named file with Save.
+// SaveFile writes the model to the named file with Save, atomically: it
+// writes a temporary file in the same folder, flushes it to stable storage
+// and renames it over path, so that a failed save leaves an existing file
+// untouched and no reader ever sees a partial file. A new file gets
+// permissions 0644; an existing one keeps its permissions.
 func (m *Model) SaveFile(path string) (err error) {
-	fh, err := os.Create(path)
+	if m == nil {
+		return fmt.Errorf("train: SaveFile: %w", errNilModel)
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
 	if err != nil {
 		return fmt.Errorf("train: SaveFile: %w", err)
 	}
 	defer func() {
-		if cerr := fh.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("train: SaveFile: %w", cerr)
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
 		}
 	}()
-	bw := bufio.NewWriter(fh)
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	bw := bufio.NewWriter(tmp)
 	if err := m.Save(bw); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("train: SaveFile: %w", err)
 	}
+	if err := tmp.Chmod(mode); err != nil {
+		return fmt.Errorf("train: SaveFile: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("train: SaveFile: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("train: SaveFile: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("train: SaveFile: %w", err)
+	}
+	// Make the rename durable where the platform allows syncing a folder.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
 	return nil
 }
 
+// saved is a decoded document of any version.
+type saved struct {
+	body
+	backbone string
+	params   []param     // version 2
+	weights  [][]float64 // version 1
+}
+
 // Load reads a model written by Save, for the constraint c it was trained
-// with (which must have the dimensions recorded in the file). Progress
-// output is not saved: the loaded model logs to os.Stderr until
-// SetProgress changes it. Load returns an error for a document that is not a saved
-// Model, of another format version, for a constraint of other dimensions,
-// or for weights or standardisation that do not fit the architecture.
+// with (which must have the dimensions recorded in the file), with its MLP
+// backbone; a model with a custom Backbone is read with LoadBackbone.
+// Progress output is not saved: the loaded model logs to os.Stderr until
+// SetProgress changes it. Load reads format versions 1 and 2; it returns
+// an error for a document that is not a saved Model, of another format
+// version, followed by anything but white space, whose checksum does not
+// match (version 2), for a constraint of other dimensions, or for weights
+// or standardisation that do not fit the architecture.
 func Load(r io.Reader, c enforce.Constraint) (*Model, error) {
+	return load(r, c, nil)
+}
+
+// LoadBackbone is Load for a model whose backbone build makes: the file's
+// learnable tensors are matched to build's by name and shape. It also
+// reads an MLP model into a backbone with the same learnables.
+func LoadBackbone(r io.Reader, c enforce.Constraint, build BackboneFunc) (*Model, error) {
+	if build == nil {
+		return nil, errors.New("train: LoadBackbone: nil BackboneFunc")
+	}
+	return load(r, c, build)
+}
+
+func load(r io.Reader, c enforce.Constraint, build BackboneFunc) (*Model, error) {
 	if c == nil {
 		return nil, errors.New("train: Load: nil constraint")
 	}
 	f, err := decode(r)
 	if err != nil {
 		return nil, err
+	}
+	if build == nil && f.backbone == backboneCustom {
+		return nil, errors.New("train: Load: the file holds a custom backbone; read it with LoadBackbone")
 	}
 	if got := constraintDims(c); got != f.Constraint {
 		return nil, fmt.Errorf("train: Load: the file is for a constraint with (nx, ny, nc, latent) = %v, the given one has %v",
@@ -188,6 +360,12 @@ func Load(r io.Reader, c enforce.Constraint) (*Model, error) {
 		LambdaD: f.LambdaD, LambdaC: f.LambdaC, LearnRate: f.LearnRate,
 		BatchSize: f.BatchSize, Epochs: f.Epochs, Seed: f.Seed,
 		AlwaysProject: f.AlwaysProject, Standardize: f.Standardize,
+	}
+	if build != nil {
+		cfg.Backbone, cfg.Hidden, cfg.Output = build, 0, 0
+		if n := len(f.Sizes); n >= 2 {
+			cfg.Sizes = []int{f.Sizes[0], f.Sizes[n-1]}
+		}
 	}
 	if cfg.LambdaD == 0 {
 		cfg.LambdaD = -1
@@ -214,19 +392,30 @@ func LoadFile(path string, c enforce.Constraint) (*Model, error) {
 
 // Restore reads the weights and standardisation of a model written by
 // Save into m, keeping m's settings. The file must describe the same
-// architecture: layer sizes, activations, mode and constraint dimensions;
-// otherwise Restore returns an error saying what differs and m is
-// unchanged.
+// architecture: the same kind of backbone (an MLP of the same layer sizes
+// and activations, or learnables of the same names and shapes), mode,
+// constraint dimensions and Standardize; otherwise Restore returns an
+// error saying what differs and m is unchanged.
 func (m *Model) Restore(r io.Reader) error {
+	if m == nil {
+		return fmt.Errorf("train: Restore: %w", errNilModel)
+	}
 	f, err := decode(r)
 	if err != nil {
 		return err
 	}
 	var diffs []error
-	if !slices.Equal(f.Sizes, m.cfg.Sizes) {
+	mine := backboneMLP
+	if m.cfg.Backbone != nil {
+		mine = backboneCustom
+	}
+	switch {
+	case f.backbone != mine:
+		diffs = append(diffs, fmt.Errorf("a backbone of kind %s, the model's is %s", f.backbone, mine))
+	case mine == backboneMLP && !slices.Equal(f.Sizes, m.cfg.Sizes):
 		diffs = append(diffs, fmt.Errorf("layer sizes %v, the model has %v", f.Sizes, m.cfg.Sizes))
 	}
-	if f.Hidden != m.cfg.Hidden || f.Output != m.cfg.Output {
+	if mine == backboneMLP && (f.Hidden != m.cfg.Hidden || f.Output != m.cfg.Output) {
 		diffs = append(diffs, fmt.Errorf("activations %v/%v, the model has %v/%v", f.Hidden, f.Output, m.cfg.Hidden, m.cfg.Output))
 	}
 	if f.Mode != m.cfg.Mode {
@@ -244,8 +433,9 @@ func (m *Model) Restore(r io.Reader) error {
 	return m.restore(f)
 }
 
-// restore sets the weights and standardisation of f, checking them first.
-func (m *Model) restore(f *file) error {
+// restore sets the weights and standardisation of f, checking them first;
+// m is unchanged on error.
+func (m *Model) restore(f *saved) error {
 	sx, sy := f.XScale.standardizer(), f.YScale.standardizer()
 	switch {
 	case !f.Standardize && (sx != nil || sy != nil):
@@ -263,29 +453,128 @@ func (m *Model) restore(f *file) error {
 			return fmt.Errorf("train: output standardisation of the file: want Dim %d and valid values: %v", m.cfg.ny, err)
 		}
 	}
-	if err := m.SetWeights(f.Weights); err != nil {
+	w := f.weights
+	if f.params != nil {
+		var err error
+		if w, err = m.matchParams(f.params); err != nil {
+			return fmt.Errorf("train: learnables of the file: %w", err)
+		}
+	}
+	backup := m.Weights()
+	if err := m.SetWeights(w); err != nil {
 		return fmt.Errorf("train: weights of the file: %w", err)
 	}
-	m.sx, m.sy = copyStd(sx), copyStd(sy)
+	if err := m.setStandardization(sx, sy); err != nil {
+		_ = m.SetWeights(backup)
+		return err
+	}
 	return nil
 }
 
-// decode reads and identifies a saved model.
-func decode(r io.Reader) (*file, error) {
+// matchParams returns the values of ps in the order of m's learnables,
+// matched by name and checked against their shapes.
+func (m *Model) matchParams(ps []param) ([][]float64, error) {
+	byName := make(map[string]param, len(ps))
+	for _, p := range ps {
+		if _, dup := byName[p.Name]; dup {
+			return nil, fmt.Errorf("%q appears twice", p.Name)
+		}
+		byName[p.Name] = p
+	}
+	w := make([][]float64, len(m.params))
+	for i, want := range m.Params() {
+		p, ok := byName[want.Name]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("the model's %q is missing", want.Name)
+		case !slices.Equal(p.Shape, want.Shape):
+			return nil, fmt.Errorf("%q has shape %v, the model's %v", want.Name, p.Shape, want.Shape)
+		}
+		w[i] = p.Values
+		delete(byName, want.Name)
+	}
+	for name := range byName {
+		return nil, fmt.Errorf("%q is not a learnable of the model", name)
+	}
+	return w, nil
+}
+
+// decode reads and identifies a saved model of any version, rejecting
+// trailing data and, for version 2, a checksum mismatch.
+func decode(r io.Reader) (*saved, error) {
 	if r == nil {
 		return nil, errors.New("train: nil reader")
 	}
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var f file
-	if err := dec.Decode(&f); err != nil {
+	data, err := io.ReadAll(r)
+	if err != nil {
 		return nil, fmt.Errorf("train: reading a saved model: %w", err)
 	}
-	switch {
-	case f.Format != formatName:
-		return nil, fmt.Errorf("train: not a saved model (format %q, want %q)", f.Format, formatName)
-	case f.Version != formatVersion:
-		return nil, fmt.Errorf("train: saved model has format version %d, this package reads version %d", f.Version, formatVersion)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("train: reading a saved model: %w", err)
 	}
-	return &f, nil
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("train: reading a saved model: data after the document at byte %d", dec.InputOffset())
+	}
+	var head struct {
+		Format  string `json:"format"`
+		Version int    `json:"version"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, fmt.Errorf("train: reading a saved model: %w", err)
+	}
+	if head.Format != formatName {
+		return nil, fmt.Errorf("train: not a saved model (format %q, want %q)", head.Format, formatName)
+	}
+	switch head.Version {
+	case 1:
+		var f fileV1
+		if err := strict(raw, &f); err != nil {
+			return nil, err
+		}
+		// Version 1 models that standardise were trained and predicted
+		// with W = I in original units; Identity now means the
+		// standardised metric, so keep their projections as they were.
+		if f.Standardize {
+			f.Train = originalUnits(f.Train, f.Constraint)
+			f.Infer = originalUnits(f.Infer, f.Constraint)
+		}
+		f.Train, f.Infer = f.Train.v1Grad(), f.Infer.v1Grad()
+		return &saved{body: f.body, backbone: backboneMLP, weights: f.Weights}, nil
+	case formatVersion:
+		var env envelope
+		if err := strict(raw, &env); err != nil {
+			return nil, err
+		}
+		sum, err := checksum(env.Model)
+		if err != nil {
+			return nil, fmt.Errorf("train: reading a saved model: %w", err)
+		}
+		if sum != env.SHA256 {
+			return nil, fmt.Errorf("train: the saved model is damaged: its SHA-256 is %s, the file records %s", sum, env.SHA256)
+		}
+		var mv modelV2
+		if err := strict(env.Model, &mv); err != nil {
+			return nil, err
+		}
+		if mv.Backbone != backboneMLP && mv.Backbone != backboneCustom {
+			return nil, fmt.Errorf("train: reading a saved model: unknown backbone kind %q", mv.Backbone)
+		}
+		if mv.Params == nil {
+			mv.Params = []param{}
+		}
+		return &saved{body: mv.body, backbone: mv.Backbone, params: mv.Params}, nil
+	}
+	return nil, fmt.Errorf("train: saved model has format version %d, this package reads versions 1 and %d", head.Version, formatVersion)
+}
+
+// strict decodes raw into v, rejecting unknown fields.
+func strict(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("train: reading a saved model: %w", err)
+	}
+	return nil
 }

@@ -3,12 +3,16 @@ package train
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
 
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/layers"
@@ -157,7 +161,22 @@ func TestLoadRejectsOtherArchitecture(t *testing.T) {
 		})
 	}
 
+	// edit changes the model of the saved document and records the
+	// checksum of the result, so that the content checks are reached.
 	edit := func(f func(map[string]any)) []byte {
+		var doc map[string]any
+		require.NoError(t, json.Unmarshal(saved, &doc))
+		model := doc["model"].(map[string]any)
+		f(model)
+		raw, err := json.Marshal(model)
+		require.NoError(t, err)
+		doc["sha256"], err = checksum(raw)
+		require.NoError(t, err)
+		b, err := json.Marshal(doc)
+		require.NoError(t, err)
+		return b
+	}
+	editDoc := func(f func(map[string]any)) []byte {
 		var doc map[string]any
 		require.NoError(t, json.Unmarshal(saved, &doc))
 		f(doc)
@@ -165,6 +184,7 @@ func TestLoadRejectsOtherArchitecture(t *testing.T) {
 		require.NoError(t, err)
 		return b
 	}
+	params := func(d map[string]any) []any { return d["params"].([]any) }
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -172,16 +192,27 @@ func TestLoadRejectsOtherArchitecture(t *testing.T) {
 	}{
 		{"empty", nil, "reading a saved model"},
 		{"not json", []byte("weights: 1 2 3"), "reading a saved model"},
-		{"other format", edit(func(d map[string]any) { d["format"] = "something" }), "not a saved model"},
-		{"newer version", edit(func(d map[string]any) { d["version"] = 2 }), "format version 2"},
-		{"unknown field", edit(func(d map[string]any) { d["extra"] = 1 }), "unknown field"},
-		{"short weights", edit(func(d map[string]any) { d["weights"].([]any)[0] = []any{1.0} }), "weights of the file"},
-		{"missing layer", edit(func(d map[string]any) { d["weights"] = d["weights"].([]any)[:2] }), "weights of the file"},
+		{"other format", editDoc(func(d map[string]any) { d["format"] = "something" }), "not a saved model"},
+		{"newer version", editDoc(func(d map[string]any) { d["version"] = 3 }), "format version 3"},
+		{"unknown field", editDoc(func(d map[string]any) { d["extra"] = 1 }), "unknown field"},
+		{"unknown model field", edit(func(d map[string]any) { d["extra"] = 1 }), "unknown field"},
+		{"checksum", editDoc(func(d map[string]any) { d["model"].(map[string]any)["seed"] = 4.0 }), "damaged"},
+		{"short weights", edit(func(d map[string]any) { params(d)[0].(map[string]any)["values"] = []any{1.0} }), "takes 8 values, got 1"},
+		{"missing learnable", edit(func(d map[string]any) { d["params"] = params(d)[:3] }), `"mlp.1.b" is missing`},
+		{"extra learnable", edit(func(d map[string]any) {
+			d["params"] = append(params(d), map[string]any{"name": "x", "shape": []any{1.0}, "values": []any{1.0}})
+		}), `"x" is not a learnable`},
+		{"duplicate learnable", edit(func(d map[string]any) { d["params"] = append(params(d), params(d)[0]) }), "appears twice"},
+		{"wrong shape", edit(func(d map[string]any) { params(d)[0].(map[string]any)["shape"] = []any{8.0, 1.0} }), "has shape [8 1], the model's [1 8]"},
+		{"NaN weight", edit(func(d map[string]any) { params(d)[0].(map[string]any)["values"].([]any)[0] = "NaN" }), "cannot unmarshal"},
+		{"backbone kind", edit(func(d map[string]any) { d["backbone"] = "transformer" }), "unknown backbone kind"},
 		{"sizes disagree with constraint", edit(func(d map[string]any) { d["sizes"] = []any{1, 8, 3} }), "predicted outputs"},
 		{"bad activation", edit(func(d map[string]any) { d["hidden"] = "swish" }), "unknown activation"},
 		{"bad mode", edit(func(d map[string]any) { d["mode"] = "hard" }), "unknown mode"},
 		{"bad std", edit(func(d map[string]any) { d["xScale"].(map[string]any)["std"] = []any{0.0} }), "input standardisation"},
 		{"bad settings", edit(func(d map[string]any) { d["infer"].(map[string]any)["tol"] = -1.0 }), "Tol"},
+		{"trailing garbage", append(append([]byte(nil), saved...), "x"...), "data after the document"},
+		{"second document", append(append([]byte(nil), saved...), saved...), "data after the document"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var m *Model
@@ -193,4 +224,131 @@ func TestLoadRejectsOtherArchitecture(t *testing.T) {
 			assert.True(t, strings.HasPrefix(err.Error(), "train: "), err.Error())
 		})
 	}
+}
+
+// TestLoadRejectsFlippedDigit changes single digits of a saved file's
+// weights, standardisation and settings: every change must be rejected,
+// never loaded as a different model. White space may change freely.
+func TestLoadRejectsFlippedDigit(t *testing.T) {
+	m := trainedModel(t, Config{Hidden: layers.Tanh, Standardize: true, Seed: 3})
+	var buf bytes.Buffer
+	require.NoError(t, m.Save(&buf))
+	saved := buf.String()
+	c := problems.FittingEquality{}.Equalities()
+
+	flips := 0
+	model := strings.Index(saved, `"model"`)
+	require.Positive(t, model)
+	for i := model; i < len(saved); i += 37 {
+		ch := saved[i]
+		if ch < '0' || ch > '9' {
+			continue
+		}
+		flipped := saved[:i] + string('0'+(ch-'0'+1)%10) + saved[i+1:]
+		_, err := Load(strings.NewReader(flipped), c)
+		require.Error(t, err, "digit %d flipped", i)
+		flips++
+	}
+	assert.Greater(t, flips, 20)
+
+	var compact bytes.Buffer
+	require.NoError(t, json.Compact(&compact, buf.Bytes()))
+	for _, doc := range []string{compact.String(), "\n\t" + saved + "\n\n  "} {
+		loaded, err := Load(strings.NewReader(doc), c)
+		require.NoError(t, err)
+		assert.Equal(t, weightBits(m), weightBits(loaded))
+	}
+}
+
+// TestSaveFileKeepsOldFileOnFailure saves over an existing model with a
+// save that fails: the old file must be intact and no temporary file left.
+func TestSaveFileKeepsOldFileOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "model.json")
+	good := trainedModel(t, Config{Hidden: layers.Tanh, Seed: 3})
+	require.NoError(t, good.SaveFile(path))
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "a new file")
+	require.NoError(t, os.Chmod(path, 0o600))
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	bad := trainedModel(t, Config{Hidden: layers.Tanh, Seed: 4})
+	bad.params[0].Data().([]float64)[0] = math.NaN() // as a diverged run outside Fit could leave it
+	err = bad.SaveFile(path)
+	require.ErrorContains(t, err, `learnable "mlp.0.W" is not finite`)
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the old file is untouched")
+
+	err = good.SaveFile(filepath.Join(dir, "missing", "model.json"))
+	assert.Error(t, err)
+
+	other := trainedModel(t, Config{Hidden: layers.Tanh, Seed: 5})
+	require.NoError(t, other.SaveFile(path))
+	fi, err = os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "an existing file keeps its permissions")
+	loaded, err := LoadFile(path, problems.FittingEquality{}.Equalities())
+	require.NoError(t, err)
+	assert.Equal(t, weightBits(other), weightBits(loaded))
+
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no temporary files are left")
+}
+
+// TestNilModelAndIO checks that nil models, writers and readers are
+// errors, not panics.
+func TestNilModelAndIO(t *testing.T) {
+	var nilModel *Model
+	c := problems.FittingEquality{}.Equalities()
+	x := mat.NewDense(1, 1, []float64{0.5})
+	m := trainedModel(t, Config{Hidden: layers.Tanh, Seed: 3})
+	var buf bytes.Buffer
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"Save nil model", func() error { return nilModel.Save(&buf) }},
+		{"Save nil writer", func() error { return m.Save(nil) }},
+		{"SaveFile nil model", func() error { return nilModel.SaveFile(filepath.Join(t.TempDir(), "m.json")) }},
+		{"Load nil reader", func() error { _, err := Load(nil, c); return err }},
+		{"Load nil constraint", func() error { _, err := Load(&buf, nil); return err }},
+		{"LoadBackbone nil func", func() error { _, err := LoadBackbone(&buf, c, nil); return err }},
+		{"Restore nil model", func() error { return nilModel.Restore(&buf) }},
+		{"Restore nil reader", func() error { return m.Restore(nil) }},
+		{"Predict", func() error { _, _, err := nilModel.Predict(x); return err }},
+		{"Backbone", func() error { _, err := nilModel.Backbone(x); return err }},
+		{"Fit", func() error { _, err := nilModel.Fit(x, x); return err }},
+		{"FitUnsupervised", func() error {
+			_, err := nilModel.FitUnsupervised(x, func(_, y *gorgonia.Node) (*gorgonia.Node, error) { return gorgonia.Sum(y) })
+			return err
+		}},
+		{"NewGraph", func() error { _, err := nilModel.NewGraph(1); return err }},
+		{"SetWeights", func() error { return nilModel.SetWeights(nil) }},
+		{"FitStandardizers", func() error { return nilModel.FitStandardizers(x, nil) }},
+		{"SetBatch zero Graph", func() error { return (&Graph{}).SetBatch(x, nil) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			require.NotPanics(t, func() { err = tc.call() })
+			assert.Error(t, err)
+		})
+	}
+	assert.NotPanics(t, func() {
+		assert.Nil(t, nilModel.Weights())
+		assert.Nil(t, nilModel.Params())
+		nilModel.SetProgress(nil)
+	})
+}
+
+func TestSettingsRoundTripNewFields(t *testing.T) {
+	s := enforce.Settings{Tol: 1e-5, Grad: enforce.FinalProjector, Recompute: true, MaxStep: 0.5, LineSearch: true}
+	assert.Equal(t, s, fromSettings(s).settings())
+	// Version 1's Implicit was today's FinalProjector.
+	v1 := fromSettings(enforce.Settings{Grad: enforce.Implicit}).v1Grad()
+	assert.Equal(t, enforce.FinalProjector, v1.settings().Grad)
+	assert.Equal(t, enforce.Unrolled, fromSettings(enforce.Settings{}).v1Grad().settings().Grad)
 }

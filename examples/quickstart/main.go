@@ -117,11 +117,14 @@ func run(epochs, n int) error {
 	}
 	fmt.Printf("trained in %v\n\n", time.Since(start).Round(time.Millisecond))
 
-	// 5. Predict on fresh points: the network's raw output ŷ and its
-	// projection ỹ, in plain Go.
+	// 5. Predict on fresh points in plain Go, without a graph: the
+	// network's raw output ŷ (layers.MLP.Predict, from the trained
+	// weights) and its projection ỹ.
 	xTest, yTest := data(1000, 2)
-	w := mlp.Weights()
-	raw := forward(xTest, w)
+	raw, err := mlp.Predict(xTest)
+	if err != nil {
+		return err
+	}
 	proj, st, err := infer.Project(xTest, raw)
 	if err != nil {
 		return err
@@ -134,17 +137,6 @@ func run(epochs, n int) error {
 	fmt.Printf("%-22s %12.3e %12.1e\n", "network output ŷ", mseOf(raw, yTest), rawSt.After.Max)
 	fmt.Printf("%-22s %12.3e %12.1e   (AdaNP depth %d)\n", "ENFORCE ỹ = AdaNP(ŷ)", mseOf(proj, yTest), st.After.Max, st.Depth)
 	return nil
-}
-
-// forward evaluates the 1×32 tanh MLP in plain Go from its weights
-// (W1, b1, W2, b2).
-func forward(x *mat.Dense, w [][]float64) *mat.Dense {
-	var h, out mat.Dense
-	h.Mul(x, mat.NewDense(1, 32, w[0]))
-	h.Apply(func(i, j int, v float64) float64 { return math.Tanh(v + w[1][j]) }, &h)
-	out.Mul(&h, mat.NewDense(32, 2, w[2]))
-	out.Apply(func(i, j int, v float64) float64 { return v + w[3][j] }, &out)
-	return &out
 }
 
 func mseOf(a, b *mat.Dense) float64 {

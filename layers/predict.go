@@ -1,0 +1,125 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// ApplyValues applies the activation to every value of z in place, in plain
+// Go: the same function Apply adds to a graph (ReLU maps only negative
+// values to 0, so ReLU(−0) = −0 as in gorgonia).
+func (a Activation) ApplyValues(z []float64) {
+	switch a {
+	case ReLU:
+		for i, v := range z {
+			if v < 0 {
+				z[i] = 0
+			}
+		}
+	case Tanh:
+		for i, v := range z {
+			z[i] = math.Tanh(v)
+		}
+	case Sigmoid:
+		for i, v := range z {
+			z[i] = 1 / (1 + math.Exp(-v))
+		}
+	}
+}
+
+// Predict evaluates the layer a(xW + b) in plain Go, without a graph, from
+// the current values of W and b, for x of shape (rows, in); it returns a
+// new (rows, out) matrix. A float32 layer computes in float64 from its
+// weights converted to float64, so its results agree with the float32
+// graph only to float32 rounding.
+//
+// It returns an error for a nil or empty x, a wrong number of columns, a
+// non-finite value in x, or an output that is not finite (overflow).
+func (d *Dense) Predict(x *mat.Dense) (*mat.Dense, error) {
+	if err := checkPredictInput("Dense.Predict", x, d.in); err != nil {
+		return nil, err
+	}
+	out := d.predict(x)
+	if err := checkFinite(out); err != nil {
+		return nil, fmt.Errorf("layers: Dense.Predict: the output %w (the weights or inputs are too large)", err)
+	}
+	return out, nil
+}
+
+// predict returns a(xW + b) for x with d.in columns.
+func (d *Dense) predict(x *mat.Dense) *mat.Dense {
+	rows, _ := x.Dims()
+	w, b := d.float64Weights()
+	z := mat.NewDense(rows, d.out, nil)
+	z.Mul(x, mat.NewDense(d.in, d.out, w))
+	data := z.RawMatrix().Data
+	for r := range rows {
+		row := data[r*d.out : (r+1)*d.out]
+		for j := range row {
+			row[j] += b[j]
+		}
+		d.act.ApplyValues(row)
+	}
+	return z
+}
+
+// float64Weights returns W (row-major) and b as float64 slices: the nodes'
+// own backing slices for a float64 layer (no copy), converted copies for a
+// float32 layer.
+func (d *Dense) float64Weights() (w, b []float64) {
+	if v, ok := d.w.Value().Data().([]float64); ok {
+		return v, d.b.Value().Data().([]float64)
+	}
+	return nodeFloat64s(d.w), nodeFloat64s(d.b)
+}
+
+// Predict evaluates the network in plain Go, without a graph, from the
+// current weights, for x of shape (rows, Sizes()[0]); it returns a new
+// (rows, Sizes()[len−1]) matrix. It computes what Forward's graph
+// computes, layer by layer with gonum's matrix product, so the two agree to
+// rounding; it is deterministic and safe for concurrent use while the
+// weights do not change. It returns an error under the conditions of
+// Dense.Predict.
+func (m *MLP) Predict(x *mat.Dense) (*mat.Dense, error) {
+	if err := checkPredictInput("MLP.Predict", x, m.sizes[0]); err != nil {
+		return nil, err
+	}
+	h := x
+	for _, l := range m.layers {
+		h = l.predict(h)
+	}
+	if err := checkFinite(h); err != nil {
+		return nil, fmt.Errorf("layers: MLP.Predict: the output %w (the weights or inputs are too large)", err)
+	}
+	return h, nil
+}
+
+// checkPredictInput checks that x is a non-empty finite matrix with cols
+// columns.
+func checkPredictInput(method string, x *mat.Dense, cols int) error {
+	if x == nil || x.IsEmpty() {
+		return fmt.Errorf("layers: %s: nil or empty input", method)
+	}
+	if _, c := x.Dims(); c != cols {
+		return fmt.Errorf("layers: %s: input has %d columns, want %d", method, c, cols)
+	}
+	if err := checkFinite(x); err != nil {
+		return fmt.Errorf("layers: %s: the input %w", method, err)
+	}
+	return nil
+}
+
+// checkFinite returns an error naming the first non-finite entry of a.
+func checkFinite(a *mat.Dense) error {
+	r, c := a.Dims()
+	for i := range r {
+		for j, v := range a.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("holds %v at (%d, %d) of %d×%d", v, i, j, r, c)
+			}
+		}
+	}
+	return nil
+}

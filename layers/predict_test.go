@@ -1,0 +1,131 @@
+package layers
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce/internal/gtest"
+)
+
+// TestPredictMatchesGraph checks that MLP.Predict and Dense.Predict compute
+// what Forward's graph computes, for every activation and both dtypes.
+func TestPredictMatchesGraph(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		sizes          []int
+		hidden, output Activation
+		dt             tensor.Dtype
+		tol            float64
+	}{
+		{"relu64", []int{3, 8, 8, 2}, ReLU, Identity, tensor.Float64, 1e-13},
+		{"tanh64", []int{2, 5, 4}, Tanh, Sigmoid, tensor.Float64, 1e-13},
+		{"sigmoid64-linear", []int{1, 1}, Sigmoid, Tanh, tensor.Float64, 1e-13},
+		{"relu32", []int{3, 6, 2}, ReLU, Identity, tensor.Float32, 1e-5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const batch = 7
+			in := tc.sizes[0]
+			g := gorgonia.NewGraph()
+			mlp, err := NewMLP(g, tc.sizes, tc.hidden, tc.output, WithSeed(4), WithDtype(tc.dt))
+			require.NoError(t, err)
+			w := mlp.Weights()
+			for i := 1; i < len(w); i += 2 {
+				w[i] = randMatrix(uint64(i), 1, len(w[i])) // nonzero biases
+			}
+			require.NoError(t, mlp.SetWeights(w))
+			xv := randMatrix(3, batch, in)
+			y, err := mlp.Forward(inputNode(g, tc.dt, "x", batch, in, xv))
+			require.NoError(t, err)
+			vm := gorgonia.NewTapeMachine(g)
+			defer vm.Close()
+			require.NoError(t, vm.RunAll())
+
+			got, err := mlp.Predict(mat.NewDense(batch, in, xv))
+			require.NoError(t, err)
+			r, c := got.Dims()
+			assert.Equal(t, [2]int{batch, tc.sizes[len(tc.sizes)-1]}, [2]int{r, c})
+			assert.InDeltaSlice(t, gtest.Float64s(y.Value()), got.RawMatrix().Data, tc.tol)
+
+			first, err := mlp.Layers()[0].Predict(mat.NewDense(batch, in, xv))
+			require.NoError(t, err)
+			want := denseRef(xv, batch, in, w[0], w[1], mlp.Layers()[0].Activation())
+			assert.InDeltaSlice(t, want, first.RawMatrix().Data, tc.tol)
+		})
+	}
+}
+
+// TestPredictSeesNewWeights checks that Predict reads the current weights.
+func TestPredictSeesNewWeights(t *testing.T) {
+	mlp, err := NewMLP(gorgonia.NewGraph(), []int{2, 3, 1}, ReLU, Identity, WithSeed(1))
+	require.NoError(t, err)
+	x := mat.NewDense(1, 2, []float64{0.5, -0.5})
+	w := mlp.Weights()
+	for i := range w {
+		clear(w[i])
+	}
+	w[3][0] = 4.25
+	require.NoError(t, mlp.SetWeights(w))
+	y, err := mlp.Predict(x)
+	require.NoError(t, err)
+	assert.Equal(t, 4.25, y.At(0, 0))
+}
+
+func TestPredictErrors(t *testing.T) {
+	mlp, err := NewMLP(gorgonia.NewGraph(), []int{2, 3, 1}, ReLU, Identity, WithSeed(1))
+	require.NoError(t, err)
+	huge := mlp.Weights()
+	for i := range huge {
+		for j := range huge[i] {
+			huge[i][j] = 1e300
+		}
+	}
+	bigMLP, err := NewMLP(gorgonia.NewGraph(), []int{2, 3, 1}, ReLU, Identity)
+	require.NoError(t, err)
+	require.NoError(t, bigMLP.SetWeights(huge))
+	for _, tc := range []struct {
+		name string
+		m    *MLP
+		x    *mat.Dense
+		msg  string
+	}{
+		{"nil", mlp, nil, "nil or empty"},
+		{"empty", mlp, &mat.Dense{}, "nil or empty"},
+		{"columns", mlp, mat.NewDense(1, 3, nil), "3 columns, want 2"},
+		{"nan", mlp, mat.NewDense(1, 2, []float64{0, math.NaN()}), "NaN at (0, 1)"},
+		{"inf", mlp, mat.NewDense(1, 2, []float64{math.Inf(-1), 0}), "-Inf at (0, 0)"},
+		{"overflow", bigMLP, mat.NewDense(1, 2, []float64{1, 1}), "output holds +Inf"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.m.Predict(tc.x)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.msg)
+			_, err = tc.m.Layers()[0].Predict(tc.x)
+			if tc.name != "overflow" {
+				assert.ErrorContains(t, err, tc.msg)
+			}
+		})
+	}
+}
+
+func TestActivationApplyValues(t *testing.T) {
+	z := []float64{-2, math.Copysign(0, -1), 0.5}
+	for _, tc := range []struct {
+		a    Activation
+		want []float64
+	}{
+		{Identity, []float64{-2, math.Copysign(0, -1), 0.5}},
+		{ReLU, []float64{0, math.Copysign(0, -1), 0.5}},
+		{Tanh, []float64{math.Tanh(-2), math.Copysign(0, -1), math.Tanh(0.5)}},
+		{Sigmoid, []float64{1 / (1 + math.Exp(2)), 0.5, 1 / (1 + math.Exp(-0.5))}},
+	} {
+		got := append([]float64(nil), z...)
+		tc.a.ApplyValues(got)
+		assert.Equal(t, tc.want, got, "%v", tc.a)
+	}
+}

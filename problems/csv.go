@@ -1,0 +1,134 @@
+package problems
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// LoadCSV reads your own data from a CSV file (comma-separated, RFC 4180
+// quoting) whose first row names the columns. It returns the columns named
+// xCols, in that order, as X and those named yCols as Y (nil when yCols is
+// empty, for unsupervised data); other columns are ignored and may hold
+// anything. Names are compared after trimming spaces (and a UTF-8 byte
+// order mark on the first one).
+//
+// Every selected value must be a finite decimal number such as 12, -0.5 or
+// 1.5e-3: LoadCSV returns an error naming the file, line and column for an
+// empty cell, NaN, Inf, a value outside the float64 range, and the other
+// forms strconv.ParseFloat would accept (1_000, 0x1p-2). It also returns an
+// error for a missing, duplicated or twice-requested column name, a row
+// with another number of fields than the header, and a file without data
+// rows.
+func LoadCSV(path string, xCols, yCols []string) (Dataset, error) {
+	if len(xCols) == 0 {
+		return Dataset{}, errors.New("problems: LoadCSV: no input columns (xCols is empty)")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Dataset{}, fmt.Errorf("problems: LoadCSV: %w", err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	header, err := r.Read()
+	if err == io.EOF {
+		return Dataset{}, fmt.Errorf("problems: %s: empty file (want a header row)", path)
+	}
+	if err != nil {
+		return Dataset{}, fmt.Errorf("problems: %s: %w", path, err)
+	}
+	index := make(map[string]int, len(header))
+	for j, name := range header {
+		if j == 0 {
+			name = strings.TrimPrefix(name, "\ufeff")
+		}
+		name = strings.TrimSpace(name)
+		if _, dup := index[name]; dup && name != "" {
+			index[name] = -1 // ambiguous, rejected if requested
+			continue
+		}
+		index[name] = j
+	}
+	want := append(append([]string(nil), xCols...), yCols...)
+	cols := make([]int, len(want))
+	requested := make(map[string]bool, len(want))
+	for k, name := range want {
+		name = strings.TrimSpace(name)
+		j, ok := index[name]
+		switch {
+		case requested[name]:
+			return Dataset{}, fmt.Errorf("problems: LoadCSV: column %q is requested twice", name)
+		case name == "" || !ok:
+			return Dataset{}, fmt.Errorf("problems: %s: no column named %q (the header has %q)", path, name, header)
+		case j < 0:
+			return Dataset{}, fmt.Errorf("problems: %s: the header names column %q more than once", path, name)
+		}
+		requested[name] = true
+		cols[k] = j
+	}
+	var data []float64
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return Dataset{}, fmt.Errorf("problems: %s: %w", path, err)
+		}
+		line, _ := r.FieldPos(0)
+		for k, j := range cols {
+			v, err := parseNumber(rec[j])
+			if err != nil {
+				return Dataset{}, fmt.Errorf("problems: %s:%d: column %d (%q): %w", path, line, j+1, strings.TrimSpace(want[k]), err)
+			}
+			data = append(data, v)
+		}
+	}
+	n := len(data) / len(cols)
+	if n == 0 {
+		return Dataset{}, fmt.Errorf("problems: %s: no data rows", path)
+	}
+	nx := len(xCols)
+	d := Dataset{X: mat.NewDense(n, nx, nil)}
+	if len(yCols) > 0 {
+		d.Y = mat.NewDense(n, len(yCols), nil)
+	}
+	for i := range n {
+		row := data[i*len(cols) : (i+1)*len(cols)]
+		d.X.SetRow(i, row[:nx])
+		if d.Y != nil {
+			d.Y.SetRow(i, row[nx:])
+		}
+	}
+	return d, nil
+}
+
+// parseNumber parses a finite decimal number: optional sign, digits with an
+// optional decimal point, optional exponent; surrounding spaces are
+// ignored. Unlike strconv.ParseFloat alone, it rejects NaN, Inf, digit
+// separators (1_000), hexadecimal floats and values that overflow float64.
+func parseNumber(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, errors.New("empty value")
+	}
+	for _, r := range t {
+		if !strings.ContainsRune("0123456789+-.eE", r) {
+			return 0, fmt.Errorf("%q is not a finite decimal number", s)
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return 0, fmt.Errorf("%q is outside the float64 range", s)
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a finite decimal number", s)
+	}
+	return v, nil
+}

@@ -1,0 +1,89 @@
+package problems
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// testdata is the module's fixture folder.
+const testdata = "../testdata"
+
+func TestLoadCSV(t *testing.T) {
+	d, err := LoadCSV(filepath.Join(testdata, "xy.csv"), []string{"x2", "x1"}, []string{"y1"})
+	require.NoError(t, err)
+	require.Equal(t, 3, d.Len())
+	assert.Equal(t, []float64{-1, 0.5, 2, 1.5, 100, -0.25}, d.X.RawMatrix().Data, "columns in the requested order")
+	assert.Equal(t, []float64{0.25, -3, 0}, d.Y.RawMatrix().Data)
+
+	d, err = LoadCSV(filepath.Join(testdata, "xy.csv"), []string{" id "}, nil)
+	require.NoError(t, err)
+	assert.Nil(t, d.Y, "no label columns: unsupervised data")
+	assert.Equal(t, []float64{1, 2, 3}, d.X.RawMatrix().Data)
+}
+
+func TestLoadCSVErrors(t *testing.T) {
+	write := func(content string) string {
+		p := filepath.Join(t.TempDir(), "data.csv")
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	xy := []string{"x"}
+	for _, tc := range []struct {
+		name   string
+		path   string
+		x, y   []string
+		msg    string
+		inFile bool // the message names the file and line
+	}{
+		{"missing file", filepath.Join(testdata, "absent.csv"), xy, nil, "no such file", false},
+		{"no xCols", filepath.Join(testdata, "xy.csv"), nil, []string{"y1"}, "xCols is empty", false},
+		{"missing column", filepath.Join(testdata, "xy.csv"), []string{"x3"}, nil, `no column named "x3"`, false},
+		{"requested twice", filepath.Join(testdata, "xy.csv"), []string{"x1"}, []string{"x1"}, `"x1" is requested twice`, false},
+		{"ragged", filepath.Join(testdata, "xy_ragged.csv"), xy, []string{"y"}, "xy_ragged.csv: record on line 3: wrong number of fields", false},
+		{"NaN fixture", filepath.Join(testdata, "xy_nan.csv"), xy, []string{"y"}, `xy_nan.csv:3: column 2 ("y"): "NaN" is not a finite decimal number`, false},
+		{"empty file", write(""), xy, nil, "empty file", false},
+		{"header only", write("x,y\n"), xy, nil, "no data rows", false},
+		{"duplicate header", write("x,x\n1,2\n"), xy, nil, "more than once", false},
+		{"Inf", write("x\n1\n+Inf\n"), xy, nil, `:3: column 1 ("x"): "+Inf" is not a finite decimal number`, true},
+		{"inf lower case", write("x\ninf\n"), xy, nil, `"inf" is not a finite`, true},
+		{"underscore", write("x\n1_000\n"), xy, nil, `"1_000" is not a finite`, true},
+		{"hex", write("x\n0x1p-2\n"), xy, nil, `"0x1p-2" is not a finite`, true},
+		{"overflow", write("x\n1e400\n"), xy, nil, `"1e400" is outside the float64 range`, true},
+		{"empty cell", write("x,y\n1,2\n,3\n"), xy, nil, `:3: column 1 ("x"): empty value`, true},
+		{"garbage", write("x\n1.2.3\n"), xy, nil, `"1.2.3" is not a finite`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := LoadCSV(tc.path, tc.x, tc.y)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.msg)
+			if tc.inFile {
+				assert.Contains(t, err.Error(), tc.path+":")
+			}
+			assert.Zero(t, d.Len())
+		})
+	}
+}
+
+// TestReadTableRejectsNonFinite checks that the engineering loaders'
+// reader rejects values strconv.ParseFloat would accept, naming the file,
+// line and column.
+func TestReadTableRejectsNonFinite(t *testing.T) {
+	for _, bad := range []string{"NaN", "Inf", "-inf", "1_000", "0x10", "1e999"} {
+		t.Run(bad, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "t.csv")
+			require.NoError(t, os.WriteFile(p, []byte("a,b,\n1,2,\n3,"+bad+",\n"), 0o644))
+			_, err := readTable(p, []string{"a", "b"}, 1)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), p+`:3: column 2 ("b"): "`+bad+`"`)
+		})
+	}
+	p := filepath.Join(t.TempDir(), "t.csv")
+	require.NoError(t, os.WriteFile(p, []byte("a,b,\n1, 2.5e-1 ,\n"), 0o644))
+	d, err := readTable(p, []string{"a", "b"}, 1)
+	require.NoError(t, err)
+	assert.Equal(t, 0.25, d.Y.At(0, 0))
+}
