@@ -87,11 +87,35 @@ type batch struct {
 	record    bool // the trace records every step
 	final     bool // the trace records the final point
 
-	mu     sync.Mutex
-	panics map[int]string
+	panics panicLog
 
 	lock lockstep
 }
+
+// panicLog records the panics of user code by sample, from any worker.
+type panicLog struct {
+	mu sync.Mutex
+	m  map[int]string
+}
+
+// record records r as the panic of sample s.
+func (p *panicLog) record(s int, r any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = make(map[int]string)
+	}
+	p.m[s] = fmt.Sprint(r)
+}
+
+// get returns the panic of sample s, if any. It must not race with record.
+func (p *panicLog) get(s int) (string, bool) {
+	msg, ok := p.m[s]
+	return msg, ok
+}
+
+// reset forgets every panic.
+func (p *panicLog) reset() { p.m = nil }
 
 func (b *batch) reset(a *AdaNP, rows int) {
 	b.a = a
@@ -109,7 +133,7 @@ func (b *batch) reset(a *AdaNP, rows int) {
 	clear(b.afterMax)
 	clear(b.afterSum)
 	clear(b.disp)
-	b.panics = nil
+	b.panics.reset()
 }
 
 func resize[T any](s []T, n int) []T {
@@ -203,7 +227,8 @@ func (b *batch) stats(rows int) (Stats, error) {
 		f := b.flags[s]
 		switch {
 		case f&flagPanic != 0:
-			return Stats{}, fmt.Errorf("enforce: sample %d: constraint code panicked: %s", s, b.panics[s])
+			msg, _ := b.panics.get(s)
+			return Stats{}, fmt.Errorf("enforce: sample %d: constraint code panicked: %s", s, msg)
 		case f&flagBadInput != 0:
 			return Stats{}, fmt.Errorf("enforce: sample %d: x or ŷ is not finite", s)
 		case f&flagBadConstraint != 0:
@@ -239,12 +264,7 @@ func (b *batch) stats(rows int) (Stats, error) {
 
 // fail records a panic of user code while processing sample s.
 func (b *batch) fail(s int, r any) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.panics == nil {
-		b.panics = make(map[int]string)
-	}
-	b.panics[s] = fmt.Sprint(r)
+	b.panics.record(s, r)
 	b.flags[s] |= flagPanic
 }
 

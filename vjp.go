@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -23,8 +22,7 @@ type vjpJob struct {
 	gain         []float64
 	bad          []bool
 
-	mu     sync.Mutex
-	panics map[int]string
+	panics panicLog
 
 	lock vjpLock
 }
@@ -88,7 +86,7 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 	clear(j.inexact)
 	clear(j.gain)
 	clear(j.bad)
-	j.panics = nil
+	j.panics.reset()
 	if bh, ok := a.c.(BatchHessVecer); ok && a.s.Grad == Unrolled && a.hasHV && !a.rec.recomputeB {
 		if err := j.lock.run(j, bh); err != nil {
 			return err
@@ -104,7 +102,7 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 func (j *vjpJob) reduce() error {
 	gs := GradStats{Samples: j.tr.rows}
 	for s := 0; s < j.tr.rows; s++ {
-		if msg, ok := j.panics[s]; ok {
+		if msg, ok := j.panics.get(s); ok {
 			return fmt.Errorf("enforce: VJP: sample %d: constraint code panicked: %s", s, msg)
 		}
 		if j.bad[s] {
@@ -122,15 +120,6 @@ func (j *vjpJob) reduce() error {
 	return nil
 }
 
-func (j *vjpJob) fail(s int, r any) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.panics == nil {
-		j.panics = make(map[int]string)
-	}
-	j.panics[s] = fmt.Sprint(r)
-}
-
 // Run back-propagates samples [lo, hi).
 func (j *vjpJob) Run(lo, hi int) {
 	ws := j.a.pool.Get().(*workspace)
@@ -145,7 +134,7 @@ func (j *vjpJob) Run(lo, hi int) {
 func (j *vjpJob) runSample(ws *workspace, s int) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			j.fail(s, r)
+			j.panics.record(s, r)
 			ok = false
 		}
 	}()
@@ -322,7 +311,7 @@ func (l *vjpLock) run(j *vjpJob, bh BatchHessVecer) (err error) {
 	}
 	for s := 0; s < rows; s++ {
 		j.inexact[s] = !l.exact[s]
-		if _, failed := j.panics[s]; !failed {
+		if _, failed := j.panics.get(s); !failed {
 			j.store(s, l.g[s*n:(s+1)*n], l.gx[s*nx:(s+1)*nx])
 		}
 	}
@@ -372,7 +361,7 @@ func (l *vjpLock) runSample(ws *workspace, p int) (ok bool) {
 	s := l.act[p]
 	defer func() {
 		if r := recover(); r != nil {
-			j.fail(s, r)
+			j.panics.record(s, r)
 			clear(l.acc[p*n : (p+1)*n])
 			ok = false
 		}
