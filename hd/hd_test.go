@@ -266,3 +266,33 @@ func assertClose(t *testing.T, want, got hd.Number, tol float64) {
 		assert.InDelta(t, w[i], g[i], tol*math.Max(1, math.Abs(w[i])), "%s part: want %v, got %v", name, want, got)
 	}
 }
+
+// TestBeforeAfter checks that the README's and the package doc's "before"
+// (gonum's hyperdual alone) and "after" (hd) forms of the flash drum's
+// equations agree.
+func TestBeforeAfter(t *testing.T) {
+	const alpha = 2.5
+	before, err := enforce.Func(2, 4, 3, func(x, y, c []hyperdual.Number) {
+		F, z := x[0], x[1]
+		V, L, xl, yv := y[0], y[1], y[2], y[3]
+		c[0] = hyperdual.Sub(F, hyperdual.Add(V, L))
+		c[1] = hyperdual.Sub(hyperdual.Mul(F, z), hyperdual.Add(hyperdual.Mul(V, yv), hyperdual.Mul(L, xl)))
+		c[2] = hyperdual.Sub(yv, hyperdual.Mul(hyperdual.Scale(alpha, xl),
+			hyperdual.Inv(hyperdual.Add(hyperdual.Number{Real: 1}, hyperdual.Scale(alpha-1, xl)))))
+	})
+	require.NoError(t, err)
+	after, err := enforce.Func(2, 4, 3, flash(alpha))
+	require.NoError(t, err)
+	x, y := []float64{1.2, 0.4}, []float64{0.5, 0.6, 0.3, 0.55}
+	var cb, ca [3]float64
+	var jb, ja [12]float64
+	before.Eval(x, y, cb[:], jb[:])
+	after.Eval(x, y, ca[:], ja[:])
+	assert.InDeltaSlice(t, cb[:], ca[:], 1e-15)
+	assert.InDeltaSlice(t, jb[:], ja[:], 1e-15)
+	w, v := []float64{1, -2, 0.5}, []float64{0.3, -1, 2, 0.7}
+	var hb, ha [4]float64
+	before.(enforce.HessVecer).HessVec(x, y, w, v, hb[:])
+	after.(enforce.HessVecer).HessVec(x, y, w, v, ha[:])
+	assert.InDeltaSlice(t, hb[:], ha[:], 1e-14)
+}
