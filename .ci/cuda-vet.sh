@@ -27,6 +27,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$repo"
 git ls-files -co --exclude-standard -z | tar --null -T - -c | tar -x -C "$tmp/"
+go mod download gorgonia.org/cu
 cu=$(go list -m -f '{{.Dir}}' gorgonia.org/cu)
 mkdir -p "$tmp/.cu"
 cp -r "$cu/." "$tmp/.cu/"
