@@ -1,18 +1,30 @@
 // Command bench measures one NP step of AdaNP on the paper's benchmark
-// sizes and prints one table: our time per step, the PyTorch reference's
-// time on this kind of machine (2 cores, CPU, float32, from the project's
-// REFERENCE.md), their ratio, the arithmetic rate achieved and its fraction
-// of the dgemm ceiling measured in the same run. It then measures a
-// training step (forward + Unrolled backward) against the forward step, and
-// the memory a trace holds against the paper's formula.
+// sizes and prints one table: our time per step and its spread over the
+// repetitions, the PyTorch reference's time on this kind of machine (2
+// cores, CPU, float32, from the project's REFERENCE.md), their ratio, the
+// arithmetic rate achieved and its fraction of the dgemm ceiling measured in
+// the same run. It then measures a training step (forward + Unrolled
+// backward) against the forward step, and the memory a trace holds against
+// the paper's formula.
 //
 //	go run ./examples/bench                                   # pure Go
 //	go run -tags openblas ./examples/bench                    # OpenBLAS (apt-get install libopenblas-dev)
 //	go run ./examples/bench -quick                            # smaller batches, for a smoke test
 //
-// Time per step is (T(depth 3) − T(depth 1))/2 over the same batch, so the
+// Each repetition times a depth-1 and a depth-3 projection of the same batch
+// back to back; the time per step is (T(depth 3) − T(depth 1))/2, so the
 // extra evaluation of c at the final point, which a depth-1 run pays once,
-// is not counted; each time is the best of -reps runs.
+// is not counted. The table's time is that difference for the best of
+// -reps times of each depth, and the spread column gives the minimum, median
+// and maximum of the per-repetition differences.
+//
+// The dgemm ceiling is measured before the first case and after every case,
+// and the best of these measurements is kept, so that a burst of load from
+// other processes lowers it only if it lasts the whole run. If a case still
+// runs faster than the measured ceiling, the ceiling is raised to that
+// case's rate and a warning says so. The load average (/proc/loadavg) is
+// printed before and after, with a warning when it suggests that other
+// processes competed for the cores.
 package main
 
 import (
@@ -21,6 +33,9 @@ import (
 	"log"
 	"os"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -33,9 +48,12 @@ import (
 )
 
 func main() {
-	reps := flag.Int("reps", 3, "repetitions per measurement (the best is kept)")
+	reps := flag.Int("reps", 3, "repetitions per measurement")
 	quick := flag.Bool("quick", false, "divide batch sizes by 8")
 	flag.Parse()
+	if *reps < 1 {
+		log.Fatalf("-reps %d: want at least 1", *reps)
+	}
 	scale := 1
 	if *quick {
 		scale = 8
@@ -44,40 +62,70 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ceiling := dgemmRate(*reps)
-	fmt.Printf("BLAS: %s; GOMAXPROCS %d; dgemm ceiling measured now: %.1f GFLOP/s\n\n", enforce.BLASImplementation, runtime.GOMAXPROCS(0), ceiling/1e9)
+	loadBefore, loadErr := loadAvg()
+	var gemm dgemm
+	ceilings := []float64{gemm.rate()}
+	rows := make([]row, len(cases))
+	for i, tc := range cases {
+		if rows[i], err = measureCase(tc, *reps); err != nil {
+			log.Fatal(err)
+		}
+		ceilings = append(ceilings, gemm.rate())
+	}
+	loadAfter, loadAfterErr := loadAvg()
+	loadErr = firstErr(loadErr, loadAfterErr)
 
+	measured := slices.Max(ceilings)
+	rates := make([]float64, len(rows))
+	for i, r := range rows {
+		if r.step > 0 {
+			rates[i] = cases[i].Flops / r.step
+		}
+	}
+	ceiling, fastest := raiseCeiling(measured, rates)
+	fmt.Printf("BLAS: %s; GOMAXPROCS %d; dgemm ceiling: %.1f GFLOP/s (best of %d measurements interleaved with the cases, %.1f–%.1f)\n",
+		enforce.BLASImplementation, runtime.GOMAXPROCS(0), ceiling/1e9, len(ceilings), slices.Min(ceilings)/1e9, measured/1e9)
+	if fastest >= 0 {
+		fmt.Printf("warning: %s ran at %.1f GFLOP/s, above every dgemm measurement; the ceiling is raised to it (the machine was busy while dgemm ran, or this BLAS's dgemm is slower than the kernels the case uses)\n",
+			cases[fastest].Name, ceiling/1e9)
+	}
+	printLoad(loadBefore, loadAfter, loadErr)
+	fmt.Println()
+
+	noisy := false
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case (BS, N_O, N_C)\tours / step\treference\tref / ours\tGFLOP/s\tof dgemm\ttrain step / fwd step\t")
-	for _, tc := range cases {
-		step, err := stepTime(tc, *reps)
-		if err != nil {
-			log.Fatal(err)
-		}
-		train, err := trainStepTime(tc, *reps)
-		if err != nil {
-			log.Fatal(err)
-		}
-		fwd1, err := fixedDepth(tc, 1, *reps, false)
-		if err != nil {
-			log.Fatal(err)
-		}
-		ref, ratio := "–", "–"
+	fmt.Fprintln(tw, "case (BS, N_O, N_C)\tours / step\tspread: min / median / max\treference\tref / ours\tGFLOP/s\tof dgemm\ttrain step / fwd step\t")
+	for i, tc := range cases {
+		r := rows[i]
+		step, ref, ratio, rate, frac := "T(3) ≤ T(1)", "–", "–", "–", "–"
 		if tc.RefSec > 0 && scale == 1 {
 			ref = fmtDur(tc.RefSec)
-			ratio = fmt.Sprintf("%.1f×", tc.RefSec/step)
 		}
-		rate := tc.Flops / step
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%.0f%%\t%.2f\t\n", tc.Name, fmtDur(step), ref, ratio, rate/1e9, 100*rate/ceiling, train/fwd1)
+		if r.step > 0 {
+			step = fmtDur(r.step)
+			if tc.RefSec > 0 && scale == 1 {
+				ratio = fmt.Sprintf("%.1f×", tc.RefSec/r.step)
+			}
+			rate = fmt.Sprintf("%.1f", tc.Flops/r.step/1e9)
+			frac = fmt.Sprintf("%.0f%%", 100*tc.Flops/r.step/ceiling)
+		} else {
+			noisy = true
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s / %s / %s\t%s\t%s\t%s\t%s\t%.2f\t\n", tc.Name, step,
+			fmtDur(slices.Min(r.steps)), fmtDur(median(r.steps)), fmtDur(slices.Max(r.steps)),
+			ref, ratio, rate, frac, r.train/r.fwd1)
 	}
 	tw.Flush()
+	if noisy {
+		fmt.Println("\nwarning: for a case marked T(3) ≤ T(1), the best depth-3 time was not above the best depth-1 time: timing noise exceeds a step; rerun with more -reps on a quieter machine")
+	}
 	fmt.Println(`
-ours / step: (T(depth 3) − T(depth 1))/2, float64, whole batch.
+ours / step: (T(depth 3) − T(depth 1))/2 with each T the best of -reps runs; float64, whole batch.
+spread: the same difference within each repetition (depth 1 and depth 3 timed back to back).
 reference: the PyTorch reference per NP step (analytic Jacobian), same machine type, float32.
-GFLOP/s: the step's arithmetic (Jacobian products, Gram matrix, Cholesky) over its time;
-  "of dgemm" can pass 100% in the pure-Go build, whose matrix–vector kernel (used for
-  the quadratic Jacobians) is faster than its dgemm.
-train step / fwd step: depth-1 ProjectTrace + Unrolled VJP over depth-1 ProjectTo.`)
+GFLOP/s: the step's arithmetic (Jacobian products, Gram matrix, Cholesky) over its time.
+of dgemm: that rate over the dgemm ceiling above.
+train step / fwd step: depth-1 ProjectTrace + Unrolled VJP over depth-1 ProjectTo (best of -reps each).`)
 	memory(cases)
 }
 
@@ -91,52 +139,99 @@ func fmtDur(sec float64) string {
 	return fmt.Sprintf("%.1f µs", sec*1e6)
 }
 
-// best returns the shortest of reps runs of f, in seconds.
+// row holds one case's measurements, in seconds.
+type row struct {
+	step  float64   // (best T(depth 3) − best T(depth 1))/2
+	steps []float64 // (T(depth 3) − T(depth 1))/2 within each repetition
+	fwd1  float64   // best T(depth 1)
+	train float64   // best depth-1 training step
+}
+
+// measureCase times tc's depth-1 and depth-3 projections back to back reps
+// times, after one untimed warm-up of each, then its training step.
+func measureCase(tc benchcases.Case, reps int) (row, error) {
+	var proj [2]func() error
+	for i, depth := range []int{1, 3} {
+		a, err := enforce.NewAdaNP(tc.C, enforce.Settings{MinDepth: depth, MaxDepth: depth})
+		if err != nil {
+			return row{}, err
+		}
+		dst := mat.DenseCopyOf(tc.YHat)
+		proj[i] = func() error {
+			_, err := a.ProjectTo(dst, tc.X, tc.YHat)
+			return err
+		}
+		if err := proj[i](); err != nil { // warm-up: buffers, pools, lazily built layouts
+			return row{}, err
+		}
+	}
+	var r row
+	var best [2]float64
+	for k := 0; k < reps; k++ {
+		var t [2]float64
+		for i, f := range proj {
+			var err error
+			if t[i], err = timed(f); err != nil {
+				return row{}, err
+			}
+			if k == 0 || t[i] < best[i] {
+				best[i] = t[i]
+			}
+		}
+		r.steps = append(r.steps, max(t[1]-t[0], 0)/2)
+	}
+	r.step, r.fwd1 = max(best[1]-best[0], 0)/2, best[0]
+	var err error
+	r.train, err = trainStepTime(tc, reps)
+	return r, err
+}
+
+// raiseCeiling returns max(measured, rates…) and the index of the rate
+// that set it, or −1 if measured did.
+func raiseCeiling(measured float64, rates []float64) (ceiling float64, fastest int) {
+	ceiling, fastest = measured, -1
+	for i, r := range rates {
+		if r > ceiling {
+			ceiling, fastest = r, i
+		}
+	}
+	return ceiling, fastest
+}
+
+// timed returns the duration of f in seconds.
+func timed(f func() error) (float64, error) {
+	start := time.Now()
+	err := f()
+	return time.Since(start).Seconds(), err
+}
+
+// best returns the shortest of reps runs of f, in seconds, after one
+// untimed warm-up run.
 func best(reps int, f func() error) (float64, error) {
-	if err := f(); err != nil { // warm-up: buffers, pools, lazily built layouts
+	if err := f(); err != nil {
 		return 0, err
 	}
 	t := 0.0
 	for i := 0; i < reps; i++ {
-		start := time.Now()
-		if err := f(); err != nil {
+		d, err := timed(f)
+		if err != nil {
 			return 0, err
 		}
-		if d := time.Since(start).Seconds(); i == 0 || d < t {
+		if i == 0 || d < t {
 			t = d
 		}
 	}
 	return t, nil
 }
 
-func fixedDepth(tc benchcases.Case, depth, reps int, trace bool) (float64, error) {
-	a, err := enforce.NewAdaNP(tc.C, enforce.Settings{MinDepth: depth, MaxDepth: depth})
-	if err != nil {
-		return 0, err
+// median returns the median of xs, which must not be empty.
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
 	}
-	dst := mat.DenseCopyOf(tc.YHat)
-	var tr enforce.Trace
-	return best(reps, func() error {
-		var err error
-		if trace {
-			_, err = a.ProjectTrace(dst, tc.X, tc.YHat, &tr)
-		} else {
-			_, err = a.ProjectTo(dst, tc.X, tc.YHat)
-		}
-		return err
-	})
-}
-
-func stepTime(tc benchcases.Case, reps int) (float64, error) {
-	t1, err := fixedDepth(tc, 1, reps, false)
-	if err != nil {
-		return 0, err
-	}
-	t3, err := fixedDepth(tc, 3, reps, false)
-	if err != nil {
-		return 0, err
-	}
-	return max(t3-t1, 0) / 2, nil
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func trainStepTime(tc benchcases.Case, reps int) (float64, error) {
@@ -155,36 +250,36 @@ func trainStepTime(tc benchcases.Case, reps int) (float64, error) {
 	})
 }
 
-// dgemmRate measures the rate of a 1000×1000×1000 product with the BLAS in
-// use, both as one call (gonum's Gemm uses all cores itself) and split
-// across the cores (as the projection calls a single-threaded OpenBLAS),
-// and returns the better.
-func dgemmRate(reps int) float64 {
+// dgemm measures the rate of a 1000×1000×1000 product with the BLAS in use.
+type dgemm struct {
+	a, b, c []float64
+}
+
+// rate returns the better of one timing of the product as one call
+// (gonum's Gemm uses all cores itself) and one timing split across the
+// cores (as the projection calls a single-threaded OpenBLAS), in FLOP/s.
+func (d *dgemm) rate() float64 {
 	const n = 1000
-	a := make([]float64, n*n)
-	b := make([]float64, n*n)
-	c := make([]float64, n*n)
-	for i := range a {
-		a[i], b[i] = float64(i%7), float64(i%5)
+	if d.a == nil {
+		d.a, d.b, d.c = make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
+		for i := range d.a {
+			d.a[i], d.b[i] = float64(i%7), float64(i%5)
+		}
 	}
-	one, _ := best(reps, func() error {
+	gemm := func(lo, hi int) {
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-			blas64.General{Rows: n, Cols: n, Stride: n, Data: a},
-			blas64.General{Rows: n, Cols: n, Stride: n, Data: b}, 0,
-			blas64.General{Rows: n, Cols: n, Stride: n, Data: c})
-		return nil
-	})
+			blas64.General{Rows: hi - lo, Cols: n, Stride: n, Data: d.a[lo*n:]},
+			blas64.General{Rows: n, Cols: n, Stride: n, Data: d.b}, 0,
+			blas64.General{Rows: hi - lo, Cols: n, Stride: n, Data: d.c[lo*n:]})
+	}
+	one, _ := timed(func() error { gemm(0, n); return nil })
 	p := runtime.GOMAXPROCS(0)
-	split, _ := best(reps, func() error {
+	split, _ := timed(func() error {
 		done := make(chan struct{}, p)
 		rows := (n + p - 1) / p
 		for w := 0; w < p; w++ {
-			lo, hi := w*rows, min((w+1)*rows, n)
 			go func() {
-				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-					blas64.General{Rows: hi - lo, Cols: n, Stride: n, Data: a[lo*n:]},
-					blas64.General{Rows: n, Cols: n, Stride: n, Data: b}, 0,
-					blas64.General{Rows: hi - lo, Cols: n, Stride: n, Data: c[lo*n:]})
+				gemm(min(w*rows, n), min((w+1)*rows, n))
 				done <- struct{}{}
 			}()
 		}
@@ -194,6 +289,52 @@ func dgemmRate(reps int) float64 {
 		return nil
 	})
 	return 2 * n * n * n / min(one, split)
+}
+
+// loadAvg returns the 1-, 5- and 15-minute load averages from /proc/loadavg.
+func loadAvg() ([3]float64, error) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return [3]float64{}, err
+	}
+	return parseLoadAvg(string(b))
+}
+
+// parseLoadAvg parses the first three fields of /proc/loadavg's content.
+func parseLoadAvg(s string) ([3]float64, error) {
+	var l [3]float64
+	f := strings.Fields(s)
+	if len(f) < 3 {
+		return l, fmt.Errorf("/proc/loadavg: unexpected content %q", s)
+	}
+	for i := range l {
+		var err error
+		if l[i], err = strconv.ParseFloat(f[i], 64); err != nil {
+			return l, fmt.Errorf("/proc/loadavg: %w", err)
+		}
+	}
+	return l, nil
+}
+
+// firstErr returns the first non-nil error.
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// printLoad prints the load averages and warns when busy says so.
+func printLoad(before, after [3]float64, err error) {
+	if err != nil {
+		fmt.Printf("load average: unavailable (%v); cannot tell whether the machine was busy\n", err)
+		return
+	}
+	fmt.Printf("load average (1, 5, 15 min): before %.2f %.2f %.2f, after %.2f %.2f %.2f; %d CPUs\n",
+		before[0], before[1], before[2], after[0], after[1], after[2], runtime.NumCPU())
+	if busy(before, after, runtime.NumCPU()) {
+		fmt.Println("warning: the load average suggests other processes were using the CPUs; times and ratios may be off by tens of percent, repeat on a quiet machine")
+	}
 }
 
 // memory prints the bytes a trace holds per training step against the
@@ -225,4 +366,12 @@ func memory(cases []benchcases.Case) {
 		}
 	}
 	tw.Flush()
+}
+
+// busy reports whether the 1-minute load averages suggest that other
+// processes competed for the cpus: above half of them before the run, when
+// only other processes count, or above 1.5 times them after it, when this
+// run itself keeps up to GOMAXPROCS of them busy.
+func busy(before, after [3]float64, cpus int) bool {
+	return before[0] > 0.5*float64(cpus) || after[0] > 1.5*float64(cpus)
 }

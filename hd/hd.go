@@ -1,0 +1,212 @@
+package hd
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/num/hyperdual"
+)
+
+// Number is a hyperdual number a + b·ϵ₁ + c·ϵ₂ + d·ϵ₁ϵ₂, the type
+// enforce.Func evaluates constraints on; it is gonum's hyperdual.Number.
+type Number = hyperdual.Number
+
+// Const returns the constant v: v with every dual part zero.
+func Const(v float64) Number { return Number{Real: v} }
+
+// Add returns the sum of terms, or 0 if there are none.
+func Add(terms ...Number) Number {
+	var s Number
+	for _, t := range terms {
+		s.Real += t.Real
+		s.E1mag += t.E1mag
+		s.E2mag += t.E2mag
+		s.E1E2mag += t.E1E2mag
+	}
+	return s
+}
+
+// Sub returns a − b.
+func Sub(a, b Number) Number {
+	return Number{
+		Real:    a.Real - b.Real,
+		E1mag:   a.E1mag - b.E1mag,
+		E2mag:   a.E2mag - b.E2mag,
+		E1E2mag: a.E1E2mag - b.E1E2mag,
+	}
+}
+
+// Neg returns −a.
+func Neg(a Number) Number { return Scale(-1, a) }
+
+// Scale returns k·a.
+func Scale(k float64, a Number) Number {
+	return Number{Real: k * a.Real, E1mag: k * a.E1mag, E2mag: k * a.E2mag, E1E2mag: k * a.E1E2mag}
+}
+
+// Mul returns the product of factors, or 1 if there are none.
+func Mul(factors ...Number) Number {
+	if len(factors) == 0 {
+		return Const(1)
+	}
+	p := factors[0]
+	for _, f := range factors[1:] {
+		p = hyperdual.Mul(p, f)
+	}
+	return p
+}
+
+// Div returns a/b. It divides by b's real part, never by its square, so
+// the result is accurate whenever its parts are within the float64 range;
+// parts beyond it overflow to ±Inf. If b's real part is 0 the parts are
+// ±Inf or NaN.
+func Div(a, b Number) Number {
+	q := a.Real / b.Real
+	q1 := (a.E1mag - part(q, b.E1mag)) / b.Real
+	q2 := (a.E2mag - part(q, b.E2mag)) / b.Real
+	q12 := (a.E1E2mag - part(q1, b.E2mag) - part(q2, b.E1mag) - part(q, b.E1E2mag)) / b.Real
+	return Number{Real: q, E1mag: q1, E2mag: q2, E1E2mag: q12}
+}
+
+// Inv returns 1/a, with Div's behaviour near zero.
+func Inv(a Number) Number { return Div(Const(1), a) }
+
+// Square returns a².
+func Square(a Number) Number { return hyperdual.Mul(a, a) }
+
+// Pow returns a^p. For a negative real part p must be an integer, else
+// every part is NaN. At a real part of 0, along directions a depends on,
+// first derivatives are ±Inf for p < 1 and second derivatives for p < 2,
+// except for p = 0 and p = 1, whose derivatives are exact everywhere.
+func Pow(a Number, p float64) Number {
+	r := a.Real
+	if r < 0 && p != math.Trunc(p) {
+		return nan()
+	}
+	var d1, d2 float64
+	if p != 0 {
+		d1 = p * math.Pow(r, p-1)
+		if p != 1 {
+			d2 = p * (p - 1) * math.Pow(r, p-2)
+		}
+	}
+	return chain(a, math.Pow(r, p), d1, d2)
+}
+
+// Sqrt returns √a: NaN in every part if a's real part is negative, and
+// infinite derivatives at 0 along directions a depends on.
+func Sqrt(a Number) Number {
+	if a.Real < 0 {
+		return nan()
+	}
+	s := math.Sqrt(a.Real)
+	return chain(a, s, 0.5/s, -0.25/(s*a.Real))
+}
+
+// Exp returns eᵃ.
+func Exp(a Number) Number {
+	e := math.Exp(a.Real)
+	return chain(a, e, e, e)
+}
+
+// Log returns the natural logarithm of a: NaN in every part if a's real
+// part is negative, −Inf at 0 with infinite derivatives along directions a
+// depends on.
+func Log(a Number) Number {
+	if a.Real < 0 {
+		return nan()
+	}
+	return chain(a, math.Log(a.Real), 1/a.Real, -1/(a.Real*a.Real))
+}
+
+// Log10 returns the base-10 logarithm of a (as in Antoine's vapour-pressure
+// equation), with Log's behaviour at and below 0.
+func Log10(a Number) Number {
+	if a.Real < 0 {
+		return nan()
+	}
+	return chain(a, math.Log10(a.Real), 1/(math.Ln10*a.Real), -1/(math.Ln10*a.Real*a.Real))
+}
+
+// Sin returns the sine of a.
+func Sin(a Number) Number {
+	s, c := math.Sincos(a.Real)
+	return chain(a, s, c, -s)
+}
+
+// Cos returns the cosine of a.
+func Cos(a Number) Number {
+	s, c := math.Sincos(a.Real)
+	return chain(a, c, -s, -c)
+}
+
+// Tanh returns the hyperbolic tangent of a.
+func Tanh(a Number) Number {
+	t := math.Tanh(a.Real)
+	d := 1 - t*t
+	return chain(a, t, d, -2*t*d)
+}
+
+// Atan returns the arctangent of a.
+func Atan(a Number) Number {
+	if math.IsInf(a.Real, 0) {
+		return Const(math.Atan(a.Real))
+	}
+	d := 1 / (1 + a.Real*a.Real)
+	return chain(a, math.Atan(a.Real), d, -2*a.Real*d*d)
+}
+
+// Dot returns Σᵢ aᵢ·bᵢ. It panics if a and b differ in length.
+func Dot(a, b []Number) Number {
+	if len(a) != len(b) {
+		panic(fmt.Sprintf("hd: Dot: len(a) = %d, len(b) = %d", len(a), len(b)))
+	}
+	var s Number
+	for i, ai := range a {
+		s = addTo(s, hyperdual.Mul(ai, b[i]))
+	}
+	return s
+}
+
+// WeightedSum returns Σᵢ wᵢ·aᵢ. It panics if w and a differ in length.
+func WeightedSum(w []float64, a []Number) Number {
+	if len(w) != len(a) {
+		panic(fmt.Sprintf("hd: WeightedSum: len(w) = %d, len(a) = %d", len(w), len(a)))
+	}
+	var s Number
+	for i, ai := range a {
+		s = addTo(s, Scale(w[i], ai))
+	}
+	return s
+}
+
+// addTo returns s + t.
+func addTo(s, t Number) Number {
+	return Number{Real: s.Real + t.Real, E1mag: s.E1mag + t.E1mag, E2mag: s.E2mag + t.E2mag, E1E2mag: s.E1E2mag + t.E1E2mag}
+}
+
+// chain returns f(a) from f's value f0 and derivatives d1 = f′ and
+// d2 = f″ at a's real part.
+func chain(a Number, f0, d1, d2 float64) Number {
+	return Number{
+		Real:    f0,
+		E1mag:   part(d1, a.E1mag),
+		E2mag:   part(d1, a.E2mag),
+		E1E2mag: part(d1, a.E1E2mag) + part(d2, a.E1mag*a.E2mag),
+	}
+}
+
+// part returns d·e, or 0 if e is 0: a direction the argument does not
+// depend on contributes nothing, even where the derivative d is infinite.
+func part(d, e float64) float64 {
+	if e == 0 {
+		return 0
+	}
+	return d * e
+}
+
+// nan returns NaN in every part.
+func nan() Number {
+	n := math.NaN()
+	return Number{Real: n, E1mag: n, E2mag: n, E1E2mag: n}
+}
