@@ -38,7 +38,12 @@ import (
 // slices, and must be safe for concurrent use, since AdaNP evaluates the
 // samples of a batch in parallel. f must use hyperdual arithmetic for every
 // operation that depends on x or y: a value computed through float64 (for
-// example math.Sin(y[0].Real)) is a constant to the derivatives. NaN or Inf
+// example math.Sin(y[0].Real)) is a constant to the derivatives. The
+// package hd writes the same constraints more briefly, and its Sin, Tanh,
+// Atan and Inv keep the second derivative that gonum's hyperdual
+// functions of the same names drop where the argument is exactly 0 (or,
+// for Inv, tiny): prefer hd where curvature matters (Unrolled and Implicit
+// gradients). NaN or Inf
 // written by f propagate to the outputs. The returned constraint does not
 // allocate in steady state as long as f does not.
 //
