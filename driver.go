@@ -62,6 +62,7 @@ type scalars struct {
 	alpha     float64
 	alpha0    float64
 	m0, slope float64 // merit at y and its decrease rate along δ
+	measure   float64 // residual measure at y
 	best      float64 // best residual measure so far
 	since     int     // steps since the best improved by 1%
 	bounded   bool
@@ -387,7 +388,8 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 		copy(st.c, cT)
 		st.init, st.jAtY = false, true
 		b.beforeMax[s], b.beforeSum[s] = absStats(st.c)
-		st.best = a.s.Measure.reduce(st.c)
+		st.measure = a.s.Measure.reduce(st.c)
+		st.best = st.measure
 		return nextStep
 	}
 	ok := finite
@@ -420,7 +422,8 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 	if b.record {
 		b.tr.setAlpha(s, st.alpha)
 	}
-	if m := a.s.Measure.reduce(st.c); m < 0.99*st.best {
+	st.measure = a.s.Measure.reduce(st.c)
+	if m := st.measure; m < 0.99*st.best {
 		st.best, st.since = m, 0
 	} else if st.since++; !a.s.LineSearch && st.since >= stallSteps && st.depth >= a.s.MinDepth && m > a.s.Tol {
 		b.flags[s] |= flagStalled
@@ -441,7 +444,7 @@ func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 		return nextDone
 	}
 	B := a.jacobian(st.J)
-	d, f, ok := a.direction(ws, st.c, B)
+	d, f, ok := a.direction(ws, st.c, B, st.delta)
 	if !ok {
 		b.flags[s] |= flagStopped
 		b.finish(ws, s, st)
@@ -450,7 +453,6 @@ func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 	if f.eig {
 		b.flags[s] |= flagClamped
 	}
-	copy(st.delta, ws.delta)
 	st.alpha0, st.bounded = a.initialStep(st.delta)
 	st.alpha = st.alpha0
 	if a.s.LineSearch {
@@ -468,7 +470,7 @@ func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 // continues reports whether a sample takes another step.
 func (b *batch) continues(st *sampleState) bool {
 	s := &b.a.s
-	return st.depth < s.MaxDepth && (st.depth < s.MinDepth || s.Measure.reduce(st.c) > s.Tol)
+	return st.depth < s.MaxDepth && (st.depth < s.MinDepth || st.measure > s.Tol)
 }
 
 // finish writes the result of sample s: its output, depth, residual and

@@ -162,10 +162,10 @@ func (f *factor) solve(nc int, v, tmp []float64) {
 }
 
 // direction computes the NP direction at an iterate with residual c and
-// Jacobian B: μ = G⁻¹c into ws.mu and δ = D·Bᵀ·μ into ws.delta. It returns
+// Jacobian B: μ = G⁻¹c into ws.mu and δ = D·Bᵀ·μ into delta. It returns
 // D's diagonal (nil for W = I) and G's factor, and reports false if G
 // cannot be factored or δ is not finite.
-func (a *AdaNP) direction(ws *workspace, c, B []float64) (d []float64, f *factor, ok bool) {
+func (a *AdaNP) direction(ws *workspace, c, B, delta []float64) (d []float64, f *factor, ok bool) {
 	n, nc := a.n, a.nc
 	d, f = a.constD, &a.constG
 	if a.constB == nil {
@@ -174,15 +174,19 @@ func (a *AdaNP) direction(ws *workspace, c, B []float64) (d []float64, f *factor
 			return nil, nil, false
 		}
 	}
-	copy(ws.mu, c)
-	f.solve(nc, ws.mu, ws.tmp)
-	dense.MulTransVec(ws.delta, B, nc, n, ws.mu)
+	if nc == 1 && !f.eig {
+		ws.mu[0] = c[0] / (f.m[0] * f.m[0]) // G = L², L = √G
+	} else {
+		copy(ws.mu, c)
+		f.solve(nc, ws.mu, ws.tmp)
+	}
+	dense.MulTransVec(delta, B, nc, n, ws.mu)
 	if d != nil {
-		for j, v := range ws.delta {
-			ws.delta[j] = v * d[j]
+		for j, v := range delta {
+			delta[j] = v * d[j]
 		}
 	}
-	return d, f, allFinite(ws.delta)
+	return d, f, allFinite(delta)
 }
 
 // initialStep returns the step length α₀ the step starts from: 1, or
