@@ -45,7 +45,21 @@ type sampleState struct {
 	yT, cT []float64 // trial point and its residual
 	J      []float64 // Jacobian at the last evaluated point
 	delta  []float64 // direction δ of the current step
+	// swap makes accept swap (y, yT) and (c, cT) instead of copying:
+	// the state lives in a workspace, not in per-sample arrays.
+	swap bool
 	*scalars
+}
+
+// take makes the trial point yT, with residual cT, the iterate.
+func (st *sampleState) take(cT []float64) {
+	if st.swap {
+		st.y, st.yT = st.yT, st.y
+		st.c, st.cT = st.cT, st.c
+		return
+	}
+	copy(st.y, st.yT)
+	copy(st.c, cT)
 }
 
 // next is what a sample does next.
@@ -293,7 +307,7 @@ func (b *batch) runSample(ws *workspace, s int) (ok bool) {
 	a := b.a
 	st := &ws.st
 	st.y, st.c, st.yT, st.cT, st.J, st.delta = ws.y, ws.c, ws.yNew, ws.cNew, ws.b, ws.dir
-	st.scalars = &ws.sc
+	st.scalars, st.swap = &ws.sc, true
 	if !b.start(s, st) {
 		return true
 	}
@@ -332,20 +346,22 @@ func (a *AdaNP) jacobian(J []float64) []float64 {
 func absStats(c []float64) (mx, sum float64) {
 	for _, v := range c {
 		v = math.Abs(v)
-		mx = math.Max(mx, v)
+		if v > mx || v != v {
+			mx = v
+		}
 		sum += v
 	}
 	return mx, sum
 }
 
-// start loads sample s: y = yT = ŷ (with zero latent variables), pending
-// its first evaluation. It reports false if x or ŷ is not finite.
+// start loads sample s: yT = ŷ (with zero latent variables), pending
+// its first evaluation, which accept then takes as y. It reports false if
+// x or ŷ is not finite.
 func (b *batch) start(s int, st *sampleState) bool {
 	a := b.a
 	xs, yhat := row(b.x, s), row(b.yhat, s)
-	copy(st.y, yhat)
-	clear(st.y[a.ny:])
-	copy(st.yT, st.y)
+	copy(st.yT, yhat)
+	clear(st.yT[a.ny:])
 	*st.scalars = scalars{init: true}
 	if !allFinite(xs) || !allFinite(yhat) {
 		b.flags[s] |= flagBadInput
@@ -360,6 +376,7 @@ func (b *batch) start(s int, st *sampleState) bool {
 func (b *batch) check(ws *workspace, s int, st *sampleState) {
 	a := b.a
 	xs := row(b.x, s)
+	copy(st.y, st.yT)
 	if fc, ok := a.c.(feasibilityChecker); ok {
 		fc.feasibility(xs, st.y[:a.ny], st.c)
 	} else {
@@ -370,6 +387,7 @@ func (b *batch) check(ws *workspace, s int, st *sampleState) {
 		return
 	}
 	b.beforeMax[s], b.beforeSum[s] = absStats(st.c)
+	st.measure = a.s.Measure.reduce(st.c)
 	b.finish(ws, s, st)
 }
 
@@ -385,7 +403,7 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 			b.flags[s] |= flagBadConstraint
 			return nextDone
 		}
-		copy(st.c, cT)
+		st.take(cT)
 		st.init, st.jAtY = false, true
 		b.beforeMax[s], b.beforeSum[s] = absStats(st.c)
 		st.measure = a.s.Measure.reduce(st.c)
@@ -414,8 +432,7 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 		b.finish(ws, s, st)
 		return nextDone
 	}
-	copy(st.y, st.yT)
-	copy(st.c, cT)
+	st.take(cT)
 	st.J = JT
 	st.jAtY = true
 	st.depth++
@@ -491,7 +508,7 @@ func (b *batch) finish(ws *workspace, s int, st *sampleState) {
 	copy(row(b.dst, s), st.y[:a.ny])
 	b.depth[s] = st.depth
 	b.afterMax[s], b.afterSum[s] = absStats(st.c)
-	if a.s.Measure.reduce(st.c) > a.s.Tol {
+	if st.measure > a.s.Tol {
 		b.flags[s] |= flagNotConverged
 	}
 }

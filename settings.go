@@ -40,7 +40,9 @@ func (m Measure) reduce(c []float64) float64 {
 		return r
 	}
 	for _, v := range c {
-		r = math.Max(r, math.Abs(v))
+		if v = math.Abs(v); v > r || v != v {
+			r = v
+		}
 	}
 	return r
 }

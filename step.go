@@ -531,9 +531,11 @@ func allZero(v []float64) bool {
 	return true
 }
 
+// allFinite reports whether no element of v is NaN or ±Inf (for which
+// x − x is NaN).
 func allFinite(v []float64) bool {
 	for _, x := range v {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
+		if x-x != 0 {
 			return false
 		}
 	}
