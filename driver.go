@@ -48,7 +48,7 @@ type sampleState struct {
 	// swap makes accept swap (y, yT) and (c, cT) instead of copying:
 	// the state lives in a workspace, not in per-sample arrays.
 	swap bool
-	*scalars
+	scalars
 }
 
 // take makes the trial point yT, with residual cT, the iterate.
@@ -305,9 +305,7 @@ func (b *batch) runSample(ws *workspace, s int) (ok bool) {
 		}
 	}()
 	a := b.a
-	st := &ws.st
-	st.y, st.c, st.yT, st.cT, st.J, st.delta = ws.y, ws.c, ws.yNew, ws.cNew, ws.b, ws.dir
-	st.scalars, st.swap = &ws.sc, true
+	st := &ws.st // its buffers were set by newWorkspace; accept swaps them
 	if !b.start(s, st) {
 		return true
 	}
@@ -362,7 +360,7 @@ func (b *batch) start(s int, st *sampleState) bool {
 	xs, yhat := row(b.x, s), row(b.yhat, s)
 	copy(st.yT, yhat)
 	clear(st.yT[a.ny:])
-	*st.scalars = scalars{init: true}
+	st.scalars = scalars{init: true}
 	if !allFinite(xs) || !allFinite(yhat) {
 		b.flags[s] |= flagBadInput
 		return false

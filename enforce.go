@@ -240,7 +240,6 @@ func (a *AdaNP) ProjectTrace(dst, x, yhat *mat.Dense, tr *Trace) (Stats, error) 
 // allocates.
 type workspace struct {
 	st       sampleState
-	sc       scalars
 	y, yNew  []float64 // n
 	c, cNew  []float64 // nc
 	b        []float64 // nc·n
@@ -272,7 +271,7 @@ type workspace struct {
 func (a *AdaNP) newWorkspace() *workspace {
 	n, nc, nx := a.n, a.nc, a.nx
 	vn := func() []float64 { return make([]float64, n) }
-	return &workspace{
+	ws := &workspace{
 		y: vn(), yNew: vn(),
 		c: make([]float64, nc), cNew: make([]float64, nc),
 		b: make([]float64, nc*n), dir: vn(),
@@ -291,6 +290,8 @@ func (a *AdaNP) newWorkspace() *workspace {
 		hMu: vn(), hW: vn(), bbar: make([]float64, nc*n),
 		u: vn(), r: vn(), z: vn(), pk: vn(), hpk: vn(),
 	}
+	ws.st = sampleState{y: ws.y, c: ws.c, yT: ws.yNew, cT: ws.cNew, J: ws.b, delta: ws.dir, swap: true}
+	return ws
 }
 
 // factor is a factorisation of G: the Cholesky factor in the lower

@@ -59,7 +59,7 @@ func (l *lockstep) state(s int) (sampleState, []float64) {
 		yT: l.yT[s*n : (s+1)*n], cT: nil,
 		J:       l.ja[p*nc*n : (p+1)*nc*n],
 		delta:   l.delta[s*n : (s+1)*n],
-		scalars: &l.sc[s],
+		scalars: l.sc[s],
 	}, l.ca[p*nc : (p+1)*nc]
 }
 
@@ -68,7 +68,9 @@ func (l *lockstep) run(b *batch, be BatchEvaluator, rows int) error {
 	l.reset(b, be, rows)
 	for s := 0; s < rows; s++ {
 		st, _ := l.state(s)
-		if b.start(s, &st) {
+		ok := b.start(s, &st)
+		l.sc[s] = st.scalars
+		if ok {
 			l.act = append(l.act, s)
 			l.next[s] = nextEval
 		}
@@ -151,5 +153,6 @@ func (l *lockstep) runSample(ws *workspace, s int) (ok bool) {
 	case l.phase == phaseAccept:
 		l.next[s] = b.accept(ws, s, &st, cT, st.J)
 	}
+	l.sc[s] = st.scalars
 	return true
 }
