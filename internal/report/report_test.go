@@ -2,11 +2,13 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -97,4 +99,17 @@ func TestSavePlot(t *testing.T) {
 			assert.True(t, strings.Contains(err.Error(), tc.want), err.Error())
 		})
 	}
+}
+
+func TestMedianTime(t *testing.T) {
+	calls := 0
+	d, err := MedianTime(3, func() error { calls++; return nil })
+	require.NoError(t, err)
+	assert.Equal(t, 4, calls, "one warm-up and three timed calls")
+	assert.GreaterOrEqual(t, d, time.Duration(0))
+	_, err = MedianTime(0, func() error { return nil })
+	assert.Error(t, err)
+	boom := errors.New("boom")
+	_, err = MedianTime(2, func() error { return boom })
+	assert.ErrorIs(t, err, boom)
 }
