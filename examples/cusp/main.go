@@ -57,7 +57,7 @@ type options struct {
 
 // defaults returns the paper's setting (that of §5.1).
 func defaults() options {
-	return options{epochs: 50000, n: 100, nTest: 100000, width: 64, seeds: 1, logLines: 5, act: "relu", lr: 1e-3, lambdaD: 0.5, seed: 1, out: "out/cusp"}
+	return options{epochs: 50000, n: 100, nTest: 100000, width: 64, seeds: 1, logLines: 5, act: "relu", lr: 1e-3, lambdaD: 0.5, seed: 1, out: filepath.Join(os.TempDir(), "enforce-figures", "cusp")}
 }
 
 func main() {

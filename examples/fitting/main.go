@@ -80,7 +80,7 @@ var (
 func defaults() options {
 	return options{
 		epochs: 50000, n: 100, nTest: 100000, width: 64, act: "relu", lr: 1e-3, lambdaD: 0.5, softLambda: 1,
-		pyTorchInit: true, seed: 1, seeds: 1, logLines: 5, out: "out/fitting",
+		pyTorchInit: true, seed: 1, seeds: 1, logLines: 5, out: filepath.Join(os.TempDir(), "enforce-figures", "fitting"),
 	}
 }
 

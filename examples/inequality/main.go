@@ -107,7 +107,7 @@ func main() {
 func defaults() options {
 	return options{
 		epochs: 500, n: 1200, nTest: 300, width: 64, batch: 128, seeds: 1, logLines: 5,
-		lr: 1e-3, lambdaD: 0.5, softLambda: 1, seed: 1, out: "out/inequality", standardize: true,
+		lr: 1e-3, lambdaD: 0.5, softLambda: 1, seed: 1, out: filepath.Join(os.TempDir(), "enforce-figures", "inequality"), standardize: true,
 	}
 }
 
