@@ -87,6 +87,21 @@ func MAPE(pred, truth mat.Matrix) float64 {
 	return 100 * s / float64(count)
 }
 
+// RelL1 returns the relative L1 error 100 %·Σ|y* − ỹ|/Σ|y*| over all
+// samples and outputs: a percentage error that, unlike MAPE, stays
+// meaningful when targets cross zero.
+func RelL1(pred, truth mat.Matrix) float64 {
+	n, m := checkSameShape(pred, truth)
+	var num, den float64
+	for i := range n {
+		for j := range m {
+			num += math.Abs(truth.At(i, j) - pred.At(i, j))
+			den += math.Abs(truth.At(i, j))
+		}
+	}
+	return 100 * num / den
+}
+
 // NRMSE returns the paper's normalised root-mean-square error in percent,
 // 100 %·RMSE/σ_y, per output and averaged over the m outputs, where σ_y is
 // the population standard deviation of that output's targets.

@@ -14,16 +14,16 @@ import (
 func TestRegressionMetrics(t *testing.T) {
 	truth := mat.NewDense(4, 2, []float64{1, 10, 2, 20, 3, 30, 4, 40})
 	for _, tc := range []struct {
-		name                 string
-		pred                 []float64
-		mse, r2, mape, nrmse float64
+		name                        string
+		pred                        []float64
+		mse, r2, mape, nrmse, relL1 float64
 	}{
-		{"exact", []float64{1, 10, 2, 20, 3, 30, 4, 40}, 0, 1, 0, 0},
+		{"exact", []float64{1, 10, 2, 20, 3, 30, 4, 40}, 0, 1, 0, 0, 0},
 		// Output 1 off by +0.5 everywhere, output 2 exact: MSE = 0.25/2,
 		// SS_res = 1, SS_tot = 5 → R² = (0.8 + 1)/2; MAPE = 50·(1/1 + 1/2
 		// + 1/3 + 1/4)/8·…; NRMSE = 100·(0.5/√1.25)/2.
 		{"offset", []float64{1.5, 10, 2.5, 20, 3.5, 30, 4.5, 40}, 0.125, 0.9,
-			100 * 0.5 * (1 + 0.5 + 1.0/3 + 0.25) / 8, 100 * 0.5 / math.Sqrt(1.25) / 2},
+			100 * 0.5 * (1 + 0.5 + 1.0/3 + 0.25) / 8, 100 * 0.5 / math.Sqrt(1.25) / 2, 100 * 2.0 / 110},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pred := mat.NewDense(4, 2, tc.pred)
@@ -31,6 +31,7 @@ func TestRegressionMetrics(t *testing.T) {
 			assert.InDelta(t, tc.r2, R2(pred, truth), 1e-14)
 			assert.InDelta(t, tc.mape, MAPE(pred, truth), 1e-12)
 			assert.InDelta(t, tc.nrmse, NRMSE(pred, truth), 1e-12)
+			assert.InDelta(t, tc.relL1, RelL1(pred, truth), 1e-12)
 		})
 	}
 	assert.Panics(t, func() { MSE(mat.NewDense(2, 2, nil), truth) }, "shape mismatch")
