@@ -38,7 +38,7 @@ type Figure struct {
 }
 
 // SavePlot draws the series into a new plot described by fig and saves it
-// to path; the format follows the extension (.png, .svg, .pdf). It returns
+// to path, with the legend top right above the data; the format follows the extension (.png, .svg, .pdf). It returns
 // an error for a series with mismatched or non-finite coordinates,
 // non-positive values on a logarithmic axis, or when the file cannot be
 // written.
@@ -93,6 +93,12 @@ func SavePlot(path string, fig Figure, series ...Series) error {
 		if s.Label != "" {
 			p.Legend.Add(s.Label, l)
 		}
+	}
+	// Headroom above the data for the legend, which sits top right.
+	if fig.LogY {
+		p.Y.Max *= math.Pow(p.Y.Max/p.Y.Min, 0.35)
+	} else {
+		p.Y.Max += 0.35 * (p.Y.Max - p.Y.Min)
 	}
 	w, h := fig.Width, fig.Height
 	if w <= 0 {

@@ -113,3 +113,13 @@ func TestMedianTime(t *testing.T) {
 	_, err = MedianTime(2, func() error { return boom })
 	assert.ErrorIs(t, err, boom)
 }
+
+func TestSavePlotFlat(t *testing.T) {
+	for _, logY := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "flat.png")
+		require.NoError(t, SavePlot(path, Figure{LogY: logY}, Series{X: []float64{1, 2}, Y: []float64{3, 3}}))
+		info, err := os.Stat(path)
+		require.NoError(t, err)
+		assert.Positive(t, info.Size())
+	}
+}
