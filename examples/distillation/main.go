@@ -306,8 +306,7 @@ func figures(dir string, testSet problems.Dataset, results map[train.Mode][]resu
 		{"distillation_loss.png", report.Figure{Title: "Training loss (standardised units)", XLabel: "epoch", YLabel: "loss", LogY: true},
 			report.HistorySeries(func(e train.Epoch) float64 { return e.Loss }, true, runs...)},
 		{"distillation_depth.png", report.Figure{Title: "ENFORCE: AdaNP depth and share of projected batches", XLabel: "epoch", YLabel: "NP steps / share"},
-			append(report.HistorySeries(func(e train.Epoch) float64 { return e.Depth }, false, enf...),
-				report.HistorySeries(func(e train.Epoch) float64 { return e.Projected }, false, enf...)...)},
+			depthAndShare(enf)},
 	}
 	var names []string
 	for _, pl := range plots {
@@ -329,4 +328,17 @@ func figures(dir string, testSet problems.Dataset, results map[train.Mode][]resu
 	}
 	fmt.Fprintf(stdout, "\nwrote %v and distillation_history.csv to %s\n", names, dir)
 	return nil
+}
+
+// depthAndShare returns, for each ENFORCE run, its mean AdaNP depth and
+// its share of projected batches against the epoch.
+func depthAndShare(runs []report.Run) []report.Series {
+	depth := report.HistorySeries(func(e train.Epoch) float64 { return e.Depth }, false, runs...)
+	share := report.HistorySeries(func(e train.Epoch) float64 { return e.Projected }, false, runs...)
+	for i := range depth {
+		depth[i].Label += ": depth"
+		share[i].Label += ": share projected"
+		share[i].Dashed = true
+	}
+	return append(depth, share...)
 }

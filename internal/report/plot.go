@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -52,11 +53,11 @@ func SavePlot(path string, fig Figure, series ...Series) error {
 	p.Y.Label.Text = fig.YLabel
 	if fig.LogX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Tick.Marker = logTicks{}
 	}
 	if fig.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = logTicks{}
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
@@ -111,6 +112,27 @@ func SavePlot(path string, fig Figure, series ...Series) error {
 		return fmt.Errorf("report: %q has no file extension to choose a format", path)
 	}
 	return p.Save(vg.Length(w)*vg.Inch, vg.Length(h)*vg.Inch, path)
+}
+
+// logTicks are plot.LogTicks labelled exactly: 0.01, 0.1, 1, 10, 100 and
+// 1e-05, 1e+06 beyond (plot.LogTicks prints 9.999999999999999e-05).
+type logTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.LogTicks{}.Ticks(lo, hi)
+	for i, t := range ticks {
+		if t.Label == "" {
+			continue
+		}
+		e := int(math.Round(math.Log10(t.Value)))
+		if e >= -3 && e <= 3 {
+			ticks[i].Label = strconv.FormatFloat(math.Pow10(e), 'f', max(0, -e), 64)
+		} else {
+			ticks[i].Label = fmt.Sprintf("1e%+03d", e)
+		}
+	}
+	return ticks
 }
 
 // points validates s against fig's scales and returns its coordinates.

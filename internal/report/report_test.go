@@ -123,3 +123,13 @@ func TestSavePlotFlat(t *testing.T) {
 		assert.Positive(t, info.Size())
 	}
 }
+
+func TestLogTicks(t *testing.T) {
+	var labels []string
+	for _, tick := range (logTicks{}).Ticks(2e-5, 300) {
+		if tick.Label != "" {
+			labels = append(labels, tick.Label)
+		}
+	}
+	assert.Equal(t, []string{"1e-04", "0.001", "0.01", "0.1", "1", "10", "100", "1000"}, labels)
+}
