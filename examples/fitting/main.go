@@ -16,8 +16,8 @@
 //
 // By default it uses the paper's setting: a 1×64 ReLU backbone initialised
 // as PyTorch does, 100 training and 100,000 test points, 50,000
-// full-batch Adam epochs at learning rate 1e-3 (about 25 s per model on
-// two cores). -quick trains a 1×32 tanh backbone on 200 standardised
+// full-batch Adam epochs at learning rate 1e-3 (35–45 s per model on a
+// shared two-core machine). -quick trains a 1×32 tanh backbone on 200 standardised
 // points for 1500 epochs at learning rate 1e-2, in a few seconds.
 //
 // -sweep adds the study of the training hyperparameters (the paper's
