@@ -129,8 +129,8 @@ func NRMSE(pred, truth mat.Matrix) float64 {
 // evalRows evaluates c at every row of x and y and calls f with the
 // sample index and its residual vector.
 func evalRows(c enforce.Constraint, x, y *mat.Dense, f func(i int, r []float64)) error {
-	if c == nil {
-		return errors.New("report: nil constraint")
+	if c == nil || y == nil {
+		return errors.New("report: nil constraint or predictions")
 	}
 	cnx, cny, nc := c.Dims()
 	n, ny := y.Dims()
@@ -139,6 +139,9 @@ func evalRows(c enforce.Constraint, x, y *mat.Dense, f func(i int, r []float64))
 	}
 	var xr []float64
 	if cnx > 0 {
+		if x == nil {
+			return fmt.Errorf("report: the constraint reads nx=%d inputs, but x is nil", cnx)
+		}
 		xn, nx := x.Dims()
 		if xn != n || nx != cnx {
 			return fmt.Errorf("report: x is %d×%d, want %d×%d", xn, nx, n, cnx)
@@ -190,8 +193,8 @@ func Residual(c enforce.Constraint, x, y *mat.Dense) (mean, max float64, err err
 // "Infeas. g_j [%]" uses tol = 0). It returns an error for mismatched
 // dimensions or a non-finite g.
 func Infeasible(g enforce.Constraint, x, y *mat.Dense, tol float64) ([]float64, error) {
-	if g == nil {
-		return nil, errors.New("report: nil constraint")
+	if g == nil || y == nil {
+		return nil, errors.New("report: nil constraint or predictions")
 	}
 	_, _, nc := g.Dims()
 	counts := make([]float64, nc)

@@ -73,4 +73,10 @@ func TestResidualAndInfeasible(t *testing.T) {
 	assert.ErrorContains(t, err, "sample 0")
 	_, err = Infeasible(nil, nil, y, 0)
 	assert.Error(t, err)
+	withX, err := enforce.Linear(1, mat.NewDense(1, 2, []float64{1, -1}), nil)
+	require.NoError(t, err)
+	_, _, err = Residual(withX, nil, y)
+	assert.ErrorContains(t, err, "x is nil")
+	_, _, err = Residual(withX, mat.NewDense(3, 1, nil), y)
+	assert.ErrorContains(t, err, "x is 3×1")
 }
