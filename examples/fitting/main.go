@@ -159,7 +159,7 @@ func run(o options, stdout, progress io.Writer) error {
 		return err
 	}
 	if o.seeds < 1 || o.n < 10 || o.nTest < 2 || o.epochs < 1 || o.width < 1 || o.sweepEpochs < 0 {
-		return fmt.Errorf("-seeds, -epochs and -width must be positive, -n at least 10, -ntest at least 2")
+		return fmt.Errorf("-seeds, -epochs and -width must be positive, -n at least 10, -ntest at least 2, -sweepepochs not negative")
 	}
 	p := problems.FittingEquality{}
 	e := &experiment{o: o, hidden: hidden, p: p, trainSet: p.Sample(o.n, o.seed), testSet: p.Sample(o.nTest, o.seed+1_000_003), progress: progress}
