@@ -1,0 +1,77 @@
+//go:build ipopt
+
+package ipopt
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/enforce-nn/enforce/problems"
+	"github.com/enforce-nn/enforce/solvers"
+)
+
+// TestAgreesWithSQP solves instances of both nonconvex benchmarks with
+// IPOPT and with the pure-Go SQP from the same starting point: both must
+// succeed, be feasible, and reach the same objective (to 1e-6 relative;
+// both are local methods, and on these instances they find the same
+// local minimum).
+func TestAgreesWithSQP(t *testing.T) {
+	type instance struct {
+		name string
+		nlp  func(x []float64) solvers.NLP
+		xs   func(n int) [][]float64
+	}
+	var cases []instance
+	sizes := [][2]int{{20, 8}, {40, 30}}
+	if !testing.Short() {
+		sizes = append(sizes, [2]int{100, 50}, [2]int{100, 70})
+	}
+	for _, sz := range sizes {
+		lin, err := problems.NewNonconvexLinear(sz[0], sz[1], 1)
+		require.NoError(t, err)
+		quad, err := problems.NewNonconvexQuadratic(sz[0], sz[1], 1)
+		require.NoError(t, err)
+		cases = append(cases,
+			instance{lin.Name(), func(x []float64) solvers.NLP { return solvers.Linear(lin, x) },
+				func(n int) [][]float64 { return rowsOf(lin.SampleX(n, 2).RawRowView, n) }},
+			instance{quad.Name(), func(x []float64) solvers.NLP { return solvers.Quadratic(quad, x) },
+				func(n int) [][]float64 { return rowsOf(quad.SampleX(n, 2).RawRowView, n) }},
+		)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for i, x := range tc.xs(3) {
+				nlp := tc.nlp(x)
+				y0, err := solvers.LeastNormStart(nlp)
+				require.NoError(t, err)
+				want, err := solvers.Solve(nlp, y0, nil)
+				require.NoError(t, err)
+				got, err := Solver{}.Solve(nlp, y0)
+				require.NoError(t, err)
+				require.Equal(t, solvers.Success, want.Status, "SQP, sample %d", i)
+				require.Equal(t, solvers.Success, got.Status, "IPOPT, sample %d", i)
+				assert.Less(t, got.MaxViolation, 1e-7, "IPOPT feasible, sample %d", i)
+				assert.InDelta(t, want.Objective, got.Objective, 1e-6*(1+math.Abs(want.Objective)), "sample %d", i)
+				t.Logf("sample %d: SQP %.8f (%d it, %v), IPOPT %.8f (%d it, %v)", i,
+					want.Objective, want.Iterations, want.Runtime, got.Objective, got.Iterations, got.Runtime)
+			}
+		})
+	}
+}
+
+func rowsOf(row func(int) []float64, n int) [][]float64 {
+	out := make([][]float64, n)
+	for i := range out {
+		out[i] = row(i)
+	}
+	return out
+}
+
+// TestMalformed checks the errors for bad input.
+func TestMalformed(t *testing.T) {
+	_, err := Solver{}.Solve(solvers.NLP{N: 2, M: 3}, []float64{0, 0})
+	assert.Error(t, err)
+}
