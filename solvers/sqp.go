@@ -85,7 +85,7 @@ const (
 	// DefaultFeasTol bounds max|c| at a solution.
 	DefaultFeasTol = 1e-9
 	// DefaultMaxIterations bounds the SQP iterations.
-	DefaultMaxIterations = 200
+	DefaultMaxIterations = 1000
 )
 
 // Settings configures Solve. The zero value means the defaults.
@@ -137,14 +137,14 @@ type Result struct {
 // exact Hessian of the Lagrangian and an ℓ₁ merit line search.
 //
 // Each iteration factors Jᵀ = [Q₁ Q₂][R; 0] (Householder QR), takes the
-// least-norm step p_r = −Q₁R⁻ᵀc towards c = 0 and the Newton step
-// p_z = −(Q₂ᵀHQ₂ + δI)⁻¹Q₂ᵀ(∇f + H p_r) in the null space, where H is the
-// Hessian of the Lagrangian and the shift δ ≥ 0 is the smallest of
-// 0, 10⁻⁸·s, 10⁻⁷·s, … (s = 1 + max|H_ij|) for which the reduced Hessian
-// is positive definite, so d = p_r + Q₂p_z is a descent direction of the
-// merit function φ = f + μ‖c‖₁ for μ above the multipliers' size. A full
-// step is tried first, then one second-order correction
-// −Q₁R⁻ᵀc(y + d), then backtracking with Armijo's rule.
+// least-norm step p_r = −Q₁R⁻ᵀc towards c = 0 and a modified Newton step
+// p_z = −H̃⁻¹Q₂ᵀ(∇f + H p_r) in the null space, where H is the Hessian of
+// the Lagrangian and H̃ is the reduced Hessian Q₂ᵀHQ₂ with its eigenvalues
+// θ replaced by max(|θ|, 10⁻⁶·max|θ|, 10⁻⁸) (so d = p_r + Q₂p_z is a
+// descent direction of the merit function φ = f + μ‖c‖₁ for a large enough
+// μ, chosen as in Nocedal & Wright, eq. 18.36), and ‖p_z‖₂ is capped at
+// 10·(1 + ‖y‖₂). A full step is tried first, then one second-order
+// correction −Q₁R⁻ᵀc(y + d), then backtracking with Armijo's rule.
 //
 // It stops with Success when max|c| ≤ FeasTol and ‖∇f + Jᵀλ‖∞ ≤ Tol with
 // least-squares multipliers λ. Near a nondegenerate local minimum the
@@ -187,7 +187,7 @@ func Solve(p NLP, init []float64, settings *Settings) (*Result, error) {
 			res.Status = NumericalFailure
 			return res, nil
 		}
-		mu = math.Max(mu, 1.1*floats.Norm(w.lambdaNext, math.Inf(1))+1e-6)
+		mu = math.Max(mu, w.penalty())
 		if !w.lineSearch(mu, res) {
 			res.Status = LineSearchFailure
 			return res, nil
@@ -205,9 +205,9 @@ type workspace struct {
 	p    NLP
 	n, m int
 
-	y, trial, soc     []float64
-	f                 float64
-	g, c, jac, hess   []float64
+	y, trial, soc      []float64
+	f                  float64
+	g, c, jac, hess    []float64
 	lambda, lambdaNext []float64
 	d, tmpN, tmpM, cT  []float64
 
@@ -323,6 +323,7 @@ func (w *workspace) direction() bool {
 		var hq mat.Dense
 		hq.Mul(h, w.q2)
 		hz := mat.NewSymDense(k, nil)
+
 		var hzd mat.Dense
 		hzd.Mul(w.q2.T(), &hq)
 		for i := range k {
@@ -330,31 +331,27 @@ func (w *workspace) direction() bool {
 				hz.SetSym(i, j, 0.5*(hzd.At(i, j)+hzd.At(j, i)))
 			}
 		}
-		scale := 1 + mat.Norm(hz, math.Inf(1))
-		var chol mat.Cholesky
-		shifted := mat.NewSymDense(k, nil)
-		ok := false
-		for delta := 0.0; delta < 1e20*scale; {
-			shifted.CopySym(hz)
-			for i := range k {
-				shifted.SetSym(i, i, hz.At(i, i)+delta)
-			}
-			if chol.Factorize(shifted) {
-				ok = true
-				break
-			}
-			if delta == 0 {
-				delta = 1e-8 * scale
-			} else {
-				delta *= 10
-			}
-		}
-		if !ok {
+		var eig mat.EigenSym
+		if !eig.Factorize(hz, true) {
 			return false
+		}
+		vals := eig.Values(nil)
+		var vecs mat.Dense
+		eig.VectorsTo(&vecs)
+		floor := 1e-8
+		for _, v := range vals {
+			floor = math.Max(floor, minEigenRatio*math.Abs(v))
+		}
+		// p_z = −V diag(1/max(|θ_i|, floor)) Vᵀ rg.
+		var coef mat.VecDense
+		coef.MulVec(vecs.T(), &rg)
+		for i, v := range vals {
+			coef.SetVec(i, coef.AtVec(i)/math.Max(math.Abs(v), floor))
 		}
 		var pz mat.VecDense
-		if err := chol.SolveVecTo(&pz, &rg); err != nil {
-			return false
+		pz.MulVec(&vecs, &coef)
+		if limit := maxStepRatio * (1 + floats.Norm(w.y, 2)); pz.Norm(2) > limit {
+			pz.ScaleVec(limit/pz.Norm(2), &pz)
 		}
 		dv := mat.NewVecDense(n, w.d)
 		var qp mat.VecDense
@@ -367,6 +364,21 @@ func (w *workspace) direction() bool {
 	floats.Add(hd, w.g)
 	w.leastSquaresMultipliers(hd, w.lambdaNext)
 	return allFinite(w.d) && allFinite(w.lambdaNext)
+}
+
+// penalty returns the smallest ℓ₁ penalty weight for which d is a
+// descent direction of the merit function with a margin (Nocedal &
+// Wright, Numerical Optimization, eq. 18.36 with ρ = 0.1):
+// max(1.1‖λ‖∞, (∇fᵀd + ½max(dᵀHd, 0))/(0.9‖c‖₁)) + 1e-6.
+func (w *workspace) penalty() float64 {
+	mu := 1.1 * floats.Norm(w.lambdaNext, math.Inf(1))
+	if c1 := floats.Norm(w.c, 1); c1 > 0 {
+		hd := mat.NewVecDense(w.n, w.tmpN)
+		hd.MulVec(mat.NewDense(w.n, w.n, w.hess), mat.NewVecDense(w.n, w.d))
+		curv := math.Max(floats.Dot(w.d, w.tmpN), 0)
+		mu = math.Max(mu, (floats.Dot(w.g, w.d)+0.5*curv)/(0.9*c1))
+	}
+	return mu + 1e-6
 }
 
 // merit evaluates φ = f + μ‖c‖₁ at y; NaN if not finite.
@@ -445,6 +457,14 @@ func identity(n int) *mat.Dense {
 	}
 	return id
 }
+
+// minEigenRatio bounds the modified reduced Hessian's eigenvalues below
+// relative to its largest, and maxStepRatio bounds the null-space step
+// relative to 1 + ‖y‖₂.
+const (
+	minEigenRatio = 1e-6
+	maxStepRatio  = 10
+)
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
