@@ -1,0 +1,412 @@
+// Package optexp runs the ENFORCE paper's optimisation experiments
+// (§5.3, Tables 3–4 and the appendix scaling tables) for the commands
+// examples/nonconvex-linear and examples/nonconvex-quadratic: reference
+// optima by solvers.Solve, then MLP, Soft (λ_C sweep), DC3 (linear only)
+// and ENFORCE trained unsupervised on the objective, evaluated on one
+// batch of test inputs.
+package optexp
+
+import (
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
+	"gorgonia.org/gorgonia"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/dc3"
+	"github.com/enforce-nn/enforce/layers"
+	"github.com/enforce-nn/enforce/problems"
+	"github.com/enforce-nn/enforce/solvers"
+	"github.com/enforce-nn/enforce/train"
+)
+
+// Size is one problem size (N_O, N_C).
+type Size struct{ NO, NC int }
+
+// Paper holds the paper's numbers for one method at one size: objective
+// and max equality violation (NaN where the paper reports none).
+type Paper struct{ Obj, MaxEq float64 }
+
+// Experiment describes one of the two benchmarks.
+type Experiment struct {
+	// Name is "linear" or "quadratic".
+	Name string
+	// Sizes are the paper's sizes.
+	Sizes []Size
+	// Build returns the instance of a size, its constraint and the
+	// reference NLP of one input.
+	Build func(s Size, seed uint64) (Instance, error)
+	// Paper[method][size index] are the paper's numbers.
+	Paper map[string][]Paper
+	// DC3 says whether the DC3 baseline applies.
+	DC3 bool
+}
+
+// Instance is one drawn problem.
+type Instance struct {
+	Objective  problems.SineQuadratic
+	Constraint enforce.Constraint
+	SampleX    func(n int, seed uint64) *mat.Dense
+	NLP        func(x []float64) solvers.NLP
+	Linear     *problems.NonconvexLinear // for DC3; nil otherwise
+}
+
+// Options are the command-line settings.
+type Options struct {
+	Epochs, DC3Epochs, NTrain, NTest, NRef, Batch, Seeds, Width int
+	LR                                                          float64
+	Soft                                                        []float64
+	Sizes                                                       string
+	Out                                                         string
+	Seed                                                        uint64
+}
+
+// Main parses the flags, runs the experiment and exits on error.
+func Main(e Experiment) {
+	var o Options
+	quick := flag.Bool("quick", false, "a reduced run (under a minute): the smallest size, 400 training inputs, 20 epochs")
+	flag.IntVar(&o.Epochs, "epochs", 1000, "epochs for MLP, Soft and ENFORCE (the paper: 1000)")
+	flag.IntVar(&o.DC3Epochs, "dc3epochs", 3500, "epochs for DC3 (the paper: 3500)")
+	flag.IntVar(&o.NTrain, "ntrain", 8334, "training inputs (DC3's split of 10,000: 8334 train, 833 valid, 833 test)")
+	flag.IntVar(&o.NTest, "ntest", 833, "test inputs, one inference batch (the paper: 833)")
+	flag.IntVar(&o.NRef, "nref", 833, "test inputs solved by the reference solver (first rows of the test batch)")
+	flag.IntVar(&o.Batch, "batch", 200, "batch size (the paper: 200)")
+	flag.IntVar(&o.Width, "width", 200, "width of the 2 hidden ReLU layers (the paper: 200)")
+	flag.Float64Var(&o.LR, "lr", 1e-4, "Adam learning rate (the paper: 1e-4)")
+	flag.IntVar(&o.Seeds, "seeds", 1, "model seeds; mean ± std over them (the paper: 5)")
+	flag.StringVar(&o.Sizes, "sizes", "", "comma-separated indices into the paper's sizes (default: all)")
+	flag.StringVar(&o.Out, "out", "", "directory for the per-epoch history CSV files (none if empty)")
+	flag.Uint64Var(&o.Seed, "seed", 1, "seed of the problem instance and the data")
+	softs := flag.String("soft", "5,1,0.1", "λ_C values of the Soft baseline (the paper: 5, 1, 0.1)")
+	flag.Parse()
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *quick {
+		def := func(name string, apply func()) {
+			if !set[name] {
+				apply()
+			}
+		}
+		def("epochs", func() { o.Epochs = 20 })
+		def("dc3epochs", func() { o.DC3Epochs = 20 })
+		def("ntrain", func() { o.NTrain = 400 })
+		def("ntest", func() { o.NTest = 200 })
+		def("nref", func() { o.NRef = 20 })
+		def("width", func() { o.Width = 64 })
+		def("lr", func() { o.LR = 1e-3 })
+		def("sizes", func() { o.Sizes = "0" })
+		def("soft", func() { *softs = "1" })
+	}
+	for _, s := range splitComma(*softs) {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bad -soft:", err)
+			os.Exit(2)
+		}
+		o.Soft = append(o.Soft, v)
+	}
+	if err := Run(os.Stdout, os.Stderr, e, o); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func splitComma(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ',' {
+			if i > start {
+				out = append(out, s[start:i])
+			}
+			start = i + 1
+		}
+	}
+	return out
+}
+
+// metrics are one model's numbers on the test batch.
+type metrics struct {
+	obj, gap, maxEq, meanEq, infer, train float64
+}
+
+// Run runs the experiment with options o, writing the tables to w and
+// progress to progress.
+func Run(w, progress io.Writer, e Experiment, o Options) error {
+	if o.Seeds < 1 || o.NTest < 1 || o.NRef < 0 || o.NRef > o.NTest || o.NTrain < o.Batch {
+		return fmt.Errorf("optexp: need -seeds ≥ 1, 0 ≤ -nref ≤ -ntest, -ntrain ≥ -batch")
+	}
+	idx := make([]int, len(e.Sizes))
+	for i := range idx {
+		idx[i] = i
+	}
+	if o.Sizes != "" {
+		idx = idx[:0]
+		for _, s := range splitComma(o.Sizes) {
+			i, err := strconv.Atoi(s)
+			if err != nil || i < 0 || i >= len(e.Sizes) {
+				return fmt.Errorf("optexp: bad -sizes entry %q", s)
+			}
+			idx = append(idx, i)
+		}
+	}
+	if o.Out != "" {
+		if err := os.MkdirAll(o.Out, 0o755); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "ENFORCE §5.3 nonconvex %s benchmark: %d training / %d test inputs, x ~ U(−5, 5), 2×%d ReLU, Adam %g, batch %d, %d epochs (DC3 %d), %d seed(s)\n",
+		e.Name, o.NTrain, o.NTest, o.Width, o.LR, o.Batch, o.Epochs, o.DC3Epochs, o.Seeds)
+	for _, si := range idx {
+		s := e.Sizes[si]
+		inst, err := e.Build(s, o.Seed)
+		if err != nil {
+			return err
+		}
+		xTrain := inst.SampleX(o.NTrain, o.Seed+100)
+		xTest := inst.SampleX(o.NTest, o.Seed+200)
+
+		// Reference optima.
+		fmt.Fprintf(progress, "[%d/%d] reference: solving %d instances with solvers.Solve\n", s.NO, s.NC, o.NRef)
+		ref, err := solvers.SolveAll(solvers.SQP{}, o.NRef, 0, func(i int) (solvers.NLP, []float64, error) {
+			p := inst.NLP(xTest.RawRowView(i))
+			y0, err := solvers.LeastNormStart(p)
+			return p, y0, err
+		})
+		if err != nil {
+			return err
+		}
+		refObj := make([]float64, o.NRef)
+		var refTime, refViol float64
+		failed := 0
+		for i, r := range ref {
+			refObj[i] = r.Objective
+			refTime += r.Runtime.Seconds() / float64(o.NRef)
+			refViol = math.Max(refViol, r.MaxViolation)
+			if r.Status != solvers.Success {
+				failed++
+			}
+		}
+		_, fStar := inst.Objective.Minimizer()
+
+		rows := map[string][]metrics{}
+		var order []string
+		add := func(name string, m metrics) {
+			if _, ok := rows[name]; !ok {
+				order = append(order, name)
+			}
+			rows[name] = append(rows[name], m)
+		}
+		for seed := range o.Seeds {
+			mseed := o.Seed + uint64(seed)
+			type cfgRun struct {
+				name string
+				mode train.Mode
+				lc   float64
+			}
+			runs := []cfgRun{{"MLP", train.MLP, 0}}
+			for _, l := range o.Soft {
+				runs = append(runs, cfgRun{fmt.Sprintf("Soft (λ_C=%g)", l), train.Soft, l})
+			}
+			runs = append(runs, cfgRun{"ENFORCE", train.ENFORCE, 1})
+			for _, r := range runs {
+				m, err := trainModel(progress, inst, s, o, r.mode, r.lc, mseed, xTrain, xTest, refObj, r.name)
+				if err != nil {
+					return fmt.Errorf("%s: %w", r.name, err)
+				}
+				add(r.name, m)
+			}
+			if e.DC3 {
+				m, err := trainDC3(progress, inst, s, o, mseed, xTrain, xTest, refObj)
+				if err != nil {
+					return fmt.Errorf("DC3: %w", err)
+				}
+				add("DC3", m)
+			}
+		}
+
+		fmt.Fprintf(w, "\n(N_O, N_C) = (%d, %d): reference solvers.Solve on %d test inputs: objective %.2f ± %.2f, max eq %.1e, %.4f s per instance (one core), %d not converged; unconstrained minimum %.2f\n",
+			s.NO, s.NC, o.NRef, stat.Mean(refObj, nil), stat.StdDev(refObj, nil), refViol, refTime, failed, fStar)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "method\tobj.\tgap to ref.\tmax eq.\tmean eq.\tinf. time [s]\ttrain time [min]\tpaper obj.\tpaper max eq.\t")
+		pp := e.Paper["IPOPT"][si]
+		fmt.Fprintf(tw, "reference (IPOPT in the paper)\t%.2f\t–\t%.1e\t–\t%.4f\t–\t%.2f\t%.2f\t\n", stat.Mean(refObj, nil), refViol, refTime, pp.Obj, pp.MaxEq)
+		for _, name := range order {
+			ms := rows[name]
+			col := func(f func(metrics) float64) string {
+				v := make([]float64, len(ms))
+				for i, m := range ms {
+					v[i] = f(m)
+				}
+				if len(v) == 1 {
+					return fmt.Sprintf("%.3g", v[0])
+				}
+				return fmt.Sprintf("%.3g ± %.2g", stat.Mean(v, nil), stat.StdDev(v, nil))
+			}
+			paper := "–\t–"
+			if pv, ok := e.Paper[name]; ok {
+				paper = fmt.Sprintf("%.2f\t%.2f", pv[si].Obj, pv[si].MaxEq)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name,
+				col(func(m metrics) float64 { return m.obj }), col(func(m metrics) float64 { return m.gap }),
+				col(func(m metrics) float64 { return m.maxEq }), col(func(m metrics) float64 { return m.meanEq }),
+				col(func(m metrics) float64 { return m.infer }), col(func(m metrics) float64 { return m.train / 60 }), paper)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w, "\ngap to ref.: mean over the reference's test inputs of (obj − obj_ref)/|obj_ref|; max/mean eq.: over all test inputs and constraints of |c|; inf. time: one batch of all test inputs")
+	return nil
+}
+
+// trainModel trains one train.Model and evaluates it.
+func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train.Mode, lambdaC float64, seed uint64,
+	xTrain, xTest *mat.Dense, refObj []float64, name string) (metrics, error) {
+	trainSet := train.TrainSettings()
+	trainSet.Tol = 1e-3
+	cfg := train.Config{
+		Sizes: []int{s.NC, o.Width, o.Width, s.NO}, Hidden: layers.ReLU, PyTorchInit: true,
+		Constraint: inst.Constraint, Mode: mode, LambdaC: lambdaC,
+		Train: &trainSet, Infer: enforce.Settings{Tol: 1e-3},
+		LearnRate: o.LR, BatchSize: o.Batch, Epochs: o.Epochs, Seed: seed,
+		Progress: prefixed{progress, fmt.Sprintf("[%d/%d %s seed %d] ", s.NO, s.NC, name, seed)},
+		LogEvery: max(1, o.Epochs/5),
+	}
+	m, err := train.New(cfg)
+	if err != nil {
+		return metrics{}, err
+	}
+	start := time.Now()
+	hist, err := m.FitUnsupervised(xTrain, func(_, y *gorgonia.Node) (*gorgonia.Node, error) { return inst.Objective.ObjectiveNode(y) })
+	if err != nil {
+		return metrics{}, err
+	}
+	trainDur := time.Since(start)
+	if err := writeHistory(o.Out, fmt.Sprintf("%d-%d-%s-seed%d.csv", s.NO, s.NC, name, seed), hist); err != nil {
+		return metrics{}, err
+	}
+	start = time.Now()
+	y, _, err := m.Predict(xTest)
+	if err != nil {
+		return metrics{}, err
+	}
+	inferDur := time.Since(start)
+	met := evaluate(inst, xTest, y, refObj)
+	met.infer, met.train = inferDur.Seconds(), trainDur.Seconds()
+	return met, nil
+}
+
+// trainDC3 trains the DC3 baseline and evaluates it.
+func trainDC3(progress io.Writer, inst Instance, s Size, o Options, seed uint64, xTrain, xTest *mat.Dense, refObj []float64) (metrics, error) {
+	m, err := dc3.New(inst.Linear, dc3.Config{
+		Hidden: []int{o.Width, o.Width}, LearnRate: o.LR, BatchSize: o.Batch, Epochs: o.DC3Epochs, Seed: seed,
+		Progress: prefixed{progress, fmt.Sprintf("[%d/%d DC3 seed %d] ", s.NO, s.NC, seed)}, LogEvery: max(1, o.DC3Epochs/5),
+	})
+	if err != nil {
+		return metrics{}, err
+	}
+	defer m.Close()
+	hist, err := m.Fit(xTrain)
+	if err != nil {
+		return metrics{}, err
+	}
+	if o.Out != "" {
+		if err := writeCSV(filepath.Join(o.Out, fmt.Sprintf("%d-%d-DC3-seed%d.csv", s.NO, s.NC, seed)),
+			[]string{"epoch", "objective"}, len(hist), func(i int) []float64 { return []float64{float64(hist[i].Epoch), hist[i].Objective} }); err != nil {
+			return metrics{}, err
+		}
+	}
+	start := time.Now()
+	y, err := m.Predict(xTest)
+	if err != nil {
+		return metrics{}, err
+	}
+	met := evaluate(inst, xTest, y, refObj)
+	met.infer, met.train = time.Since(start).Seconds(), m.TrainTime().Seconds()
+	return met, nil
+}
+
+// evaluate computes the objective, the gap and the violations of y.
+func evaluate(inst Instance, x, y *mat.Dense, refObj []float64) metrics {
+	n, _ := y.Dims()
+	_, _, nc := inst.Constraint.Dims()
+	c := make([]float64, nc)
+	var m metrics
+	for i := range n {
+		f := inst.Objective.Objective(nil, y.RawRowView(i))
+		m.obj += f / float64(n)
+		if i < len(refObj) {
+			m.gap += (f - refObj[i]) / math.Abs(refObj[i]) / float64(len(refObj))
+		}
+		inst.Constraint.Eval(x.RawRowView(i), y.RawRowView(i), c, nil)
+		for _, v := range c {
+			m.maxEq = math.Max(m.maxEq, math.Abs(v))
+			m.meanEq += math.Abs(v) / float64(n*nc)
+		}
+	}
+	return m
+}
+
+// writeHistory writes a train.History as CSV into dir (nothing if dir is empty).
+func writeHistory(dir, name string, h train.History) error {
+	if dir == "" {
+		return nil
+	}
+	return writeCSV(filepath.Join(dir, name), []string{"epoch", "loss", "objective", "displacement", "residual", "depth", "projected"},
+		len(h), func(i int) []float64 {
+			e := h[i]
+			return []float64{float64(e.Epoch), e.Loss, e.Task, e.Displacement, e.Residual, e.Depth, e.Projected}
+		})
+}
+
+func writeCSV(path string, header []string, n int, row func(i int) []float64) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	cw := csv.NewWriter(f)
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	for i := range n {
+		vals := row(i)
+		rec := make([]string, len(vals))
+		for j, v := range vals {
+			rec[j] = strconv.FormatFloat(v, 'g', 8, 64)
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// prefixed prefixes every write (one progress line) with a label.
+type prefixed struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixed) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix); err != nil {
+		return 0, err
+	}
+	return p.w.Write(b)
+}
