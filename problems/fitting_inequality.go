@@ -22,7 +22,14 @@ const (
 //	g₁(x, y) = y − h(x) ≤ 0,   g₂(x, y) = −h(x) − y ≤ 0.
 //
 // The paper trains on 1200 noisy labels (SampleNoisy) and tests on 300
-// noiseless ones (Sample), both with x ~ U(0, 3π); batch 128, 500 epochs.
+// noiseless ones (Sample), both with x ~ U(0, 3π); 1×64 ReLU backbone,
+// Adam 1e-3, batch 128, 500 epochs, λ_D = 0.5, ε_T = 1e-4, ε_I = 1e-6.
+// The reference trains with the activation rule off (every batch is
+// projected: train.Config.AlwaysProject). Standardise x and y for the
+// network (train.Config.Standardize): on raw x ∈ [0, 3π] a ReLU network
+// initialised as PyTorch's reached only R² 0.73 in that budget (one seed,
+// measured by examples/inequality -standardize=false), against the
+// paper's 0.995.
 //
 // The zero value is ready to use, with the paper's noise.
 type FittingInequality struct {

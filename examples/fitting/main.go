@@ -1,5 +1,6 @@
 // Command fitting reproduces the function-fitting experiment with an
-// equality constraint of the ENFORCE paper (§5.1, Table 1): learn
+// equality constraint of the ENFORCE paper (§5.1: Table 1 and the figures
+// of §5.1.2): learn
 //
 //	y₁(x) = 2 sin(5x),   y₂(x) = −sin²(5x) − x²,   x ~ U(−2, 2),
 //
@@ -10,33 +11,49 @@
 //   - Soft: the backbone with the penalty λ_C·(1/N)Σ‖c(x, ŷ)‖², λ_C = 1;
 //   - ENFORCE: the backbone followed by AdaNP, loss
 //     (1/N)Σ‖y − ỹ‖² + λ_D·(1/N)Σ‖ŷ − ỹ‖², λ_D = 0.5, with the activation
-//     rule, training tolerance mean|c| ≤ 1e-4 and inference tolerance
-//     max|c| ≤ 1e-6.
+//     rule, training tolerance mean|c| ≤ ε_T = 1e-4 and inference
+//     tolerance max|c| ≤ ε_I = 1e-6.
 //
 // By default it uses the paper's setting: a 1×64 ReLU backbone initialised
 // as PyTorch does, 100 training and 100,000 test points, 50,000
-// full-batch Adam epochs at learning rate 1e-3 (about 70 s on two cores).
-// -quick trains a 1×32 tanh backbone on 200 standardised points for 1500
-// epochs at learning rate 1e-2, in a few seconds:
+// full-batch Adam epochs at learning rate 1e-3 (about 25 s per model on
+// two cores). -quick trains a 1×32 tanh backbone on 200 standardised
+// points for 1500 epochs at learning rate 1e-2, in a few seconds.
+//
+// -sweep adds the study of the training hyperparameters (the paper's
+// λ_D × ε_T figure and the AdaNP depth at training and inference): ENFORCE
+// for every λ_D in {0, 0.1, 0.5, 1, 2} and ε_T in {1, 1e-1, …, 1e-5}. The
+// paper names λ_D = 0.5 and 2 and the ε_T range 1 to 1e-5 but not the
+// full grid; this grid is our choice. -scarcity adds the data-scarcity
+// study: MLP and ENFORCE trained on the first 10, 25, 50 and 100 % of the
+// training points (a uniform subsample, since the points are i.i.d.); the
+// paper does not give its fractions. Both studies use -seeds seeds and
+// -epochs epochs (-sweepepochs overrides the epochs for them).
+//
+// Figures (PNG) and the per-epoch history (CSV) go to -out.
 //
 //	go run ./examples/fitting -quick
 //	go run ./examples/fitting              # the paper's scale
 //	go run ./examples/fitting -seeds 5     # mean ± std over 5 seeds, as the paper
+//	go run ./examples/fitting -sweep -scarcity -sweepepochs 10000
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
-	"slices"
-	"text/tabwriter"
+	"sort"
+	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/enforce-nn/enforce/internal/report"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems"
 	"github.com/enforce-nn/enforce/train"
@@ -44,29 +61,49 @@ import (
 
 // options are the command-line settings of one experiment.
 type options struct {
-	epochs, n, nTest, width, seeds, logLines int
-	act                                      string
-	lr, lambdaD, softLambda                  float64
-	seed                                     uint64
-	standardize, pyTorchInit                 bool
+	epochs, sweepEpochs, n, nTest, width, seeds, logLines int
+	act                                                   string
+	lr, lambdaD, softLambda                               float64
+	seed                                                  uint64
+	standardize, pyTorchInit, sweep, scarcity             bool
+	out                                                   string
+}
+
+// Grids of the optional studies.
+var (
+	sweepLambdaD  = []float64{0, 0.1, 0.5, 1, 2}
+	sweepTol      = []float64{1, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5}
+	scarcityFracs = []float64{0.1, 0.25, 0.5, 1}
+)
+
+// defaults returns the paper's setting.
+func defaults() options {
+	return options{
+		epochs: 50000, n: 100, nTest: 100000, width: 64, act: "relu", lr: 1e-3, lambdaD: 0.5, softLambda: 1,
+		pyTorchInit: true, seed: 1, seeds: 1, logLines: 5, out: filepath.Join(os.TempDir(), "enforce-figures", "fitting"),
+	}
 }
 
 func main() {
-	var o options
+	o := defaults()
 	quick := flag.Bool("quick", false, "reduced scale that finishes in well under a minute (flags given explicitly still apply)")
-	flag.IntVar(&o.epochs, "epochs", 50000, "full-batch Adam epochs per model")
-	flag.IntVar(&o.n, "n", 100, "training points (the paper: 100; the reference code: 1000)")
-	flag.IntVar(&o.nTest, "ntest", 100000, "test points")
-	flag.IntVar(&o.width, "width", 64, "width of the backbone's hidden layer")
-	flag.StringVar(&o.act, "act", "relu", "hidden activation: relu, tanh, sigmoid or identity")
-	flag.Float64Var(&o.lr, "lr", 1e-3, "Adam learning rate")
-	flag.Float64Var(&o.lambdaD, "lambdaD", 0.5, "λ_D, the weight of ENFORCE's displacement term")
-	flag.Float64Var(&o.softLambda, "soft", 1, "λ_C, the penalty weight of the Soft baseline")
-	flag.BoolVar(&o.standardize, "standardize", false, "standardise x and y for the network (constraints stay in original units)")
-	flag.BoolVar(&o.pyTorchInit, "torchinit", true, "initialise weights and biases as PyTorch's nn.Linear, as the paper's code does (false: layers' He/Glorot with zero biases)")
-	flag.Uint64Var(&o.seed, "seed", 1, "seed of the data; model seeds are seed, seed+1, …")
-	flag.IntVar(&o.seeds, "seeds", 1, "number of model seeds (the paper: 5)")
-	flag.IntVar(&o.logLines, "log", 5, "progress lines per model on stderr (0: none)")
+	flag.IntVar(&o.epochs, "epochs", o.epochs, "full-batch Adam epochs per model")
+	flag.IntVar(&o.sweepEpochs, "sweepepochs", 0, "epochs per model in -sweep and -scarcity (0: -epochs)")
+	flag.IntVar(&o.n, "n", o.n, "training points (the paper: 100; the reference code: 1000)")
+	flag.IntVar(&o.nTest, "ntest", o.nTest, "test points")
+	flag.IntVar(&o.width, "width", o.width, "width of the backbone's hidden layer")
+	flag.StringVar(&o.act, "act", o.act, "hidden activation: relu, tanh, sigmoid or identity")
+	flag.Float64Var(&o.lr, "lr", o.lr, "Adam learning rate")
+	flag.Float64Var(&o.lambdaD, "lambdaD", o.lambdaD, "λ_D, the weight of ENFORCE's displacement term")
+	flag.Float64Var(&o.softLambda, "soft", o.softLambda, "λ_C, the penalty weight of the Soft baseline")
+	flag.BoolVar(&o.standardize, "standardize", o.standardize, "standardise x and y for the network (constraints stay in original units)")
+	flag.BoolVar(&o.pyTorchInit, "torchinit", o.pyTorchInit, "initialise weights and biases as PyTorch's nn.Linear, as the paper's code does (false: layers' He/Glorot with zero biases)")
+	flag.BoolVar(&o.sweep, "sweep", false, "also run the λ_D × ε_T study (30 ENFORCE models per seed)")
+	flag.BoolVar(&o.scarcity, "scarcity", false, "also run the data-scarcity study (8 models per seed)")
+	flag.Uint64Var(&o.seed, "seed", o.seed, "seed of the data; model seeds are seed, seed+1, …")
+	flag.IntVar(&o.seeds, "seeds", o.seeds, "number of model seeds (the paper: 5)")
+	flag.IntVar(&o.logLines, "log", o.logLines, "progress lines per model on stderr (0: none)")
+	flag.StringVar(&o.out, "out", o.out, "folder for the PNG figures and the history CSV (empty: none)")
 	flag.Parse()
 	if *quick {
 		set := map[string]bool{}
@@ -77,6 +114,7 @@ func main() {
 			}
 		}
 		quickDefault("epochs", func() { o.epochs = 1500 })
+		quickDefault("sweepepochs", func() { o.sweepEpochs = 300 })
 		quickDefault("n", func() { o.n = 200 })
 		quickDefault("ntest", func() { o.nTest = 10000 })
 		quickDefault("width", func() { o.width = 32 })
@@ -84,230 +122,416 @@ func main() {
 		quickDefault("lr", func() { o.lr = 1e-2 })
 		quickDefault("standardize", func() { o.standardize = true })
 	}
-	if err := run(o); err != nil {
+	if err := run(o, os.Stdout, os.Stderr); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// metrics are the numbers of one trained model on the test set.
-type metrics struct {
-	mse, l1, mape, r2  float64
-	meanC, maxC, depth float64
-	backboneMSE        float64       // ENFORCE: the backbone alone, before AdaNP
-	predict            time.Duration // per 1000 samples
-	train              time.Duration
+// result is one trained model measured on the test set.
+type result struct {
+	mse, mape, relL1, r2, meanC, maxC, depth float64
+	backboneMSE                              float64 // ENFORCE: ŷ before AdaNP
+	predict, train                           time.Duration
+	pred                                     *mat.Dense
+	history                                  train.History
 }
 
-func run(o options) error {
+// experiment holds what every model of a run shares.
+type experiment struct {
+	o                 options
+	hidden            layers.Activation
+	p                 problems.FittingEquality
+	trainSet, testSet problems.Dataset
+	progress          io.Writer
+}
+
+// paperRows is Table 1 of the paper: MAPE [%], R², mean and max eq. [%],
+// inference time [s] per 1000 samples (mean ± std over 5 seeds).
+var paperRows = map[train.Mode][5]string{
+	train.MLP:     {"0.339 ± 0.083", "0.994 ± 0.003", "1.47 ± 0.33", "17.13 ± 3.94", "0.002 ± 0.000"},
+	train.Soft:    {"0.944 ± 0.143", "0.972 ± 0.002", "1.55 ± 0.16", "7.77 ± 0.40", "0.002 ± 0.000"},
+	train.ENFORCE: {"0.060 ± 0.028", "0.999 ± 0.000", "0.00 ± 0.00", "0.00 ± 0.00", "0.008 ± 0.003"},
+}
+
+func run(o options, stdout, progress io.Writer) error {
 	hidden, err := layers.ParseActivation(o.act)
 	if err != nil {
 		return err
 	}
-	if o.seeds < 1 || o.n < 1 || o.nTest < 1 || o.epochs < 1 {
-		return fmt.Errorf("-seeds, -n, -ntest and -epochs must be positive")
+	if o.seeds < 1 || o.n < 10 || o.nTest < 2 || o.epochs < 1 || o.width < 1 || o.sweepEpochs < 0 {
+		return fmt.Errorf("-seeds, -epochs and -width must be positive, -n at least 10, -ntest at least 2")
 	}
-
-	// Step 1: the data. problems.FittingEquality draws x ~ U(−2, 2) from a
-	// seeded PCG stream and computes the exact targets; the training and
-	// test sets use different seeds, so they are independent draws.
 	p := problems.FittingEquality{}
-	trainSet := p.Sample(o.n, o.seed)
-	testSet := p.Sample(o.nTest, o.seed+1_000_003)
-	fmt.Printf("ENFORCE §5.1: fitting y₁ = 2 sin 5x, y₂ = −sin² 5x − x² under c = (½y₁)² + x² + y₂ = 0\n")
-	fmt.Printf("data: %d training and %d test points, x ~ U(−2, 2), noise-free (problems.FittingEquality, data seed %d)\n",
+	e := &experiment{o: o, hidden: hidden, p: p, trainSet: p.Sample(o.n, o.seed), testSet: p.Sample(o.nTest, o.seed+1_000_003), progress: progress}
+	fmt.Fprintf(stdout, "ENFORCE §5.1: fitting y₁ = 2 sin 5x, y₂ = −sin² 5x − x² under c = (½y₁)² + x² + y₂ = 0\n")
+	fmt.Fprintf(stdout, "data: %d training and %d test points, x ~ U(−2, 2), noise-free (problems.FittingEquality, data seed %d)\n",
 		o.n, o.nTest, o.seed)
-	fmt.Printf("backbone: 1×%d %v MLP, Adam lr %g, full batch, %d epochs, standardise %v, PyTorch init %v; %d model seed(s) from %d\n\n",
-		o.width, hidden, o.lr, o.epochs, o.standardize, o.pyTorchInit, o.seeds, o.seed)
+	fmt.Fprintf(stdout, "backbone: 1×%d %v MLP, Adam lr %g, full batch, %d epochs, standardise %v, PyTorch init %v; %d model seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
+		o.width, hidden, o.lr, o.epochs, o.standardize, o.pyTorchInit, o.seeds, o.seed, runtime.GOMAXPROCS(0))
 
-	// Step 2: the three models. They share everything but the Mode: the
-	// architecture, the seed (so the same initial weights), the data and
-	// the optimiser. The constraint is given to all three: ENFORCE
-	// projects onto it, Soft penalises it, and the MLP only reports it.
 	modes := []train.Mode{train.MLP, train.Soft, train.ENFORCE}
-	results := map[train.Mode][]metrics{}
+	results := map[train.Mode][]result{}
+	var runs []report.Run
 	for s := range o.seeds {
 		seed := o.seed + uint64(s)
 		for _, mode := range modes {
-			cfg := train.Config{
-				Sizes:       []int{1, o.width, 2},
-				Hidden:      hidden,
-				Constraint:  p.Equalities(),
-				Mode:        mode,
-				LearnRate:   o.lr,
-				Epochs:      o.epochs,
-				Seed:        seed,
-				Standardize: o.standardize,
-				PyTorchInit: o.pyTorchInit,
-				// Training AdaNP: the paper's ε_T = 1e-4 on mean|c|, at most
-				// 100 steps (train.TrainSettings, the default). Inference:
-				// ε_I = 1e-6 on max|c| (the zero enforce.Settings).
-				LambdaD: o.lambdaD,
-			}
-			if mode == train.Soft {
-				cfg.LambdaC = o.softLambda
-			}
-			if o.logLines > 0 {
-				cfg.LogEvery = max(1, o.epochs/o.logLines)
-				cfg.Progress = os.Stderr
-			} else {
-				cfg.Quiet = true
-			}
-			m, err := evaluate(cfg, trainSet, testSet)
+			r, err := e.fit(mode, seed, o.lambdaD, train.DefaultTrainTol, e.trainSet, o.epochs)
 			if err != nil {
-				return fmt.Errorf("%v, seed %d: %w", mode, seed, err)
+				return err
 			}
-			results[mode] = append(results[mode], m)
+			results[mode] = append(results[mode], r)
+			runs = append(runs, report.Run{Label: fmt.Sprintf("%v seed %d", mode, seed), History: r.history})
 		}
 	}
-
-	// Step 4: the table, mean ± standard deviation over seeds.
-	fmt.Println()
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "method\ttest MSE\trel. L1 [%]\tR²\tmean|c|\tmax|c|\tAdaNP depth\tpredict [ms/1000]\ttrain [s]\t")
+	tab := report.NewTable(fmt.Sprintf("Table 1 (§5.1, f = 5): %d test points; ours: mean ± std over %d seed(s), float64, CPU",
+		o.nTest, o.seeds),
+		"method", "MAPE [%]", "rel. L1 [%]", "R²", "mean eq. [%]", "max eq. [%]", "test MSE", "AdaNP depth", "inf. time [s/1000]", "train time [s]")
 	for _, mode := range modes {
-		ms := results[mode]
-		col := func(f func(metrics) float64, format string) string { return meanStd(ms, f, format) }
-		fmt.Fprintf(tw, "%v\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", mode,
-			col(func(m metrics) float64 { return m.mse }, "%.3e"),
-			col(func(m metrics) float64 { return m.l1 }, "%.3f"),
-			col(func(m metrics) float64 { return m.r2 }, "%.4f"),
-			col(func(m metrics) float64 { return m.meanC }, "%.1e"),
-			col(func(m metrics) float64 { return m.maxC }, "%.1e"),
-			col(func(m metrics) float64 { return m.depth }, "%.2f"),
-			col(func(m metrics) float64 { return m.predict.Seconds() * 1e3 }, "%.2f"),
-			col(func(m metrics) float64 { return m.train.Seconds() }, "%.1f"))
+		rs := results[mode]
+		col := func(f func(result) float64, format string) string { return summarize(rs, f).Format(format) }
+		pr := paperRows[mode]
+		tab.AddRow(mode.String()+" (paper)", pr[0], "", pr[1], pr[2], pr[3], "", "", pr[4], "")
+		tab.AddRow(mode.String()+" (ours)",
+			col(func(r result) float64 { return r.mape }, "%.3g"),
+			col(func(r result) float64 { return r.relL1 }, "%.3f"),
+			col(func(r result) float64 { return r.r2 }, "%.4f"),
+			col(func(r result) float64 { return 100 * r.meanC }, "%.2g"),
+			col(func(r result) float64 { return 100 * r.maxC }, "%.2g"),
+			col(func(r result) float64 { return r.mse }, "%.2e"),
+			col(func(r result) float64 { return r.depth }, "%.2f"),
+			col(func(r result) float64 { return r.predict.Seconds() }, "%.4f"),
+			col(func(r result) float64 { return r.train.Seconds() }, "%.1f"))
 	}
-	enf := results[train.ENFORCE]
-	fmt.Fprintf(tw, "ENFORCE backbone only\t%s\t\t\t\t\t\t\t\t\n", meanStd(enf, func(m metrics) float64 { return m.backboneMSE }, "%.3e"))
-	tw.Flush()
-	fmt.Printf("\nMAPE [%%] by the paper's formula: MLP %s, Soft %s, ENFORCE %s\n",
-		meanStd(results[train.MLP], func(m metrics) float64 { return m.mape }, "%.4g"),
-		meanStd(results[train.Soft], func(m metrics) float64 { return m.mape }, "%.4g"),
-		meanStd(enf, func(m metrics) float64 { return m.mape }, "%.4g"))
-
-	// Step 5: where the numbers come from.
-	fmt.Printf(`
-Where the numbers come from (all on the %d test points, in original units):
-  test MSE     mean over all test points and both outputs of (ỹ − y*)², y* the exact targets.
-  rel. L1      100·Σ|y* − ỹ| / Σ|y*| over both outputs: a relative error that stays meaningful
-               when targets cross zero.
-  MAPE         the paper's (100/N)Σ|(y* − ỹ)/y*| over both outputs. y₁ = 2 sin 5x crosses zero, so
-               this mean is dominated by the few targets nearest zero and is not comparable
-               between runs or with the paper's values; it is printed for completeness only.
-  R²           1 − Σ(y* − ỹ)²/Σ(y* − mean y*)² per output, averaged over the two outputs.
-  mean|c|,
-  max|c|       residual of the returned predictions: enforce.Stats.After from Model.Predict
-               (for ENFORCE after the inference AdaNP; for MLP and Soft of ŷ itself).
-  AdaNP depth  enforce.Stats.MeanDepth: NP steps per test sample at inference (0: no projection).
-  predict      median wall time of Model.Predict on the first 1000 test points (11 calls, after
-               one warm-up), on this CPU with GOMAXPROCS=%d: the backbone in plain Go plus AdaNP.
-  train        wall time of Model.Fit.
-  backbone only  test MSE of ENFORCE's backbone output ŷ before projection (Model.Backbone):
-               the paper reports that it already beats the MLP.
-The paper (100 training points, 1×64 ReLU, 50,000 epochs, mean ± std over 5 seeds, A100 GPU, float32):
-  MLP      MAPE 0.339 %%, R² 0.994, max eq. 17.13 %%, 2 ms per 1000 samples
-  Soft     MAPE 0.944 %%, R² 0.972, max eq. 7.77 %%,  2 ms
-  ENFORCE  MAPE 0.060 %%, R² 0.999, max eq. 0.00 %%,  8 ms
-`, o.nTest, runtime.GOMAXPROCS(0))
+	tab.AddRow("ENFORCE backbone only (ours)", "", "", "", "", "", summarize(results[train.ENFORCE], func(r result) float64 { return r.backboneMSE }).Format("%.2e"))
+	tab.AddNote("MAPE = (100 %%/N)Σ|(y* − ỹ)/y*| over both outputs, the paper's formula (y₁ and y₂ reach zero: the few targets")
+	tab.AddNote("nearest zero dominate it, so it is not comparable with the paper's); rel. L1 = 100 %%·Σ|y* − ỹ|/Σ|y*|;")
+	tab.AddNote("R² per output, averaged; eq. [%%] = 100·|c(x, ỹ)| (the paper does not define its normalisation; c is dimensionless),")
+	tab.AddNote("mean and max over the test set; AdaNP depth = NP steps per test sample at inference; inf. time = median wall time")
+	tab.AddNote("of Model.Predict on 1000 test points (backbone + AdaNP); backbone only = ENFORCE's ŷ before projection.")
+	tab.AddNote("The paper's numbers: mean ± std over 5 seeds on an A100 GPU, float32.")
+	if err := tab.WriteText(stdout); err != nil {
+		return err
+	}
+	if o.out != "" {
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return err
+		}
+		if err := e.figures(results, runs, stdout); err != nil {
+			return err
+		}
+	}
+	if o.sweep {
+		if err := e.runSweep(results[train.MLP], stdout); err != nil {
+			return err
+		}
+	}
+	if o.scarcity {
+		if err := e.runScarcity(stdout); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// evaluate trains one model and measures it on the test set.
-func evaluate(cfg train.Config, trainSet, testSet problems.Dataset) (metrics, error) {
-	var m metrics
+// summarize returns the mean ± std of f over rs.
+func summarize(rs []result, f func(result) float64) report.Stat {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = f(r)
+	}
+	return report.Summarize(xs)
+}
+
+// fit trains one model on d and measures it on the test set.
+func (e *experiment) fit(mode train.Mode, seed uint64, lambdaD, trainTol float64, d problems.Dataset, epochs int) (result, error) {
+	o := e.o
+	ts := train.TrainSettings()
+	ts.Tol = trainTol
+	cfg := train.Config{
+		Sizes: []int{1, o.width, 2}, Hidden: e.hidden, PyTorchInit: o.pyTorchInit,
+		Constraint: e.p.Equalities(), Mode: mode, Train: &ts,
+		LearnRate: o.lr, Epochs: epochs, Seed: seed, Standardize: o.standardize,
+		LambdaD: lambdaD,
+	}
+	if lambdaD == 0 {
+		cfg.LambdaD = -1 // no displacement term (train.Config reads 0 as the default)
+	}
+	if mode == train.Soft {
+		cfg.LambdaC = o.softLambda
+	}
+	if o.logLines > 0 {
+		cfg.LogEvery = max(1, epochs/o.logLines)
+		cfg.Progress = e.progress
+		fmt.Fprintf(e.progress, "training %v, seed %d, %d points, λ_D %g, ε_T %g\n", mode, seed, d.Len(), lambdaD, trainTol)
+	} else {
+		cfg.Quiet = true
+	}
+	r, err := e.evaluate(cfg, d)
+	if err != nil {
+		return r, fmt.Errorf("%v, seed %d: %w", mode, seed, err)
+	}
+	return r, nil
+}
+
+// evaluate trains a model from cfg on d and measures it on the test set.
+func (e *experiment) evaluate(cfg train.Config, d problems.Dataset) (result, error) {
+	var r result
 	model, err := train.New(cfg)
 	if err != nil {
-		return m, err
+		return r, err
 	}
-
-	// Step 3a: training. Fit runs cfg.Epochs full-batch Adam steps and
-	// logs epoch, loss, task loss, displacement, residual, mean AdaNP
-	// depth and the fraction of projected batches.
 	start := time.Now()
-	if _, err := model.Fit(trainSet.X, trainSet.Y); err != nil {
-		return m, err
+	if r.history, err = model.Fit(d.X, d.Y); err != nil {
+		return r, err
 	}
-	m.train = time.Since(start)
-
-	// Step 3b: prediction on the test set. Predict runs the backbone and,
-	// for ENFORCE, the inference AdaNP (max|c| ≤ 1e-6).
-	pred, stats, err := model.Predict(testSet.X)
+	r.train = time.Since(start)
+	test := e.testSet
+	pred, stats, err := model.Predict(test.X)
 	if err != nil {
-		return m, err
+		return r, err
 	}
-	m.mse, m.l1, m.mape, m.r2 = regression(pred, testSet.Y)
-	m.meanC, m.maxC, m.depth = stats.After.Mean, stats.After.Max, stats.MeanDepth
+	r.pred, r.depth = pred, stats.MeanDepth
+	r.mse, r.mape, r.relL1, r.r2 = report.MSE(pred, test.Y), report.MAPE(pred, test.Y), report.RelL1(pred, test.Y), report.R2(pred, test.Y)
+	if r.meanC, r.maxC, err = report.Residual(e.p.Equalities(), test.X, pred); err != nil {
+		return r, err
+	}
 	if cfg.Mode == train.ENFORCE {
-		yhat, err := model.Backbone(testSet.X)
+		yhat, err := model.Backbone(test.X)
 		if err != nil {
-			return m, err
+			return r, err
 		}
-		m.backboneMSE, _, _, _ = regression(yhat, testSet.Y)
+		r.backboneMSE = report.MSE(yhat, test.Y)
 	}
-
-	// Step 3c: inference time for a batch of 1000 samples.
-	rows, _ := testSet.X.Dims()
-	batch := testSet.X.Slice(0, min(1000, rows), 0, 1).(*mat.Dense)
-	if _, _, err := model.Predict(batch); err != nil {
-		return m, err
-	}
-	times := make([]time.Duration, 11)
-	for i := range times {
-		t0 := time.Now()
-		if _, _, err := model.Predict(batch); err != nil {
-			return m, err
-		}
-		times[i] = time.Since(t0)
-	}
-	slices.Sort(times)
-	m.predict = times[len(times)/2] * 1000 / time.Duration(min(1000, rows))
-	return m, nil
+	batch := test.X.Slice(0, min(1000, test.Len()), 0, 1).(*mat.Dense)
+	r.predict, err = report.MedianTime(11, func() error {
+		_, _, err := model.Predict(batch)
+		return err
+	})
+	return r, err
 }
 
-// regression returns the mean squared error, the relative L1 error, the
-// mean absolute percentage error (both in %) and the coefficient of
-// determination (averaged over outputs) of predictions pred against
-// targets y.
-func regression(pred, y *mat.Dense) (mse, l1, mape, r2 float64) {
-	r, c := y.Dims()
-	var abs float64
-	for j := range c {
-		var mean float64
-		for i := range r {
-			mean += y.At(i, j)
-		}
-		mean /= float64(r)
-		var ssRes, ssTot float64
-		for i := range r {
-			d := pred.At(i, j) - y.At(i, j)
-			ssRes += d * d
-			t := y.At(i, j) - mean
-			ssTot += t * t
-			mape += math.Abs(d / y.At(i, j))
-			l1 += math.Abs(d)
-			abs += math.Abs(y.At(i, j))
-		}
-		mse += ssRes
-		r2 += 1 - ssRes/ssTot
+// figures writes the predictions of the first seed against the truth, the
+// constraint residual along x, the training loss and AdaNP depth against
+// the epoch, and the history CSV.
+func (e *experiment) figures(results map[train.Mode][]result, runs []report.Run, stdout io.Writer) error {
+	dir, test := e.o.out, e.testSet
+	// At most 2000 test points, evenly spaced in x, keep the PNGs small.
+	order := make([]int, test.Len())
+	for i := range order {
+		order[i] = i
 	}
-	n := float64(r * c)
-	return mse / n, 100 * l1 / abs, 100 * mape / n, r2 / float64(c)
+	sort.Slice(order, func(a, b int) bool { return test.X.At(order[a], 0) < test.X.At(order[b], 0) })
+	stride := max(1, len(order)/2000)
+	var idx []int
+	for k := 0; k < len(order); k += stride {
+		idx = append(idx, order[k])
+	}
+	column := func(m *mat.Dense, j int) []float64 {
+		v := make([]float64, len(idx))
+		for k, i := range idx {
+			v[k] = m.At(i, j)
+		}
+		return v
+	}
+	xs := column(test.X, 0)
+	modes := []train.Mode{train.MLP, train.Soft, train.ENFORCE}
+	var written []string
+	save := func(name string, fig report.Figure, series ...report.Series) error {
+		written = append(written, name)
+		return report.SavePlot(filepath.Join(dir, name), fig, series...)
+	}
+	for j, name := range []string{"y₁", "y₂"} {
+		series := []report.Series{
+			{Label: "training data", X: mat.Col(nil, 0, e.trainSet.X), Y: mat.Col(nil, j, e.trainSet.Y), Points: true},
+			{Label: "truth", X: xs, Y: column(test.Y, j)},
+		}
+		for _, mode := range modes {
+			series = append(series, report.Series{Label: mode.String(), X: xs, Y: column(results[mode][0].pred, j), Dashed: mode == train.Soft})
+		}
+		if err := save(fmt.Sprintf("fitting_y%d.png", j+1), report.Figure{Title: "Predictions of " + name + " (first seed)", XLabel: "x", YLabel: name, Width: 7}, series...); err != nil {
+			return err
+		}
+	}
+	var resid []report.Series
+	c := make([]float64, 1)
+	for _, mode := range modes {
+		pred := results[mode][0].pred
+		s := report.Series{Label: mode.String()}
+		for _, i := range idx {
+			e.p.Equalities().Eval(test.X.RawRowView(i), pred.RawRowView(i), c, nil)
+			s.X = append(s.X, test.X.At(i, 0))
+			s.Y = append(s.Y, math.Max(math.Abs(c[0]), 1e-16))
+		}
+		resid = append(resid, s)
+	}
+	if err := save("fitting_constraint.png", report.Figure{Title: "Constraint residual on the test set (first seed; 0 drawn at 1e-16)", XLabel: "x", YLabel: "|c(x, ỹ)|", LogY: true, Width: 7}, resid...); err != nil {
+		return err
+	}
+	if err := save("fitting_loss.png", report.Figure{Title: "Training loss", XLabel: "epoch", YLabel: "loss", LogX: true, LogY: true},
+		report.HistorySeries(func(ep train.Epoch) float64 { return ep.Loss }, true, runs...)...); err != nil {
+		return err
+	}
+	var enf []report.Run
+	for _, r := range runs {
+		if strings.HasPrefix(r.Label, train.ENFORCE.String()) {
+			enf = append(enf, r)
+		}
+	}
+	depth := report.HistorySeries(func(ep train.Epoch) float64 { return ep.Depth }, false, enf...)
+	disp := report.HistorySeries(func(ep train.Epoch) float64 { return ep.Displacement }, true, enf...)
+	for i := range disp {
+		disp[i].Label += " displacement"
+		disp[i].Dashed = true
+	}
+	if err := save("fitting_depth.png", report.Figure{Title: "ENFORCE: AdaNP depth during training (0: batch not projected)", XLabel: "epoch", YLabel: "mean NP steps per sample", LogX: true}, depth...); err != nil {
+		return err
+	}
+	if err := save("fitting_displacement.png", report.Figure{Title: "ENFORCE: displacement ‖ŷ − ỹ‖² during training", XLabel: "epoch", YLabel: "displacement", LogX: true, LogY: true}, disp...); err != nil {
+		return err
+	}
+	if err := writeCSV(filepath.Join(dir, "fitting_history.csv"), runs); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nwrote %v and fitting_history.csv to %s\n", written, dir)
+	return nil
 }
 
-// meanStd formats the mean of f over ms, with the standard deviation when
-// there is more than one value.
-func meanStd(ms []metrics, f func(metrics) float64, format string) string {
-	var sum, sq float64
-	for _, m := range ms {
-		sum += f(m)
+// writeCSV writes runs' histories to path.
+func writeCSV(path string, runs []report.Run) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
 	}
-	mean := sum / float64(len(ms))
-	if len(ms) == 1 {
-		return fmt.Sprintf(format, mean)
+	if err := report.WriteHistoryCSV(f, runs...); err != nil {
+		f.Close()
+		return err
 	}
-	for _, m := range ms {
-		d := f(m) - mean
-		sq += d * d
+	return f.Close()
+}
+
+// studyEpochs returns the epochs of the optional studies.
+func (e *experiment) studyEpochs() int {
+	if e.o.sweepEpochs > 0 {
+		return e.o.sweepEpochs
 	}
-	return fmt.Sprintf(format+" ± "+format, mean, math.Sqrt(sq/float64(len(ms)-1)))
+	return e.o.epochs
+}
+
+// runSweep trains ENFORCE on the λ_D × ε_T grid and reports test MSE and
+// the AdaNP depth at training (mean over the last 10 % of epochs) and at
+// inference.
+func (e *experiment) runSweep(mlp []result, stdout io.Writer) error {
+	epochs := e.studyEpochs()
+	tab := report.NewTable(fmt.Sprintf("λ_D × ε_T study (§5.1.2): ENFORCE test MSE, %d epochs, mean ± std over %d seed(s)", epochs, e.o.seeds),
+		"λ_D", "ε_T", "test MSE", "1/MSE", "train depth (last 10 %)", "inference depth")
+	invMSE := make([]report.Series, len(sweepLambdaD))
+	inferDepth := make([]report.Series, len(sweepLambdaD))
+	for i, ld := range sweepLambdaD {
+		invMSE[i].Label = fmt.Sprintf("λ_D = %g", ld)
+		inferDepth[i].Label = invMSE[i].Label
+		for _, tol := range sweepTol {
+			var rs []result
+			for s := range e.o.seeds {
+				r, err := e.fit(train.ENFORCE, e.o.seed+uint64(s), ld, tol, e.trainSet, epochs)
+				if err != nil {
+					return err
+				}
+				rs = append(rs, r)
+			}
+			mse := summarize(rs, func(r result) float64 { return r.mse })
+			inv := summarize(rs, func(r result) float64 { return 1 / r.mse })
+			depth := summarize(rs, func(r result) float64 { return r.depth })
+			tab.AddRow(fmt.Sprintf("%g", ld), fmt.Sprintf("%g", tol), mse.Format("%.2e"), inv.Format("%.0f"),
+				summarize(rs, lateDepth).Format("%.2f"), depth.Format("%.2f"))
+			invMSE[i].X, invMSE[i].Y = append(invMSE[i].X, tol), append(invMSE[i].Y, inv.Mean)
+			inferDepth[i].X, inferDepth[i].Y = append(inferDepth[i].X, tol), append(inferDepth[i].Y, depth.Mean)
+		}
+	}
+	if len(mlp) > 0 && e.studyEpochs() == e.o.epochs {
+		inv := summarize(mlp, func(r result) float64 { return 1 / r.mse })
+		tab.AddNote("MLP at the same budget: 1/MSE %s (the paper: ENFORCE above the MLP for every λ_D).", inv.Format("%.0f"))
+		invMSE = append(invMSE, report.Series{Label: "MLP", X: []float64{sweepTol[len(sweepTol)-1], sweepTol[0]}, Y: []float64{inv.Mean, inv.Mean}, Dashed: true})
+	}
+	fmt.Fprintln(stdout)
+	if err := tab.WriteText(stdout); err != nil {
+		return err
+	}
+	if e.o.out == "" {
+		return nil
+	}
+	if err := report.SavePlot(filepath.Join(e.o.out, "fitting_sweep.png"),
+		report.Figure{Title: "ENFORCE accuracy against λ_D and ε_T", XLabel: "ε_T", YLabel: "1 / test MSE", LogX: true, LogY: true}, invMSE...); err != nil {
+		return err
+	}
+	if err := report.SavePlot(filepath.Join(e.o.out, "fitting_sweep_depth.png"),
+		report.Figure{Title: "AdaNP depth at inference against λ_D and ε_T", XLabel: "ε_T", YLabel: "mean NP steps per test sample", LogX: true}, inferDepth...); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote fitting_sweep.png and fitting_sweep_depth.png to %s\n", e.o.out)
+	return nil
+}
+
+// lateDepth is the mean training AdaNP depth over the last 10 % of the
+// epochs of r (projected batches only).
+func lateDepth(r result) float64 {
+	h := r.history
+	tail := h[len(h)-max(1, len(h)/10):]
+	var sum float64
+	for _, ep := range tail {
+		sum += ep.Depth
+	}
+	return sum / float64(len(tail))
+}
+
+// runScarcity trains MLP and ENFORCE on growing fractions of the training
+// set and reports their test MSE.
+func (e *experiment) runScarcity(stdout io.Writer) error {
+	epochs := e.studyEpochs()
+	tab := report.NewTable(fmt.Sprintf("Data-scarcity study (§5.1.2): test MSE, %d epochs, mean ± std over %d seed(s)", epochs, e.o.seeds),
+		"training points", "MLP", "ENFORCE", "ENFORCE max eq. [%]")
+	modes := []train.Mode{train.MLP, train.ENFORCE}
+	series := make([]report.Series, len(modes))
+	for i, mode := range modes {
+		series[i].Label = mode.String()
+	}
+	for _, frac := range scarcityFracs {
+		n := max(2, int(math.Round(frac*float64(e.trainSet.Len()))))
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		d := e.trainSet.Rows(idx)
+		cells := []string{fmt.Sprint(n)}
+		var maxC report.Stat
+		for i, mode := range modes {
+			var rs []result
+			for s := range e.o.seeds {
+				r, err := e.fit(mode, e.o.seed+uint64(s), e.o.lambdaD, train.DefaultTrainTol, d, epochs)
+				if err != nil {
+					return err
+				}
+				rs = append(rs, r)
+			}
+			mse := summarize(rs, func(r result) float64 { return r.mse })
+			cells = append(cells, mse.Format("%.2e"))
+			series[i].X, series[i].Y = append(series[i].X, float64(n)), append(series[i].Y, mse.Mean)
+			if mode == train.ENFORCE {
+				maxC = summarize(rs, func(r result) float64 { return 100 * r.maxC })
+			}
+		}
+		tab.AddRow(append(cells, maxC.Format("%.2g"))...)
+	}
+	fmt.Fprintln(stdout)
+	if err := tab.WriteText(stdout); err != nil {
+		return err
+	}
+	if e.o.out == "" {
+		return nil
+	}
+	if err := report.SavePlot(filepath.Join(e.o.out, "fitting_scarcity.png"),
+		report.Figure{Title: "Data scarcity: test MSE against training-set size", XLabel: "training points", YLabel: "test MSE", LogY: true}, series...); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote fitting_scarcity.png to %s\n", e.o.out)
+	return nil
 }

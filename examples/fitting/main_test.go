@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestQuick runs the experiment, both studies included, at a scale
+// smaller than -quick and checks the tables, ENFORCE's feasibility and
+// the files written.
+func TestQuick(t *testing.T) {
+	o := defaults()
+	o.epochs, o.sweepEpochs, o.n, o.nTest, o.width, o.act, o.lr, o.standardize = 200, 20, 40, 2000, 16, "tanh", 1e-2, true
+	o.logLines, o.out, o.sweep, o.scarcity = 0, t.TempDir(), true, true
+	var out bytes.Buffer
+	require.NoError(t, run(o, &out, io.Discard))
+	text := out.String()
+	for _, want := range []string{"MLP (paper)", "0.339 ± 0.083", "ENFORCE (ours)", "λ_D × ε_T study", "Data-scarcity study"} {
+		assert.Contains(t, text, want)
+	}
+	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+\S+\s+\S+\s+\S+\s+(0\.0001|[0-9.]+e-0[5-9])\s`, text, "ENFORCE's max eq. [%] is at most 100·1e-6")
+	for _, f := range []string{"fitting_y1.png", "fitting_y2.png", "fitting_constraint.png", "fitting_loss.png", "fitting_depth.png",
+		"fitting_displacement.png", "fitting_history.csv", "fitting_sweep.png", "fitting_sweep_depth.png", "fitting_scarcity.png"} {
+		info, err := os.Stat(filepath.Join(o.out, f))
+		require.NoError(t, err, f)
+		assert.Positive(t, info.Size(), f)
+	}
+	o.n = 5
+	assert.Error(t, run(o, io.Discard, io.Discard))
+}
