@@ -137,14 +137,16 @@ type Result struct {
 // exact Hessian of the Lagrangian and an ℓ₁ merit line search.
 //
 // Each iteration factors Jᵀ = [Q₁ Q₂][R; 0] (Householder QR), takes the
-// least-norm step p_r = −Q₁R⁻ᵀc towards c = 0 and a modified Newton step
+// least-norm step p_r = −Q₁R⁻ᵀc towards c = 0 and a Newton step
 // p_z = −H̃⁻¹Q₂ᵀ(∇f + H p_r) in the null space, where H is the Hessian of
-// the Lagrangian and H̃ is the reduced Hessian Q₂ᵀHQ₂ with its eigenvalues
-// θ replaced by max(|θ|, 10⁻⁶·max|θ|, 10⁻⁸) (so d = p_r + Q₂p_z is a
-// descent direction of the merit function φ = f + μ‖c‖₁ for a large enough
-// μ, chosen as in Nocedal & Wright, eq. 18.36), and ‖p_z‖₂ is capped at
-// 10·(1 + ‖y‖₂). A full step is tried first, then one second-order
-// correction −Q₁R⁻ᵀc(y + d), then backtracking with Armijo's rule.
+// the Lagrangian and H̃ the reduced Hessian Q₂ᵀHQ₂ if it is positive
+// definite; otherwise H̃ has the eigenvalues θ of Q₂ᵀHQ₂ replaced by
+// max(|θ|, 10⁻²·max|θ|). So d = p_r + Q₂p_z is a descent direction of the
+// merit function φ = f + μ‖c‖₁ for a large enough μ, chosen as in Nocedal
+// & Wright, eq. 18.36. ‖p_z‖₂ is capped at
+// 10·(1 + ‖y‖₂). Steps t = 1, ½, ¼, … are tried with Armijo's rule on
+// φ, each at y + td and, if that fails, with the second-order correction
+// −Q₁R⁻ᵀc(y + td) added.
 //
 // It stops with Success when max|c| ≤ FeasTol and ‖∇f + Jᵀλ‖∞ ≤ Tol with
 // least-squares multipliers λ. Near a nondegenerate local minimum the
@@ -338,9 +340,14 @@ func (w *workspace) direction() bool {
 		vals := eig.Values(nil)
 		var vecs mat.Dense
 		eig.VectorsTo(&vecs)
-		floor := 1e-8
+		// A positive definite reduced Hessian is used as it is (Newton's
+		// step); otherwise its eigenvalues θ become max(|θ|, floor).
+		floor, big := 1e-8, 0.0
 		for _, v := range vals {
-			floor = math.Max(floor, minEigenRatio*math.Abs(v))
+			big = math.Max(big, math.Abs(v))
+		}
+		if vals[0] <= 1e-8*big {
+			floor = math.Max(floor, minEigenRatio*big)
 		}
 		// p_z = −V diag(1/max(|θ_i|, floor)) Vᵀ rg.
 		var coef mat.VecDense
@@ -404,22 +411,18 @@ func (w *workspace) lineSearch(mu float64, res *Result) bool {
 		slope = -1e-12 * math.Abs(phi0)
 	}
 	const armijo = 1e-4
-	floats.AddTo(w.trial, w.y, w.d)
-	if phi := w.merit(w.trial, mu, res); phi <= phi0+armijo*slope {
-		copy(w.y, w.trial)
-		return true
-	}
-	// Second-order correction with the constraint values at y + d.
-	w.rangeStep(w.cT, w.soc)
-	floats.Add(w.soc, w.trial)
-	if phi := w.merit(w.soc, mu, res); phi <= phi0+armijo*slope {
-		copy(w.y, w.soc)
-		return true
-	}
-	for t := 0.5; t > 1e-12; t *= 0.5 {
+	for t := 1.0; t > 1e-12; t *= 0.5 {
 		floats.AddScaledTo(w.trial, w.y, t, w.d)
 		if phi := w.merit(w.trial, mu, res); phi <= phi0+armijo*t*slope {
 			copy(w.y, w.trial)
+			return true
+		}
+		// Second-order correction with the constraint values at the trial
+		// point (left in cT by merit).
+		w.rangeStep(w.cT, w.soc)
+		floats.Add(w.soc, w.trial)
+		if phi := w.merit(w.soc, mu, res); phi <= phi0+armijo*t*slope {
+			copy(w.y, w.soc)
 			return true
 		}
 	}
@@ -458,11 +461,11 @@ func identity(n int) *mat.Dense {
 	return id
 }
 
-// minEigenRatio bounds the modified reduced Hessian's eigenvalues below
-// relative to its largest, and maxStepRatio bounds the null-space step
+// minEigenRatio bounds the eigenvalues of an indefinite reduced Hessian
+// below, relative to the largest in magnitude, and maxStepRatio bounds the null-space step
 // relative to 1 + ‖y‖₂.
 const (
-	minEigenRatio = 1e-6
+	minEigenRatio = 1e-2
 	maxStepRatio  = 10
 )
 

@@ -18,7 +18,7 @@ import (
 // succeed and be feasible, and on the linear instances and on most of the
 // quadratic ones they reach the same local minimum (objective to 1e-6
 // relative). Both are local methods: on a few quadratic instances (one
-// of three at (100, 70)) they end in different local minima; the test
+// of three at (40, 30)) they end in different local minima; the test
 // requires agreement on at least two of three samples per problem.
 func TestAgreesWithSQP(t *testing.T) {
 	type instance struct {
