@@ -17,11 +17,17 @@
 // initialised as PyTorch's nn.Linear, ENFORCE's λ_D = 0.5 and λ_C = 1 (the
 // residual weight, which also enters the activation rule). The reference
 // solves the first -nref test inputs on one core each; its time is per
-// instance, as the paper's IPOPT time (833 CPUs in parallel).
+// instance, as the paper's IPOPT time (833 CPUs in parallel). Built with
+// -tags ipopt, the reference is IPOPT.
 //
-//	go run ./examples/nonconvex-linear -quick          # under a minute
-//	go run ./examples/nonconvex-linear -out results/   # the paper's scale; CSV histories
+// With -out DIR it writes per size the table as Markdown, the per-epoch
+// history of every model as CSV, and PNG plots of the training objective
+// and of ENFORCE's AdaNP depth against the epoch.
+//
+//	go run ./examples/nonconvex-linear -quick          # a few seconds
+//	go run ./examples/nonconvex-linear -out results/   # the paper's scale (days on 2 cores)
 //	go run ./examples/nonconvex-linear -seeds 5        # mean ± std, as the paper
+//	go run -tags ipopt ./examples/nonconvex-linear     # IPOPT reference
 package main
 
 import (

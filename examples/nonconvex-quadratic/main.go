@@ -19,7 +19,9 @@
 // Where the paper is silent: 8334 training inputs (DC3's split), weights
 // initialised as PyTorch's nn.Linear, ENFORCE's λ_D = 0.5 and λ_C = 1. The
 // paper reports Soft objectives above 10³–10⁵ as bounds; the table shows
-// those bounds in the paper column.
+// those bounds in the paper column. Built with -tags ipopt, the reference
+// is IPOPT. -out DIR writes tables, CSV histories and PNG plots as
+// examples/nonconvex-linear does.
 //
 //	go run ./examples/nonconvex-quadratic -quick
 //	go run ./examples/nonconvex-quadratic -out results/

@@ -7,7 +7,6 @@
 package optexp
 
 import (
-	"encoding/csv"
 	"flag"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -24,11 +22,19 @@ import (
 
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/dc3"
+	"github.com/enforce-nn/enforce/internal/report"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems"
 	"github.com/enforce-nn/enforce/solvers"
 	"github.com/enforce-nn/enforce/train"
 )
+
+// reference is the solver of the reference optima: solvers.Solve, or
+// IPOPT when the command is built with -tags ipopt (see ipopt.go).
+var reference = struct {
+	name   string
+	method solvers.Method
+}{"solvers.Solve", solvers.SQP{}}
 
 // Size is one problem size (N_O, N_C).
 type Size struct{ NO, NC int }
@@ -74,7 +80,7 @@ type Options struct {
 // Main parses the flags, runs the experiment and exits on error.
 func Main(e Experiment) {
 	var o Options
-	quick := flag.Bool("quick", false, "a reduced run (under a minute): the smallest size, 400 training inputs, 20 epochs")
+	quick := flag.Bool("quick", false, "a reduced run (seconds): the first size, 400 training / 200 test inputs, 2×64, Adam 1e-3, 20 epochs, Soft λ_C = 1")
 	flag.IntVar(&o.Epochs, "epochs", 1000, "epochs for MLP, Soft and ENFORCE (the paper: 1000)")
 	flag.IntVar(&o.DC3Epochs, "dc3epochs", 3500, "epochs for DC3 (the paper: 3500)")
 	flag.IntVar(&o.NTrain, "ntrain", 8334, "training inputs (DC3's split of 10,000: 8334 train, 833 valid, 833 test)")
@@ -85,7 +91,7 @@ func Main(e Experiment) {
 	flag.Float64Var(&o.LR, "lr", 1e-4, "Adam learning rate (the paper: 1e-4)")
 	flag.IntVar(&o.Seeds, "seeds", 1, "model seeds; mean ± std over them (the paper: 5)")
 	flag.StringVar(&o.Sizes, "sizes", "", "comma-separated indices into the paper's sizes (default: all)")
-	flag.StringVar(&o.Out, "out", "", "directory for the per-epoch history CSV files (none if empty)")
+	flag.StringVar(&o.Out, "out", "", "directory for the per-epoch history (CSV), the loss and depth plots (PNG) and the tables (Markdown); none if empty")
 	flag.Uint64Var(&o.Seed, "seed", 1, "seed of the problem instance and the data")
 	softs := flag.String("soft", "5,1,0.1", "λ_C values of the Soft baseline (the paper: 5, 1, 0.1)")
 	flag.Parse()
@@ -137,7 +143,7 @@ func splitComma(s string) []string {
 
 // metrics are one model's numbers on the test batch.
 type metrics struct {
-	obj, gap, maxEq, meanEq, infer, train float64
+	obj, refSubsetObj, gap, maxEq, meanEq, infer, train float64
 }
 
 // Run runs the experiment with options o, writing the tables to w and
@@ -165,7 +171,7 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "ENFORCE §5.3 nonconvex %s benchmark: %d training / %d test inputs, x ~ U(−5, 5), 2×%d ReLU, Adam %g, batch %d, %d epochs (DC3 %d), %d seed(s)\n",
+	fmt.Fprintf(w, "§5.3 of the ENFORCE paper, nonconvex %s benchmark: %d training / %d test inputs, x ~ U(−5, 5), 2×%d ReLU, Adam %g, batch %d, %d epochs (DC3 %d), %d seed(s)\n",
 		e.Name, o.NTrain, o.NTest, o.Width, o.LR, o.Batch, o.Epochs, o.DC3Epochs, o.Seeds)
 	for _, si := range idx {
 		s := e.Sizes[si]
@@ -177,8 +183,8 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 		xTest := inst.SampleX(o.NTest, o.Seed+200)
 
 		// Reference optima.
-		fmt.Fprintf(progress, "[%d/%d] reference: solving %d instances with solvers.Solve\n", s.NO, s.NC, o.NRef)
-		ref, err := solvers.SolveAll(solvers.SQP{}, o.NRef, 0, func(i int) (solvers.NLP, []float64, error) {
+		fmt.Fprintf(progress, "[%d/%d] reference: solving %d instances with %s\n", s.NO, s.NC, o.NRef, reference.name)
+		ref, err := solvers.SolveAll(reference.method, o.NRef, 0, func(i int) (solvers.NLP, []float64, error) {
 			p := inst.NLP(xTest.RawRowView(i))
 			y0, err := solvers.LeastNormStart(p)
 			return p, y0, err
@@ -199,12 +205,15 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 		}
 		_, fStar := inst.Objective.Minimizer()
 
+		refMean := stat.Mean(refObj, nil)
 		rows := map[string][]metrics{}
 		var order []string
+		var runs []report.Run
 		add := func(name string, m metrics) {
 			if _, ok := rows[name]; !ok {
 				order = append(order, name)
 			}
+			m.gap = (m.refSubsetObj - refMean) / math.Abs(refMean)
 			rows[name] = append(rows[name], m)
 		}
 		for seed := range o.Seeds {
@@ -214,65 +223,120 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 				mode train.Mode
 				lc   float64
 			}
-			runs := []cfgRun{{"MLP", train.MLP, 0}}
+			cfgs := []cfgRun{{"MLP", train.MLP, 0}}
 			for _, l := range o.Soft {
-				runs = append(runs, cfgRun{fmt.Sprintf("Soft (λ_C=%g)", l), train.Soft, l})
+				cfgs = append(cfgs, cfgRun{fmt.Sprintf("Soft (λ_C=%g)", l), train.Soft, l})
 			}
-			runs = append(runs, cfgRun{"ENFORCE", train.ENFORCE, 1})
-			for _, r := range runs {
-				m, err := trainModel(progress, inst, s, o, r.mode, r.lc, mseed, xTrain, xTest, refObj, r.name)
+			cfgs = append(cfgs, cfgRun{"ENFORCE", train.ENFORCE, 1})
+			for _, r := range cfgs {
+				m, hist, err := trainModel(progress, inst, s, o, r.mode, r.lc, mseed, xTrain, xTest, refObj, r.name)
 				if err != nil {
 					return fmt.Errorf("%s: %w", r.name, err)
 				}
 				add(r.name, m)
+				runs = append(runs, report.Run{Label: fmt.Sprintf("%s seed %d", r.name, mseed), History: hist})
 			}
 			if e.DC3 {
-				m, err := trainDC3(progress, inst, s, o, mseed, xTrain, xTest, refObj)
+				m, hist, err := trainDC3(progress, inst, s, o, mseed, xTrain, xTest, refObj)
 				if err != nil {
 					return fmt.Errorf("DC3: %w", err)
 				}
 				add("DC3", m)
+				runs = append(runs, report.Run{Label: fmt.Sprintf("DC3 seed %d", mseed), History: hist})
 			}
 		}
 
-		fmt.Fprintf(w, "\n(N_O, N_C) = (%d, %d): reference solvers.Solve on %d test inputs: objective %.2f ± %.2f, max eq %.1e, %.4f s per instance (one core), %d not converged; unconstrained minimum %.2f\n",
-			s.NO, s.NC, o.NRef, stat.Mean(refObj, nil), stat.StdDev(refObj, nil), refViol, refTime, failed, fStar)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "method\tobj.\tgap to ref.\tmax eq.\tmean eq.\tinf. time [s]\ttrain time [min]\tpaper obj.\tpaper max eq.\t")
+		t := report.NewTable(fmt.Sprintf("Nonconvex %s, (N_O, N_C) = (%d, %d)", e.Name, s.NO, s.NC),
+			"method", "obj.", "paper obj.", "gap to ref.", "max eq.", "paper max eq.", "mean eq.", "inf. time [s]", "train time [min]")
 		pp := e.Paper["IPOPT"][si]
-		fmt.Fprintf(tw, "reference (IPOPT in the paper)\t%.2f\t–\t%.1e\t–\t%.4f\t–\t%.2f\t%.2f\t\n", stat.Mean(refObj, nil), refViol, refTime, pp.Obj, pp.MaxEq)
+		t.AddRow("reference: "+reference.name+" (paper: IPOPT)", fmt.Sprintf("%.2f ± %.2f", refMean, stat.StdDev(refObj, nil)),
+			fmt.Sprintf("%.2f", pp.Obj), "–", fmt.Sprintf("%.1e", refViol), "0.00", "–", fmt.Sprintf("%.3g per instance", refTime), "–")
 		for _, name := range order {
 			ms := rows[name]
-			col := func(f func(metrics) float64) string {
+			col := func(format string, f func(metrics) float64) string {
 				v := make([]float64, len(ms))
 				for i, m := range ms {
 					v[i] = f(m)
 				}
-				if len(v) == 1 {
-					return fmt.Sprintf("%.3g", v[0])
-				}
-				return fmt.Sprintf("%.3g ± %.2g", stat.Mean(v, nil), stat.StdDev(v, nil))
+				return report.Summarize(v).Format(format)
 			}
-			paper := "–\t–"
+			paperObj, paperEq := "–", "–"
 			if pv, ok := e.Paper[name]; ok {
-				paper = fmt.Sprintf("%.2f\t%.2f", pv[si].Obj, pv[si].MaxEq)
+				paperObj, paperEq = fmt.Sprintf("%.2f", pv[si].Obj), fmt.Sprintf("%.2f", pv[si].MaxEq)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name,
-				col(func(m metrics) float64 { return m.obj }), col(func(m metrics) float64 { return m.gap }),
-				col(func(m metrics) float64 { return m.maxEq }), col(func(m metrics) float64 { return m.meanEq }),
-				col(func(m metrics) float64 { return m.infer }), col(func(m metrics) float64 { return m.train / 60 }), paper)
+			t.AddRow(name, col("%.2f", func(m metrics) float64 { return m.obj }), paperObj,
+				col("%+.1f%%", func(m metrics) float64 { return 100 * m.gap }),
+				col("%.2g", func(m metrics) float64 { return m.maxEq }), paperEq,
+				col("%.2g", func(m metrics) float64 { return m.meanEq }),
+				col("%.3g", func(m metrics) float64 { return m.infer }),
+				col("%.3g", func(m metrics) float64 { return m.train / 60 }))
 		}
-		if err := tw.Flush(); err != nil {
+		t.AddNote("reference on the first %d of %d test inputs, %d not converged; unconstrained minimum %.2f (what an unconstrained network can reach)", o.NRef, o.NTest, failed, fStar)
+		t.AddNote("gap to ref.: (mean obj. − mean reference obj.)/|mean reference obj.| on the reference's inputs; max/mean eq.: of |c| over all test inputs and constraints; inf. time: median of 3 predictions of the whole test batch")
+		if e.Name == "quadratic" {
+			t.AddNote("paper Soft objectives 1000, 10000, 100000 stand for the paper's bounds >10³, >10⁴, >10⁵")
+		}
+		fmt.Fprintln(w)
+		if err := t.WriteText(w); err != nil {
+			return err
+		}
+		if err := save(o.Out, s, fStar, t, runs); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintln(w, "\ngap to ref.: mean over the reference's test inputs of (obj − obj_ref)/|obj_ref|; max/mean eq.: over all test inputs and constraints of |c|; inf. time: one batch of all test inputs")
 	return nil
+}
+
+// save writes the table as Markdown, the histories as CSV and the loss
+// and depth plots as PNG into dir (nothing if dir is empty).
+func save(dir string, s Size, fStar float64, t *report.Table, runs []report.Run) error {
+	if dir == "" {
+		return nil
+	}
+	base := filepath.Join(dir, fmt.Sprintf("%d-%d", s.NO, s.NC))
+	if err := writeFile(base+"-table.md", t.WriteMarkdown); err != nil {
+		return err
+	}
+	if err := writeFile(base+"-history.csv", func(w io.Writer) error { return report.WriteHistoryCSV(w, runs...) }); err != nil {
+		return err
+	}
+	// The objective minus the unconstrained minimum is never negative, so
+	// a log axis shows every method, DC3's large early values included.
+	obj := report.HistorySeries(func(e train.Epoch) float64 { return e.Task - fStar }, true, runs...)
+	if err := report.SavePlot(base+"-objective.png", report.Figure{
+		Title: fmt.Sprintf("training objective, (N_O, N_C) = (%d, %d)", s.NO, s.NC), XLabel: "epoch",
+		YLabel: "batch mean of f − unconstrained min f*", LogY: true,
+	}, obj...); err != nil {
+		return err
+	}
+	var enf []report.Run
+	for _, r := range runs {
+		if len(r.Label) >= 7 && r.Label[:7] == "ENFORCE" {
+			enf = append(enf, r)
+		}
+	}
+	depth := report.HistorySeries(func(e train.Epoch) float64 { return e.Depth }, false, enf...)
+	return report.SavePlot(base+"-depth.png", report.Figure{
+		Title: "ENFORCE: mean AdaNP depth in training", XLabel: "epoch", YLabel: "NP steps per sample",
+	}, depth...)
+}
+
+func writeFile(path string, write func(io.Writer) error) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return write(f)
 }
 
 // trainModel trains one train.Model and evaluates it.
 func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train.Mode, lambdaC float64, seed uint64,
-	xTrain, xTest *mat.Dense, refObj []float64, name string) (metrics, error) {
+	xTrain, xTest *mat.Dense, refObj []float64, name string) (metrics, train.History, error) {
 	trainSet := train.TrainSettings()
 	trainSet.Tol = 1e-3
 	cfg := train.Config{
@@ -285,56 +349,57 @@ func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train
 	}
 	m, err := train.New(cfg)
 	if err != nil {
-		return metrics{}, err
+		return metrics{}, nil, err
 	}
 	start := time.Now()
 	hist, err := m.FitUnsupervised(xTrain, func(_, y *gorgonia.Node) (*gorgonia.Node, error) { return inst.Objective.ObjectiveNode(y) })
 	if err != nil {
-		return metrics{}, err
+		return metrics{}, nil, err
 	}
 	trainDur := time.Since(start)
-	if err := writeHistory(o.Out, fmt.Sprintf("%d-%d-%s-seed%d.csv", s.NO, s.NC, name, seed), hist); err != nil {
-		return metrics{}, err
-	}
-	start = time.Now()
-	y, _, err := m.Predict(xTest)
+	var y *mat.Dense
+	inferDur, err := report.MedianTime(3, func() (err error) {
+		y, _, err = m.Predict(xTest)
+		return err
+	})
 	if err != nil {
-		return metrics{}, err
+		return metrics{}, nil, err
 	}
-	inferDur := time.Since(start)
 	met := evaluate(inst, xTest, y, refObj)
 	met.infer, met.train = inferDur.Seconds(), trainDur.Seconds()
-	return met, nil
+	return met, hist, nil
 }
 
 // trainDC3 trains the DC3 baseline and evaluates it.
-func trainDC3(progress io.Writer, inst Instance, s Size, o Options, seed uint64, xTrain, xTest *mat.Dense, refObj []float64) (metrics, error) {
+func trainDC3(progress io.Writer, inst Instance, s Size, o Options, seed uint64, xTrain, xTest *mat.Dense, refObj []float64) (metrics, train.History, error) {
 	m, err := dc3.New(inst.Linear, dc3.Config{
 		Hidden: []int{o.Width, o.Width}, LearnRate: o.LR, BatchSize: o.Batch, Epochs: o.DC3Epochs, Seed: seed,
 		Progress: prefixed{progress, fmt.Sprintf("[%d/%d DC3 seed %d] ", s.NO, s.NC, seed)}, LogEvery: max(1, o.DC3Epochs/5),
 	})
 	if err != nil {
-		return metrics{}, err
+		return metrics{}, nil, err
 	}
 	defer m.Close()
-	hist, err := m.Fit(xTrain)
+	epochs, err := m.Fit(xTrain)
 	if err != nil {
-		return metrics{}, err
+		return metrics{}, nil, err
 	}
-	if o.Out != "" {
-		if err := writeCSV(filepath.Join(o.Out, fmt.Sprintf("%d-%d-DC3-seed%d.csv", s.NO, s.NC, seed)),
-			[]string{"epoch", "objective"}, len(hist), func(i int) []float64 { return []float64{float64(hist[i].Epoch), hist[i].Objective} }); err != nil {
-			return metrics{}, err
-		}
+	// DC3's history in train's form: the loss is the objective.
+	hist := make(train.History, len(epochs))
+	for i, e := range epochs {
+		hist[i] = train.Epoch{Epoch: e.Epoch, Loss: e.Objective, Task: e.Objective}
 	}
-	start := time.Now()
-	y, err := m.Predict(xTest)
+	var y *mat.Dense
+	inferDur, err := report.MedianTime(3, func() (err error) {
+		y, err = m.Predict(xTest)
+		return err
+	})
 	if err != nil {
-		return metrics{}, err
+		return metrics{}, nil, err
 	}
 	met := evaluate(inst, xTest, y, refObj)
-	met.infer, met.train = time.Since(start).Seconds(), m.TrainTime().Seconds()
-	return met, nil
+	met.infer, met.train = inferDur.Seconds(), m.TrainTime().Seconds()
+	return met, hist, nil
 }
 
 // evaluate computes the objective, the gap and the violations of y.
@@ -347,7 +412,7 @@ func evaluate(inst Instance, x, y *mat.Dense, refObj []float64) metrics {
 		f := inst.Objective.Objective(nil, y.RawRowView(i))
 		m.obj += f / float64(n)
 		if i < len(refObj) {
-			m.gap += (f - refObj[i]) / math.Abs(refObj[i]) / float64(len(refObj))
+			m.refSubsetObj += f / float64(len(refObj))
 		}
 		inst.Constraint.Eval(x.RawRowView(i), y.RawRowView(i), c, nil)
 		for _, v := range c {
@@ -356,46 +421,6 @@ func evaluate(inst Instance, x, y *mat.Dense, refObj []float64) metrics {
 		}
 	}
 	return m
-}
-
-// writeHistory writes a train.History as CSV into dir (nothing if dir is empty).
-func writeHistory(dir, name string, h train.History) error {
-	if dir == "" {
-		return nil
-	}
-	return writeCSV(filepath.Join(dir, name), []string{"epoch", "loss", "objective", "displacement", "residual", "depth", "projected"},
-		len(h), func(i int) []float64 {
-			e := h[i]
-			return []float64{float64(e.Epoch), e.Loss, e.Task, e.Displacement, e.Residual, e.Depth, e.Projected}
-		})
-}
-
-func writeCSV(path string, header []string, n int, row func(i int) []float64) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	cw := csv.NewWriter(f)
-	if err := cw.Write(header); err != nil {
-		return err
-	}
-	for i := range n {
-		vals := row(i)
-		rec := make([]string, len(vals))
-		for j, v := range vals {
-			rec[j] = strconv.FormatFloat(v, 'g', 8, 64)
-		}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
 }
 
 // prefixed prefixes every write (one progress line) with a label.
