@@ -42,7 +42,8 @@ import (
 // Config configures a Model. Zero fields mean the defaults stated.
 type Config struct {
 	// Hidden are the widths of the hidden layers (default [200, 200], the
-	// paper's backbone), with ReLU activations.
+	// paper's backbone), with ReLU activations and package layers' default
+	// initialisation (He uniform, zero biases).
 	Hidden []int
 	// LearnRate is Adam's step size (default 1e-4, the paper's).
 	LearnRate float64

@@ -91,11 +91,11 @@ func objectiveHessian(o problems.SineQuadratic, y, hess []float64) {
 // the step lies in range(Cᵀ) (see problems.NewNonconvexQuadratic). It
 // returns an error if J(0) does not have full row rank.
 func LeastNormStart(p NLP) ([]float64, error) {
-	zero := make([]float64, p.N)
+	y0 := make([]float64, p.N) // the origin, then the step from it
 	c, jac := make([]float64, p.M), make([]float64, p.M*p.N)
-	p.Constraints(zero, c, jac)
+	p.Constraints(y0, c, jac)
 	if p.M == 0 {
-		return zero, nil
+		return y0, nil
 	}
 	j := mat.NewDense(p.M, p.N, jac)
 	var g mat.SymDense
@@ -108,10 +108,10 @@ func LeastNormStart(p NLP) ([]float64, error) {
 	if err := chol.SolveVecTo(&mu, mat.NewVecDense(p.M, c)); err != nil {
 		return nil, fmt.Errorf("solvers: LeastNormStart: %w", err)
 	}
-	y := mat.NewVecDense(p.N, zero)
+	y := mat.NewVecDense(p.N, y0)
 	y.MulVec(j.T(), &mu)
 	y.ScaleVec(-1, y)
-	return zero, nil
+	return y0, nil
 }
 
 func checkX(where string, x []float64, nc int) {
