@@ -14,12 +14,16 @@
 // objective (DC3's soft penalty on the equalities is identically zero up to
 // rounding after completion and is left out).
 //
+// For nonlinear equalities (NewNewton, used for the quadratic benchmark of
+// §5.3.2, where the ENFORCE paper reports no DC3 results) the completion
+// solves c(x, (y_p, y_o)) = 0 for y_o by Newton's method in the forward
+// pass, and the backward pass uses the implicit function theorem,
+// ∂y_o/∂y_p = −(∂c/∂y_o)⁻¹∂c/∂y_p, as DC3 does for AC optimal power flow.
+//
 // Gradient-based correction, DC3's second ingredient, moves the partial
 // variables along the gradient of the inequality violation; the paper's
 // problems have no inequalities, so correction is a no-op there and is
-// not implemented. The quadratic benchmark (§5.3.2) would need Newton
-// completion with an implicit-function gradient; the ENFORCE paper does
-// not report DC3 there either, and this package does not provide it.
+// not implemented.
 package dc3
 
 import (
@@ -35,6 +39,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems"
 )
@@ -63,17 +68,26 @@ type Config struct {
 	LogEvery int
 }
 
-// Model is a DC3 network for one NonconvexLinear instance.
+// completion maps the inputs and the predicted variables to the full
+// prediction, in the graph and in plain Go.
+type completion interface {
+	node(x, yp *gorgonia.Node) (*gorgonia.Node, error)
+	complete(x, yp *mat.Dense) (*mat.Dense, error)
+}
+
+// Model is a DC3 network for one problem instance.
 type Model struct {
 	cfg      Config
-	p        *problems.NonconvexLinear
-	partial  []int      // indices of the predicted variables
-	kx, ky   *mat.Dense // y = x·Kx + y_p·Ky
+	obj      problems.SineQuadratic
+	nO, nC   int
+	partial  []int // indices of the predicted variables
+	comp     completion
 	g        *gorgonia.ExprGraph
 	mlp      *layers.MLP
 	x, loss  *gorgonia.Node
 	vm       gorgonia.VM
 	solver   gorgonia.Solver
+	perm     []int // partial variables first, then the completed ones
 	rnd      *rand.Rand
 	trainDur time.Duration
 }
@@ -85,16 +99,89 @@ type Epoch struct {
 	Objective float64
 }
 
-// New builds a DC3 model for p. The partial variables are N_O − N_C
-// columns of C chosen uniformly at random from Seed, as in DC3's code; it
-// returns an error if the remaining square block C_o is numerically
-// singular (condition number above 1e12).
+// New builds a DC3 model with linear completion for p. The partial
+// variables are N_O − N_C columns of C chosen uniformly at random from
+// Seed, as in DC3's code; it returns an error if the remaining square
+// block C_o is numerically singular (condition number above 1e12).
 func New(p *problems.NonconvexLinear, cfg Config) (*Model, error) {
 	if p == nil {
 		return nil, errors.New("dc3: nil problem")
 	}
-	if p.NC >= p.NO {
-		return nil, fmt.Errorf("dc3: N_C = %d ≥ N_O = %d leaves nothing to predict", p.NC, p.NO)
+	m, err := newModel(p.SineQuadratic, p.NO, p.NC, cfg)
+	if err != nil {
+		return nil, err
+	}
+	k := p.NO - p.NC
+	other := m.other()
+	co := mat.NewDense(p.NC, p.NC, nil)
+	cp := mat.NewDense(p.NC, k, nil)
+	for i := range p.NC {
+		for j, col := range other {
+			co.Set(i, j, p.C.At(i, col))
+		}
+		for j, col := range m.partial {
+			cp.Set(i, j, p.C.At(i, col))
+		}
+	}
+	var lu mat.LU
+	lu.Factorize(co)
+	if lu.Cond() > 1e12 {
+		return nil, errors.New("dc3: the completed block of C is numerically singular")
+	}
+	// y_o = C_o⁻¹x − C_o⁻¹C_p y_p, scattered into y.
+	var inv, m2 mat.Dense
+	if err := inv.Inverse(co); err != nil {
+		return nil, fmt.Errorf("dc3: %w", err)
+	}
+	m2.Mul(&inv, cp)
+	lc := &linearCompletion{kx: mat.NewDense(p.NC, p.NO, nil), ky: mat.NewDense(k, p.NO, nil)}
+	for j, col := range other {
+		for i := range p.NC {
+			lc.kx.Set(i, col, inv.At(j, i))
+		}
+		for i := range k {
+			lc.ky.Set(i, col, -m2.At(j, i))
+		}
+	}
+	for i, col := range m.partial {
+		lc.ky.Set(i, col, 1)
+	}
+	m.comp = lc
+	if err := m.build(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// NewNewton builds a DC3 model with Newton completion for the equalities
+// c (N_C of them, on N_O = len(obj.Q) outputs, with N_C inputs) and the
+// objective obj; NewNonconvexQuadratic's instances are its use. The
+// partial variables are chosen as by New. See NewtonCompletion for the
+// completion and its gradient.
+func NewNewton(obj problems.SineQuadratic, c enforce.Constraint, cfg Config) (*Model, error) {
+	if c == nil {
+		return nil, errors.New("dc3: nil constraint")
+	}
+	nx, nO, nC := c.Dims()
+	if nO != len(obj.Q) || nx != nC {
+		return nil, fmt.Errorf("dc3: the constraint has nx = %d, ny = %d, nc = %d; want ny = %d = len(Q) and nx = nc", nx, nO, nC, len(obj.Q))
+	}
+	m, err := newModel(obj, nO, nC, cfg)
+	if err != nil {
+		return nil, err
+	}
+	m.comp = &NewtonCompletion{C: c, Partial: m.partial, Other: m.other()}
+	if err := m.build(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// newModel validates cfg, applies its defaults and draws the partial
+// variables.
+func newModel(obj problems.SineQuadratic, nO, nC int, cfg Config) (*Model, error) {
+	if nC >= nO {
+		return nil, fmt.Errorf("dc3: N_C = %d ≥ N_O = %d leaves nothing to predict", nC, nO)
 	}
 	if cfg.Hidden == nil {
 		cfg.Hidden = []int{200, 200}
@@ -123,49 +210,46 @@ func New(p *problems.NonconvexLinear, cfg Config) (*Model, error) {
 			return nil, fmt.Errorf("dc3: hidden widths must be positive, got %v", cfg.Hidden)
 		}
 	}
-	m := &Model{cfg: cfg, p: p, rnd: rand.New(rand.NewPCG(cfg.Seed, 0xdc3))}
-	perm := m.rnd.Perm(p.NO)
-	k := p.NO - p.NC
-	m.partial = perm[:k]
-	other := perm[k:]
-	co := mat.NewDense(p.NC, p.NC, nil)
-	cp := mat.NewDense(p.NC, k, nil)
-	for i := range p.NC {
-		for j, col := range other {
-			co.Set(i, j, p.C.At(i, col))
-		}
-		for j, col := range m.partial {
-			cp.Set(i, j, p.C.At(i, col))
-		}
-	}
-	var lu mat.LU
-	lu.Factorize(co)
-	if lu.Cond() > 1e12 {
-		return nil, errors.New("dc3: the completed block of C is numerically singular")
-	}
-	// y_o = C_o⁻¹x − C_o⁻¹C_p y_p, scattered into y.
-	var inv, m2 mat.Dense
-	if err := inv.Inverse(co); err != nil {
-		return nil, fmt.Errorf("dc3: %w", err)
-	}
-	m2.Mul(&inv, cp)
-	m.kx = mat.NewDense(p.NC, p.NO, nil)
-	m.ky = mat.NewDense(k, p.NO, nil)
-	for j, col := range other {
-		for i := range p.NC {
-			m.kx.Set(i, col, inv.At(j, i))
-		}
-		for i := range k {
-			m.ky.Set(i, col, -m2.At(j, i))
-		}
-	}
-	for i, col := range m.partial {
-		m.ky.Set(i, col, 1)
-	}
-	if err := m.build(); err != nil {
+	m := &Model{cfg: cfg, obj: obj, nO: nO, nC: nC, rnd: rand.New(rand.NewPCG(cfg.Seed, 0xdc3))}
+	m.perm = m.rnd.Perm(nO)
+	m.partial = m.perm[:nO-nC]
+	return m, nil
+}
+
+// other returns the completed variables.
+func (m *Model) other() []int { return m.perm[m.nO-m.nC:] }
+
+// linearCompletion is y = x·Kx + y_p·Ky.
+type linearCompletion struct {
+	kx, ky *mat.Dense
+}
+
+func (lc *linearCompletion) node(x, yp *gorgonia.Node) (*gorgonia.Node, error) {
+	g := x.Graph()
+	kx := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithName("Kx"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(lc.kx.Dims()), tensor.WithBacking(lc.kx.RawMatrix().Data))))
+	ky := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithName("Ky"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(lc.ky.Dims()), tensor.WithBacking(lc.ky.RawMatrix().Data))))
+	a, err := gorgonia.Mul(x, kx)
+	if err != nil {
 		return nil, err
 	}
-	return m, nil
+	b, err := gorgonia.Mul(yp, ky)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Add(a, b)
+}
+
+func (lc *linearCompletion) complete(x, yp *mat.Dense) (*mat.Dense, error) {
+	n, _ := x.Dims()
+	_, nO := lc.kx.Dims()
+	y := mat.NewDense(n, nO, nil)
+	y.Mul(x, lc.kx)
+	var t mat.Dense
+	t.Mul(yp, lc.ky)
+	y.Add(y, &t)
+	return y, nil
 }
 
 // build adds the training graph for one batch.
@@ -175,23 +259,22 @@ func (m *Model) build() (err error) {
 			err = fmt.Errorf("dc3: building the graph: gorgonia panicked: %v", r)
 		}
 	}()
-	p, bs := m.p, m.cfg.BatchSize
+	bs := m.cfg.BatchSize
 	m.g = gorgonia.NewGraph()
-	sizes := append(append([]int{p.NC}, m.cfg.Hidden...), p.NO-p.NC)
+	sizes := append(append([]int{m.nC}, m.cfg.Hidden...), m.nO-m.nC)
 	if m.mlp, err = layers.NewMLP(m.g, sizes, layers.ReLU, layers.Identity, layers.WithSeed(int64(m.cfg.Seed))); err != nil {
 		return err
 	}
-	m.x = gorgonia.NewMatrix(m.g, tensor.Float64, gorgonia.WithShape(bs, p.NC), gorgonia.WithName("x"))
+	m.x = gorgonia.NewMatrix(m.g, tensor.Float64, gorgonia.WithShape(bs, m.nC), gorgonia.WithName("x"))
 	yp, err := m.mlp.Forward(m.x)
 	if err != nil {
 		return err
 	}
-	kx := gorgonia.NewMatrix(m.g, tensor.Float64, gorgonia.WithName("Kx"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(m.kx.Dims()), tensor.WithBacking(m.kx.RawMatrix().Data))))
-	ky := gorgonia.NewMatrix(m.g, tensor.Float64, gorgonia.WithName("Ky"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(m.ky.Dims()), tensor.WithBacking(m.ky.RawMatrix().Data))))
-	y := gorgonia.Must(gorgonia.Add(gorgonia.Must(gorgonia.Mul(m.x, kx)), gorgonia.Must(gorgonia.Mul(yp, ky))))
-	f, err := p.ObjectiveNode(y)
+	y, err := m.comp.node(m.x, yp)
+	if err != nil {
+		return err
+	}
+	f, err := m.obj.ObjectiveNode(y)
 	if err != nil {
 		return err
 	}
@@ -219,8 +302,8 @@ func (m *Model) TrainTime() time.Duration { return m.trainDur }
 func (m *Model) Fit(x *mat.Dense) ([]Epoch, error) {
 	n, nx := x.Dims()
 	bs := m.cfg.BatchSize
-	if nx != m.p.NC || n < bs {
-		return nil, fmt.Errorf("dc3: Fit: x is %d×%d, want at least %d rows of %d", n, nx, bs, m.p.NC)
+	if nx != m.nC || n < bs {
+		return nil, fmt.Errorf("dc3: Fit: x is %d×%d, want at least %d rows of %d", n, nx, bs, m.nC)
 	}
 	start := time.Now()
 	defer func() { m.trainDur += time.Since(start) }()
@@ -260,11 +343,12 @@ func (m *Model) Fit(x *mat.Dense) ([]Epoch, error) {
 }
 
 // Predict returns the completed predictions y (n×N_O) for inputs x,
-// computed in plain Go from the current weights: Cy = x up to rounding.
+// computed in plain Go from the current weights: c(x, y) = 0 up to
+// rounding (linear completion) or to NewtonCompletion's tolerance.
 func (m *Model) Predict(x *mat.Dense) (*mat.Dense, error) {
 	n, nx := x.Dims()
-	if nx != m.p.NC {
-		return nil, fmt.Errorf("dc3: Predict: x has %d columns, want %d", nx, m.p.NC)
+	if nx != m.nC {
+		return nil, fmt.Errorf("dc3: Predict: x has %d columns, want %d", nx, m.nC)
 	}
 	w := m.mlp.Weights()
 	h := mat.DenseCopyOf(x)
@@ -286,12 +370,7 @@ func (m *Model) Predict(x *mat.Dense) (*mat.Dense, error) {
 		}
 		h = z
 	}
-	y := mat.NewDense(n, m.p.NO, nil)
-	y.Mul(x, m.kx)
-	var t mat.Dense
-	t.Mul(h, m.ky)
-	y.Add(y, &t)
-	return y, nil
+	return m.comp.complete(x, h)
 }
 
 // Close releases the training machine.
