@@ -19,6 +19,10 @@
 // solves c(x, (y_p, y_o)) = 0 for y_o by Newton's method in the forward
 // pass, and the backward pass uses the implicit function theorem,
 // ∂y_o/∂y_p = −(∂c/∂y_o)⁻¹∂c/∂y_p, as DC3 does for AC optimal power flow.
+// Unlike the linear case, a completion need not exist for the y_p the
+// network predicts, and Newton's method need not find one that exists: on
+// the quadratic benchmark most predictions stay infeasible (see
+// RESULTS-optimisation.md).
 //
 // Gradient-based correction, DC3's second ingredient, moves the partial
 // variables along the gradient of the inequality violation; the paper's

@@ -31,6 +31,7 @@
 package main
 
 import (
+	"github.com/enforce-nn/enforce/dc3"
 	"github.com/enforce-nn/enforce/examples/internal/optexp"
 	"github.com/enforce-nn/enforce/problems"
 	"github.com/enforce-nn/enforce/solvers"
@@ -47,8 +48,9 @@ func main() {
 				return optexp.Instance{}, err
 			}
 			return optexp.Instance{
-				Objective: p.SineQuadratic, Constraint: p.Equalities(), SampleX: p.SampleX, Linear: p,
+				Objective: p.SineQuadratic, Constraint: p.Equalities(), SampleX: p.SampleX,
 				NLP: func(x []float64) solvers.NLP { return solvers.Linear(p, x) },
+				DC3: func(cfg dc3.Config) (*dc3.Model, error) { return dc3.New(p, cfg) },
 			}, nil
 		},
 		Paper: map[string][]optexp.Paper{
