@@ -52,8 +52,7 @@ func gaussNewton(t *testing.T, c enforce.Constraint, x, y []float64, maxIter int
 
 // TestNonconvexQuadraticFeasible checks, for sampled x, that damped
 // Gauss–Newton from y₀ reaches c(x, y) = 0 and that Complete exhibits a
-// feasible point directly. At the paper's sizes Gauss–Newton needs at most
-// about 8 steps.
+// feasible point directly.
 func TestNonconvexQuadraticFeasible(t *testing.T) {
 	for _, tc := range []struct {
 		nO, nC, samples int
