@@ -148,6 +148,7 @@ func splitComma(s string) []string {
 // metrics are one model's numbers on the test batch.
 type metrics struct {
 	obj, refSubsetObj, gap, maxEq, meanEq, infer, train float64
+	notConverged                                         int // ENFORCE: test predictions above the inference tolerance
 }
 
 // Run runs the experiment with options o, writing the tables to w and
@@ -270,11 +271,16 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 			}
 			t.AddRow(name, col("%.2f", func(m metrics) float64 { return m.obj }), paperObj,
 				col("%+.1f%%", func(m metrics) float64 { return 100 * m.gap }),
-				col("%.2g", func(m metrics) float64 { return m.maxEq }), paperEq,
-				col("%.2g", func(m metrics) float64 { return m.meanEq }),
+				col("%.3g", func(m metrics) float64 { return m.maxEq }), paperEq,
+				col("%.3g", func(m metrics) float64 { return m.meanEq }),
 				col("%.3g", func(m metrics) float64 { return m.infer }),
 				col("%.3g", func(m metrics) float64 { return m.train / 60 }))
 		}
+		notConv := 0
+		for _, m := range rows["ENFORCE"] {
+			notConv += m.notConverged
+		}
+		t.AddNote("ENFORCE: %d test prediction(s) over all seeds with max|c| above the inference tolerance 1e-3", notConv)
 		t.AddNote("reference on the first %d of %d test inputs, %d not converged; unconstrained minimum %.2f (what an unconstrained network can reach)", o.NRef, o.NTest, failed, fStar)
 		t.AddNote("gap to ref.: (mean obj. − mean reference obj.)/|mean reference obj.| on the reference's inputs; max/mean eq.: of |c| over all test inputs and constraints; inf. time: median of 3 predictions of the whole test batch")
 		if e.Name == "quadratic" {
@@ -362,8 +368,9 @@ func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train
 	}
 	trainDur := time.Since(start)
 	var y *mat.Dense
+	var st enforce.Stats
 	inferDur, err := report.MedianTime(3, func() (err error) {
-		y, _, err = m.Predict(xTest)
+		y, st, err = m.Predict(xTest)
 		return err
 	})
 	if err != nil {
@@ -371,6 +378,9 @@ func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train
 	}
 	met := evaluate(inst, xTest, y, refObj)
 	met.infer, met.train = inferDur.Seconds(), trainDur.Seconds()
+	if mode == train.ENFORCE {
+		met.notConverged = st.NotConverged
+	}
 	return met, hist, nil
 }
 
