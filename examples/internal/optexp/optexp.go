@@ -148,7 +148,7 @@ func splitComma(s string) []string {
 // metrics are one model's numbers on the test batch.
 type metrics struct {
 	obj, refSubsetObj, gap, maxEq, meanEq, infer, train float64
-	notConverged                                         int // ENFORCE: test predictions above the inference tolerance
+	notConverged                                        int // ENFORCE: test predictions above the inference tolerance
 }
 
 // Run runs the experiment with options o, writing the tables to w and
