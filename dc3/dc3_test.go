@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 
 	"github.com/enforce-nn/enforce/problems"
 )
@@ -71,4 +73,41 @@ func TestErrors(t *testing.T) {
 	assert.Error(t, err, "fewer rows than a batch")
 	_, err = m.Predict(mat.NewDense(2, 3, nil))
 	assert.Error(t, err)
+}
+
+// TestPredictMatchesGraph checks that Predict (plain Go) and the training
+// graph compute the same objective on a batch, for both completions.
+func TestPredictMatchesGraph(t *testing.T) {
+	lin, err := problems.NewNonconvexLinear(20, 8, 1)
+	require.NoError(t, err)
+	quad, err := problems.NewNonconvexQuadratic(20, 8, 1)
+	require.NoError(t, err)
+	x := lin.SampleX(100, 2)
+	cfg := Config{Hidden: []int{16, 16}, LearnRate: 1e-3, BatchSize: 50, Epochs: 3, Seed: 2, Quiet: true}
+	ml, err := New(lin, cfg)
+	require.NoError(t, err)
+	defer ml.Close()
+	mq, err := NewNewton(quad.SineQuadratic, quad.Equalities(), cfg)
+	require.NoError(t, err)
+	defer mq.Close()
+	for _, tc := range []struct {
+		name string
+		m    *Model
+		obj  problems.SineQuadratic
+	}{{"linear", ml, lin.SineQuadratic}, {"newton", mq, quad.SineQuadratic}} {
+		_, err := tc.m.Fit(x)
+		require.NoError(t, err)
+		batch := mat.DenseCopyOf(x.Slice(0, 50, 0, 8))
+		require.NoError(t, gorgonia.Let(tc.m.x, tensor.New(tensor.WithShape(50, 8), tensor.WithBacking(batch.RawMatrix().Data))))
+		require.NoError(t, tc.m.vm.RunAll())
+		graphLoss := tc.m.loss.Value().Data().(float64)
+		tc.m.vm.Reset()
+		y, err := tc.m.Predict(batch)
+		require.NoError(t, err)
+		mean := 0.0
+		for i := range 50 {
+			mean += tc.obj.Objective(nil, y.RawRowView(i)) / 50
+		}
+		assert.InDelta(t, graphLoss, mean, 1e-9*(1+math.Abs(mean)), tc.name)
+	}
 }
