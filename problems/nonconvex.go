@@ -92,6 +92,34 @@ func (o SineQuadratic) ObjectiveNode(y *gorgonia.Node) (*gorgonia.Node, error) {
 	return gorgonia.Add(quad, lin)
 }
 
+// Minimizer returns the unconstrained global minimiser y* of f and f(y*).
+// f is separable, and for Q_k ≥ 0 < p_k the minimiser of
+// ½Q_k t² + p_k sin t is the unique root in (−π, 0) of Q_k t + p_k cos t
+// (found by bisection to full precision): on that interval the second
+// derivative Q_k − p_k sin t is positive, and any t outside it has a
+// point of equal sine and smaller |t| inside. A p_k = 0 gives y*_k = 0.
+// This is what a network trained on f without constraints converges to
+// (the paper's MLP rows).
+func (o SineQuadratic) Minimizer() (y []float64, f float64) {
+	y = make([]float64, len(o.Q))
+	for k := range y {
+		q, p := o.Q[k], o.P[k]
+		if p > 0 {
+			lo, hi := -math.Pi, 0.0
+			for hi-lo > 1e-15 {
+				mid := 0.5 * (lo + hi)
+				if q*mid+p*math.Cos(mid) < 0 {
+					lo = mid
+				} else {
+					hi = mid
+				}
+			}
+			y[k] = 0.5 * (lo + hi)
+		}
+	}
+	return y, o.Objective(nil, y)
+}
+
 // checkLen panics if len(v) ≠ N_O.
 func (o SineQuadratic) checkLen(method string, v []float64) {
 	if len(v) != len(o.Q) {

@@ -52,8 +52,7 @@ func gaussNewton(t *testing.T, c enforce.Constraint, x, y []float64, maxIter int
 
 // TestNonconvexQuadraticFeasible checks, for sampled x, that damped
 // Gauss–Newton from y₀ reaches c(x, y) = 0 and that Complete exhibits a
-// feasible point directly. At the paper's sizes Gauss–Newton needs at most
-// about 8 steps.
+// feasible point directly.
 func TestNonconvexQuadraticFeasible(t *testing.T) {
 	for _, tc := range []struct {
 		nO, nC, samples int
@@ -105,7 +104,11 @@ func TestNonconvexQuadraticStructure(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, mat.Equal(p.C, q.C) && mat.Equal(p.A[3], q.A[3]) && floats.Equal(p.D, q.D), "deterministic")
 	assert.False(t, mat.Equal(p.A[0], other.A[0]))
-	assert.True(t, mat.Equal(p.C, lin.C) && floats.Equal(p.Q, lin.Q) && floats.Equal(p.P, lin.P), "shares Q, p, C with NonconvexLinear")
+	var gammaC mat.Dense
+	gammaC.Scale(QuadraticGamma, lin.C)
+	assert.True(t, mat.Equal(p.C, &gammaC) && floats.Equal(p.Q, lin.Q) && floats.Equal(p.P, lin.P), "shares Q, p and γC with NonconvexLinear")
+	ystar, _ := p.Minimizer()
+	assert.Equal(t, ystar, p.Y0, "y₀ is the unconstrained minimiser")
 	assert.InDelta(t, 0.5*math.Sqrt(20.0/13), p.Scale, 1e-15)
 
 	for i, a := range p.A {
@@ -268,4 +271,24 @@ func TestNonconvexQuadraticAdaNP(t *testing.T) {
 	assert.True(t, stats.Converged(), "%+v", stats)
 	assert.LessOrEqual(t, stats.After.Max, 1e-6)
 	t.Logf("AdaNP from y₀: depth %d (mean %.1f), max|c| %.1e → %.1e", stats.Depth, stats.MeanDepth, stats.Before.Max, stats.After.Max)
+}
+
+// TestSineQuadraticMinimizer checks the unconstrained minimiser against a
+// fine grid over [−10, 10] for every coordinate, and that it is
+// stationary.
+func TestSineQuadraticMinimizer(t *testing.T) {
+	p, err := NewNonconvexLinear(30, 5, 7)
+	require.NoError(t, err)
+	p.Q[0], p.P[1] = 0, 0 // edge cases: no quadratic term; no sine term
+	y, f := p.Minimizer()
+	assert.InDelta(t, p.Objective(nil, y), f, 1e-15)
+	grad := make([]float64, len(y))
+	p.ObjectiveGrad(nil, y, grad)
+	assert.Less(t, floats.Norm(grad, math.Inf(1)), 1e-12, "stationary")
+	for k := range y {
+		fk := func(s float64) float64 { return 0.5*p.Q[k]*s*s + p.P[k]*math.Sin(s) }
+		for s := -10.0; s <= 10; s += 1e-3 {
+			require.GreaterOrEqual(t, fk(s), fk(y[k])-1e-12, "coordinate %d: grid point %g is lower", k, s)
+		}
+	}
 }

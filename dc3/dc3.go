@@ -1,0 +1,381 @@
+// Package dc3 is the DC3 baseline (Donti, Rolnick & Kolter, "DC3: A
+// learning method for optimization with hard constraints", ICLR 2021) for
+// the ENFORCE paper's nonconvex benchmark with linear equalities (§5.3.1):
+//
+//	min_y ½yᵀQy + pᵀ sin y   s.t.   Cy = x.
+//
+// Equality completion: a backbone MLP predicts the N_O − N_C "partial"
+// variables y_p; the other N_C variables are completed by solving
+// C_o y_o = x − C_p y_p, where C_p and C_o are the columns of C of the
+// partial and the other variables, so every prediction satisfies Cy = x up
+// to rounding. The completion is linear, y = xK_x + y_pK_y with constant
+// matrices, and enters the gorgonia graph as two matrix products, so the
+// objective's gradient flows through it exactly. The loss is the mean
+// objective (DC3's soft penalty on the equalities is identically zero up to
+// rounding after completion and is left out).
+//
+// For nonlinear equalities (NewNewton, used for the quadratic benchmark of
+// §5.3.2, where the ENFORCE paper reports no DC3 results) the completion
+// solves c(x, (y_p, y_o)) = 0 for y_o by Newton's method in the forward
+// pass, and the backward pass uses the implicit function theorem,
+// ∂y_o/∂y_p = −(∂c/∂y_o)⁻¹∂c/∂y_p, as DC3 does for AC optimal power flow.
+// Unlike the linear case, a completion need not exist for the y_p the
+// network predicts, and Newton's method need not find one that exists: on
+// the quadratic benchmark most predictions stay infeasible (see
+// RESULTS.md, §5.3).
+//
+// Gradient-based correction, DC3's second ingredient, moves the partial
+// variables along the gradient of the inequality violation; the paper's
+// problems have no inequalities, so correction is a no-op there and is
+// not implemented.
+package dc3
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/layers"
+	"github.com/enforce-nn/enforce/problems"
+)
+
+// Config configures a Model. Zero fields mean the defaults stated.
+type Config struct {
+	// Hidden are the widths of the hidden layers (default [200, 200], the
+	// paper's backbone), with ReLU activations and package layers' default
+	// initialisation (He uniform, zero biases).
+	Hidden []int
+	// LearnRate is Adam's step size (default 1e-4, the paper's).
+	LearnRate float64
+	// BatchSize is the number of samples per step (default 200). An epoch
+	// drops the last incomplete batch of its shuffled order.
+	BatchSize int
+	// Epochs is the number of passes per Fit call (default 3500, the
+	// paper's DC3 setting).
+	Epochs int
+	// Seed seeds the choice of partial variables, the weights and the
+	// shuffling.
+	Seed uint64
+	// Progress receives one line per LogEvery epochs (default os.Stderr,
+	// every ⌈Epochs/20⌉); Quiet suppresses it.
+	Progress io.Writer
+	Quiet    bool
+	LogEvery int
+}
+
+// completion maps the inputs and the predicted variables to the full
+// prediction, in the graph and in plain Go.
+type completion interface {
+	node(x, yp *gorgonia.Node) (*gorgonia.Node, error)
+	complete(x, yp *mat.Dense) (*mat.Dense, error)
+}
+
+// Model is a DC3 network for one problem instance.
+type Model struct {
+	cfg      Config
+	obj      problems.SineQuadratic
+	nO, nC   int
+	partial  []int // indices of the predicted variables
+	comp     completion
+	g        *gorgonia.ExprGraph
+	mlp      *layers.MLP
+	x, loss  *gorgonia.Node
+	vm       gorgonia.VM
+	solver   gorgonia.Solver
+	perm     []int // partial variables first, then the completed ones
+	rnd      *rand.Rand
+	trainDur time.Duration
+}
+
+// Epoch is one epoch of training: the mean objective over its batches,
+// measured before each step.
+type Epoch struct {
+	Epoch     int
+	Objective float64
+}
+
+// New builds a DC3 model with linear completion for p. The partial
+// variables are N_O − N_C columns of C chosen uniformly at random from
+// Seed, as in DC3's code; it returns an error if the remaining square
+// block C_o is numerically singular (condition number above 1e12).
+func New(p *problems.NonconvexLinear, cfg Config) (*Model, error) {
+	if p == nil {
+		return nil, errors.New("dc3: nil problem")
+	}
+	m, err := newModel(p.SineQuadratic, p.NO, p.NC, cfg)
+	if err != nil {
+		return nil, err
+	}
+	k := p.NO - p.NC
+	other := m.other()
+	co := mat.NewDense(p.NC, p.NC, nil)
+	cp := mat.NewDense(p.NC, k, nil)
+	for i := range p.NC {
+		for j, col := range other {
+			co.Set(i, j, p.C.At(i, col))
+		}
+		for j, col := range m.partial {
+			cp.Set(i, j, p.C.At(i, col))
+		}
+	}
+	var lu mat.LU
+	lu.Factorize(co)
+	if lu.Cond() > 1e12 {
+		return nil, errors.New("dc3: the completed block of C is numerically singular")
+	}
+	// y_o = C_o⁻¹x − C_o⁻¹C_p y_p, scattered into y.
+	var inv, m2 mat.Dense
+	if err := inv.Inverse(co); err != nil {
+		return nil, fmt.Errorf("dc3: %w", err)
+	}
+	m2.Mul(&inv, cp)
+	lc := &linearCompletion{kx: mat.NewDense(p.NC, p.NO, nil), ky: mat.NewDense(k, p.NO, nil)}
+	for j, col := range other {
+		for i := range p.NC {
+			lc.kx.Set(i, col, inv.At(j, i))
+		}
+		for i := range k {
+			lc.ky.Set(i, col, -m2.At(j, i))
+		}
+	}
+	for i, col := range m.partial {
+		lc.ky.Set(i, col, 1)
+	}
+	m.comp = lc
+	if err := m.build(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// NewNewton builds a DC3 model with Newton completion for the equalities
+// c (N_C of them, on N_O = len(obj.Q) outputs, with N_C inputs) and the
+// objective obj; NewNonconvexQuadratic's instances are its use. The
+// partial variables are chosen as by New. See NewtonCompletion for the
+// completion and its gradient.
+func NewNewton(obj problems.SineQuadratic, c enforce.Constraint, cfg Config) (*Model, error) {
+	if c == nil {
+		return nil, errors.New("dc3: nil constraint")
+	}
+	nx, nO, nC := c.Dims()
+	if nO != len(obj.Q) || nx != nC {
+		return nil, fmt.Errorf("dc3: the constraint has nx = %d, ny = %d, nc = %d; want ny = %d = len(Q) and nx = nc", nx, nO, nC, len(obj.Q))
+	}
+	m, err := newModel(obj, nO, nC, cfg)
+	if err != nil {
+		return nil, err
+	}
+	m.comp = &NewtonCompletion{C: c, Partial: m.partial, Other: m.other()}
+	if err := m.build(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// newModel validates cfg, applies its defaults and draws the partial
+// variables.
+func newModel(obj problems.SineQuadratic, nO, nC int, cfg Config) (*Model, error) {
+	if nC >= nO {
+		return nil, fmt.Errorf("dc3: N_C = %d ≥ N_O = %d leaves nothing to predict", nC, nO)
+	}
+	if cfg.Hidden == nil {
+		cfg.Hidden = []int{200, 200}
+	}
+	if cfg.LearnRate == 0 {
+		cfg.LearnRate = 1e-4
+	}
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = 200
+	}
+	if cfg.Epochs == 0 {
+		cfg.Epochs = 3500
+	}
+	if cfg.LogEvery == 0 {
+		cfg.LogEvery = (cfg.Epochs + 19) / 20
+	}
+	if cfg.Progress == nil {
+		cfg.Progress = os.Stderr
+	}
+	if !(cfg.LearnRate > 0) || cfg.BatchSize < 0 || cfg.Epochs < 0 || cfg.LogEvery < 0 {
+		return nil, fmt.Errorf("dc3: invalid Config (LearnRate %v, BatchSize %d, Epochs %d, LogEvery %d)",
+			cfg.LearnRate, cfg.BatchSize, cfg.Epochs, cfg.LogEvery)
+	}
+	for _, h := range cfg.Hidden {
+		if h <= 0 {
+			return nil, fmt.Errorf("dc3: hidden widths must be positive, got %v", cfg.Hidden)
+		}
+	}
+	m := &Model{cfg: cfg, obj: obj, nO: nO, nC: nC, rnd: rand.New(rand.NewPCG(cfg.Seed, 0xdc3))}
+	m.perm = m.rnd.Perm(nO)
+	m.partial = m.perm[:nO-nC]
+	return m, nil
+}
+
+// other returns the completed variables.
+func (m *Model) other() []int { return m.perm[m.nO-m.nC:] }
+
+// linearCompletion is y = x·Kx + y_p·Ky.
+type linearCompletion struct {
+	kx, ky *mat.Dense
+}
+
+func (lc *linearCompletion) node(x, yp *gorgonia.Node) (*gorgonia.Node, error) {
+	g := x.Graph()
+	kx := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithName("Kx"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(lc.kx.Dims()), tensor.WithBacking(lc.kx.RawMatrix().Data))))
+	ky := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithName("Ky"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(lc.ky.Dims()), tensor.WithBacking(lc.ky.RawMatrix().Data))))
+	a, err := gorgonia.Mul(x, kx)
+	if err != nil {
+		return nil, err
+	}
+	b, err := gorgonia.Mul(yp, ky)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Add(a, b)
+}
+
+func (lc *linearCompletion) complete(x, yp *mat.Dense) (*mat.Dense, error) {
+	n, _ := x.Dims()
+	_, nO := lc.kx.Dims()
+	y := mat.NewDense(n, nO, nil)
+	y.Mul(x, lc.kx)
+	var t mat.Dense
+	t.Mul(yp, lc.ky)
+	y.Add(y, &t)
+	return y, nil
+}
+
+// build adds the training graph for one batch.
+func (m *Model) build() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("dc3: building the graph: gorgonia panicked: %v", r)
+		}
+	}()
+	bs := m.cfg.BatchSize
+	m.g = gorgonia.NewGraph()
+	sizes := append(append([]int{m.nC}, m.cfg.Hidden...), m.nO-m.nC)
+	if m.mlp, err = layers.NewMLP(m.g, sizes, layers.ReLU, layers.Identity, layers.WithSeed(int64(m.cfg.Seed))); err != nil {
+		return err
+	}
+	m.x = gorgonia.NewMatrix(m.g, tensor.Float64, gorgonia.WithShape(bs, m.nC), gorgonia.WithName("x"))
+	yp, err := m.mlp.Forward(m.x)
+	if err != nil {
+		return err
+	}
+	y, err := m.comp.node(m.x, yp)
+	if err != nil {
+		return err
+	}
+	f, err := m.obj.ObjectiveNode(y)
+	if err != nil {
+		return err
+	}
+	if m.loss, err = gorgonia.Mean(f); err != nil {
+		return err
+	}
+	if _, err = gorgonia.Grad(m.loss, m.mlp.Learnables()...); err != nil {
+		return err
+	}
+	m.vm = gorgonia.NewTapeMachine(m.g, gorgonia.BindDualValues(m.mlp.Learnables()...))
+	m.solver = gorgonia.NewAdamSolver(gorgonia.WithLearnRate(m.cfg.LearnRate))
+	return nil
+}
+
+// Partial returns the indices of the variables the network predicts.
+func (m *Model) Partial() []int { return append([]int(nil), m.partial...) }
+
+// TrainTime returns the wall-clock time spent in Fit so far.
+func (m *Model) TrainTime() time.Duration { return m.trainDur }
+
+// Fit trains on the inputs x (n×N_C, n ≥ BatchSize) for Config.Epochs
+// epochs of shuffled batches, one Adam step per batch, and returns the
+// per-epoch mean objective. It returns an error for bad input or when the
+// objective becomes non-finite.
+func (m *Model) Fit(x *mat.Dense) ([]Epoch, error) {
+	n, nx := x.Dims()
+	bs := m.cfg.BatchSize
+	if nx != m.nC || n < bs {
+		return nil, fmt.Errorf("dc3: Fit: x is %d×%d, want at least %d rows of %d", n, nx, bs, m.nC)
+	}
+	start := time.Now()
+	defer func() { m.trainDur += time.Since(start) }()
+	xb := tensor.New(tensor.WithShape(bs, nx), tensor.WithBacking(make([]float64, bs*nx)))
+	buf := xb.Data().([]float64)
+	var hist []Epoch
+	for e := 1; e <= m.cfg.Epochs; e++ {
+		order := m.rnd.Perm(n)
+		sum, steps := 0.0, 0
+		for b := 0; b+bs <= n; b += bs {
+			for i, r := range order[b : b+bs] {
+				copy(buf[i*nx:(i+1)*nx], x.RawRowView(r))
+			}
+			if err := gorgonia.Let(m.x, xb); err != nil {
+				return hist, fmt.Errorf("dc3: %w", err)
+			}
+			if err := m.vm.RunAll(); err != nil {
+				return hist, fmt.Errorf("dc3: %w", err)
+			}
+			loss := m.loss.Value().Data().(float64)
+			if math.IsNaN(loss) || math.IsInf(loss, 0) {
+				return hist, fmt.Errorf("dc3: epoch %d: the objective is %v", e, loss)
+			}
+			sum += loss
+			steps++
+			if err := m.solver.Step(gorgonia.NodesToValueGrads(m.mlp.Learnables())); err != nil {
+				return hist, fmt.Errorf("dc3: %w", err)
+			}
+			m.vm.Reset()
+		}
+		hist = append(hist, Epoch{Epoch: e, Objective: sum / float64(steps)})
+		if !m.cfg.Quiet && (e%m.cfg.LogEvery == 0 || e == m.cfg.Epochs) {
+			fmt.Fprintf(m.cfg.Progress, "dc3 epoch %5d  objective %.5f  (%v)\n", e, sum/float64(steps), time.Since(start).Round(time.Millisecond))
+		}
+	}
+	return hist, nil
+}
+
+// Predict returns the completed predictions y (n×N_O) for inputs x,
+// computed in plain Go from the current weights: c(x, y) = 0 up to
+// rounding (linear completion) or to NewtonCompletion's tolerance.
+func (m *Model) Predict(x *mat.Dense) (*mat.Dense, error) {
+	n, nx := x.Dims()
+	if nx != m.nC {
+		return nil, fmt.Errorf("dc3: Predict: x has %d columns, want %d", nx, m.nC)
+	}
+	w := m.mlp.Weights()
+	h := mat.DenseCopyOf(x)
+	nl := len(w) / 2
+	for l := range nl {
+		b := w[2*l+1]
+		in, out := len(w[2*l])/len(b), len(b)
+		z := mat.NewDense(n, out, nil)
+		z.Mul(h, mat.NewDense(in, out, w[2*l]))
+		raw := z.RawMatrix().Data
+		for r := range n {
+			row := raw[r*out : (r+1)*out]
+			for j := range row {
+				row[j] += b[j]
+				if l < nl-1 && row[j] < 0 {
+					row[j] = 0
+				}
+			}
+		}
+		h = z
+	}
+	return m.comp.complete(x, h)
+}
+
+// Close releases the training machine.
+func (m *Model) Close() error { return m.vm.Close() }

@@ -1,0 +1,316 @@
+package dc3
+
+import (
+	"errors"
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math"
+
+	"github.com/chewxy/hm"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce"
+)
+
+// Defaults of NewtonCompletion.
+const (
+	// DefaultNewtonTol bounds max|c| at a completed point.
+	DefaultNewtonTol = 1e-10
+	// DefaultNewtonIter bounds the Newton iterations per sample.
+	DefaultNewtonIter = 50
+)
+
+// NewtonCompletion is DC3's completion for nonlinear equalities
+// c(x, y) = 0 with as many equalities N_C as completed variables: given x
+// and the predicted variables y_p (indices Partial), it solves
+// c(x, y) = 0 for the other variables y_o (indices Other) by Newton's
+// method from y_o = 0 (in the graph and in Predict), each step Δ = (∂c/∂y_o)⁻¹c halved until ‖c‖₂
+// decreases (at most 30 times), stopping when max|c| ≤ Tol or after
+// MaxIter steps. A sample that does not converge keeps its last iterate,
+// which is finite; Complete reports it.
+//
+// Its vector-Jacobian product at a completed point follows from the
+// implicit function theorem: for an upstream gradient g = (g_p, g_o),
+// ∂L/∂y_p = g_p − (∂c/∂y_p)ᵀw with (∂c/∂y_o)ᵀw = g_o.
+type NewtonCompletion struct {
+	// C is the constraint; its Dims are (N_C, N_O, N_C).
+	C enforce.Constraint
+	// Partial and Other partition 0..N_O−1: the predicted and the
+	// completed variables (len(Other) = N_C).
+	Partial, Other []int
+	// Tol and MaxIter are the stopping rule; zero means DefaultNewtonTol
+	// and DefaultNewtonIter.
+	Tol     float64
+	MaxIter int
+}
+
+func (nc *NewtonCompletion) settings() (float64, int) {
+	tol, it := nc.Tol, nc.MaxIter
+	if tol <= 0 {
+		tol = DefaultNewtonTol
+	}
+	if it <= 0 {
+		it = DefaultNewtonIter
+	}
+	return tol, it
+}
+
+// Complete writes into y (length N_O) the completion of yp (length
+// len(Partial)) for input x, starting Newton's method from the values of
+// y at Other, and returns max|c(x, y)| at the end and whether it is at
+// most Tol. A completion need not exist for every y_p, and Newton's
+// method need not find one that exists: it converges from a start close
+// enough to a solution with a nonsingular ∂c/∂y_o.
+func (nc *NewtonCompletion) Complete(x, yp, y []float64) (float64, bool) {
+	_, nO, m := nc.C.Dims()
+	tol, maxIter := nc.settings()
+	for i, j := range nc.Partial {
+		y[j] = yp[i]
+	}
+	c, jac, trial, ct := make([]float64, m), make([]float64, m*nO), make([]float64, nO), make([]float64, m)
+	jo := mat.NewDense(m, m, nil)
+	var lu mat.LU
+	var delta mat.VecDense
+	for it := 0; ; it++ {
+		nc.C.Eval(x, y, c, jac)
+		res := floats.Norm(c, math.Inf(1))
+		if res <= tol {
+			return res, true
+		}
+		if it == maxIter || math.IsNaN(res) {
+			return res, false
+		}
+		for i := range m {
+			for j, col := range nc.Other {
+				jo.Set(i, j, jac[i*nO+col])
+			}
+		}
+		lu.Factorize(jo)
+		if lu.Cond() > 1e14 {
+			return res, false
+		}
+		if err := lu.SolveVecTo(&delta, false, mat.NewVecDense(m, c)); err != nil {
+			return res, false
+		}
+		norm := floats.Norm(c, 2)
+		t := 1.0
+		for range 31 {
+			copy(trial, y)
+			for j, col := range nc.Other {
+				trial[col] -= t * delta.AtVec(j)
+			}
+			nc.C.Eval(x, trial, ct, nil)
+			if n := floats.Norm(ct, 2); n < norm {
+				break
+			}
+			t /= 2
+		}
+		if t < 1e-9 {
+			return res, false
+		}
+		copy(y, trial)
+	}
+}
+
+// VJP writes into gp (length len(Partial)) the gradient with respect to
+// y_p of a loss whose gradient with respect to the completed y is g, at
+// the completed point y. It returns an error if ∂c/∂y_o is singular there.
+func (nc *NewtonCompletion) VJP(x, y, g, gp []float64) error {
+	_, nO, m := nc.C.Dims()
+	c, jac := make([]float64, m), make([]float64, m*nO)
+	nc.C.Eval(x, y, c, jac)
+	jo := mat.NewDense(m, m, nil)
+	gO := mat.NewVecDense(m, nil)
+	for i := range m {
+		for j, col := range nc.Other {
+			jo.Set(i, j, jac[i*nO+col])
+		}
+	}
+	for j, col := range nc.Other {
+		gO.SetVec(j, g[col])
+	}
+	var lu mat.LU
+	lu.Factorize(jo)
+	var w mat.VecDense
+	if err := lu.SolveVecTo(&w, true, gO); err != nil {
+		return fmt.Errorf("dc3: ∂c/∂y_o is singular at the completed point: %w", err)
+	}
+	for i, col := range nc.Partial {
+		s := g[col]
+		for r := range m {
+			s -= jac[r*nO+col] * w.AtVec(r)
+		}
+		gp[i] = s
+	}
+	return nil
+}
+
+func (nc *NewtonCompletion) node(x, yp *gorgonia.Node) (*gorgonia.Node, error) {
+	return gorgonia.ApplyOp(&newtonOp{nc: nc}, x, yp)
+}
+
+func (nc *NewtonCompletion) complete(x, yp *mat.Dense) (*mat.Dense, error) {
+	n, _ := x.Dims()
+	_, nO, _ := nc.C.Dims()
+	y := mat.NewDense(n, nO, nil) // y_o starts at zero
+	for i := range n {
+		nc.Complete(x.RawRowView(i), yp.RawRowView(i), y.RawRowView(i))
+	}
+	return y, nil
+}
+
+// newtonOp is the gorgonia Op (x, y_p) ↦ y of a NewtonCompletion.
+type newtonOp struct{ nc *NewtonCompletion }
+
+func (op *newtonOp) Arity() int { return 2 }
+
+// Type is Matrix a → Matrix a → Matrix a.
+func (op *newtonOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	m := gorgonia.TensorType{Dims: 2, Of: a}
+	return hm.NewFnType(m, m, m)
+}
+
+func (op *newtonOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
+	_, nO, _ := op.nc.C.Dims()
+	if len(inputs) != 2 {
+		return nil, fmt.Errorf("%v: want 2 inputs, got %d", op, len(inputs))
+	}
+	xs, ok := inputs[0].(tensor.Shape)
+	if !ok || xs.Dims() != 2 {
+		return nil, fmt.Errorf("%v: x has shape %v, want a matrix", op, inputs[0])
+	}
+	return tensor.Shape{xs[0], nO}, nil
+}
+
+// float64s returns the data of a float64 matrix value.
+func float64s(v gorgonia.Value) ([]float64, error) {
+	d, ok := v.Data().([]float64)
+	if !ok {
+		return nil, errors.New("dc3: Newton completion supports float64 graphs only")
+	}
+	return d, nil
+}
+
+func (op *newtonOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
+	if len(inputs) != 2 {
+		return nil, fmt.Errorf("%v: want 2 inputs, got %d", op, len(inputs))
+	}
+	x, err := float64s(inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	yp, err := float64s(inputs[1])
+	if err != nil {
+		return nil, err
+	}
+	nx, nO, _ := op.nc.C.Dims()
+	k := len(op.nc.Partial)
+	n := len(x) / nx
+	y := make([]float64, n*nO)
+	for i := range n {
+		op.nc.Complete(x[i*nx:(i+1)*nx], yp[i*k:(i+1)*k], y[i*nO:(i+1)*nO])
+	}
+	return tensor.New(tensor.WithShape(n, nO), tensor.WithBacking(y)), nil
+}
+
+func (op *newtonOp) ReturnsPtr() bool     { return false }
+func (op *newtonOp) CallsExtern() bool    { return false }
+func (op *newtonOp) OverwritesInput() int { return -1 }
+func (op *newtonOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "dc3.newton(%p)", op.nc)
+}
+func (op *newtonOp) Hashcode() uint32 { return hashOf(op) }
+func (op *newtonOp) String() string   { return "DC3NewtonCompletion" }
+
+func hashOf(op gorgonia.Op) uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+// DiffWRT: differentiable with respect to y_p only (x is data).
+func (op *newtonOp) DiffWRT(inputs int) []bool {
+	if inputs != 2 {
+		return make([]bool, inputs)
+	}
+	return []bool{false, true}
+}
+
+// SymDiff returns the gradient node with respect to y_p.
+func (op *newtonOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	if len(inputs) != 2 {
+		return nil, fmt.Errorf("%v: want 2 inputs, got %d", op, len(inputs))
+	}
+	gp, err := gorgonia.ApplyOp(&newtonGradOp{nc: op.nc}, inputs[0], output, grad)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Nodes{nil, gp}, nil
+}
+
+// newtonGradOp is (x, y, g) ↦ ∂L/∂y_p of a NewtonCompletion.
+type newtonGradOp struct{ nc *NewtonCompletion }
+
+func (op *newtonGradOp) Arity() int { return 3 }
+
+func (op *newtonGradOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	m := gorgonia.TensorType{Dims: 2, Of: a}
+	return hm.NewFnType(m, m, m, m)
+}
+
+func (op *newtonGradOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
+	if len(inputs) != 3 {
+		return nil, fmt.Errorf("%v: want 3 inputs, got %d", op, len(inputs))
+	}
+	xs, ok := inputs[0].(tensor.Shape)
+	if !ok || xs.Dims() != 2 {
+		return nil, fmt.Errorf("%v: x has shape %v, want a matrix", op, inputs[0])
+	}
+	return tensor.Shape{xs[0], len(op.nc.Partial)}, nil
+}
+
+func (op *newtonGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
+	if len(inputs) != 3 {
+		return nil, fmt.Errorf("%v: want 3 inputs, got %d", op, len(inputs))
+	}
+	var data [3][]float64
+	for i, v := range inputs {
+		d, err := float64s(v)
+		if err != nil {
+			return nil, err
+		}
+		data[i] = d
+	}
+	nx, nO, _ := op.nc.C.Dims()
+	k := len(op.nc.Partial)
+	n := len(data[0]) / nx
+	gp := make([]float64, n*k)
+	for i := range n {
+		if err := op.nc.VJP(data[0][i*nx:(i+1)*nx], data[1][i*nO:(i+1)*nO], data[2][i*nO:(i+1)*nO], gp[i*k:(i+1)*k]); err != nil {
+			return nil, err
+		}
+	}
+	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(gp)), nil
+}
+
+func (op *newtonGradOp) ReturnsPtr() bool     { return false }
+func (op *newtonGradOp) CallsExtern() bool    { return false }
+func (op *newtonGradOp) OverwritesInput() int { return -1 }
+func (op *newtonGradOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "∂dc3.newton(%p)", op.nc)
+}
+func (op *newtonGradOp) Hashcode() uint32 { return hashOf(op) }
+func (op *newtonGradOp) String() string   { return "∂DC3NewtonCompletion/∂y_p" }
+
+var (
+	_ gorgonia.SDOp = (*newtonOp)(nil)
+	_ gorgonia.Op   = (*newtonGradOp)(nil)
+	_ completion    = (*NewtonCompletion)(nil)
+	_ completion    = (*linearCompletion)(nil)
+)

@@ -1,0 +1,451 @@
+// Package optexp runs the ENFORCE paper's optimisation experiments
+// (§5.3, Tables 3–4 and the appendix scaling tables) for the commands
+// examples/nonconvex-linear and examples/nonconvex-quadratic: reference
+// optima by solvers.Solve (IPOPT with -tags ipopt), then MLP, Soft (λ_C
+// sweep), DC3 (by default for the linear benchmark only) and ENFORCE trained unsupervised on the objective, evaluated on one
+// batch of test inputs.
+package optexp
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
+	"gorgonia.org/gorgonia"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/dc3"
+	"github.com/enforce-nn/enforce/internal/report"
+	"github.com/enforce-nn/enforce/layers"
+	"github.com/enforce-nn/enforce/problems"
+	"github.com/enforce-nn/enforce/solvers"
+	"github.com/enforce-nn/enforce/train"
+)
+
+// reference is the solver of the reference optima: solvers.Solve, or
+// IPOPT when the command is built with -tags ipopt (see ipopt.go).
+var reference = struct {
+	name   string
+	method solvers.Method
+}{"solvers.Solve", solvers.SQP{}}
+
+// Size is one problem size (N_O, N_C).
+type Size struct{ NO, NC int }
+
+// Paper holds the paper's numbers for one method at one size: objective
+// and max equality violation (NaN where the paper reports none).
+type Paper struct{ Obj, MaxEq float64 }
+
+// Experiment describes one of the two benchmarks.
+type Experiment struct {
+	// Name is "linear" or "quadratic".
+	Name string
+	// Sizes are the paper's sizes.
+	Sizes []Size
+	// Build returns the instance of a size, its constraint and the
+	// reference NLP of one input.
+	Build func(s Size, seed uint64) (Instance, error)
+	// Paper[method][size index] are the paper's numbers.
+	Paper map[string][]Paper
+	// DC3 says whether the DC3 baseline runs by default (the -dc3 flag
+	// overrides it).
+	DC3 bool
+}
+
+// Instance is one drawn problem.
+type Instance struct {
+	Objective  problems.SineQuadratic
+	Constraint enforce.Constraint
+	SampleX    func(n int, seed uint64) *mat.Dense
+	NLP        func(x []float64) solvers.NLP
+	// DC3 builds the DC3 baseline for the instance.
+	DC3 func(cfg dc3.Config) (*dc3.Model, error)
+}
+
+// Options are the command-line settings.
+type Options struct {
+	Epochs, DC3Epochs, NTrain, NTest, NRef, Batch, Seeds, Width int
+	LR                                                          float64
+	Soft                                                        []float64
+	Sizes                                                       string
+	Out                                                         string
+	Seed                                                        uint64
+	DC3                                                         bool
+}
+
+// Main parses the flags, runs the experiment and exits on error.
+func Main(e Experiment) {
+	var o Options
+	quick := flag.Bool("quick", false, "a reduced run (seconds): the first size, 400 training / 200 test inputs, 2×64, Adam 1e-3, 20 epochs, Soft λ_C = 1")
+	flag.IntVar(&o.Epochs, "epochs", 1000, "epochs for MLP, Soft and ENFORCE (the paper: 1000)")
+	flag.IntVar(&o.DC3Epochs, "dc3epochs", 3500, "epochs for DC3 (the paper: 3500)")
+	flag.IntVar(&o.NTrain, "ntrain", 8334, "training inputs (DC3's split of 10,000: 8334 train, 833 valid, 833 test)")
+	flag.IntVar(&o.NTest, "ntest", 833, "test inputs, one inference batch (the paper: 833)")
+	flag.IntVar(&o.NRef, "nref", 833, "test inputs solved by the reference solver (first rows of the test batch)")
+	flag.IntVar(&o.Batch, "batch", 200, "batch size (the paper: 200)")
+	flag.IntVar(&o.Width, "width", 200, "width of the 2 hidden ReLU layers (the paper: 200)")
+	flag.Float64Var(&o.LR, "lr", 1e-4, "Adam learning rate (the paper: 1e-4)")
+	flag.IntVar(&o.Seeds, "seeds", 1, "model seeds; mean ± std over them (the paper: 5)")
+	flag.StringVar(&o.Sizes, "sizes", "", "comma-separated indices into the paper's sizes (default: all)")
+	flag.StringVar(&o.Out, "out", "", "directory for the per-epoch history (CSV), the loss and depth plots (PNG) and the tables (Markdown); none if empty")
+	flag.Uint64Var(&o.Seed, "seed", 1, "seed of the problem instance and the data")
+	softs := flag.String("soft", "5,1,0.1", "λ_C values of the Soft baseline (the paper: 5, 1, 0.1)")
+	flag.BoolVar(&o.DC3, "dc3", e.DC3, "train the DC3 baseline (linear completion, or Newton completion for nonlinear equalities)")
+	flag.Parse()
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *quick {
+		def := func(name string, apply func()) {
+			if !set[name] {
+				apply()
+			}
+		}
+		def("epochs", func() { o.Epochs = 20 })
+		def("dc3epochs", func() { o.DC3Epochs = 20 })
+		def("ntrain", func() { o.NTrain = 400 })
+		def("ntest", func() { o.NTest = 200 })
+		def("nref", func() { o.NRef = 20 })
+		def("width", func() { o.Width = 64 })
+		def("lr", func() { o.LR = 1e-3 })
+		def("sizes", func() { o.Sizes = "0" })
+		def("soft", func() { *softs = "1" })
+	}
+	for _, s := range splitComma(*softs) {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bad -soft:", err)
+			os.Exit(2)
+		}
+		o.Soft = append(o.Soft, v)
+	}
+	if err := Run(os.Stdout, os.Stderr, e, o); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func splitComma(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ',' {
+			if i > start {
+				out = append(out, s[start:i])
+			}
+			start = i + 1
+		}
+	}
+	return out
+}
+
+// metrics are one model's numbers on the test batch.
+type metrics struct {
+	obj, refSubsetObj, gap, maxEq, meanEq, infer, train float64
+	notConverged                                        int // ENFORCE: test predictions above the inference tolerance
+}
+
+// Run runs the experiment with options o, writing the tables to w and
+// progress to progress.
+func Run(w, progress io.Writer, e Experiment, o Options) error {
+	if o.Seeds < 1 || o.NTest < 1 || o.NRef < 0 || o.NRef > o.NTest || o.NTrain < o.Batch {
+		return fmt.Errorf("optexp: need -seeds ≥ 1, 0 ≤ -nref ≤ -ntest, -ntrain ≥ -batch")
+	}
+	idx := make([]int, len(e.Sizes))
+	for i := range idx {
+		idx[i] = i
+	}
+	if o.Sizes != "" {
+		idx = idx[:0]
+		for _, s := range splitComma(o.Sizes) {
+			i, err := strconv.Atoi(s)
+			if err != nil || i < 0 || i >= len(e.Sizes) {
+				return fmt.Errorf("optexp: bad -sizes entry %q", s)
+			}
+			idx = append(idx, i)
+		}
+	}
+	if o.Out != "" {
+		if err := os.MkdirAll(o.Out, 0o755); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "§5.3 of the ENFORCE paper, nonconvex %s benchmark: %d training / %d test inputs, x ~ U(−5, 5), 2×%d ReLU, Adam %g, batch %d, %d epochs (DC3 %d), %d seed(s)\n",
+		e.Name, o.NTrain, o.NTest, o.Width, o.LR, o.Batch, o.Epochs, o.DC3Epochs, o.Seeds)
+	for _, si := range idx {
+		s := e.Sizes[si]
+		inst, err := e.Build(s, o.Seed)
+		if err != nil {
+			return err
+		}
+		xTrain := inst.SampleX(o.NTrain, o.Seed+100)
+		xTest := inst.SampleX(o.NTest, o.Seed+200)
+
+		// Reference optima.
+		fmt.Fprintf(progress, "[%d/%d] reference: solving %d instances with %s\n", s.NO, s.NC, o.NRef, reference.name)
+		ref, err := solvers.SolveAll(reference.method, o.NRef, 0, func(i int) (solvers.NLP, []float64, error) {
+			p := inst.NLP(xTest.RawRowView(i))
+			y0, err := solvers.LeastNormStart(p)
+			return p, y0, err
+		})
+		if err != nil {
+			return err
+		}
+		refObj := make([]float64, o.NRef)
+		var refTime, refViol float64
+		failed := 0
+		for i, r := range ref {
+			refObj[i] = r.Objective
+			refTime += r.Runtime.Seconds() / float64(o.NRef)
+			refViol = math.Max(refViol, r.MaxViolation)
+			if r.Status != solvers.Success {
+				failed++
+			}
+		}
+		_, fStar := inst.Objective.Minimizer()
+
+		refMean := stat.Mean(refObj, nil)
+		rows := map[string][]metrics{}
+		var order []string
+		var runs []report.Run
+		add := func(name string, m metrics) {
+			if _, ok := rows[name]; !ok {
+				order = append(order, name)
+			}
+			m.gap = (m.refSubsetObj - refMean) / math.Abs(refMean)
+			rows[name] = append(rows[name], m)
+		}
+		for seed := range o.Seeds {
+			mseed := o.Seed + uint64(seed)
+			type cfgRun struct {
+				name string
+				mode train.Mode
+				lc   float64
+			}
+			cfgs := []cfgRun{{"MLP", train.MLP, 0}}
+			for _, l := range o.Soft {
+				cfgs = append(cfgs, cfgRun{fmt.Sprintf("Soft (λ_C=%g)", l), train.Soft, l})
+			}
+			cfgs = append(cfgs, cfgRun{"ENFORCE", train.ENFORCE, 1})
+			for _, r := range cfgs {
+				m, hist, err := trainModel(progress, inst, s, o, r.mode, r.lc, mseed, xTrain, xTest, refObj, r.name)
+				if err != nil {
+					return fmt.Errorf("%s: %w", r.name, err)
+				}
+				add(r.name, m)
+				runs = append(runs, report.Run{Label: fmt.Sprintf("%s seed %d", r.name, mseed), History: hist})
+			}
+			if o.DC3 {
+				m, hist, err := trainDC3(progress, inst, s, o, mseed, xTrain, xTest, refObj)
+				if err != nil {
+					return fmt.Errorf("DC3: %w", err)
+				}
+				add("DC3", m)
+				runs = append(runs, report.Run{Label: fmt.Sprintf("DC3 seed %d", mseed), History: hist})
+			}
+		}
+
+		t := report.NewTable(fmt.Sprintf("Nonconvex %s, (N_O, N_C) = (%d, %d)", e.Name, s.NO, s.NC),
+			"method", "obj.", "paper obj.", "gap to ref.", "max eq.", "paper max eq.", "mean eq.", "inf. time [s]", "train time [min]")
+		pp := e.Paper["IPOPT"][si]
+		t.AddRow("reference: "+reference.name+" (paper: IPOPT)", fmt.Sprintf("%.2f ± %.2f", refMean, stat.StdDev(refObj, nil)),
+			fmt.Sprintf("%.2f", pp.Obj), "–", fmt.Sprintf("%.1e", refViol), "0.00", "–", fmt.Sprintf("%.3g per instance", refTime), "–")
+		for _, name := range order {
+			ms := rows[name]
+			col := func(format string, f func(metrics) float64) string {
+				v := make([]float64, len(ms))
+				for i, m := range ms {
+					v[i] = f(m)
+				}
+				return report.Summarize(v).Format(format)
+			}
+			paperObj, paperEq := "–", "–"
+			if pv, ok := e.Paper[name]; ok {
+				paperObj, paperEq = fmt.Sprintf("%.2f", pv[si].Obj), fmt.Sprintf("%.2f", pv[si].MaxEq)
+			}
+			t.AddRow(name, col("%.2f", func(m metrics) float64 { return m.obj }), paperObj,
+				col("%+.1f%%", func(m metrics) float64 { return 100 * m.gap }),
+				col("%.3g", func(m metrics) float64 { return m.maxEq }), paperEq,
+				col("%.3g", func(m metrics) float64 { return m.meanEq }),
+				col("%.3g", func(m metrics) float64 { return m.infer }),
+				col("%.3g", func(m metrics) float64 { return m.train / 60 }))
+		}
+		notConv := 0
+		for _, m := range rows["ENFORCE"] {
+			notConv += m.notConverged
+		}
+		t.AddNote("ENFORCE: %d test prediction(s) over all seeds with max|c| above the inference tolerance 1e-3", notConv)
+		t.AddNote("reference on the first %d of %d test inputs, %d not converged; unconstrained minimum %.2f (what an unconstrained network can reach)", o.NRef, o.NTest, failed, fStar)
+		t.AddNote("gap to ref.: (mean obj. − mean reference obj.)/|mean reference obj.| on the reference's inputs; max/mean eq.: of |c| over all test inputs and constraints; inf. time: median of 3 predictions of the whole test batch")
+		if e.Name == "quadratic" {
+			t.AddNote("paper Soft objectives 1000, 10000, 100000 stand for the paper's bounds >10³, >10⁴, >10⁵")
+		}
+		fmt.Fprintln(w)
+		if err := t.WriteText(w); err != nil {
+			return err
+		}
+		if err := save(o.Out, s, fStar, t, runs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// save writes the table as Markdown, the histories as CSV and the loss
+// and depth plots as PNG into dir (nothing if dir is empty).
+func save(dir string, s Size, fStar float64, t *report.Table, runs []report.Run) error {
+	if dir == "" {
+		return nil
+	}
+	base := filepath.Join(dir, fmt.Sprintf("%d-%d", s.NO, s.NC))
+	if err := writeFile(base+"-table.md", t.WriteMarkdown); err != nil {
+		return err
+	}
+	if err := writeFile(base+"-history.csv", func(w io.Writer) error { return report.WriteHistoryCSV(w, runs...) }); err != nil {
+		return err
+	}
+	// The objective minus the unconstrained minimum is never negative, so
+	// a log axis shows every method, DC3's large early values included.
+	obj := report.HistorySeries(func(e train.Epoch) float64 { return e.Task - fStar }, true, runs...)
+	if err := report.SavePlot(base+"-objective.png", report.Figure{
+		Title: fmt.Sprintf("training objective, (N_O, N_C) = (%d, %d)", s.NO, s.NC), XLabel: "epoch",
+		YLabel: "batch mean of f − unconstrained min f*", LogY: true,
+	}, obj...); err != nil {
+		return err
+	}
+	var enf []report.Run
+	for _, r := range runs {
+		if len(r.Label) >= 7 && r.Label[:7] == "ENFORCE" {
+			enf = append(enf, r)
+		}
+	}
+	depth := report.HistorySeries(func(e train.Epoch) float64 { return e.Depth }, false, enf...)
+	return report.SavePlot(base+"-depth.png", report.Figure{
+		Title: "ENFORCE: mean AdaNP depth in training", XLabel: "epoch", YLabel: "NP steps per sample",
+	}, depth...)
+}
+
+func writeFile(path string, write func(io.Writer) error) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return write(f)
+}
+
+// trainModel trains one train.Model and evaluates it.
+func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train.Mode, lambdaC float64, seed uint64,
+	xTrain, xTest *mat.Dense, refObj []float64, name string) (metrics, train.History, error) {
+	trainSet := train.TrainSettings()
+	trainSet.Tol = 1e-3
+	cfg := train.Config{
+		Sizes: []int{s.NC, o.Width, o.Width, s.NO}, Hidden: layers.ReLU, PyTorchInit: true,
+		Constraint: inst.Constraint, Mode: mode, LambdaC: lambdaC,
+		Train: &trainSet, Infer: enforce.Settings{Tol: 1e-3},
+		LearnRate: o.LR, BatchSize: o.Batch, Epochs: o.Epochs, Seed: seed,
+		Progress: prefixed{progress, fmt.Sprintf("[%d/%d %s seed %d] ", s.NO, s.NC, name, seed)},
+		LogEvery: max(1, o.Epochs/5),
+	}
+	m, err := train.New(cfg)
+	if err != nil {
+		return metrics{}, nil, err
+	}
+	start := time.Now()
+	hist, err := m.FitUnsupervised(xTrain, func(_, y *gorgonia.Node) (*gorgonia.Node, error) { return inst.Objective.ObjectiveNode(y) })
+	if err != nil {
+		return metrics{}, nil, err
+	}
+	trainDur := time.Since(start)
+	var y *mat.Dense
+	var st enforce.Stats
+	inferDur, err := report.MedianTime(3, func() (err error) {
+		y, st, err = m.Predict(xTest)
+		return err
+	})
+	if err != nil {
+		return metrics{}, nil, err
+	}
+	met := evaluate(inst, xTest, y, refObj)
+	met.infer, met.train = inferDur.Seconds(), trainDur.Seconds()
+	if mode == train.ENFORCE {
+		met.notConverged = st.NotConverged
+	}
+	return met, hist, nil
+}
+
+// trainDC3 trains the DC3 baseline and evaluates it.
+func trainDC3(progress io.Writer, inst Instance, s Size, o Options, seed uint64, xTrain, xTest *mat.Dense, refObj []float64) (metrics, train.History, error) {
+	m, err := inst.DC3(dc3.Config{
+		Hidden: []int{o.Width, o.Width}, LearnRate: o.LR, BatchSize: o.Batch, Epochs: o.DC3Epochs, Seed: seed,
+		Progress: prefixed{progress, fmt.Sprintf("[%d/%d DC3 seed %d] ", s.NO, s.NC, seed)}, LogEvery: max(1, o.DC3Epochs/5),
+	})
+	if err != nil {
+		return metrics{}, nil, err
+	}
+	defer m.Close()
+	epochs, err := m.Fit(xTrain)
+	if err != nil {
+		return metrics{}, nil, err
+	}
+	// DC3's history in train's form: the loss is the objective.
+	hist := make(train.History, len(epochs))
+	for i, e := range epochs {
+		hist[i] = train.Epoch{Epoch: e.Epoch, Loss: e.Objective, Task: e.Objective}
+	}
+	var y *mat.Dense
+	inferDur, err := report.MedianTime(3, func() (err error) {
+		y, err = m.Predict(xTest)
+		return err
+	})
+	if err != nil {
+		return metrics{}, nil, err
+	}
+	met := evaluate(inst, xTest, y, refObj)
+	met.infer, met.train = inferDur.Seconds(), m.TrainTime().Seconds()
+	return met, hist, nil
+}
+
+// evaluate computes the objective, the gap and the violations of y.
+func evaluate(inst Instance, x, y *mat.Dense, refObj []float64) metrics {
+	n, _ := y.Dims()
+	_, _, nc := inst.Constraint.Dims()
+	c := make([]float64, nc)
+	var m metrics
+	for i := range n {
+		f := inst.Objective.Objective(nil, y.RawRowView(i))
+		m.obj += f / float64(n)
+		if i < len(refObj) {
+			m.refSubsetObj += f / float64(len(refObj))
+		}
+		inst.Constraint.Eval(x.RawRowView(i), y.RawRowView(i), c, nil)
+		for _, v := range c {
+			m.maxEq = math.Max(m.maxEq, math.Abs(v))
+			m.meanEq += math.Abs(v) / float64(n*nc)
+		}
+	}
+	return m
+}
+
+// prefixed prefixes every write (one progress line) with a label.
+type prefixed struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixed) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix); err != nil {
+		return 0, err
+	}
+	return p.w.Write(b)
+}
