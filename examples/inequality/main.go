@@ -209,7 +209,8 @@ func run(o options, stdout, progress io.Writer) error {
 	}
 	tab.AddNote("R² = 1 − Σ(y*−ỹ)²/Σ(y*−ȳ*)²; NRMSE = 100·RMSE/σ_y; infeas. g_j = %% of test points with g_j(x, ỹ) > ε_I = 1e-6;")
 	tab.AddNote("max g⁺ = max over test points and both g_j of max(g_j, 0); max|c| = the Fischer–Burmeister residual after the inference AdaNP")
-	tab.AddNote("(ENFORCE; for MLP and Soft with λ = 0); inf. time = median wall time of one prediction of the %d test points.", o.nTest)
+	tab.AddNote("(ENFORCE; for MLP and Soft, AdaNP.Check's residual, which for inequalities is max(g_j, 0)); inf. time = median wall")
+	tab.AddNote("time of one prediction of the %d test points.", o.nTest)
 	tab.AddNote("The paper's numbers: one run on an A100 GPU, float32.")
 	if err := tab.WriteText(stdout); err != nil {
 		return err

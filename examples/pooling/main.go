@@ -168,12 +168,16 @@ func run(o options, stdout, progress io.Writer) error {
 	for s := range o.seeds {
 		seed := o.seed + uint64(s)
 		for _, mode := range modes {
+			// W = I in original units, as the reference: an explicit
+			// all-ones Diagonal, since with Standardize the default
+			// (Identity) weights mean the metric of standardised units.
+			ones := []float64{1, 1, 1, 1, 1}
 			ts := train.TrainSettings()
-			ts.Reg = problems.PoolingReg
+			ts.Reg, ts.Weights, ts.Diag = problems.PoolingReg, enforce.Diagonal, ones
 			cfg := train.Config{
 				Sizes: []int{4, o.width, o.width, 5}, Hidden: layers.ReLU, PyTorchInit: true,
 				Constraint: c, Mode: mode, Train: &ts,
-				Infer:     enforce.Settings{Reg: problems.PoolingReg},
+				Infer:     enforce.Settings{Reg: problems.PoolingReg, Weights: enforce.Diagonal, Diag: ones},
 				LearnRate: o.lr, BatchSize: o.batch, Epochs: o.epochs, Seed: seed,
 				LambdaD: o.lambdaD, Standardize: true, AlwaysProject: o.alwaysProject,
 			}
