@@ -272,36 +272,18 @@ func figures(dir string, p problems.Cusp, trainSet, testSet problems.Dataset, re
 			enf = append(enf, r)
 		}
 	}
-	plots := []struct {
-		name   string
-		fig    report.Figure
-		series []report.Series
-	}{
-		{"cusp_predictions.png", report.Figure{Title: "Cusp: predictions (first seed)", XLabel: "x", YLabel: "y", Width: 7}, pred},
-		{"cusp_constraint.png", report.Figure{Title: "Cusp: |c| on the test set (first seed; 0 drawn at 1e-16)", XLabel: "x", YLabel: "|y₁² − y₂³|", LogY: true, Width: 7}, resid},
-		{"cusp_loss.png", report.Figure{Title: "Training loss", XLabel: "epoch", YLabel: "loss", LogX: true, LogY: true},
-			report.HistorySeries(func(e train.Epoch) float64 { return e.Loss }, true, runs...)},
-		{"cusp_depth.png", report.Figure{Title: "ENFORCE: AdaNP depth during training", XLabel: "epoch", YLabel: "mean NP steps per sample", LogX: true},
-			report.HistorySeries(func(e train.Epoch) float64 { return e.Depth }, false, enf...)},
+	plots := []report.Plot{
+		{Name: "cusp_predictions.png", Fig: report.Figure{Title: "Cusp: predictions (first seed)", XLabel: "x", YLabel: "y", Width: 7}, Series: pred},
+		{Name: "cusp_constraint.png", Fig: report.Figure{Title: "Cusp: |c| on the test set (first seed; 0 drawn at 1e-16)", XLabel: "x", YLabel: "|y₁² − y₂³|", LogY: true, Width: 7}, Series: resid},
+		{Name: "cusp_loss.png", Fig: report.Figure{Title: "Training loss", XLabel: "epoch", YLabel: "loss", LogX: true, LogY: true},
+			Series: report.HistorySeries(func(e train.Epoch) float64 { return e.Loss }, true, runs...)},
+		{Name: "cusp_depth.png", Fig: report.Figure{Title: "ENFORCE: AdaNP depth during training", XLabel: "epoch", YLabel: "mean NP steps per sample", LogX: true},
+			Series: report.HistorySeries(func(e train.Epoch) float64 { return e.Depth }, false, enf...)},
 	}
-	var names []string
-	for _, pl := range plots {
-		if err := report.SavePlot(filepath.Join(dir, pl.name), pl.fig, pl.series...); err != nil {
-			return err
-		}
-		names = append(names, pl.name)
-	}
-	f, err := os.Create(filepath.Join(dir, "cusp_history.csv"))
+	names, err := report.WriteOutputs(dir, plots, "cusp_history.csv", runs...)
 	if err != nil {
 		return err
 	}
-	if err := report.WriteHistoryCSV(f, runs...); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\nwrote %v and cusp_history.csv to %s\n", names, dir)
+	fmt.Fprintf(stdout, "\nwrote %v to %s\n", names, dir)
 	return nil
 }

@@ -314,48 +314,17 @@ func figures(dir string, testSet problems.Dataset, results map[train.Mode][]resu
 			enf = append(enf, r)
 		}
 	}
-	plots := []struct {
-		name   string
-		fig    report.Figure
-		series []report.Series
-	}{
-		{"pooling_parity.png", report.Figure{Title: "Pooling: predicted against optimal flows (test set, first seed)", XLabel: "optimal flow", YLabel: "predicted flow"}, parity},
-		{"pooling_loss.png", report.Figure{Title: "Training loss (standardised units)", XLabel: "epoch", YLabel: "loss", LogY: true},
-			report.HistorySeries(func(e train.Epoch) float64 { return e.Loss }, true, runs...)},
-		{"pooling_depth.png", report.Figure{Title: "ENFORCE: AdaNP depth and share of projected batches", XLabel: "epoch", YLabel: "NP steps / share"},
-			depthAndShare(enf)},
+	plots := []report.Plot{
+		{Name: "pooling_parity.png", Fig: report.Figure{Title: "Pooling: predicted against optimal flows (test set, first seed)", XLabel: "optimal flow", YLabel: "predicted flow"}, Series: parity},
+		{Name: "pooling_loss.png", Fig: report.Figure{Title: "Training loss (standardised units)", XLabel: "epoch", YLabel: "loss", LogY: true},
+			Series: report.HistorySeries(func(e train.Epoch) float64 { return e.Loss }, true, runs...)},
+		{Name: "pooling_depth.png", Fig: report.Figure{Title: "ENFORCE: AdaNP depth and share of projected batches", XLabel: "epoch", YLabel: "NP steps / share"},
+			Series: report.DepthAndShare(enf...)},
 	}
-	var names []string
-	for _, pl := range plots {
-		if err := report.SavePlot(filepath.Join(dir, pl.name), pl.fig, pl.series...); err != nil {
-			return err
-		}
-		names = append(names, pl.name)
-	}
-	f, err := os.Create(filepath.Join(dir, "pooling_history.csv"))
+	names, err := report.WriteOutputs(dir, plots, "pooling_history.csv", runs...)
 	if err != nil {
 		return err
 	}
-	if err := report.WriteHistoryCSV(f, runs...); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\nwrote %v and pooling_history.csv to %s\n", names, dir)
+	fmt.Fprintf(stdout, "\nwrote %v to %s\n", names, dir)
 	return nil
-}
-
-// depthAndShare returns, for each ENFORCE run, its mean AdaNP depth and
-// its share of projected batches against the epoch.
-func depthAndShare(runs []report.Run) []report.Series {
-	depth := report.HistorySeries(func(e train.Epoch) float64 { return e.Depth }, false, runs...)
-	share := report.HistorySeries(func(e train.Epoch) float64 { return e.Projected }, false, runs...)
-	for i := range depth {
-		depth[i].Label += ": depth"
-		share[i].Label += ": share projected"
-		share[i].Dashed = true
-	}
-	return append(depth, share...)
 }

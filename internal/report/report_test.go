@@ -133,3 +133,21 @@ func TestLogTicks(t *testing.T) {
 	}
 	assert.Equal(t, []string{"1e-04", "0.001", "0.01", "0.1", "1", "10", "100", "1000"}, labels)
 }
+
+func TestWriteOutputs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "figs")
+	runs := []Run{{"ENFORCE, seed 1", history(3)}}
+	plots := []Plot{{Name: "depth.png", Fig: Figure{Title: "depth", XLabel: "epoch", YLabel: "steps"}, Series: DepthAndShare(runs...)}}
+	names, err := WriteOutputs(dir, plots, "h.csv", runs...)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"depth.png", "h.csv"}, names)
+	for _, n := range names {
+		info, err := os.Stat(filepath.Join(dir, n))
+		require.NoError(t, err)
+		assert.Positive(t, info.Size())
+	}
+	s := DepthAndShare(runs...)
+	require.Len(t, s, 2)
+	assert.Equal(t, "ENFORCE, seed 1: depth", s[0].Label)
+	assert.True(t, s[1].Dashed)
+}
