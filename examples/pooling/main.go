@@ -253,15 +253,7 @@ func evaluate(cfg train.Config, p problems.Pooling, trainSet, testSet problems.D
 		return r, err
 	}
 	r.train = time.Since(start)
-	var projected, depthSum float64
-	for _, e := range r.history {
-		projected += e.Projected
-		depthSum += e.Depth * e.Projected
-	}
-	r.projected = projected / float64(len(r.history))
-	if projected > 0 {
-		r.trainDepth = depthSum / projected
-	}
+	r.projected, r.trainDepth = report.Projection(r.history)
 	pred, st, err := model.Predict(testSet.X)
 	if err != nil {
 		return r, err

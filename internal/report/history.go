@@ -62,3 +62,21 @@ func HistorySeries(field func(train.Epoch) float64, logY bool, runs ...Run) []Se
 	}
 	return out
 }
+
+// Projection summarises how AdaNP acted during training: the share of
+// training batches it projected (over all epochs) and the mean number of
+// NP steps over those batches (0 when none was projected).
+func Projection(h train.History) (share, depth float64) {
+	var projected, depthSum float64
+	for _, e := range h {
+		projected += e.Projected
+		depthSum += e.Depth * e.Projected
+	}
+	if len(h) > 0 {
+		share = projected / float64(len(h))
+	}
+	if projected > 0 {
+		depth = depthSum / projected
+	}
+	return share, depth
+}

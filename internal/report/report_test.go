@@ -151,3 +151,13 @@ func TestWriteOutputs(t *testing.T) {
 	assert.Equal(t, "ENFORCE, seed 1: depth", s[0].Label)
 	assert.True(t, s[1].Dashed)
 }
+
+func TestProjection(t *testing.T) {
+	h := train.History{{Projected: 1, Depth: 2}, {Projected: 0.5, Depth: 1}, {}}
+	share, depth := Projection(h)
+	assert.InDelta(t, 0.5, share, 1e-15)
+	assert.InDelta(t, 2.5/1.5, depth, 1e-15)
+	share, depth = Projection(nil)
+	assert.Zero(t, share)
+	assert.Zero(t, depth)
+}
