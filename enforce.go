@@ -217,7 +217,10 @@ func (a *AdaNP) ProjectTo(dst, x, yhat *mat.Dense) (Stats, error) {
 
 // Check reports the residual of y for inputs x without projecting: Stats
 // with Depth 0 and Before equal to After. Samples above the tolerance are
-// counted in NotConverged.
+// counted in NotConverged. For a system built by WithInequalities the
+// residual is the equality residual followed by the inequality violations
+// max(g_j, 0), not the Fischer–Burmeister residual (which depends on
+// multipliers that y does not carry).
 func (a *AdaNP) Check(x, y *mat.Dense) (Stats, error) {
 	if y == nil || y.IsEmpty() {
 		return Stats{}, errors.New("enforce: nil or empty y (a batch needs at least one row)")
