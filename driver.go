@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/enforce-nn/enforce/internal/dense"
 	"github.com/enforce-nn/enforce/internal/par"
 )
 
@@ -472,7 +473,7 @@ func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 	st.alpha = st.alpha0
 	if a.s.LineSearch {
 		st.m0 = merit(st.c)
-		mulVec(ws.tmpN, B, a.nc, a.n, st.delta)
+		dense.MulVec(ws.tmpN, B, a.nc, a.n, st.delta)
 		st.slope = dot(st.c, ws.tmpN[:a.nc])
 	}
 	if b.record {
@@ -540,11 +541,4 @@ func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float6
 		header = a.kktMultipliers(ws, st.y, ws.yhatExt, B, d, f, lam)
 	}
 	b.tr.push(s, header, false, st.y, lam, d, B, f)
-}
-
-// mulVec is dense.MulVec for the line search's slope.
-func mulVec(dst, a []float64, m, n int, x []float64) {
-	for i := 0; i < m; i++ {
-		dst[i] = dot(a[i*n:(i+1)*n], x)
-	}
 }

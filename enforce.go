@@ -146,10 +146,15 @@ func (a *AdaNP) Dims() (nx, ny int) { return a.nx, a.ny }
 // can still be inexact where this reports true (a step took the clamped
 // eigen-solve, or an Implicit point is not a nearest point):
 // Trace.GradStats reports that per pass.
-func (a *AdaNP) ExactGradient() bool {
+func (a *AdaNP) ExactGradient() bool { return a.exactGradient(a.hasJX) }
+
+// exactGradient reports whether the mode and the constraint's capabilities
+// give the exact derivative, clamped steps aside, with the x-gradient too
+// when wantX is set.
+func (a *AdaNP) exactGradient(wantX bool) bool {
 	switch a.s.Grad {
 	case Unrolled, Implicit:
-		return a.hasHV && (a.hasMHV || a.constB != nil || !a.hasJX)
+		return a.hasHV && (!wantX || a.hasMHV || a.constB != nil)
 	}
 	return false
 }

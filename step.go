@@ -87,11 +87,7 @@ func (a *AdaNP) autoDiagonalVJP(b, dbar, bbar, dt []float64) bool {
 		if k == arg {
 			g += topBar
 		}
-		var s float64
-		for i := 0; i < nc; i++ {
-			s += math.Abs(b[i*n+k])
-		}
-		active := s/float64(nc) > 1
+		active := dt[k] > 1 // d_k = max(m_k, 1) > 1 exactly when m_k > 1
 		for i := 0; i < nc; i++ {
 			v := 0.0
 			if active {
@@ -405,10 +401,11 @@ func (a *AdaNP) implicitVJP(ws *workspace, st *stepRecord, xs, g, gx []float64, 
 		a.projectDual(ws, st, r, z)
 		// r·z = ‖z‖²_W ≥ 0 in exact arithmetic; rounding near
 		// convergence can make it slightly negative.
-		rzNew := math.Max(dot(r, z), 0)
-		if math.IsNaN(dot(r, z)) {
+		rzNew := dot(r, z)
+		if math.IsNaN(rzNew) {
 			return false
 		}
+		rzNew = math.Max(rzNew, 0)
 		beta := rzNew / rz
 		rz = rzNew
 		for i := range p {

@@ -150,26 +150,12 @@ func (j *vjpJob) curvature() (curv, curvX bool) {
 	return curv, curvX
 }
 
-// exactFor reports whether the mode and the constraint's capabilities give
-// the exact derivative (clamped steps aside).
-func (j *vjpJob) exactFor() bool {
-	a := j.a
-	switch a.s.Grad {
-	case Unrolled, Implicit:
-		if !a.hasHV {
-			return false
-		}
-		return !j.wantX || a.hasMHV || a.constB != nil
-	}
-	return false
-}
-
 func (j *vjpJob) sample(ws *workspace, s int) {
 	a, tr := j.a, j.tr
 	g, gx := ws.gy, ws.gx
 	j.load(s, g, gx)
 	xs := tr.xrow(s)
-	exact := j.exactFor()
+	exact := j.a.exactGradient(j.wantX)
 	var rec stepRecord
 	switch a.s.Grad {
 	case Implicit:
@@ -287,7 +273,7 @@ func (l *vjpLock) run(j *vjpJob, bh BatchHessVecer) (err error) {
 	l.alpha = resize(l.alpha, rows)
 	l.exact = resize(l.exact, rows)
 	depth := 0
-	exact := j.exactFor()
+	exact := j.a.exactGradient(j.wantX)
 	for s := 0; s < rows; s++ {
 		j.load(s, l.g[s*n:(s+1)*n], l.gx[s*nx:(s+1)*nx])
 		depth = max(depth, tr.Depth(s))
