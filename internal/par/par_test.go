@@ -31,3 +31,27 @@ func TestForCoversEveryIndexOnce(t *testing.T) {
 		runtime.GOMAXPROCS(old)
 	}
 }
+
+// panicky panics in the chunk that holds index at.
+type panicky struct{ at int }
+
+func (p panicky) Run(lo, hi int) {
+	if lo <= p.at && p.at < hi {
+		panic("boom")
+	}
+}
+
+// TestForReRaisesWorkerPanics: a panic in any chunk, the caller's or a
+// worker's, reaches the caller after every chunk has returned, and the
+// pool keeps working.
+func TestForReRaisesWorkerPanics(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, at := range []int{0, 99} { // first chunk runs on the caller, the last on a worker
+		assert.PanicsWithValue(t, "boom", func() { For(100, 1, panicky{at}) })
+	}
+	c := &counter{hits: make([]atomic.Int32, 100)}
+	For(100, 1, c)
+	for i := range c.hits {
+		assert.Equal(t, int32(1), c.hits[i].Load())
+	}
+}
