@@ -130,3 +130,18 @@ type BatchHessVecer interface {
 	// row-major. It may use all cores.
 	HessVecBatch(rows int, x, y, w, v, out []float64)
 }
+
+// Float32Batcher is implemented by batch constraints that can do their
+// heavy arithmetic in single precision (Quadratic: the products A_i·y).
+// AdaNP uses it with Settings.Precision Float32 for the samples that are
+// still far from the constraint set, and the float64 methods for the rest
+// (see Float32).
+type Float32Batcher interface {
+	// EvalBatch32 is EvalBatch (with jy not nil) computed in single
+	// precision where it pays: c and jy may carry relative errors of
+	// about 1e-7 of the terms summed.
+	EvalBatch32(rows int, x, y, c, jy []float64)
+	// HessVecBatch32 is HessVecBatch (BatchHessVecer) computed in single
+	// precision where it pays.
+	HessVecBatch32(rows int, x, y, w, v, out []float64)
+}

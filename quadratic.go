@@ -169,6 +169,7 @@ type quadraticConstraint struct {
 	r          RHS
 	pool       sync.Pool // *quadraticScratch
 	ahOnce     sync.Once
+	q32        quadratic32               // single-precision data, for Float32Batcher
 	hvBuf      sync.Pool                 // *[]float64, HessVecBatch's products
 	hvLast     atomic.Pointer[[]float64] // the last one, kept from the GC
 }

@@ -1,0 +1,152 @@
+// Package sgemm holds the single-precision matrix product of the
+// projection's float32 path: C = A·B for a row-major A and a B packed once
+// into column panels, the shape of the hot products of enforce's Float32
+// precision (Y·[A_1 … A_nc] for quadratic constraints, B·Bᵀ for Gram
+// matrices).
+//
+// On amd64 with AVX2 and FMA the 6×16 inner kernel is Go assembly; elsewhere,
+// or with the purego build tag, it is plain Go. Both accumulate each entry of
+// C over k in the same order, in float32. No function allocates.
+package sgemm
+
+// Tile sizes of the inner kernel: it computes an MR×NR block of C.
+const (
+	MR = 6
+	NR = 16
+)
+
+// Panels is a k×n matrix B packed for Mul: column panels of NR columns,
+// each stored k×NR row-major and contiguous, the last one padded with
+// zeros.
+type Panels struct {
+	K, N int
+	Data []float32
+}
+
+// Len returns the length of Data for a k×n matrix.
+func Len(k, n int) int { return k * roundUp(n, NR) }
+
+func roundUp(n, m int) int { return (n + m - 1) / m * m }
+
+// Pack packs the k×n row-major b (stride ldb) into p, reusing p.Data when
+// it is long enough.
+func (p *Panels) Pack(k, n int, b []float32, ldb int) {
+	p.reset(k, n)
+	for j0 := 0; j0 < n; j0 += NR {
+		w := min(NR, n-j0)
+		dst := p.Data[j0*k : j0*k+k*NR]
+		for kk := 0; kk < k; kk++ {
+			row := dst[kk*NR : kk*NR+NR]
+			copy(row[:w], b[kk*ldb+j0:kk*ldb+j0+w])
+			clear(row[w:])
+		}
+	}
+}
+
+// PackT packs B = btᵀ into p, for the n×k row-major bt (stride ldbt): the
+// right factor of A·btᵀ, such as a Gram matrix's.
+func (p *Panels) PackT(k, n int, bt []float32, ldbt int) {
+	p.reset(k, n)
+	for j0 := 0; j0 < n; j0 += NR {
+		w := min(NR, n-j0)
+		dst := p.Data[j0*k : j0*k+k*NR]
+		for jj := 0; jj < NR; jj++ {
+			if jj >= w {
+				for kk := 0; kk < k; kk++ {
+					dst[kk*NR+jj] = 0
+				}
+				continue
+			}
+			src := bt[(j0+jj)*ldbt : (j0+jj)*ldbt+k]
+			for kk, v := range src {
+				dst[kk*NR+jj] = v
+			}
+		}
+	}
+}
+
+func (p *Panels) reset(k, n int) {
+	p.K, p.N = k, n
+	if l := Len(k, n); cap(p.Data) < l {
+		p.Data = make([]float32, l)
+	} else {
+		p.Data = p.Data[:l]
+	}
+}
+
+// WorkLen returns the length of the work slice Mul needs for m rows of A
+// with k columns.
+func WorkLen(m, k int) int { return roundUp(m, MR)*k + MR*NR }
+
+// Mul writes C[i, j] = Σ_k A[i, k]·B[k, j] for the m×k row-major a (stride
+// lda) and the columns [j0, j1) of p, into the m×(j1−j0) row-major c
+// (stride ldc): column j of B goes to column j − j0 of c. j0 must be a
+// multiple of NR. If lower is true only the blocks that meet the lower
+// triangle (i ≥ j, in B's column numbering) are written; the others are
+// left unchanged. work must have length at least WorkLen(m, k).
+func Mul(m int, a []float32, lda int, p *Panels, j0, j1 int, c []float32, ldc int, lower bool, work []float32) {
+	k := p.K
+	if m == 0 || j1 <= j0 {
+		return
+	}
+	if j0%NR != 0 || j1 > p.N || j0 < 0 {
+		panic("sgemm: bad column range")
+	}
+	mp := roundUp(m, MR)
+	pa := work[:mp*k]
+	tile := work[mp*k : mp*k+MR*NR]
+	// Pack A into row panels of MR rows, k×MR each, padded with zero rows.
+	for i0 := 0; i0 < mp; i0 += MR {
+		dst := pa[i0*k : i0*k+k*MR]
+		for ii := 0; ii < MR; ii++ {
+			if i0+ii >= m {
+				for kk := 0; kk < k; kk++ {
+					dst[kk*MR+ii] = 0
+				}
+				continue
+			}
+			src := a[(i0+ii)*lda : (i0+ii)*lda+k]
+			for kk, v := range src {
+				dst[kk*MR+ii] = v
+			}
+		}
+	}
+	for jb := j0; jb < j1; jb += NR {
+		w := min(NR, j1-jb)
+		bp := p.Data[jb*k : jb*k+k*NR]
+		for i0 := 0; i0 < mp; i0 += MR {
+			h := min(MR, m-i0)
+			if lower && i0+h-1 < jb {
+				continue
+			}
+			ap := pa[i0*k : i0*k+k*MR]
+			if h == MR && w == NR {
+				kernel(k, ap, bp, c[i0*ldc+jb-j0:], ldc)
+				continue
+			}
+			kernel(k, ap, bp, tile, NR)
+			for ii := 0; ii < h; ii++ {
+				copy(c[(i0+ii)*ldc+jb-j0:(i0+ii)*ldc+jb-j0+w], tile[ii*NR:ii*NR+w])
+			}
+		}
+	}
+}
+
+// kernelGo writes the MR×NR block C = A·B for the packed panels a (k×MR)
+// and b (k×NR) into c (stride ldc).
+func kernelGo(k int, a, b, c []float32, ldc int) {
+	var acc [MR][NR]float32
+	for kk := 0; kk < k; kk++ {
+		bk := b[kk*NR : kk*NR+NR]
+		ak := a[kk*MR : kk*MR+MR]
+		for i := range MR {
+			ai := ak[i]
+			for j := range NR {
+				acc[i][j] += ai * bk[j]
+			}
+		}
+	}
+	for i := range MR {
+		copy(c[i*ldc:i*ldc+NR], acc[i][:])
+	}
+}

@@ -1,0 +1,138 @@
+package sgemm
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func randSlice(rnd *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rnd.NormFloat64())
+	}
+	return x
+}
+
+// naive returns A·B in float64 for the m×k a and k×n b (row-major).
+func naive(m, k, n int, a, b []float32) []float64 {
+	c := make([]float64, m*n)
+	for i := range m {
+		for j := range n {
+			var s float64
+			for kk := range k {
+				s += float64(a[i*k+kk]) * float64(b[kk*n+j])
+			}
+			c[i*n+j] = s
+		}
+	}
+	return c
+}
+
+func check(t *testing.T, what string, got []float32, ldc int, want []float64, m, n, k int, lower bool) {
+	t.Helper()
+	for i := range m {
+		for j := range n {
+			if lower && j > i {
+				continue
+			}
+			g, w := float64(got[i*ldc+j]), want[i*n+j]
+			if math.Abs(g-w) > 1e-5*float64(k)+1e-6*math.Abs(w) {
+				t.Fatalf("%s: C[%d,%d] = %v, want %v", what, i, j, g, w)
+			}
+		}
+	}
+}
+
+func TestMul(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for _, sz := range [][3]int{{1, 1, 1}, {6, 16, 1}, {5, 3, 7}, {13, 40, 33}, {48, 200, 100}, {150, 150, 200}, {7, 17, 0}} {
+		m, n, k := sz[0], sz[1], sz[2]
+		a, b := randSlice(rnd, m*k), randSlice(rnd, k*n)
+		want := naive(m, k, n, a, b)
+		var p Panels
+		p.Pack(k, n, b, n)
+		work := make([]float32, WorkLen(m, k))
+		ldc := n + 3
+		c := make([]float32, m*ldc)
+		Mul(m, a, k, &p, 0, n, c, ldc, false, work)
+		check(t, "Mul", c, ldc, want, m, n, k, false)
+		// A column range and the lower triangle.
+		if n > NR {
+			c2 := make([]float32, m*n)
+			Mul(m, a, k, &p, NR, n, c2, n, false, work)
+			for i := range m {
+				for j := NR; j < n; j++ {
+					if c2[i*n+j-NR] != c[i*ldc+j] {
+						t.Fatalf("range: C[%d,%d] = %v, want %v", i, j, c2[i*n+j-NR], c[i*ldc+j])
+					}
+				}
+			}
+		}
+		// PackT of bᵀ gives the same panels.
+		bt := make([]float32, n*k)
+		for kk := range k {
+			for j := range n {
+				bt[j*k+kk] = b[kk*n+j]
+			}
+		}
+		var q Panels
+		q.PackT(k, n, bt, k)
+		for i := range p.Data {
+			if p.Data[i] != q.Data[i] {
+				t.Fatalf("PackT differs from Pack at %d", i)
+			}
+		}
+		c3 := make([]float32, m*ldc)
+		Mul(m, a, k, &q, 0, n, c3, ldc, true, work)
+		check(t, "lower", c3, ldc, want, m, n, k, true)
+	}
+}
+
+// TestKernelsAgree checks that the assembly kernel, when in use, gives
+// bit-identical results to the Go one.
+func TestKernelsAgree(t *testing.T) {
+	if !HasAsm {
+		t.Skip("no assembly kernel on this machine/build")
+	}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for _, k := range []int{1, 2, 7, 200} {
+		a, b := randSlice(rnd, k*MR), randSlice(rnd, k*NR)
+		c1, c2 := make([]float32, MR*20), make([]float32, MR*20)
+		kernel(k, a, b, c1, 20)
+		kernelGo(k, a, b, c2, 20)
+		for i := range c1 {
+			if math.Abs(float64(c1[i]-c2[i])) > 1e-5*float64(k) {
+				t.Fatalf("k=%d: asm %v, Go %v at %d", k, c1[i], c2[i], i)
+			}
+		}
+	}
+}
+
+func TestMulDoesNotAllocate(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	m, n, k := 30, 64, 50
+	a, b := randSlice(rnd, m*k), randSlice(rnd, k*n)
+	var p Panels
+	p.Pack(k, n, b, n)
+	work, c := make([]float32, WorkLen(m, k)), make([]float32, m*n)
+	if n := testing.AllocsPerRun(10, func() { Mul(m, a, k, &p, 0, n, c, n, false, work) }); n != 0 {
+		t.Errorf("Mul allocates %v times", n)
+	}
+}
+
+func BenchmarkMul(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(7, 8))
+	m, k, n := 48, 200, 30000
+	a, bb := randSlice(rnd, m*k), randSlice(rnd, k*n)
+	var p Panels
+	p.Pack(k, n, bb, n)
+	work, c := make([]float32, WorkLen(m, k)), make([]float32, m*1024)
+	b.SetBytes(0)
+	for b.Loop() {
+		for j0 := 0; j0 < n; j0 += 1024 {
+			Mul(m, a, k, &p, j0, min(j0+1024, n), c, 1024, false, work)
+		}
+	}
+	b.ReportMetric(2*float64(m*k*n)/b.Elapsed().Seconds()*float64(b.N)/1e9, "GFLOP/s")
+}

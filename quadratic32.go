@@ -1,0 +1,247 @@
+package enforce
+
+import (
+	"fmt"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/enforce-nn/enforce/internal/par"
+	"github.com/enforce-nn/enforce/internal/sgemm"
+)
+
+// Single-precision batch arithmetic of Quadratic (Float32Batcher): the
+// products A_i·y_s, which are almost all of an evaluation's work, run in
+// float32 (sgemm's kernel in pure Go, OpenBLAS's sgemm with the openblas
+// build tag); everything else (C, d, r, the sums giving c) stays float64.
+
+var _ Float32Batcher = (*quadraticConstraint)(nil)
+
+// sgemmBLAS makes the single-precision products call blas32.Gemm (the
+// openblas build tag registers OpenBLAS there and sets it).
+var sgemmBLAS = false
+
+// q32Rows is the number of samples per single-precision product, and
+// q32Cols the number of columns of [A_1 … A_nc] per block of its output.
+const (
+	q32Rows = 48
+	q32Cols = 1536
+)
+
+// quadratic32 is the single-precision form of [A_1 … A_nc] (ny×nc·ny),
+// built on first use: packed for sgemm.Mul, or row-major for BLAS.
+type quadratic32 struct {
+	once   sync.Once
+	panels sgemm.Panels
+	ah     []float32
+	pool   sync.Pool // *q32Scratch
+}
+
+// q32Scratch holds one worker's temporaries.
+type q32Scratch struct {
+	y32  []float32 // q32Rows×ny
+	work []float32 // sgemm.WorkLen(q32Rows, ny)
+	out  []float32 // q32Rows×q32Cols
+}
+
+func (q *quadraticConstraint) init32() {
+	q.ahOnce.Do(q.sideBySide)
+	ny, w := q.ny, q.nc*q.ny
+	ah := make([]float32, len(q.ah))
+	for i, v := range q.ah {
+		ah[i] = float32(v)
+	}
+	if sgemmBLAS {
+		q.q32.ah = ah
+	} else {
+		q.q32.panels.Pack(ny, w, ah, w)
+	}
+	q.q32.pool.New = func() any {
+		return &q32Scratch{
+			y32:  make([]float32, q32Rows*ny),
+			work: make([]float32, sgemm.WorkLen(q32Rows, ny)),
+			out:  make([]float32, q32Rows*q32Cols),
+		}
+	}
+}
+
+// products32 computes P_s = [A_1 v_s … A_nc v_s] in single precision for
+// the rows of j.v (rows×ny), a block of samples and columns at a time, and
+// passes each block to j.use.
+func (q *quadraticConstraint) products32(rows int, j *q32Job) {
+	q.q32.once.Do(q.init32)
+	j.q = q
+	par.For(rows, q32Rows, j)
+}
+
+// q32Job is one single-precision batch operation: EvalBatch32 (hv false)
+// or HessVecBatch32 (hv true).
+type q32Job struct {
+	q        *quadraticConstraint
+	v        []float64 // the vectors multiplied: y or v
+	hv       bool
+	y, c, jy []float64 // EvalBatch32
+	w, out   []float64 // HessVecBatch32
+}
+
+// Run handles samples [lo, hi).
+func (j *q32Job) Run(lo, hi int) {
+	q := j.q
+	ny, w := q.ny, q.nc*q.ny
+	sc := q.q32.pool.Get().(*q32Scratch)
+	defer q.q32.pool.Put(sc)
+	for s0 := lo; s0 < hi; s0 += q32Rows {
+		m := min(q32Rows, hi-s0)
+		y32 := sc.y32[:m*ny]
+		for i, v := range j.v[s0*ny : (s0+m)*ny] {
+			y32[i] = float32(v)
+		}
+		for j0 := 0; j0 < w; j0 += q32Cols {
+			j1 := min(j0+q32Cols, w)
+			out := sc.out[:m*(j1-j0)]
+			if sgemmBLAS {
+				blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
+					blas32.General{Rows: m, Cols: ny, Stride: ny, Data: y32},
+					blas32.General{Rows: ny, Cols: j1 - j0, Stride: w, Data: q.q32.ah[j0:]}, 0,
+					blas32.General{Rows: m, Cols: j1 - j0, Stride: j1 - j0, Data: out})
+			} else {
+				sgemm.Mul(m, y32, ny, &q.q32.panels, j0, j1, out, j1-j0, false, sc.work)
+			}
+			if j.hv {
+				j.hessVec(s0, m, j0, j1, out)
+			} else {
+				j.eval(s0, m, j0, j1, out)
+			}
+		}
+	}
+}
+
+// EvalBatch32 is EvalBatch with the products A_i·y_s in single precision
+// (see Float32Batcher): c and jy carry float32 rounding of those products,
+// about 1e-7 relative to |A_i y_s|. jy must not be nil.
+func (q *quadraticConstraint) EvalBatch32(rows int, x, y, c, jy []float64) {
+	nx, ny, nc := q.nx, q.ny, q.nc
+	if rows < 0 || len(x) != rows*nx || len(y) != rows*ny || len(c) != rows*nc || len(jy) != rows*nc*ny {
+		panic(fmt.Sprintf("enforce: Quadratic.EvalBatch32: rows=%d len(x)=%d len(y)=%d len(c)=%d len(jy)=%d, want %d, %d, %d, %d",
+			rows, len(x), len(y), len(c), len(jy), rows*nx, rows*ny, rows*nc, rows*nc*ny))
+	}
+	if rows == 0 {
+		return
+	}
+	clear(c)
+	q.products32(rows, &q32Job{v: y, y: y, c: c, jy: jy})
+	job := quadraticRest{q: q, x: x, y: y, c: c}
+	par.For(rows, 8, &job)
+}
+
+// eval consumes the block out = P[s0:s0+m, j0:j1] for EvalBatch32: it
+// writes J = C + 2P and accumulates c_i = y·(A_i y); the rest of c is added
+// per sample afterwards.
+func (j *q32Job) eval(s0, m, j0, j1 int, out []float32) {
+	q := j.q
+	ny, nc := q.ny, q.nc
+	wd := j1 - j0
+	for r := range m {
+		s := s0 + r
+		ys, cs := j.y[s*ny:(s+1)*ny], j.c[s*nc:(s+1)*nc]
+		js := j.jy[s*nc*ny : (s+1)*nc*ny]
+		o := out[r*wd : (r+1)*wd]
+		for col := j0; col < j1; {
+			i, k := col/ny, col%ny
+			end := min(j1, (i+1)*ny)
+			seg, jseg := o[col-j0:end-j0], js[col:end]
+			yseg := ys[k : k+len(seg)]
+			var acc float64
+			if q.cm != nil {
+				cseg := q.cm[col:end]
+				for t, p := range seg {
+					pv := float64(p)
+					jseg[t] = cseg[t] + 2*pv
+					acc += yseg[t] * pv
+				}
+			} else {
+				for t, p := range seg {
+					pv := float64(p)
+					jseg[t] = 2 * pv
+					acc += yseg[t] * pv
+				}
+			}
+			cs[i] += acc
+			col = end
+		}
+	}
+}
+
+// hessVec consumes the block out = P[s0:s0+m, j0:j1] for HessVecBatch32:
+// out_s += 2Σ_i w_si (A_i v_s).
+func (j *q32Job) hessVec(s0, m, j0, j1 int, o []float32) {
+	q := j.q
+	ny, nc := q.ny, q.nc
+	wd := j1 - j0
+	for r := range m {
+		s := s0 + r
+		os, ws := j.out[s*ny:(s+1)*ny], j.w[s*nc:(s+1)*nc]
+		or := o[r*wd : (r+1)*wd]
+		for col := j0; col < j1; {
+			i, k := col/ny, col%ny
+			end := min(j1, (i+1)*ny)
+			if wi := 2 * ws[i]; wi != 0 {
+				dst := os[k : k+end-col]
+				for t, p := range or[col-j0 : end-j0] {
+					dst[t] += wi * float64(p)
+				}
+			}
+			col = end
+		}
+	}
+}
+
+// quadraticRest adds C_i·y + d_i − r_i(x) to c_i = yᵀA_i y.
+type quadraticRest struct {
+	q       *quadraticConstraint
+	x, y, c []float64
+}
+
+// Run handles samples [lo, hi).
+func (j *quadraticRest) Run(lo, hi int) {
+	q := j.q
+	nx, ny, nc := q.nx, q.ny, q.nc
+	sc := q.pool.Get().(*quadraticScratch)
+	defer q.pool.Put(sc)
+	for s := lo; s < hi; s++ {
+		ys, cs := j.y[s*ny:(s+1)*ny], j.c[s*nc:(s+1)*nc]
+		if q.cm != nil {
+			for i := range cs {
+				cs[i] += dot(q.cm[i*ny:(i+1)*ny], ys)
+			}
+		}
+		if q.d != nil {
+			for i := range cs {
+				cs[i] += q.d[i]
+			}
+		}
+		if q.r != nil {
+			r := sc.r
+			q.r(j.x[s*nx:(s+1)*nx], r, nil)
+			for i := range cs {
+				cs[i] -= r[i]
+			}
+		}
+	}
+}
+
+// HessVecBatch32 is HessVecBatch with the products A_i·v_s in single
+// precision (see Float32Batcher).
+func (q *quadraticConstraint) HessVecBatch32(rows int, x, y, w, v, out []float64) {
+	nx, ny, nc := q.nx, q.ny, q.nc
+	if rows < 0 || len(x) != rows*nx || len(y) != rows*ny || len(w) != rows*nc || len(v) != rows*ny || len(out) != rows*ny {
+		panic(fmt.Sprintf("enforce: Quadratic.HessVecBatch32: rows=%d len(x)=%d len(y)=%d len(w)=%d len(v)=%d len(out)=%d",
+			rows, len(x), len(y), len(w), len(v), len(out)))
+	}
+	clear(out)
+	if rows == 0 {
+		return
+	}
+	q.products32(rows, &q32Job{v: v, hv: true, w: w, out: out})
+}
