@@ -83,6 +83,11 @@ type scalars struct {
 	bounded   bool
 	init      bool // the pending evaluation is the first one
 	jAtY      bool // J holds B at y
+	// Float32 precision: lo while the sample computes in single
+	// precision; loEval when its pending (then its last) evaluation is in
+	// single precision; reeval when that evaluation is of y itself again,
+	// in float64, before the sample may stop.
+	lo, loEval, reeval bool
 }
 
 // batch is the state of one forward pass, shared by its workers; each
@@ -361,7 +366,7 @@ func (b *batch) start(s int, st *sampleState) bool {
 	xs, yhat := row(b.x, s), row(b.yhat, s)
 	copy(st.yT, yhat)
 	clear(st.yT[a.ny:])
-	st.scalars = scalars{init: true}
+	st.scalars = scalars{init: true, lo: a.lo}
 	if !allFinite(xs) || !allFinite(yhat) {
 		b.flags[s] |= flagBadInput
 		return false
@@ -407,11 +412,33 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 		b.beforeMax[s], b.beforeSum[s] = absStats(st.c)
 		st.measure = a.s.Measure.reduce(st.c)
 		st.best = st.measure
+		return b.refine(st, math.Inf(1))
+	}
+	if st.reeval {
+		// y evaluated again in float64: its residual replaces the
+		// single-precision one; the depth does not change.
+		st.reeval = false
+		if !finite {
+			b.flags[s] |= flagBadConstraint
+			return nextDone
+		}
+		st.take(cT)
+		st.J, st.jAtY = JT, true
+		st.measure = a.s.Measure.reduce(st.c)
 		return nextStep
 	}
 	ok := finite
 	if ok && a.s.LineSearch {
 		ok = armijo(merit(cT), st.m0, st.slope, st.alpha)
+	}
+	if !ok && st.lo {
+		// A rejected single-precision trial: start the step again from y,
+		// in float64.
+		if b.record {
+			b.tr.pop(s)
+		}
+		st.lo = false
+		return b.reevaluate(st)
 	}
 	if !ok {
 		st.jAtY = false
@@ -438,15 +465,44 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 	if b.record {
 		b.tr.setAlpha(s, st.alpha)
 	}
+	prev := st.measure
 	st.measure = a.s.Measure.reduce(st.c)
 	if m := st.measure; m < 0.99*st.best {
 		st.best, st.since = m, 0
-	} else if st.since++; !a.s.LineSearch && st.since >= stallSteps && st.depth >= a.s.MinDepth && m > a.s.Tol {
+	} else if st.since++; !a.s.LineSearch && st.since >= stallSteps && st.depth >= a.s.MinDepth && m > a.s.Tol && !st.loEval {
 		b.flags[s] |= flagStalled
 		b.finish(ws, s, st)
 		return nextDone
 	}
+	return b.refine(st, prev)
+}
+
+// refine decides, for a sample computing in single precision (Float32)
+// whose iterate y was just evaluated, whether it goes on in float64: once
+// its residual measure is at most AdaNP.refine, or has not halved since
+// the previous iterate's (prev), or the sample would stop. A sample that
+// would stop on a single-precision residual has y evaluated again in
+// float64 first.
+func (b *batch) refine(st *sampleState, prev float64) next {
+	if !st.lo {
+		return nextStep
+	}
+	stop := !b.continues(st)
+	if !stop && st.measure > b.a.refine && st.measure <= 0.5*prev {
+		return nextStep
+	}
+	st.lo = false
+	if st.loEval && stop {
+		return b.reevaluate(st)
+	}
 	return nextStep
+}
+
+// reevaluate makes the pending evaluation that of y itself, in float64.
+func (b *batch) reevaluate(st *sampleState) next {
+	copy(st.yT, st.y)
+	st.reeval, st.jAtY = true, false
+	return nextEval
 }
 
 // step decides whether sample s takes another step and, if so, computes
@@ -460,7 +516,7 @@ func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 		return nextDone
 	}
 	B := a.jacobian(st.J)
-	d, f, ok := a.direction(ws, st.c, B, st.delta)
+	d, f, ok := a.direction(ws, st.c, B, st.delta, st.lo)
 	if !ok {
 		b.flags[s] |= flagStopped
 		b.finish(ws, s, st)
@@ -528,7 +584,7 @@ func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float6
 	d, f := a.constD, &a.constG
 	if a.constB == nil {
 		d, f = a.weights(ws, B), &ws.g
-		if !a.factorize(f, B, d, ws) || !allFinite(B) {
+		if !a.factorize(f, B, d, ws, false) || !allFinite(B) {
 			return
 		}
 	}

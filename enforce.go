@@ -3,6 +3,7 @@ package enforce
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -38,6 +39,13 @@ type AdaNP struct {
 	latent int
 
 	hasJX, hasHV, hasMHV bool
+
+	// Float32 precision: lo is set, fb is the constraint's single-precision
+	// batch methods (nil if it has none), refine the residual measure below
+	// which a sample switches to float64.
+	lo     bool
+	fb     Float32Batcher
+	refine float64
 
 	// constant Jacobian (Linear): B, W⁻¹ and G's factor are shared by
 	// every sample and step.
@@ -89,6 +97,14 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 		hasMHV:  Provides(c, CapMixedHessVec),
 		eigWork: dense.EigWorkLen(nc),
 	}
+	if s.Precision == Float32 {
+		a.lo = true
+		a.fb, _ = c.(Float32Batcher)
+		a.refine = s.Tol
+		if s.Tol < 1 {
+			a.refine = math.Sqrt(s.Tol)
+		}
+	}
 	if s.Weights == Diagonal {
 		a.diagInv = make([]float64, n)
 		for k := range a.diagInv {
@@ -115,7 +131,7 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 			a.constD = append([]float64(nil), d...)
 		}
 		a.constG = newFactor(nc)
-		if !a.factorize(&a.constG, a.constB, a.constD, ws) {
+		if !a.factorize(&a.constG, a.constB, a.constD, ws, false) {
 			return nil, errors.New("enforce: cannot factor G for the constant Jacobian")
 		}
 	}
@@ -274,6 +290,7 @@ type workspace struct {
 	hMu, hW                         []float64
 	bbar                            []float64 // nc·n
 	u, r, z, pk, hpk                []float64 // implicit gradient
+	g32                             dense.Gram32Scratch
 }
 
 func (a *AdaNP) newWorkspace() *workspace {
@@ -297,6 +314,9 @@ func (a *AdaNP) newWorkspace() *workspace {
 		gy: vn(), gp: vn(), p: vn(), dp: vn(), hv: vn(), acc: vn(), bmu: vn(), dt: vn(),
 		hMu: vn(), hW: vn(), bbar: make([]float64, nc*n),
 		u: vn(), r: vn(), z: vn(), pk: vn(), hpk: vn(),
+	}
+	if a.lo {
+		ws.g32.Resize(nc, n)
 	}
 	ws.st = sampleState{y: ws.y, c: ws.c, yT: ws.yNew, cT: ws.cNew, J: ws.b, delta: ws.dir, swap: true}
 	return ws

@@ -92,22 +92,47 @@ func (l *lockstep) run(b *batch, be BatchEvaluator, rows int) error {
 	return nil
 }
 
-// evaluate gathers the trial points of act and evaluates them.
+// evaluate gathers the trial points of act and evaluates them: with
+// Float32, the samples still in single precision first, by one
+// EvalBatch32 call, then the others by one EvalBatch call.
 func (l *lockstep) evaluate() (err error) {
 	a := l.b.a
-	n, nx := a.n, a.nx
-	for p, s := range l.act {
-		copy(l.xa[p*nx:(p+1)*nx], row(l.b.x, s))
-		copy(l.ya[p*n:(p+1)*n], l.yT[s*n:(s+1)*n])
-		l.pos[s] = p
+	n, nx, nc := a.n, a.nx, a.nc
+	p := 0
+	// gather appends the samples with lo set as given, or all when the
+	// constraint has no single-precision methods.
+	gather := func(lo bool) {
+		for _, s := range l.act {
+			if a.fb != nil && l.sc[s].lo != lo {
+				continue
+			}
+			copy(l.xa[p*nx:(p+1)*nx], row(l.b.x, s))
+			copy(l.ya[p*n:(p+1)*n], l.yT[s*n:(s+1)*n])
+			l.pos[s] = p
+			l.sc[s].loEval = lo && a.fb != nil
+			p++
+		}
 	}
+	k32 := 0
+	if a.fb != nil {
+		gather(true)
+		k32 = p
+	}
+	gather(false)
 	k := len(l.act)
+	what := "EvalBatch32"
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("enforce: EvalBatch panicked on a batch of %d samples: %v", k, r)
+			err = fmt.Errorf("enforce: %s panicked on a batch of %d samples: %v", what, k, r)
 		}
 	}()
-	l.be.EvalBatch(k, l.xa[:k*nx], l.ya[:k*n], l.ca[:k*a.nc], l.ja[:k*a.nc*n])
+	if k32 > 0 {
+		a.fb.EvalBatch32(k32, l.xa[:k32*nx], l.ya[:k32*n], l.ca[:k32*nc], l.ja[:k32*nc*n])
+	}
+	if k > k32 {
+		what = "EvalBatch"
+		l.be.EvalBatch(k-k32, l.xa[k32*nx:k*nx], l.ya[k32*n:k*n], l.ca[k32*nc:k*nc], l.ja[k32*nc*n:k*nc*n])
+	}
 	return nil
 }
 

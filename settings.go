@@ -134,6 +134,54 @@ func (g GradMode) String() string {
 	return fmt.Sprintf("GradMode(%d)", int(g))
 }
 
+// Precision selects the arithmetic of the heavy linear algebra of a
+// projection step.
+type Precision int
+
+const (
+	// Auto is Float64, except in a float32 gorgonia graph, where the Op
+	// uses Float32.
+	Auto Precision = iota
+	// Float64 computes everything in float64.
+	Float64
+	// Float32 computes the work of a step that grows fastest with the
+	// sizes in single precision while a sample is far from the constraint
+	// set: the Gram matrix G = B·W⁻¹·Bᵀ (O(nc²·ny) per sample) always, and
+	// the constraint evaluation and its curvature products (O(nc·ny²) for
+	// Quadratic) when the constraint implements Float32Batcher. The
+	// iterate, the residual, the step and G's Cholesky factor stay
+	// float64.
+	//
+	// The tolerance guarantee is float64's: a sample switches to float64
+	// for its last steps once its single-precision residual measure is at
+	// most √Tol (or Tol, when Tol ≥ 1), or stops halving, or would stop
+	// the iteration; a residual computed in single precision is evaluated
+	// again in float64 before the sample may stop on it. So every reported
+	// residual and Stats field except Stats.Before comes from float64
+	// arithmetic, and the number of steps is that of Float64 or a few more.
+	// A G that is not well enough conditioned for single precision
+	// (Cholesky pivots below 1e-5 of the diagonal) is formed and factored
+	// again in float64.
+	//
+	// Gradients are those of the steps actually taken, differentiated in
+	// float64; their G⁻¹ carries single-precision rounding (relative error
+	// of about cond(G)·1e-7), so they match Float64's to that accuracy.
+	Float32
+)
+
+// String returns the precision's name.
+func (p Precision) String() string {
+	switch p {
+	case Auto:
+		return "auto"
+	case Float64:
+		return "float64"
+	case Float32:
+		return "float32"
+	}
+	return fmt.Sprintf("Precision(%d)", int(p))
+}
+
 // Defaults used for zero fields of Settings.
 const (
 	DefaultTol      = 1e-6
@@ -172,6 +220,9 @@ type Settings struct {
 	// pass), so that trace memory is O(n + nc) per sample and step instead
 	// of O(nc·n + nc²). Gradients are the same.
 	Recompute bool
+	// Precision selects float64 or mixed single-precision arithmetic (see
+	// Float32). The zero value Auto means Float64 here.
+	Precision Precision
 
 	// Globalisation (beyond the paper; off by default, which gives the
 	// paper's full Gauss–Newton steps).
@@ -211,6 +262,8 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 		return s, fmt.Errorf("enforce: unknown %v", s.Measure)
 	case s.Grad != Unrolled && s.Grad != Projector && s.Grad != Implicit && s.Grad != FinalProjector:
 		return s, fmt.Errorf("enforce: unknown %v", s.Grad)
+	case s.Precision != Auto && s.Precision != Float64 && s.Precision != Float32:
+		return s, fmt.Errorf("enforce: unknown %v", s.Precision)
 	case s.MaxStep < 0 || math.IsNaN(s.MaxStep) || math.IsInf(s.MaxStep, 1):
 		return s, fmt.Errorf("enforce: Settings.MaxStep must be non-negative and finite, got %v", s.MaxStep)
 	}

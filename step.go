@@ -18,6 +18,11 @@ import (
 // for the paper's full step; globalisation (Settings.MaxStep,
 // Settings.LineSearch) scales it.
 
+// loPivot is the smallest ratio pivot²/G_jj that Float32 accepts in the
+// Cholesky factor of a single-precision G: below it, the rounding of G
+// (relative 1e-7 of its entries) would change G⁻¹ by more than ~1 %.
+const loPivot = 1e-5
+
 // lineSearchSigma is the Armijo constant of the backtracking line search.
 const lineSearchSigma = 1e-4
 
@@ -107,11 +112,21 @@ func (a *AdaNP) autoDiagonalVJP(b, dbar, bbar, dt []float64) bool {
 
 // factorize forms G = B·diag(d)·Bᵀ + εI into f and factors it, by
 // Cholesky or, when that fails, by the clamped eigendecomposition. It
-// reports false only if G is not finite or the eigensolver fails.
-func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace) bool {
+// reports false only if G is not finite or the eigensolver fails. With lo
+// it forms G in single precision first (Float32) and accepts its Cholesky
+// factor only if every pivot is above 1e-5 of its diagonal entry; else it
+// starts again in float64.
+func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace, lo bool) bool {
 	nc := a.nc
 	if nc == 1 && a.scalarFactor(f, b, d) {
 		return true
+	}
+	if lo {
+		dense.Gram32(f.m, b, d, nc, a.n, a.s.Reg, ws.scratch, &ws.g32)
+		if allFinite(f.m) && dense.CholeskyRel(f.m, nc, ws.tmp, loPivot) {
+			f.eig = false
+			return true
+		}
 	}
 	dense.Gram(f.m, b, d, nc, a.n, a.s.Reg, ws.scratch)
 	if !allFinite(f.m) {
@@ -161,12 +176,12 @@ func (f *factor) solve(nc int, v, tmp []float64) {
 // Jacobian B: μ = G⁻¹c into ws.mu and δ = D·Bᵀ·μ into delta. It returns
 // D's diagonal (nil for W = I) and G's factor, and reports false if G
 // cannot be factored or δ is not finite.
-func (a *AdaNP) direction(ws *workspace, c, B, delta []float64) (d []float64, f *factor, ok bool) {
+func (a *AdaNP) direction(ws *workspace, c, B, delta []float64, lo bool) (d []float64, f *factor, ok bool) {
 	n, nc := a.n, a.nc
 	d, f = a.constD, &a.constG
 	if a.constB == nil {
 		d, f = a.weights(ws, B), &ws.g
-		if !a.factorize(f, B, d, ws) {
+		if !a.factorize(f, B, d, ws, lo) {
 			return nil, nil, false
 		}
 	}

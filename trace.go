@@ -177,7 +177,7 @@ func (t *Trace) record(ws *workspace, s, k int, st *stepRecord) {
 	case a.constB != nil:
 		st.f = &a.constG
 	default:
-		a.factorize(&ws.g, st.B, st.d, ws)
+		a.factorize(&ws.g, st.B, st.d, ws, false)
 		st.f = &ws.g
 	}
 }

@@ -83,7 +83,12 @@ var Potrf func(a []float64, n int) bool
 // rather than factored into a useless, huge inverse. diag is scratch of
 // length n. The strict upper triangle is left unspecified.
 func Cholesky(a []float64, n int, diag []float64) bool {
-	const rel = 1e-13
+	return CholeskyRel(a, n, diag, 1e-13)
+}
+
+// CholeskyRel is Cholesky with the pivot threshold rel in place of 1e-13:
+// every pivot d_j must satisfy d_j² > rel·a_jj.
+func CholeskyRel(a []float64, n int, diag []float64, rel float64) bool {
 	for i := 0; i < n; i++ {
 		diag[i] = a[i*n+i]
 	}
