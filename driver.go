@@ -479,20 +479,29 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 
 // refine decides, for a sample computing in single precision (Float32)
 // whose iterate y was just evaluated, whether it goes on in float64: once
-// its residual measure is at most AdaNP.refine, or has not halved since
-// the previous iterate's (prev), or the sample would stop. A sample that
-// would stop on a single-precision residual has y evaluated again in
-// float64 first.
+// its residual measure, or the measure Newton's rate predicts after the
+// next step, is at most AdaNP.refine, or the measure has not halved since
+// the previous iterate's (prev), or the sample would stop. If y was
+// evaluated in single precision it is evaluated again in float64 first,
+// so that the sample neither stops on a single-precision residual nor
+// takes its float64 steps from one (whose rounding, about 1e-7 of the
+// terms of c, can exceed the tolerance).
 func (b *batch) refine(st *sampleState, prev float64) next {
 	if !st.lo {
 		return nextStep
 	}
-	stop := !b.continues(st)
-	if !stop && st.measure > b.a.refine && st.measure <= 0.5*prev {
+	m := st.measure
+	// Newton's rate predicts the next measure m³/prev² from the last two:
+	// a step that should land near the tolerance is taken in float64.
+	pred := m
+	if !math.IsInf(prev, 1) && prev > 0 {
+		pred = m * (m / prev) * (m / prev)
+	}
+	if b.continues(st) && m > b.a.refine && pred > b.a.refine && m <= 0.5*prev {
 		return nextStep
 	}
 	st.lo = false
-	if st.loEval && stop {
+	if st.loEval {
 		return b.reevaluate(st)
 	}
 	return nextStep
