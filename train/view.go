@@ -15,8 +15,9 @@ import (
 // multipliers of enforce.WithInequalities, are appended as zeros, as AdaNP
 // does before projecting). The loss terms losses.Residual and
 // losses.SoftPenalty see this view (through loss), so they work for every
-// constraint a Model accepts. It implements no optional interface: the
-// graph needs no gradient with respect to x, which is data.
+// constraint a Model accepts. It implements no optional interface (the
+// batchView of a BatchEvaluator adds EvalBatch only): the graph needs no
+// gradient with respect to x, which is data.
 //
 // When the constraint has no latent variables and implements
 // enforce.BatchEvaluator (enforce.Quadratic), meanNorm and the loss terms
