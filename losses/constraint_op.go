@@ -324,15 +324,21 @@ func scalarOf(v gorgonia.Value) (float64, error) {
 // given weight (λ/N times the upstream gradient).
 //
 // Samples are evaluated in parallel blocks when the batch is large enough
-// (the Constraint contract makes Eval safe for concurrent use); the
-// per-sample penalties are summed in sample order, so the result does not
-// depend on the number of goroutines. An error names the first failing
-// sample.
+// (the Constraint contract makes Eval safe for concurrent use), or, if the
+// constraint implements enforce.BatchEvaluator, in chunks of rows with
+// EvalBatch (which parallelises itself); the per-sample penalties are
+// summed in sample order, so the result does not depend on the number of
+// goroutines. An error names the first failing sample.
 func (op *constraintLossOp) eval(x, y []float64, n int, gx, gy []float64, w float64) (float64, error) {
 	per := make([]float64, n)
-	err := parallelBlocks(n, op.samplesPerBlock(), func(lo, hi int) error {
-		return op.evalRange(x, y, lo, hi, per, gx, gy, w)
-	})
+	var err error
+	if be, ok := op.c.(enforce.BatchEvaluator); ok {
+		err = op.evalBatch(be, x, y, n, min(n, max(1, batchEntries/(op.nc*op.ny))), per, gx, gy, w)
+	} else {
+		err = parallelBlocks(n, op.samplesPerBlock(), func(lo, hi int) error {
+			return op.evalRange(x, y, lo, hi, per, gx, gy, w)
+		})
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -374,6 +380,41 @@ func parallelBlocks(n, minBlock int, f func(lo, hi int) error) error {
 	return nil
 }
 
+// batchEntries bounds the Jacobian entries of one EvalBatch chunk (64 MB):
+// a whole batch of 200 at the quadratic benchmark's largest size,
+// (N_O, N_C) = (200, 150), where fewer, larger chunks sweep the 48 MB of
+// A_i fewer times.
+const batchEntries = 1 << 23
+
+// evalBatch is eval for a BatchEvaluator: chunks of k rows are evaluated
+// by EvalBatch, always with a Jacobian buffer (Quadratic computes the
+// Jacobians in any case and would otherwise allocate them), then each
+// sample is finished by sample as in evalRange.
+func (op *constraintLossOp) evalBatch(be enforce.BatchEvaluator, x, y []float64, n, k int, per, gx, gy []float64, w float64) error {
+	nx, ny, nc := op.nx, op.ny, op.nc
+	c, jy := make([]float64, k*nc), make([]float64, k*nc*ny)
+	var jx []float64
+	if gx != nil {
+		jx = make([]float64, nc*nx)
+	}
+	for lo := 0; lo < n; lo += k {
+		hi := min(n, lo+k)
+		m := hi - lo
+		be.EvalBatch(m, x[lo*nx:hi*nx], y[lo*ny:hi*ny], c[:m*nc], jy[:m*nc*ny])
+		for i := lo; i < hi; i++ {
+			s := i - lo
+			var jyi []float64
+			if gy != nil {
+				jyi = jy[s*nc*ny : (s+1)*nc*ny]
+			}
+			if err := op.sample(x, y, i, c[s*nc:(s+1)*nc], jyi, jx, per, gx, gy, w); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // evalRange writes p(c(x_i, y_i)) into per[i], and the gradient rows
 // described by eval, for the samples lo ⩽ i < hi.
 func (op *constraintLossOp) evalRange(x, y []float64, lo, hi int, per, gx, gy []float64, w float64) error {
@@ -387,41 +428,52 @@ func (op *constraintLossOp) evalRange(x, y []float64, lo, hi int, per, gx, gy []
 		jx = make([]float64, nc*nx)
 	}
 	for i := lo; i < hi; i++ {
-		xi, yi := x[i*nx:(i+1)*nx], y[i*ny:(i+1)*ny]
-		op.c.Eval(xi, yi, c, jy)
-		var ss float64
-		for _, v := range c {
-			ss += v * v
+		op.c.Eval(x[i*nx:(i+1)*nx], y[i*ny:(i+1)*ny], c, jy)
+		if err := op.sample(x, y, i, c, jy, jx, per, gx, gy, w); err != nil {
+			return err
 		}
-		if math.IsNaN(ss) || math.IsInf(ss, 0) {
-			return fmt.Errorf("%v: constraint value %v is not finite at sample %d", op, c, i)
+	}
+	return nil
+}
+
+// sample finishes sample i from its constraint values c and, when gy is
+// not nil, its Jacobian jy: it writes p(c) into per[i] and the gradient
+// rows described by eval, using jx as scratch for ∂c/∂x.
+func (op *constraintLossOp) sample(x, y []float64, i int, c, jy, jx, per, gx, gy []float64, w float64) error {
+	nx, ny := op.nx, op.ny
+	xi, yi := x[i*nx:(i+1)*nx], y[i*ny:(i+1)*ny]
+	var ss float64
+	for _, v := range c {
+		ss += v * v
+	}
+	if math.IsNaN(ss) || math.IsInf(ss, 0) {
+		return fmt.Errorf("%v: constraint value %v is not finite at sample %d", op, c, i)
+	}
+	if op.penalty == squaredNorm {
+		per[i] = ss
+	} else {
+		per[i] = math.Sqrt(ss)
+	}
+	if gx == nil && gy == nil {
+		return nil
+	}
+	// ∂p/∂c = 2c for ‖c‖², c/‖c‖ for ‖c‖ (0 at c = 0).
+	var k float64
+	switch {
+	case op.penalty == squaredNorm:
+		k = 2 * w
+	case ss > 0:
+		k = w / math.Sqrt(ss)
+	}
+	if gy != nil {
+		if err := transposeTimes(gy[i*ny:(i+1)*ny], jy, c, k); err != nil {
+			return fmt.Errorf("%v: ∂c/∂y at sample %d: %w", op, i, err)
 		}
-		if op.penalty == squaredNorm {
-			per[i] = ss
-		} else {
-			per[i] = math.Sqrt(ss)
-		}
-		if gx == nil && gy == nil {
-			continue
-		}
-		// ∂p/∂c = 2c for ‖c‖², c/‖c‖ for ‖c‖ (0 at c = 0).
-		var k float64
-		switch {
-		case op.penalty == squaredNorm:
-			k = 2 * w
-		case ss > 0:
-			k = w / math.Sqrt(ss)
-		}
-		if gy != nil {
-			if err := transposeTimes(gy[i*ny:(i+1)*ny], jy, c, k); err != nil {
-				return fmt.Errorf("%v: ∂c/∂y at sample %d: %w", op, i, err)
-			}
-		}
-		if gx != nil {
-			op.c.(enforce.JacobianXer).JacobianX(xi, yi, jx)
-			if err := transposeTimes(gx[i*nx:(i+1)*nx], jx, c, k); err != nil {
-				return fmt.Errorf("%v: ∂c/∂x at sample %d: %w", op, i, err)
-			}
+	}
+	if gx != nil {
+		op.c.(enforce.JacobianXer).JacobianX(xi, yi, jx)
+		if err := transposeTimes(gx[i*nx:(i+1)*nx], jx, c, k); err != nil {
+			return fmt.Errorf("%v: ∂c/∂x at sample %d: %w", op, i, err)
 		}
 	}
 	return nil

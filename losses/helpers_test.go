@@ -132,3 +132,17 @@ func (w withRHS) Eval(x, y, c, jy []float64) {
 		jy[0] = 1
 	}
 }
+
+// loopBatch gives a constraint an EvalBatch that evaluates row by row.
+type loopBatch struct{ twoCircles }
+
+func (l loopBatch) EvalBatch(rows int, x, y, c, jy []float64) {
+	nx, ny, nc := l.Dims()
+	for s := range rows {
+		var js []float64
+		if jy != nil {
+			js = jy[s*nc*ny : (s+1)*nc*ny]
+		}
+		l.Eval(x[s*nx:(s+1)*nx], y[s*ny:(s+1)*ny], c[s*nc:(s+1)*nc], js)
+	}
+}

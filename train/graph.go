@@ -226,14 +226,14 @@ func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) 
 			terms = append(terms, d)
 		}
 		if gr.lambdaC > 0 {
-			r, err := losses.Residual(m.view, gr.X, gr.YTilde, gr.lambdaC)
+			r, err := losses.Residual(m.view.loss, gr.X, gr.YTilde, gr.lambdaC)
 			if err != nil {
 				return nil, fmt.Errorf("train: %w", err)
 			}
 			terms = append(terms, r)
 		}
 	case Soft:
-		p, err := losses.SoftPenalty(m.view, gr.X, gr.YHat, cfg.lambdaC)
+		p, err := losses.SoftPenalty(m.view.loss, gr.X, gr.YHat, cfg.lambdaC)
 		if err != nil {
 			return nil, fmt.Errorf("train: %w", err)
 		}

@@ -14,9 +14,16 @@ import (
 // the predicted outputs (latent variables, such as the Fischer–Burmeister
 // multipliers of enforce.WithInequalities, are appended as zeros, as AdaNP
 // does before projecting). The loss terms losses.Residual and
-// losses.SoftPenalty see this view, so they work for every constraint a
-// Model accepts. It implements no optional interface: the graph needs no
+// losses.SoftPenalty see this view (through loss), so they work for every
+// constraint a Model accepts. It implements no optional interface (the
+// batchView of a BatchEvaluator adds EvalBatch only): the graph needs no
 // gradient with respect to x, which is data.
+//
+// When the constraint has no latent variables and implements
+// enforce.BatchEvaluator (enforce.Quadratic), meanNorm and the loss terms
+// evaluate it a chunk of rows at a time with EvalBatch instead of one row
+// at a time: for Quadratic at (N_O, N_C) = (200, 150) that reads the 48 MB
+// of A_i once per chunk instead of once per sample.
 type view struct {
 	c      enforce.Constraint
 	nx, ny int // presented sizes
@@ -24,6 +31,39 @@ type view struct {
 	cnx    int // the constraint's own nx: 0 or nx
 	cn     int // the constraint's own ny: ny + latent
 	pool   sync.Pool
+
+	be    enforce.BatchEvaluator // c, when batched evaluation applies; else nil
+	chunk int                    // rows per EvalBatch call in meanNorm
+	bufs  sync.Pool              // *batchBuf, meanNorm's scratch
+	loss  enforce.Constraint     // what the loss terms see: v, or a batchView of v
+}
+
+// batchEntries bounds the Jacobian entries of one EvalBatch chunk in
+// meanNorm (64 MB): a whole batch of 200 at (N_O, N_C) = (200, 150), which
+// measured 1.5× faster there than chunks of 34 rows (8 MB), since each
+// chunk sweeps all of A.
+const batchEntries = 1 << 23
+
+// batchBuf is meanNorm's scratch for one chunk, grown on demand:
+// constraint values, their Jacobians (computed by Quadratic.EvalBatch in
+// any case, so passing a buffer saves it an allocation) and copies of
+// strided rows.
+type batchBuf struct {
+	c, jy, x, y []float64
+}
+
+// batchView is the view as the loss terms see it when batched evaluation
+// applies: it adds EvalBatch, which losses uses when it is there.
+type batchView struct{ *view }
+
+// EvalBatch evaluates rows samples (x rows×nx, y rows×ny, row-major) with
+// the constraint's EvalBatch. It is safe for concurrent use if the
+// constraint's EvalBatch is.
+func (b batchView) EvalBatch(rows int, x, y, c, jy []float64) {
+	if b.cnx == 0 {
+		x = nil
+	}
+	b.be.EvalBatch(rows, x, y, c, jy)
 }
 
 func newView(c enforce.Constraint, nx int) *view {
@@ -36,6 +76,13 @@ func newView(c enforce.Constraint, nx int) *view {
 	v.pool.New = func() any {
 		buf := make([]float64, cn+nc*cn)
 		return &buf
+	}
+	v.loss = v
+	if be, ok := c.(enforce.BatchEvaluator); ok && cn == ny {
+		v.be = be
+		v.chunk = max(1, batchEntries/max(1, nc*cn))
+		v.bufs.New = func() any { return new(batchBuf) }
+		v.loss = batchView{v}
 	}
 	return v
 }
@@ -68,8 +115,12 @@ func (v *view) Eval(x, y, c, jy []float64) {
 	v.pool.Put(bp)
 }
 
-// meanNorm returns (1/N)Σ_i ‖c(x_i, y_i)‖₂ over the rows of x and y.
+// meanNorm returns (1/N)Σ_i ‖c(x_i, y_i)‖₂ over the rows of x and y. It is
+// safe for concurrent use (the scratch is pooled) if the constraint is.
 func (v *view) meanNorm(x, y *mat.Dense) float64 {
+	if v.be != nil {
+		return v.meanNormBatch(x, y)
+	}
 	r, _ := y.Dims()
 	c := make([]float64, v.nc)
 	var sum float64
@@ -82,4 +133,56 @@ func (v *view) meanNorm(x, y *mat.Dense) float64 {
 		sum += math.Sqrt(ss)
 	}
 	return sum / float64(r)
+}
+
+// meanNormBatch is meanNorm with EvalBatch, v.chunk rows per call. The
+// norms are summed in row order, as in meanNorm's per-row path.
+func (v *view) meanNormBatch(x, y *mat.Dense) float64 {
+	r, _ := y.Dims()
+	b := v.bufs.Get().(*batchBuf)
+	defer v.bufs.Put(b)
+	nc, n := v.nc, min(v.chunk, r)
+	b.c, b.jy = grow(b.c, n*nc), grow(b.jy, n*nc*v.cn)
+	b.x, b.y = grow(b.x, n*v.cnx), grow(b.y, n*v.cn)
+	var sum float64
+	for lo := 0; lo < r; lo += n {
+		k := min(n, r-lo)
+		var xs []float64
+		if v.cnx > 0 {
+			xs = rowBlock(x, lo, k, b.x)
+		}
+		ys := rowBlock(y, lo, k, b.y)
+		c := b.c[:k*nc]
+		v.be.EvalBatch(k, xs, ys, c, b.jy[:k*nc*v.cn])
+		for s := range k {
+			var ss float64
+			for _, ci := range c[s*nc : (s+1)*nc] {
+				ss += ci * ci
+			}
+			sum += math.Sqrt(ss)
+		}
+	}
+	return sum / float64(r)
+}
+
+// grow returns buf if it holds n entries, else a new slice of n.
+func grow(buf []float64, n int) []float64 {
+	if cap(buf) >= n {
+		return buf[:n]
+	}
+	return make([]float64, n)
+}
+
+// rowBlock returns rows [lo, lo+k) of m as one row-major slice: m's own data
+// when its rows are contiguous, else a copy in buf.
+func rowBlock(m *mat.Dense, lo, k int, buf []float64) []float64 {
+	raw := m.RawMatrix()
+	if raw.Stride == raw.Cols {
+		return raw.Data[lo*raw.Cols : (lo+k)*raw.Cols]
+	}
+	out := buf[:k*raw.Cols]
+	for s := range k {
+		copy(out[s*raw.Cols:(s+1)*raw.Cols], m.RawRowView(lo+s))
+	}
+	return out
 }
