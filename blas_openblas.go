@@ -6,6 +6,7 @@ package enforce
 #cgo LDFLAGS: -lopenblas
 void openblas_set_num_threads(int);
 void dpotrf_(char *uplo, int *n, double *a, int *lda, int *info);
+void spotrf_(char *uplo, int *n, float *a, int *lda, int *info);
 */
 import "C"
 
@@ -33,6 +34,7 @@ func init() {
 	blas64.Use(blasnetlib.Implementation{})
 	gorgonia.Use(blasnetlib.Implementation{})
 	batchGemm = true
+	dense.Potrf32 = openblasSpotrf
 	dense.Potrf = openblasPotrf
 }
 
@@ -42,6 +44,14 @@ func openblasPotrf(a []float64, n int) bool {
 	uplo := C.char('U')
 	cn, lda, info := C.int(n), C.int(n), C.int(0)
 	C.dpotrf_(&uplo, &cn, (*C.double)(unsafe.Pointer(&a[0])), &lda, &info)
+	return info == 0
+}
+
+// openblasSpotrf is openblasPotrf in single precision, for Float32.
+func openblasSpotrf(a []float32, n int) bool {
+	uplo := C.char('U')
+	cn, lda, info := C.int(n), C.int(n), C.int(0)
+	C.spotrf_(&uplo, &cn, (*C.float)(unsafe.Pointer(&a[0])), &lda, &info)
 	return info == 0
 }
 

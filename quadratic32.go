@@ -4,23 +4,18 @@ import (
 	"fmt"
 	"sync"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
-
 	"github.com/enforce-nn/enforce/internal/par"
 	"github.com/enforce-nn/enforce/internal/sgemm"
 )
 
 // Single-precision batch arithmetic of Quadratic (Float32Batcher): the
 // products A_i·y_s, which are almost all of an evaluation's work, run in
-// float32 (sgemm's kernel in pure Go, OpenBLAS's sgemm with the openblas
-// build tag); everything else (C, d, r, the sums giving c) stays float64.
+// float32 with internal/sgemm's kernel on [A_1 … A_nc] packed once (also
+// with the openblas build tag: OpenBLAS's sgemm packs the 4·nc·ny² bytes
+// again at every call, which made it no faster here); everything else (C,
+// d, r, the sums giving c) stays float64.
 
 var _ Float32Batcher = (*quadraticConstraint)(nil)
-
-// sgemmBLAS makes the single-precision products call blas32.Gemm (the
-// openblas build tag registers OpenBLAS there and sets it).
-var sgemmBLAS = false
 
 // q32Rows is the number of samples per single-precision product, and
 // q32Cols the number of columns of [A_1 … A_nc] per block of its output.
@@ -30,11 +25,10 @@ const (
 )
 
 // quadratic32 is the single-precision form of [A_1 … A_nc] (ny×nc·ny),
-// built on first use: packed for sgemm.Mul, or row-major for BLAS.
+// packed for sgemm.Mul on first use.
 type quadratic32 struct {
 	once   sync.Once
 	panels sgemm.Panels
-	ah     []float32
 	pool   sync.Pool // *q32Scratch
 }
 
@@ -52,11 +46,7 @@ func (q *quadraticConstraint) init32() {
 	for i, v := range q.ah {
 		ah[i] = float32(v)
 	}
-	if sgemmBLAS {
-		q.q32.ah = ah
-	} else {
-		q.q32.panels.Pack(ny, w, ah, w)
-	}
+	q.q32.panels.Pack(ny, w, ah, w)
 	q.q32.pool.New = func() any {
 		return &q32Scratch{
 			y32:  make([]float32, q32Rows*ny),
@@ -100,14 +90,7 @@ func (j *q32Job) Run(lo, hi int) {
 		for j0 := 0; j0 < w; j0 += q32Cols {
 			j1 := min(j0+q32Cols, w)
 			out := sc.out[:m*(j1-j0)]
-			if sgemmBLAS {
-				blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
-					blas32.General{Rows: m, Cols: ny, Stride: ny, Data: y32},
-					blas32.General{Rows: ny, Cols: j1 - j0, Stride: w, Data: q.q32.ah[j0:]}, 0,
-					blas32.General{Rows: m, Cols: j1 - j0, Stride: j1 - j0, Data: out})
-			} else {
-				sgemm.Mul(m, y32, ny, &q.q32.panels, j0, j1, out, j1-j0, false, sc.work)
-			}
+			sgemm.Mul(m, y32, ny, &q.q32.panels, j0, j1, out, j1-j0, false, sc.work)
 			if j.hv {
 				j.hessVec(s0, m, j0, j1, out)
 			} else {
@@ -136,8 +119,8 @@ func (q *quadraticConstraint) EvalBatch32(rows int, x, y, c, jy []float64) {
 }
 
 // eval consumes the block out = P[s0:s0+m, j0:j1] for EvalBatch32: it
-// writes J = C + 2P and accumulates c_i = y·(A_i y); the rest of c is added
-// per sample afterwards.
+// writes J = C + 2P and accumulates c_i = y·(A_i y + C_i); d and r are
+// added per sample afterwards.
 func (j *q32Job) eval(s0, m, j0, j1 int, out []float32) {
 	q := j.q
 	ny, nc := q.ny, q.nc
@@ -154,11 +137,12 @@ func (j *q32Job) eval(s0, m, j0, j1 int, out []float32) {
 			yseg := ys[k : k+len(seg)]
 			var acc float64
 			if q.cm != nil {
+				// acc gathers y·(A_i y + C_i) in the same pass.
 				cseg := q.cm[col:end]
 				for t, p := range seg {
-					pv := float64(p)
-					jseg[t] = cseg[t] + 2*pv
-					acc += yseg[t] * pv
+					pv, cv := float64(p), cseg[t]
+					jseg[t] = cv + 2*pv
+					acc += yseg[t] * (pv + cv)
 				}
 			} else {
 				for t, p := range seg {
@@ -197,7 +181,7 @@ func (j *q32Job) hessVec(s0, m, j0, j1 int, o []float32) {
 	}
 }
 
-// quadraticRest adds C_i·y + d_i − r_i(x) to c_i = yᵀA_i y.
+// quadraticRest adds d_i − r_i(x) to c_i = yᵀA_i y + C_i·y.
 type quadraticRest struct {
 	q       *quadraticConstraint
 	x, y, c []float64
@@ -206,16 +190,11 @@ type quadraticRest struct {
 // Run handles samples [lo, hi).
 func (j *quadraticRest) Run(lo, hi int) {
 	q := j.q
-	nx, ny, nc := q.nx, q.ny, q.nc
+	nx, nc := q.nx, q.nc
 	sc := q.pool.Get().(*quadraticScratch)
 	defer q.pool.Put(sc)
 	for s := lo; s < hi; s++ {
-		ys, cs := j.y[s*ny:(s+1)*ny], j.c[s*nc:(s+1)*nc]
-		if q.cm != nil {
-			for i := range cs {
-				cs[i] += dot(q.cm[i*ny:(i+1)*ny], ys)
-			}
-		}
+		cs := j.c[s*nc:(s+1)*nc]
 		if q.d != nil {
 			for i := range cs {
 				cs[i] += q.d[i]

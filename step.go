@@ -122,8 +122,7 @@ func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace, lo bool) boo
 		return true
 	}
 	if lo {
-		dense.Gram32(f.m, b, d, nc, a.n, a.s.Reg, ws.scratch, &ws.g32)
-		if allFinite(f.m) && dense.CholeskyRel(f.m, nc, ws.tmp, loPivot) {
+		if dense.GramChol32(f.m, b, d, nc, a.n, a.s.Reg, ws.scratch, &ws.g32, ws.tmp, loPivot) {
 			f.eig = false
 			return true
 		}

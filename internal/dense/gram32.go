@@ -3,16 +3,13 @@ package dense
 import (
 	"math"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
-
 	"github.com/enforce-nn/enforce/internal/sgemm"
 )
 
-// Ssyrk, when set, makes Gram32 call blas32.Syrk (the openblas build tag
-// registers OpenBLAS there and sets it); by default Gram32 uses sgemm's
-// kernel on the blocks of the lower triangle.
-var Ssyrk = false
+// Potrf32, when set, factors single-precision Gram matrices for
+// GramChol32 like Potrf (the openblas build sets it to OpenBLAS's spotrf);
+// by default they are factored in float64.
+var Potrf32 func(a []float32, n int) bool
 
 // Gram32Scratch holds the single-precision temporaries of Gram32.
 type Gram32Scratch struct {
@@ -32,9 +29,10 @@ func (s *Gram32Scratch) Resize(nc, n int) {
 // float32 and its products accumulated in float32; g (float64) receives
 // the result, with reg added to the diagonal in float64. Below the size at
 // which Gram calls BLAS it computes in float64, which is as fast. s must
-// have been resized for at least nc×n.
+// have been resized for at least nc×n. With g nil it leaves G's lower
+// triangle, without reg, in single precision in s (used by GramChol32).
 func Gram32(g, b, d []float64, nc, n int, reg float64, scratch []float64, s *Gram32Scratch) {
-	if nc*nc*n < blasMin {
+	if nc*nc*n < blasMin && g != nil {
 		Gram(g, b, d, nc, n, reg, scratch)
 		return
 	}
@@ -52,13 +50,10 @@ func Gram32(g, b, d []float64, nc, n int, reg float64, scratch []float64, s *Gra
 		}
 	}
 	g32 := s.g[:nc*nc]
-	if Ssyrk {
-		blas32.Syrk(blas.NoTrans, 1,
-			blas32.General{Rows: nc, Cols: n, Stride: n, Data: a}, 0,
-			blas32.Symmetric{Uplo: blas.Lower, N: nc, Stride: nc, Data: g32})
-	} else {
-		s.p.PackT(n, nc, a, n)
-		sgemm.Mul(nc, a, n, &s.p, 0, nc, g32, nc, true, s.work)
+	s.p.PackT(n, nc, a, n)
+	sgemm.Mul(nc, a, n, &s.p, 0, nc, g32, nc, true, s.work)
+	if g == nil {
+		return
 	}
 	for i := 0; i < nc; i++ {
 		for j := 0; j < i; j++ {
@@ -67,4 +62,41 @@ func Gram32(g, b, d []float64, nc, n int, reg float64, scratch []float64, s *Gra
 		}
 		g[i*nc+i] = float64(g32[i*nc+i]) + reg
 	}
+}
+
+// GramChol32 forms G = B·diag(d)·Bᵀ + reg·I as Gram32 does and factors it
+// like CholeskyRel with threshold rel, writing L into the lower triangle of
+// the float64 g. With Potrf32 set and G large enough, the factorisation
+// runs in single precision too. diag is scratch of length nc.
+func GramChol32(g, b, d []float64, nc, n int, reg float64, scratch []float64, s *Gram32Scratch, diag []float64, rel float64) bool {
+	if Potrf32 == nil || nc*nc*nc < 3*blasMin {
+		Gram32(g, b, d, nc, n, reg, scratch, s)
+		for _, v := range g[:nc*nc] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return false
+			}
+		}
+		return CholeskyRel(g, nc, diag, rel)
+	}
+	Gram32(nil, b, d, nc, n, reg, scratch, s)
+	g32 := s.g[:nc*nc]
+	for i := 0; i < nc; i++ {
+		g32[i*nc+i] += float32(reg)
+		diag[i] = float64(g32[i*nc+i])
+		if math.IsNaN(diag[i]) || math.IsInf(diag[i], 0) {
+			return false
+		}
+	}
+	if !Potrf32(g32, nc) {
+		return false
+	}
+	for i := 0; i < nc; i++ {
+		for j := 0; j <= i; j++ {
+			g[i*nc+j] = float64(g32[i*nc+j])
+		}
+		if d := g[i*nc+i]; !(d*d > rel*diag[i]) || math.IsInf(d, 1) {
+			return false
+		}
+	}
+	return true
 }
