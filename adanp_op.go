@@ -81,7 +81,9 @@ type Op struct {
 
 // Apply adds an AdaNP node ỹ = AdaNP(x, ŷ) to ŷ's graph. x and ŷ are
 // matrices of shapes (batch, nx) and (batch, ny) of the same dtype, Float64
-// or Float32 (float32 values are projected in float64 and rounded back).
+// or Float32 (float32 values are projected in float64 arithmetic, or with
+// Settings.Precision Auto in Float32 precision, and rounded back; Auto then
+// gives the node its own AdaNP with Precision Float32).
 // x must be nil exactly when the constraint has no inputs (nx = 0).
 func (a *AdaNP) Apply(x, yhat *gorgonia.Node, opts ...ApplyOption) (*gorgonia.Node, error) {
 	var cfg applyConfig
@@ -90,6 +92,17 @@ func (a *AdaNP) Apply(x, yhat *gorgonia.Node, opts ...ApplyOption) (*gorgonia.No
 	}
 	if err := a.checkNodes(x, yhat); err != nil {
 		return nil, err
+	}
+	if a.s.Precision == Auto && yhat.Dtype() == tensor.Float32 {
+		// Auto in a float32 graph: a projector of the same settings in
+		// Float32 precision.
+		s := a.s
+		s.Precision = Float32
+		lo, err := NewAdaNP(a.c, s)
+		if err != nil {
+			return nil, err
+		}
+		a = lo
 	}
 	op := &Op{a: a, gate: cfg.gate, hasX: x != nil, dtype: yhat.Dtype()}
 	if cfg.gate != nil {
@@ -240,8 +253,8 @@ func (o *Op) OverwritesInput() int { return -1 }
 // WriteHash writes everything that distinguishes this operation.
 func (o *Op) WriteHash(h hash.Hash) {
 	s := o.a.s
-	fmt.Fprintf(h, "enforce.AdaNP{a=%p c=%p tol=%v depth=%d..%d measure=%d reg=%v weights=%d diag=%v grad=%d hasX=%v xgrad=%v gate=%d dtype=%v}",
-		o.a, o.a.c, s.Tol, s.MinDepth, s.MaxDepth, s.Measure, s.Reg, s.Weights, s.Diag, s.Grad, o.hasX, o.xGrad, o.gateID, o.dtype)
+	fmt.Fprintf(h, "enforce.AdaNP{a=%p c=%p tol=%v depth=%d..%d measure=%d reg=%v weights=%d diag=%v grad=%d prec=%d recompute=%v maxstep=%v ls=%v hasX=%v xgrad=%v gate=%d dtype=%v}",
+		o.a, o.a.c, s.Tol, s.MinDepth, s.MaxDepth, s.Measure, s.Reg, s.Weights, s.Diag, s.Grad, s.Precision, s.Recompute, s.MaxStep, s.LineSearch, o.hasX, o.xGrad, o.gateID, o.dtype)
 }
 
 // Hashcode returns a hash of WriteHash's output.

@@ -7,6 +7,10 @@ package enforce
 void openblas_set_num_threads(int);
 void dpotrf_(char *uplo, int *n, double *a, int *lda, int *info);
 void spotrf_(char *uplo, int *n, float *a, int *lda, int *info);
+
+// By value, so that no Go variable escapes to the heap at each call.
+static int dpotrf_upper(int n, double *a) { char u = 'U'; int lda = n, info = 0; dpotrf_(&u, &n, a, &lda, &info); return info; }
+static int spotrf_upper(int n, float *a) { char u = 'U'; int lda = n, info = 0; spotrf_(&u, &n, a, &lda, &info); return info; }
 */
 import "C"
 
@@ -41,18 +45,12 @@ func init() {
 // openblasPotrf factors the row-major a, whose lower triangle is the upper
 // triangle of the same matrix read column-major, with LAPACK's dpotrf.
 func openblasPotrf(a []float64, n int) bool {
-	uplo := C.char('U')
-	cn, lda, info := C.int(n), C.int(n), C.int(0)
-	C.dpotrf_(&uplo, &cn, (*C.double)(unsafe.Pointer(&a[0])), &lda, &info)
-	return info == 0
+	return C.dpotrf_upper(C.int(n), (*C.double)(unsafe.Pointer(&a[0]))) == 0
 }
 
 // openblasSpotrf is openblasPotrf in single precision, for Float32.
 func openblasSpotrf(a []float32, n int) bool {
-	uplo := C.char('U')
-	cn, lda, info := C.int(n), C.int(n), C.int(0)
-	C.spotrf_(&uplo, &cn, (*C.float)(unsafe.Pointer(&a[0])), &lda, &info)
-	return info == 0
+	return C.spotrf_upper(C.int(n), (*C.float)(unsafe.Pointer(&a[0]))) == 0
 }
 
 // BLASImplementation names the BLAS in use.

@@ -82,6 +82,7 @@ func Quadratic(nx int, A []*mat.SymDense, C *mat.Dense, d []float64, r RHS) (Con
 		q.d = append([]float64(nil), d...)
 	}
 	q.hvBuf.New = func() any { return new([]float64) }
+	q.jobs.New = func() any { return new(quadraticJobs) }
 	q.pool.New = func() any {
 		return &quadraticScratch{ay: make([]float64, nc*ny), r: make([]float64, nc)}
 	}
@@ -168,6 +169,7 @@ type quadraticConstraint struct {
 	d          []float64
 	r          RHS
 	pool       sync.Pool // *quadraticScratch
+	jobs       sync.Pool // *quadraticJobs
 	ahOnce     sync.Once
 	q32        quadratic32               // single-precision data, for Float32Batcher
 	hvBuf      sync.Pool                 // *[]float64, HessVecBatch's products
@@ -210,17 +212,20 @@ func (j *quadraticBatchJob) Run(lo, hi int) {
 // multiplies them, so A is read from memory once per batch rather than once
 // per sample.
 func (q *quadraticConstraint) products(rows int, v []float64, i0, i1 int, dst []float64, alpha, beta float64) {
-	job := quadraticProducts{q: q, v: v, dst: dst, i0: i0, i1: i1, alpha: alpha, beta: beta}
+	jobs := q.jobs.Get().(*quadraticJobs)
+	defer q.putJobs(jobs)
+	job := &jobs.products
+	*job = quadraticProducts{q: q, v: v, dst: dst, i0: i0, i1: i1, alpha: alpha, beta: beta}
 	if batchGemm {
 		q.ahOnce.Do(q.sideBySide)
 		job.gemm = true
-		par.For(rows, 32, &job)
+		par.For(rows, 32, job)
 		return
 	}
 	blk := max(1, quadraticBlockBytes/(8*q.ny*q.ny))
 	for job.b0 = i0; job.b0 < i1; job.b0 += blk {
 		job.b1 = min(job.b0+blk, i1)
-		par.For(rows, 8, &job)
+		par.For(rows, 8, job)
 	}
 }
 
@@ -309,6 +314,21 @@ func (q *quadraticConstraint) sideBySide() {
 			copy(q.ah[j*nc*ny+i*ny:j*nc*ny+(i+1)*ny], q.a[(i*ny+j)*ny:(i*ny+j+1)*ny])
 		}
 	}
+}
+
+// quadraticJobs holds the loop bodies of the batch methods, pooled so that
+// a call allocates nothing.
+type quadraticJobs struct {
+	products quadraticProducts
+	rows     quadraticRows
+	q32      q32Job
+	rest     quadraticRest
+}
+
+// putJobs returns jobs to the pool without the caller's slices.
+func (q *quadraticConstraint) putJobs(jobs *quadraticJobs) {
+	*jobs = quadraticJobs{}
+	q.jobs.Put(jobs)
 }
 
 // quadraticScratch holds the temporaries of one evaluation.
@@ -430,11 +450,14 @@ func (q *quadraticConstraint) EvalBatch(rows int, x, y, c, jy []float64) {
 	// J_s = C + 2·[A_i y_s]_i: C is laid down first and the products are
 	// accumulated onto it, so the Jacobians are written in one pass; then
 	// c_i = ½(y·J_i + C_i·y) + d_i − r_i(x) = yᵀA_i y + C_i·y + d_i − r_i(x).
-	job := quadraticRows{q: q, x: x, y: y, c: c, jy: jy}
-	par.For(rows, 8, &job)
+	jobs := q.jobs.Get().(*quadraticJobs)
+	defer q.putJobs(jobs)
+	job := &jobs.rows
+	*job = quadraticRows{q: q, x: x, y: y, c: c, jy: jy}
+	par.For(rows, 8, job)
 	q.products(rows, y, 0, nc, jy, 2, 1)
 	job.finish = true
-	par.For(rows, 8, &job)
+	par.For(rows, 8, job)
 }
 
 // quadraticRows is EvalBatch's per-sample work before (C into J) and after

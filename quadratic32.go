@@ -113,9 +113,12 @@ func (q *quadraticConstraint) EvalBatch32(rows int, x, y, c, jy []float64) {
 		return
 	}
 	clear(c)
-	q.products32(rows, &q32Job{v: y, y: y, c: c, jy: jy})
-	job := quadraticRest{q: q, x: x, y: y, c: c}
-	par.For(rows, 8, &job)
+	jobs := q.jobs.Get().(*quadraticJobs)
+	defer q.putJobs(jobs)
+	jobs.q32 = q32Job{v: y, y: y, c: c, jy: jy}
+	q.products32(rows, &jobs.q32)
+	jobs.rest = quadraticRest{q: q, x: x, y: y, c: c}
+	par.For(rows, 8, &jobs.rest)
 }
 
 // eval consumes the block out = P[s0:s0+m, j0:j1] for EvalBatch32: it
@@ -194,7 +197,7 @@ func (j *quadraticRest) Run(lo, hi int) {
 	sc := q.pool.Get().(*quadraticScratch)
 	defer q.pool.Put(sc)
 	for s := lo; s < hi; s++ {
-		cs := j.c[s*nc:(s+1)*nc]
+		cs := j.c[s*nc : (s+1)*nc]
 		if q.d != nil {
 			for i := range cs {
 				cs[i] += q.d[i]
@@ -222,5 +225,8 @@ func (q *quadraticConstraint) HessVecBatch32(rows int, x, y, w, v, out []float64
 	if rows == 0 {
 		return
 	}
-	q.products32(rows, &q32Job{v: v, hv: true, w: w, out: out})
+	jobs := q.jobs.Get().(*quadraticJobs)
+	defer q.putJobs(jobs)
+	jobs.q32 = q32Job{v: v, hv: true, w: w, out: out}
+	q.products32(rows, &jobs.q32)
 }

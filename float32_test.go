@@ -1,0 +1,225 @@
+package enforce
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// f32Quadratic returns c(x, y) = yᵀA_i y + C_i·y − x_i (nx = nc) with
+// A_i of entries ~ scale/√ny and C ~ N(0, 1): solvable near C⁺x, and
+// large enough that Float32 forms G and evaluates in single precision.
+func f32Quadratic(t *testing.T, rnd *rand.Rand, ny, nc int, scale float64) Constraint {
+	t.Helper()
+	A := make([]*mat.SymDense, nc)
+	for i := range A {
+		a := mat.NewSymDense(ny, nil)
+		for r := 0; r < ny; r++ {
+			for c := r; c < ny; c++ {
+				a.SetSym(r, c, scale/math.Sqrt(float64(ny))*rnd.NormFloat64())
+			}
+		}
+		A[i] = a
+	}
+	C := mat.NewDense(nc, ny, nil)
+	for i := 0; i < nc; i++ {
+		for j := 0; j < ny; j++ {
+			C.Set(i, j, rnd.NormFloat64())
+		}
+	}
+	q, err := Quadratic(nc, A, C, nil, func(x, r, jx []float64) {
+		copy(r, x)
+		if jx != nil {
+			clear(jx)
+			for i := range r {
+				jx[i*len(x)+i] = 1
+			}
+		}
+	})
+	require.NoError(t, err)
+	return q
+}
+
+// TestFloat32Projection checks, for the batched (Float32Batcher) and the
+// per-sample path and several settings, far from the constraint set, that
+// Float32 meets the tolerance in float64 arithmetic on every sample,
+// lands where Float64 does, and takes about as many steps.
+func TestFloat32Projection(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(61, 62))
+	q := f32Quadratic(t, rnd, 40, 24, 0.3)
+	rows := 120
+	x := randDense(rnd, rows, 24, 0.5)
+	yhat := randDense(rnd, rows, 40, 1)
+	settings := map[string]Settings{
+		"default":      {},
+		"mean 1e-3":    {Measure: MeanAbs, Tol: 1e-3},
+		"line search":  {LineSearch: true},
+		"max step":     {MaxStep: 0.5},
+		"auto-diag":    {Weights: AutoDiagonal, Reg: 1e-8},
+		"tol 1e-9":     {Tol: 1e-9},
+		"fixed depth2": {MinDepth: 2, MaxDepth: 2, Tol: 1e-300},
+	}
+	for name, s := range settings {
+		for _, kind := range []string{"batch", "per-sample"} {
+			c := q
+			if kind == "per-sample" {
+				c = perSample{q}
+			}
+			s64, s32 := s, s
+			s64.Precision, s32.Precision = Float64, Float32
+			a64, err := NewAdaNP(c, s64)
+			require.NoError(t, err)
+			a32, err := NewAdaNP(c, s32)
+			require.NoError(t, err)
+			y64, st64, err := a64.Project(x, yhat)
+			require.NoError(t, err, name)
+			y32, st32, err := a32.Project(x, yhat)
+			require.NoError(t, err, name)
+			tol := a32.Settings().Tol
+			// Stats come from float64 residuals: they match an independent
+			// float64 check of the output.
+			chk, err := a64.Check(x, y32)
+			require.NoError(t, err)
+			assert.InDelta(t, chk.After.Max, st32.After.Max, 1e-12*math.Max(1, chk.After.Max), "%s %s: After.Max", name, kind)
+			assert.Equal(t, st64.NotConverged, st32.NotConverged, "%s %s", name, kind)
+			if s.MaxDepth == 0 {
+				assert.Zero(t, st32.NotConverged, "%s %s", name, kind)
+				if s.Measure == MaxAbs {
+					assert.LessOrEqual(t, maxResidual(q, x, y32), tol, "%s %s", name, kind)
+				}
+			}
+			assert.LessOrEqual(t, st32.MeanDepth, st64.MeanDepth+1.5, "%s %s: depth", name, kind)
+			diff := mat.NewDense(rows, 40, nil)
+			diff.Sub(y32, y64)
+			assert.Less(t, mat.Norm(diff, math.Inf(1)), 1e-3, "%s %s: Float32 and Float64 outputs", name, kind)
+		}
+	}
+}
+
+// TestFloat32Gradients checks every gradient mode of Float32 against
+// Float64's: the steps differ by single-precision rounding only.
+func TestFloat32Gradients(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(63, 64))
+	q := f32Quadratic(t, rnd, 30, 20, 0.3)
+	rows := 40
+	x := randDense(rnd, rows, 20, 0.5)
+	yhat := randDense(rnd, rows, 30, 0.5)
+	grad := randDense(rnd, rows, 30, 1)
+	for _, mode := range []GradMode{Unrolled, Projector, Implicit, FinalProjector} {
+		var gys [2]*mat.Dense
+		var gxs [2]*mat.Dense
+		for k, p := range []Precision{Float64, Float32} {
+			a, err := NewAdaNP(q, Settings{Grad: mode, Precision: p})
+			require.NoError(t, err)
+			var tr Trace
+			out := mat.NewDense(rows, 30, nil)
+			_, err = a.ProjectTrace(out, x, yhat, &tr)
+			require.NoError(t, err)
+			gys[k], gxs[k] = mat.NewDense(rows, 30, nil), mat.NewDense(rows, 20, nil)
+			require.NoError(t, a.VJP(&tr, grad, gys[k], gxs[k]), "%v %v", mode, p)
+		}
+		for k, pair := range [][2]*mat.Dense{{gys[0], gys[1]}, {gxs[0], gxs[1]}} {
+			d := mat.DenseCopyOf(pair[1])
+			d.Sub(d, pair[0])
+			rel := mat.Norm(d, 2) / mat.Norm(pair[0], 2)
+			assert.Less(t, rel, 1e-3, "%v: relative difference of the %s-gradients", mode, [2]string{"ŷ", "x"}[k])
+		}
+	}
+}
+
+// TestFloat32IllConditioned: two nearly dependent constraints make G
+// singular in single precision; Float32 must fall back to float64 and
+// agree with Float64.
+func TestFloat32IllConditioned(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(65, 66))
+	ny, nc := 30, 24
+	A := make([]*mat.SymDense, nc)
+	C := mat.NewDense(nc, ny, nil)
+	for i := range A {
+		a := mat.NewSymDense(ny, nil)
+		for r := 0; r < ny; r++ {
+			for c := r; c < ny; c++ {
+				a.SetSym(r, c, 0.05*rnd.NormFloat64())
+			}
+		}
+		A[i] = a
+		for j := 0; j < ny; j++ {
+			C.Set(i, j, rnd.NormFloat64())
+		}
+	}
+	// Constraint 1 is constraint 0 plus 1e-6 of a perturbation.
+	for j := 0; j < ny; j++ {
+		C.Set(1, j, C.At(0, j)+1e-6*rnd.NormFloat64())
+	}
+	A[1] = mat.NewSymDense(ny, nil)
+	A[1].CopySym(A[0])
+	q, err := Quadratic(0, A, C, nil, nil)
+	require.NoError(t, err)
+	yhat := randDense(rnd, 50, ny, 0.01)
+	var res [2]Stats
+	var out [2]*mat.Dense
+	for k, p := range []Precision{Float64, Float32} {
+		a, err := NewAdaNP(q, Settings{Precision: p})
+		require.NoError(t, err)
+		out[k], res[k], err = a.Project(nil, yhat)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, res[0].NotConverged, res[1].NotConverged)
+	assert.Equal(t, res[0].Clamped, res[1].Clamped)
+	assert.LessOrEqual(t, res[1].After.Max, math.Max(res[0].After.Max, 1e-6))
+	d := mat.DenseCopyOf(out[1])
+	d.Sub(d, out[0])
+	assert.Less(t, mat.Norm(d, math.Inf(1)), 1e-4)
+}
+
+// TestFloat32DoesNotAllocate: the Float32 step loop, batched, with its
+// Unrolled VJP, allocates nothing once warm.
+func TestFloat32DoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	rnd := rand.New(rand.NewPCG(67, 68))
+	q := f32Quadratic(t, rnd, 40, 24, 0.3)
+	x := randDense(rnd, 100, 24, 0.5)
+	yhat := randDense(rnd, 100, 40, 0.5)
+	grad := randDense(rnd, 100, 40, 1)
+	out, gy := mat.NewDense(100, 40, nil), mat.NewDense(100, 40, nil)
+	a, err := NewAdaNP(q, Settings{Precision: Float32})
+	require.NoError(t, err)
+	var tr Trace
+	run := func() {
+		_, err := a.ProjectTrace(out, x, yhat, &tr)
+		require.NoError(t, err)
+		require.NoError(t, a.VJP(&tr, grad, gy, nil))
+	}
+	run()
+	assert.LessOrEqual(t, testing.AllocsPerRun(10, run), 0.0)
+}
+
+func TestPrecisionSettings(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(69, 70))
+	q := f32Quadratic(t, rnd, 8, 3, 0.3)
+	_, err := NewAdaNP(q, Settings{Precision: Precision(7)})
+	assert.ErrorContains(t, err, "Precision(7)")
+	for p, s := range map[Precision]string{Auto: "auto", Float64: "float64", Float32: "float32"} {
+		assert.Equal(t, s, p.String())
+	}
+	a, err := NewAdaNP(q, Settings{})
+	require.NoError(t, err)
+	assert.Equal(t, Auto, a.Settings().Precision)
+	// A small system: Float32 computes in float64 where single precision
+	// does not pay, and gives Float64's result.
+	x, yhat := randDense(rnd, 10, 3, 0.3), randDense(rnd, 10, 8, 0.3)
+	y1, _, err := a.Project(x, yhat)
+	require.NoError(t, err)
+	b, err := NewAdaNP(perSample{q}, Settings{Precision: Float32})
+	require.NoError(t, err)
+	y2, _, err := b.Project(x, yhat)
+	require.NoError(t, err)
+	assert.True(t, floats.EqualApprox(y1.RawMatrix().Data, y2.RawMatrix().Data, 1e-12))
+}
