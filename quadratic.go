@@ -180,6 +180,9 @@ type quadraticConstraint struct {
 // an optimised BLAS (the openblas build tag sets it).
 var batchGemm = false
 
+// gemmRows is the number of samples per matrix product with batchGemm.
+const gemmRows = 32
+
 // quadraticBlockBytes is the size of the blocks of A swept by EvalBatch.
 const quadraticBlockBytes = 1 << 20
 
@@ -219,7 +222,7 @@ func (q *quadraticConstraint) products(rows int, v []float64, i0, i1 int, dst []
 	if batchGemm {
 		q.ahOnce.Do(q.sideBySide)
 		job.gemm = true
-		par.For(rows, 32, job)
+		par.ForBlocks(rows, gemmRows, job)
 		return
 	}
 	blk := max(1, quadraticBlockBytes/(8*q.ny*q.ny))
@@ -245,10 +248,16 @@ func (j *quadraticProducts) Run(lo, hi int) {
 	ny, nc := j.q.ny, j.q.nc
 	width := (j.i1 - j.i0) * ny
 	if j.gemm {
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, j.alpha,
-			blas64.General{Rows: hi - lo, Cols: ny, Stride: ny, Data: j.v[lo*ny : hi*ny]},
-			blas64.General{Rows: ny, Cols: width, Stride: nc * ny, Data: j.q.ah[j.i0*ny:]}, j.beta,
-			blas64.General{Rows: hi - lo, Cols: width, Stride: width, Data: j.dst[lo*width : hi*width]})
+		// One product per block of gemmRows samples: BLAS's rounding may
+		// depend on the shape of the call, and the blocks do not depend on
+		// the number of workers (par.ForBlocks).
+		for s0 := lo; s0 < hi; s0 += gemmRows {
+			s1 := min(s0+gemmRows, hi)
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, j.alpha,
+				blas64.General{Rows: s1 - s0, Cols: ny, Stride: ny, Data: j.v[s0*ny : s1*ny]},
+				blas64.General{Rows: ny, Cols: width, Stride: nc * ny, Data: j.q.ah[j.i0*ny:]}, j.beta,
+				blas64.General{Rows: s1 - s0, Cols: width, Stride: width, Data: j.dst[s0*width : s1*width]})
+		}
 		return
 	}
 	a := blas64.General{Rows: (j.b1 - j.b0) * ny, Cols: ny, Stride: ny, Data: j.q.a[j.b0*ny*ny : j.b1*ny*ny]}

@@ -114,3 +114,31 @@ func For(n, grain int, body Body) {
 		panic(val)
 	}
 }
+
+// ForBlocks is For over the blocks [k·block, (k+1)·block) ∩ [0, n): every
+// call body.Run(lo, hi) gets lo a multiple of block, so that a body that
+// processes its range block by block sees the same blocks whatever the
+// number of workers (for kernels whose rounding depends on the shape of
+// the call, such as an optimised BLAS's matrix product).
+func ForBlocks(n, block int, body Body) {
+	if n <= 0 {
+		return
+	}
+	block = max(block, 1)
+	b := blocksPool.Get().(*blocks)
+	*b = blocks{body: body, block: block, n: n}
+	defer func() {
+		*b = blocks{}
+		blocksPool.Put(b)
+	}()
+	For((n+block-1)/block, 1, b)
+}
+
+var blocksPool = sync.Pool{New: func() any { return new(blocks) }}
+
+type blocks struct {
+	body     Body
+	block, n int
+}
+
+func (b *blocks) Run(lo, hi int) { b.body.Run(lo*b.block, min(hi*b.block, b.n)) }

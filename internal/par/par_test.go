@@ -2,6 +2,7 @@ package par
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -53,5 +54,33 @@ func TestForReRaisesWorkerPanics(t *testing.T) {
 	For(100, 1, c)
 	for i := range c.hits {
 		assert.Equal(t, int32(1), c.hits[i].Load())
+	}
+}
+
+type recordBlocks struct {
+	mu  sync.Mutex
+	got [][2]int
+}
+
+func (r *recordBlocks) Run(lo, hi int) {
+	r.mu.Lock()
+	r.got = append(r.got, [2]int{lo, hi})
+	r.mu.Unlock()
+}
+
+func TestForBlocksAligned(t *testing.T) {
+	for _, n := range []int{1, 31, 32, 33, 100, 1000} {
+		var r recordBlocks
+		ForBlocks(n, 32, &r)
+		covered := 0
+		for _, g := range r.got {
+			if g[0]%32 != 0 || g[1] > n || g[0] >= g[1] {
+				t.Fatalf("n=%d: range %v", n, g)
+			}
+			covered += g[1] - g[0]
+		}
+		if covered != n {
+			t.Fatalf("n=%d: covered %d", n, covered)
+		}
 	}
 }
