@@ -49,10 +49,22 @@ import (
 
 func main() {
 	reps := flag.Int("reps", 3, "repetitions per measurement")
+	precFlag := flag.String("precision", "both", "float64, float32 or both (enforce.Settings.Precision)")
 	quick := flag.Bool("quick", false, "divide batch sizes by 8")
 	flag.Parse()
 	if *reps < 1 {
 		log.Fatalf("-reps %d: want at least 1", *reps)
+	}
+	var precs []enforce.Precision
+	switch *precFlag {
+	case "float64":
+		precs = []enforce.Precision{enforce.Float64}
+	case "float32":
+		precs = []enforce.Precision{enforce.Float32}
+	case "both":
+		precs = []enforce.Precision{enforce.Float64, enforce.Float32}
+	default:
+		log.Fatalf("-precision %q: want float64, float32 or both", *precFlag)
 	}
 	scale := 1
 	if *quick {
@@ -65,20 +77,31 @@ func main() {
 	loadBefore, loadErr := loadAvg()
 	var gemm dgemm
 	ceilings := []float64{gemm.rate()}
-	rows := make([]row, len(cases))
-	for i, tc := range cases {
-		if rows[i], err = measureCase(tc, *reps); err != nil {
-			log.Fatal(err)
+	// One row per case and precision; Float32 only where it changes the
+	// arithmetic (a Gram matrix or an evaluation large enough).
+	var rows []row
+	var rowCases []benchcases.Case
+	for _, tc := range cases {
+		for _, p := range precs {
+			if p == enforce.Float32 && !tc.Large {
+				continue
+			}
+			r, err := measureCase(tc, *reps, p)
+			if err != nil {
+				log.Fatal(err)
+			}
+			rows, rowCases = append(rows, r), append(rowCases, tc)
+			ceilings = append(ceilings, gemm.rate())
 		}
-		ceilings = append(ceilings, gemm.rate())
 	}
+	cases = rowCases
 	loadAfter, loadAfterErr := loadAvg()
 	loadErr = firstErr(loadErr, loadAfterErr)
 
 	measured := slices.Max(ceilings)
 	rates := make([]float64, len(rows))
 	for i, r := range rows {
-		if r.step > 0 {
+		if r.step > 0 && r.prec != enforce.Float32 { // the ceiling is dgemm's
 			rates[i] = cases[i].Flops / r.step
 		}
 	}
@@ -94,7 +117,7 @@ func main() {
 
 	noisy := false
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case (BS, N_O, N_C)\tours / step\tspread: min / median / max\treference\tref / ours\tGFLOP/s\tof dgemm\ttrain step / fwd step\t")
+	fmt.Fprintln(tw, "case (BS, N_O, N_C)\tprecision\tours / step\tspread: min / median / max\treference\tref / ours\tGFLOP/s\tof dgemm\ttrain step / fwd step\tto 1e-6 (mean depth)\t")
 	for i, tc := range cases {
 		r := rows[i]
 		step, ref, ratio, rate, frac := "T(3) ≤ T(1)", "–", "–", "–", "–"
@@ -107,25 +130,32 @@ func main() {
 				ratio = fmt.Sprintf("%.1f×", tc.RefSec/r.step)
 			}
 			rate = fmt.Sprintf("%.1f", tc.Flops/r.step/1e9)
-			frac = fmt.Sprintf("%.0f%%", 100*tc.Flops/r.step/ceiling)
+			if r.prec != enforce.Float32 {
+				frac = fmt.Sprintf("%.0f%%", 100*tc.Flops/r.step/ceiling)
+			}
 		} else {
 			noisy = true
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s / %s / %s\t%s\t%s\t%s\t%s\t%.2f\t\n", tc.Name, step,
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%s / %s / %s\t%s\t%s\t%s\t%s\t%.2f\t%s (%.2f)\t\n", tc.Name, r.prec, step,
 			fmtDur(slices.Min(r.steps)), fmtDur(median(r.steps)), fmtDur(slices.Max(r.steps)),
-			ref, ratio, rate, frac, r.train/r.fwd1)
+			ref, ratio, rate, frac, r.train/r.fwd1, fmtDur(r.full), r.fullDepth)
 	}
 	tw.Flush()
 	if noisy {
 		fmt.Println("\nwarning: for a case marked T(3) ≤ T(1), the best depth-3 time was not above the best depth-1 time: timing noise exceeds a step; rerun with more -reps on a quieter machine")
 	}
 	fmt.Println(`
-ours / step: (T(depth 3) − T(depth 1))/2 with each T the best of -reps runs; float64, whole batch.
+ours / step: (T(depth 3) − T(depth 1))/2 with each T the best of -reps runs, whole batch; float32
+  rows (Settings.Precision Float32, for the cases large enough for it to change the arithmetic) time
+  steps taken in single precision, which is how a sample far from the constraint set is projected.
 spread: the same difference within each repetition (depth 1 and depth 3 timed back to back).
 reference: the PyTorch reference per NP step (analytic Jacobian), same machine type, float32.
 GFLOP/s: the step's arithmetic (Jacobian products, Gram matrix, Cholesky) over its time.
-of dgemm: that rate over the dgemm ceiling above.
-train step / fwd step: depth-1 ProjectTrace + Unrolled VJP over depth-1 ProjectTo (best of -reps each).`)
+of dgemm: that rate over the dgemm ceiling above (float64 rows only).
+train step / fwd step: depth-1 ProjectTrace + Unrolled VJP over depth-1 ProjectTo (best of -reps each).
+to 1e-6: a whole projection to max|c| ≤ 1e-6 (default settings) from the case's ŷ, best of -reps, and
+  its mean depth: float32 takes its last steps in float64, so from these near-feasible ŷ (two or three
+  Newton steps) it gains less than per step.`)
 	memory(cases)
 }
 
@@ -141,18 +171,24 @@ func fmtDur(sec float64) string {
 
 // row holds one case's measurements, in seconds.
 type row struct {
-	step  float64   // (best T(depth 3) − best T(depth 1))/2
-	steps []float64 // (T(depth 3) − T(depth 1))/2 within each repetition
-	fwd1  float64   // best T(depth 1)
-	train float64   // best depth-1 training step
+	prec      enforce.Precision
+	full      float64   // best projection to the default tolerance
+	fullDepth float64   // its mean depth
+	step      float64   // (best T(depth 3) − best T(depth 1))/2
+	steps     []float64 // (T(depth 3) − T(depth 1))/2 within each repetition
+	fwd1      float64   // best T(depth 1)
+	train     float64   // best depth-1 training step
 }
 
 // measureCase times tc's depth-1 and depth-3 projections back to back reps
 // times, after one untimed warm-up of each, then its training step.
-func measureCase(tc benchcases.Case, reps int) (row, error) {
+func measureCase(tc benchcases.Case, reps int, prec enforce.Precision) (row, error) {
 	var proj [2]func() error
 	for i, depth := range []int{1, 3} {
-		a, err := enforce.NewAdaNP(tc.C, enforce.Settings{MinDepth: depth, MaxDepth: depth})
+		// A tolerance that no step reaches keeps Float32's steps in single
+		// precision (the last evaluation is repeated in float64 at both
+		// depths, so the difference does not count it).
+		a, err := enforce.NewAdaNP(tc.C, enforce.Settings{MinDepth: depth, MaxDepth: depth, Tol: 1e-300, Precision: prec})
 		if err != nil {
 			return row{}, err
 		}
@@ -165,8 +201,8 @@ func measureCase(tc benchcases.Case, reps int) (row, error) {
 			return row{}, err
 		}
 	}
-	var r row
-	var best [2]float64
+	r := row{prec: prec}
+	var fastest [2]float64
 	for k := 0; k < reps; k++ {
 		var t [2]float64
 		for i, f := range proj {
@@ -174,15 +210,32 @@ func measureCase(tc benchcases.Case, reps int) (row, error) {
 			if t[i], err = timed(f); err != nil {
 				return row{}, err
 			}
-			if k == 0 || t[i] < best[i] {
-				best[i] = t[i]
+			if k == 0 || t[i] < fastest[i] {
+				fastest[i] = t[i]
 			}
 		}
 		r.steps = append(r.steps, max(t[1]-t[0], 0)/2)
 	}
-	r.step, r.fwd1 = max(best[1]-best[0], 0)/2, best[0]
+	r.step, r.fwd1 = max(fastest[1]-fastest[0], 0)/2, fastest[0]
 	var err error
-	r.train, err = trainStepTime(tc, reps)
+	if r.train, err = trainStepTime(tc, reps, prec); err != nil {
+		return r, err
+	}
+	full, err := enforce.NewAdaNP(tc.C, enforce.Settings{Precision: prec})
+	if err != nil {
+		return r, err
+	}
+	dst := mat.DenseCopyOf(tc.YHat)
+	var st enforce.Stats
+	r.full, err = best(reps, func() error {
+		var err error
+		st, err = full.ProjectTo(dst, tc.X, tc.YHat)
+		if err == nil && !st.Converged() {
+			err = fmt.Errorf("%s, %v: %d samples not converged", tc.Name, prec, st.NotConverged)
+		}
+		return err
+	})
+	r.fullDepth = st.MeanDepth
 	return r, err
 }
 
@@ -234,8 +287,8 @@ func median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-func trainStepTime(tc benchcases.Case, reps int) (float64, error) {
-	a, err := enforce.NewAdaNP(tc.C, enforce.Settings{MinDepth: 1, MaxDepth: 1})
+func trainStepTime(tc benchcases.Case, reps int, prec enforce.Precision) (float64, error) {
+	a, err := enforce.NewAdaNP(tc.C, enforce.Settings{MinDepth: 1, MaxDepth: 1, Precision: prec})
 	if err != nil {
 		return 0, err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/internal/benchcases"
 )
 
@@ -58,14 +59,21 @@ func TestLoad(t *testing.T) {
 func TestMeasureCase(t *testing.T) {
 	cases, err := benchcases.Cases(100)
 	require.NoError(t, err)
-	r, err := measureCase(cases[0], 3)
-	require.NoError(t, err)
-	assert.Len(t, r.steps, 3)
-	for _, v := range append([]float64{r.step, r.fwd1, r.train}, r.steps...) {
-		assert.GreaterOrEqual(t, v, 0.0)
+	for _, c := range []benchcases.Case{cases[0], cases[1]} {
+		for _, p := range []enforce.Precision{enforce.Float64, enforce.Float32} {
+			r, err := measureCase(c, 3, p)
+			require.NoError(t, err)
+			assert.Len(t, r.steps, 3)
+			for _, v := range append([]float64{r.step, r.fwd1, r.train}, r.steps...) {
+				assert.GreaterOrEqual(t, v, 0.0)
+			}
+			assert.Positive(t, r.fwd1)
+			assert.Positive(t, r.train)
+			assert.Positive(t, r.full)
+			assert.GreaterOrEqual(t, r.fullDepth, 1.0)
+			assert.Equal(t, p, r.prec)
+		}
 	}
-	assert.Positive(t, r.fwd1)
-	assert.Positive(t, r.train)
 	var d dgemm
 	assert.Positive(t, d.rate())
 }

@@ -24,6 +24,9 @@ type Case struct {
 	RefSec float64
 	// Flops is the arithmetic of one forward step over the full batch.
 	Flops float64
+	// Large is set for the cases whose Gram matrix or evaluation is large
+	// enough for Settings.Precision Float32 to change the arithmetic.
+	Large bool
 }
 
 // Cases returns fitting (1000, 2, 1), quadratic (833, 100, 50) and
@@ -35,7 +38,7 @@ func Cases(scale int) ([]Case, error) {
 	fit := problems.FittingEquality{}
 	bs := 1000 / scale
 	d := fit.Sample(bs, 1)
-	cases = append(cases, Case{fmt.Sprintf("fitting (%d, 2, 1)", bs), fit.Equalities(), d.X, Perturb(d.Y, 0.05, 1), 0.9e-3, float64(bs) * 30})
+	cases = append(cases, Case{fmt.Sprintf("fitting (%d, 2, 1)", bs), fit.Equalities(), d.X, Perturb(d.Y, 0.05, 1), 0.9e-3, float64(bs) * 30, false})
 	for _, sz := range []struct {
 		nO, nC int
 		ref    float64
@@ -58,7 +61,7 @@ func Cases(scale int) ([]Case, error) {
 		c, _ := p.Constraint()
 		nO, nC := float64(sz.nO), float64(sz.nC)
 		flops := float64(bs) * (2*nC*nO*nO + nC*nC*nO + nC*nC*nC/3 + 4*nC*nO)
-		cases = append(cases, Case{fmt.Sprintf("quadratic (%d, %d, %d)", bs, sz.nO, sz.nC), c, x, Perturb(y, 0.01, 4), sz.ref, flops})
+		cases = append(cases, Case{fmt.Sprintf("quadratic (%d, %d, %d)", bs, sz.nO, sz.nC), c, x, Perturb(y, 0.01, 4), sz.ref, flops, true})
 	}
 	dist, err := problems.DistillationFunc()
 	if err != nil {
@@ -67,8 +70,8 @@ func Cases(scale int) ([]Case, error) {
 	bs = 1000 / scale
 	x, y := DistillationLike(bs)
 	cases = append(cases,
-		Case{fmt.Sprintf("distillation, Func (%d, 9, 6)", bs), dist, x, y, 0, float64(bs) * (9*6*2*20 + 6*6*9 + 100)},
-		Case{fmt.Sprintf("distillation, analytic (%d, 9, 6)", bs), problems.Distillation{}.Equalities(), x, y, 0, float64(bs) * (6*6*9 + 100)})
+		Case{fmt.Sprintf("distillation, Func (%d, 9, 6)", bs), dist, x, y, 0, float64(bs) * (9*6*2*20 + 6*6*9 + 100), false},
+		Case{fmt.Sprintf("distillation, analytic (%d, 9, 6)", bs), problems.Distillation{}.Equalities(), x, y, 0, float64(bs) * (6*6*9 + 100), false})
 	return cases, nil
 }
 
