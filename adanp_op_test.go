@@ -183,6 +183,10 @@ func TestOpFloat32(t *testing.T) {
 	assert.Less(t, maxResidual(quad, X, y), 1e-6)
 	assert.True(t, net.op.Stats().Converged())
 	assert.Len(t, gradOf(t, net.w1), 2*6)
+	// Auto precision in a float32 graph: the node projects in Float32;
+	// the AdaNP it was applied from is unchanged.
+	assert.Equal(t, Float32, net.op.AdaNP().Settings().Precision)
+	assert.Equal(t, Auto, a.Settings().Precision)
 }
 
 func TestOpGate(t *testing.T) {
