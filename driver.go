@@ -401,7 +401,7 @@ func (b *batch) check(ws *workspace, s int, st *sampleState) {
 // what the sample does next.
 func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) next {
 	a := b.a
-	finite := allFinite(cT) && (a.constB != nil || allFinite(JT))
+	finite := allFinite(cT) && (a.constB != nil || a.finiteJ || allFinite(JT))
 	if st.init {
 		if !finite {
 			b.flags[s] |= flagBadConstraint

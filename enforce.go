@@ -46,6 +46,9 @@ type AdaNP struct {
 	lo     bool
 	fb     Float32Batcher
 	refine float64
+	// finiteJ: the constraint's c is not finite wherever its Jacobian is
+	// not (at finite y), so accept need not scan J.
+	finiteJ bool
 
 	// constant Jacobian (Linear): B, W⁻¹ and G's factor are shared by
 	// every sample and step.
@@ -97,6 +100,7 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 		hasMHV:  Provides(c, CapMixedHessVec),
 		eigWork: dense.EigWorkLen(nc),
 	}
+	_, a.finiteJ = c.(finiteJacobianer)
 	if s.Precision == Float32 {
 		a.lo = true
 		a.fb, _ = c.(Float32Batcher)

@@ -325,6 +325,15 @@ func (q *quadraticConstraint) sideBySide() {
 	}
 }
 
+// finiteJacobianer marks constraints whose residual is not finite wherever
+// their Jacobian is not, at finite y (so the driver need not scan J).
+type finiteJacobianer interface{ finiteJacobian() }
+
+// finiteJacobian: J_i = C_i + 2A_i y, and every method computes c_i as a
+// sum containing y_j·(A_i y)_j for every j (0·Inf is NaN), with C, d and
+// r(x)'s coefficients finite; a non-finite r(x) makes c non-finite itself.
+func (q *quadraticConstraint) finiteJacobian() {}
+
 // quadraticJobs holds the loop bodies of the batch methods, pooled so that
 // a call allocates nothing.
 type quadraticJobs struct {

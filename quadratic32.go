@@ -138,26 +138,55 @@ func (j *q32Job) eval(s0, m, j0, j1 int, out []float32) {
 			end := min(j1, (i+1)*ny)
 			seg, jseg := o[col-j0:end-j0], js[col:end]
 			yseg := ys[k : k+len(seg)]
-			var acc float64
+			var cseg []float64
 			if q.cm != nil {
-				// acc gathers y·(A_i y + C_i) in the same pass.
-				cseg := q.cm[col:end]
-				for t, p := range seg {
-					pv, cv := float64(p), cseg[t]
-					jseg[t] = cv + 2*pv
-					acc += yseg[t] * (pv + cv)
-				}
-			} else {
-				for t, p := range seg {
-					pv := float64(p)
-					jseg[t] = 2 * pv
-					acc += yseg[t] * pv
-				}
+				cseg = q.cm[col:end]
 			}
-			cs[i] += acc
+			cs[i] += convertRow(seg, jseg, yseg, cseg)
 			col = end
 		}
 	}
+}
+
+// convertRow writes j = cm + 2p (cm nil meaning 0) and returns y·(p + cm),
+// in float64, with four partial sums so that the additions overlap.
+func convertRow(p []float32, j, y, cm []float64) float64 {
+	n := len(p)
+	j, y = j[:n], y[:n]
+	var a0, a1, a2, a3 float64
+	t := 0
+	if cm != nil {
+		cm = cm[:n]
+		for ; t+4 <= n; t += 4 {
+			p0, p1, p2, p3 := float64(p[t]), float64(p[t+1]), float64(p[t+2]), float64(p[t+3])
+			c0, c1, c2, c3 := cm[t], cm[t+1], cm[t+2], cm[t+3]
+			j[t], j[t+1], j[t+2], j[t+3] = c0+2*p0, c1+2*p1, c2+2*p2, c3+2*p3
+			a0 += y[t] * (p0 + c0)
+			a1 += y[t+1] * (p1 + c1)
+			a2 += y[t+2] * (p2 + c2)
+			a3 += y[t+3] * (p3 + c3)
+		}
+		for ; t < n; t++ {
+			pv, cv := float64(p[t]), cm[t]
+			j[t] = cv + 2*pv
+			a0 += y[t] * (pv + cv)
+		}
+		return (a0 + a1) + (a2 + a3)
+	}
+	for ; t+4 <= n; t += 4 {
+		p0, p1, p2, p3 := float64(p[t]), float64(p[t+1]), float64(p[t+2]), float64(p[t+3])
+		j[t], j[t+1], j[t+2], j[t+3] = 2*p0, 2*p1, 2*p2, 2*p3
+		a0 += y[t] * p0
+		a1 += y[t+1] * p1
+		a2 += y[t+2] * p2
+		a3 += y[t+3] * p3
+	}
+	for ; t < n; t++ {
+		pv := float64(p[t])
+		j[t] = 2 * pv
+		a0 += y[t] * pv
+	}
+	return (a0 + a1) + (a2 + a3)
 }
 
 // hessVec consumes the block out = P[s0:s0+m, j0:j1] for HessVecBatch32:
