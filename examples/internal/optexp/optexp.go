@@ -78,6 +78,9 @@ type Options struct {
 	Out                                                         string
 	Seed                                                        uint64
 	DC3                                                         bool
+	// Precision is AdaNP's arithmetic in training and inference
+	// (enforce.Float32 with -float32).
+	Precision enforce.Precision
 }
 
 // Main parses the flags, runs the experiment and exits on error.
@@ -97,6 +100,7 @@ func Main(e Experiment) {
 	flag.StringVar(&o.Out, "out", "", "directory for the per-epoch history (CSV), the loss and depth plots (PNG) and the tables (Markdown); none if empty")
 	flag.Uint64Var(&o.Seed, "seed", 1, "seed of the problem instance and the data")
 	softs := flag.String("soft", "5,1,0.1", "λ_C values of the Soft baseline (the paper: 5, 1, 0.1)")
+	f32 := flag.Bool("float32", false, "AdaNP in enforce.Float32 precision (single-precision steps far from the constraint set, float64 at the end; the tolerances are unchanged)")
 	flag.BoolVar(&o.DC3, "dc3", e.DC3, "train the DC3 baseline (linear completion, or Newton completion for nonlinear equalities)")
 	flag.Parse()
 	set := map[string]bool{}
@@ -116,6 +120,9 @@ func Main(e Experiment) {
 		def("lr", func() { o.LR = 1e-3 })
 		def("sizes", func() { o.Sizes = "0" })
 		def("soft", func() { *softs = "1" })
+	}
+	if *f32 {
+		o.Precision = enforce.Float32
 	}
 	for _, s := range splitComma(*softs) {
 		v, err := strconv.ParseFloat(s, 64)
@@ -349,10 +356,11 @@ func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train
 	xTrain, xTest *mat.Dense, refObj []float64, name string) (metrics, train.History, error) {
 	trainSet := train.TrainSettings()
 	trainSet.Tol = 1e-3
+	trainSet.Precision = o.Precision
 	cfg := train.Config{
 		Sizes: []int{s.NC, o.Width, o.Width, s.NO}, Hidden: layers.ReLU, PyTorchInit: true,
 		Constraint: inst.Constraint, Mode: mode, LambdaC: lambdaC,
-		Train: &trainSet, Infer: enforce.Settings{Tol: 1e-3},
+		Train: &trainSet, Infer: enforce.Settings{Tol: 1e-3, Precision: o.Precision},
 		LearnRate: o.LR, BatchSize: o.Batch, Epochs: o.Epochs, Seed: seed,
 		Progress: prefixed{progress, fmt.Sprintf("[%d/%d %s seed %d] ", s.NO, s.NC, name, seed)},
 		LogEvery: max(1, o.Epochs/5),
