@@ -17,8 +17,9 @@
 // WithInequalities adds g(x, y) ≤ 0 through the Fischer–Burmeister
 // reformulation, with multipliers that AdaNP appends as zeros and drops,
 // so callers only ever see y. Optional interfaces (JacobianXer, HessVecer,
-// MixedHessVecer, BatchEvaluator, BatchHessVecer) add gradients with
-// respect to x, exact curvature-aware gradients and batched evaluation.
+// MixedHessVecer, BatchEvaluator, BatchHessVecer, Float32Batcher) add
+// gradients with respect to x, exact curvature-aware gradients and batched
+// (and single-precision) evaluation.
 //
 // # Projection
 //
@@ -50,8 +51,9 @@
 // projection (Settings.Grad selects the mode), so it
 // works with gorgonia.Grad, the TapeMachine, the LispMachine and gorgonia's
 // solvers, for float64 and float32 graphs. Float32 values are projected in
-// float64 and rounded back, so a float32 output carries a residual of about
-// 1e-7·|∂c/∂y|·|y| from that rounding alone.
+// float64 arithmetic (in a float32 graph with Settings.Precision Auto, in
+// Float32 precision) and rounded back, so a float32 output carries a
+// residual of about 1e-7·|∂c/∂y|·|y| from that rounding alone.
 //
 // A minimal use, in plain Go:
 //
@@ -70,7 +72,11 @@
 //
 // The step loop does not allocate. Constraints with a constant Jacobian
 // (Linear) factor G once; Quadratic evaluates a whole batch with one matrix
-// product per step. Building with the openblas tag (and libopenblas-dev)
+// product per step. Settings.Precision Float32 forms Gram matrices and, for
+// Float32Batcher constraints (Quadratic), evaluates in single precision
+// while a sample is far from the set (a Go-assembly AVX2/FMA kernel in the
+// default build), then finishes in float64, so the tolerance is met in
+// float64 arithmetic. Building with the openblas tag (and libopenblas-dev)
 // routes gonum's and gorgonia's BLAS to OpenBLAS; the default build is pure
-// Go.
+// Go (Go assembly included; -tags purego uses plain Go loops instead).
 package enforce

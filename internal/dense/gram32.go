@@ -13,13 +13,14 @@ var Potrf32 func(a []float32, n int) bool
 
 // Gram32Scratch holds the single-precision temporaries of Gram32.
 type Gram32Scratch struct {
-	a, g, work []float32
-	p          sgemm.Panels
+	g, work []float32
+	sd      []float64
+	p       sgemm.Panels
 }
 
 // Resize makes s large enough for B of nc×n.
 func (s *Gram32Scratch) Resize(nc, n int) {
-	s.a = make([]float32, nc*n)
+	s.sd = make([]float64, n)
 	s.g = make([]float32, nc*nc)
 	s.work = make([]float32, sgemm.WorkLen(nc, n))
 	s.p.Data = make([]float32, sgemm.Len(n, nc))
@@ -36,22 +37,20 @@ func Gram32(g, b, d []float64, nc, n int, reg float64, scratch []float64, s *Gra
 		Gram(g, b, d, nc, n, reg, scratch)
 		return
 	}
-	a := s.a[:nc*n]
-	if d == nil {
-		for i, v := range b[:nc*n] {
-			a[i] = float32(v)
-		}
-	} else {
-		for i := 0; i < nc; i++ {
-			row, src := a[i*n:(i+1)*n], b[i*n:(i+1)*n]
-			for k, v := range src {
-				row[k] = float32(v * math.Sqrt(d[k]))
-			}
+	// B·diag(d)^½ in float32, packed straight from B: as the row panels of
+	// the left factor and the column panels of the right one.
+	var sd []float64
+	if d != nil {
+		sd = s.sd[:n]
+		for k, v := range d[:n] {
+			sd[k] = math.Sqrt(v)
 		}
 	}
 	g32 := s.g[:nc*nc]
-	s.p.PackT(n, nc, a, n)
-	sgemm.Mul(nc, a, n, &s.p, 0, nc, g32, nc, true, s.work)
+	pa := s.work[:len(s.work)-sgemm.MR*sgemm.NR]
+	sgemm.PackA64(nc, n, b, n, sd, pa)
+	s.p.PackT64(n, nc, b, n, sd)
+	sgemm.MulPacked(nc, pa, &s.p, 0, nc, g32, nc, true, s.work[len(s.work)-sgemm.MR*sgemm.NR:])
 	if g == nil {
 		return
 	}

@@ -94,7 +94,6 @@ func Mul(m int, a []float32, lda int, p *Panels, j0, j1 int, c []float32, ldc in
 	}
 	mp := roundUp(m, MR)
 	pa := work[:mp*k]
-	tile := work[mp*k : mp*k+MR*NR]
 	// Pack A into row panels of MR rows, k×MR each, padded with zero rows.
 	for i0 := 0; i0 < mp; i0 += MR {
 		dst := pa[i0*k : i0*k+k*MR]
@@ -111,6 +110,73 @@ func Mul(m int, a []float32, lda int, p *Panels, j0, j1 int, c []float32, ldc in
 			}
 		}
 	}
+	MulPacked(m, pa, p, j0, j1, c, ldc, lower, work[mp*k:mp*k+MR*NR])
+}
+
+// PackA64 packs the m×k row-major float64 a (stride lda), with column kk
+// scaled by scale[kk] (nil meaning 1), rounded to float32, into the row
+// panels MulPacked takes; dst must have length at least WorkLen(m, k) −
+// MR·NR.
+func PackA64(m, k int, a []float64, lda int, scale []float64, dst []float32) {
+	mp := roundUp(m, MR)
+	for i0 := 0; i0 < mp; i0 += MR {
+		pan := dst[i0*k : i0*k+k*MR]
+		h := min(MR, m-i0)
+		var rows [MR][]float64
+		for ii := 0; ii < h; ii++ {
+			rows[ii] = a[(i0+ii)*lda : (i0+ii)*lda+k]
+		}
+		for kk := 0; kk < k; kk++ {
+			s := 1.0
+			if scale != nil {
+				s = scale[kk]
+			}
+			out := pan[kk*MR : kk*MR+MR]
+			for ii := 0; ii < MR; ii++ {
+				if ii < h {
+					out[ii] = float32(rows[ii][kk] * s)
+				} else {
+					out[ii] = 0
+				}
+			}
+		}
+	}
+}
+
+// PackT64 is PackT from the n×k row-major float64 bt (stride ldbt), with
+// column kk of bt scaled by scale[kk] (nil meaning 1) and rounded to
+// float32.
+func (p *Panels) PackT64(k, n int, bt []float64, ldbt int, scale []float64) {
+	p.reset(k, n)
+	for j0 := 0; j0 < n; j0 += NR {
+		w := min(NR, n-j0)
+		dst := p.Data[j0*k : j0*k+k*NR]
+		var rows [NR][]float64
+		for jj := 0; jj < w; jj++ {
+			rows[jj] = bt[(j0+jj)*ldbt : (j0+jj)*ldbt+k]
+		}
+		for kk := 0; kk < k; kk++ {
+			s := 1.0
+			if scale != nil {
+				s = scale[kk]
+			}
+			out := dst[kk*NR : kk*NR+NR]
+			for jj := 0; jj < NR; jj++ {
+				if jj < w {
+					out[jj] = float32(rows[jj][kk] * s)
+				} else {
+					out[jj] = 0
+				}
+			}
+		}
+	}
+}
+
+// MulPacked is Mul for an A already packed by Mul's layout (PackA64): pa
+// holds ⌈m/MR⌉ row panels of k×MR. tile is scratch of MR·NR.
+func MulPacked(m int, pa []float32, p *Panels, j0, j1 int, c []float32, ldc int, lower bool, tile []float32) {
+	k := p.K
+	mp := roundUp(m, MR)
 	for jb := j0; jb < j1; jb += NR {
 		w := min(NR, j1-jb)
 		bp := p.Data[jb*k : jb*k+k*NR]

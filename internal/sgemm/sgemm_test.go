@@ -136,3 +136,48 @@ func BenchmarkMul(b *testing.B) {
 	}
 	b.ReportMetric(2*float64(m*k*n)/b.Elapsed().Seconds()*float64(b.N)/1e9, "GFLOP/s")
 }
+
+// TestPack64 checks that packing from float64 with a column scale gives
+// the products Mul gives on the scaled, rounded matrices.
+func TestPack64(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(9, 10))
+	for _, sz := range [][2]int{{1, 1}, {7, 19}, {25, 40}} {
+		m, k := sz[0], sz[1]
+		a := make([]float64, m*k)
+		scale := make([]float64, k)
+		for i := range a {
+			a[i] = rnd.NormFloat64()
+		}
+		for i := range scale {
+			scale[i] = 0.5 + rnd.Float64()
+		}
+		for _, sc := range [][]float64{nil, scale} {
+			a32 := make([]float32, m*k)
+			for i, v := range a {
+				s := 1.0
+				if sc != nil {
+					s = sc[i%k]
+				}
+				a32[i] = float32(v * s)
+			}
+			var p, q Panels
+			p.PackT(k, m, a32, k)
+			q.PackT64(k, m, a, k, sc)
+			for i := range p.Data {
+				if p.Data[i] != q.Data[i] {
+					t.Fatalf("PackT64 differs at %d", i)
+				}
+			}
+			work := make([]float32, WorkLen(m, k))
+			want, got := make([]float32, m*m), make([]float32, m*m)
+			Mul(m, a32, k, &p, 0, m, want, m, false, work)
+			PackA64(m, k, a, k, sc, work[:len(work)-MR*NR])
+			MulPacked(m, work[:len(work)-MR*NR], &q, 0, m, got, m, false, work[len(work)-MR*NR:])
+			for i := range want {
+				if want[i] != got[i] {
+					t.Fatalf("%v: MulPacked[%d] = %v, Mul %v", sz, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package dense
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestGram32 checks Gram32 and GramChol32 against Gram and Cholesky, with
+// and without weights, below and above the size where single precision
+// starts, and with Potrf32 set to a float32 Cholesky in plain Go.
+func TestGram32(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(81, 82))
+	for _, potrf := range []bool{false, true} {
+		if potrf {
+			Potrf32 = goPotrf32
+		} else {
+			Potrf32 = nil
+		}
+		for _, sz := range [][2]int{{3, 5}, {17, 40}, {30, 31}, {48, 100}} {
+			nc, n := sz[0], sz[1]
+			for _, weighted := range []bool{false, true} {
+				b := make([]float64, nc*n)
+				for i := range b {
+					b[i] = rnd.NormFloat64()
+				}
+				var d []float64
+				if weighted {
+					d = make([]float64, n)
+					for i := range d {
+						d[i] = 0.5 + rnd.Float64()
+					}
+				}
+				var s Gram32Scratch
+				s.Resize(nc, n)
+				want, got := make([]float64, nc*nc), make([]float64, nc*nc)
+				scratch := make([]float64, nc*n)
+				Gram(want, b, d, nc, n, 0.1, scratch)
+				Gram32(got, b, d, nc, n, 0.1, scratch, &s)
+				for i := range want {
+					if math.Abs(got[i]-want[i]) > 1e-5*float64(n) {
+						t.Fatalf("%v weighted=%v: G[%d] = %v, want %v", sz, weighted, i, got[i], want[i])
+					}
+				}
+				diag := make([]float64, nc)
+				if !Cholesky(want, nc, diag) {
+					t.Fatalf("%v: float64 Cholesky failed", sz)
+				}
+				if !GramChol32(got, b, d, nc, n, 0.1, scratch, &s, diag, 1e-5) {
+					t.Fatalf("%v potrf=%v: GramChol32 failed", sz, potrf)
+				}
+				for i := 0; i < nc; i++ {
+					for j := 0; j <= i; j++ {
+						if w, g := want[i*nc+j], got[i*nc+j]; math.Abs(g-w) > 1e-4*math.Max(1, math.Abs(w)) {
+							t.Fatalf("%v potrf=%v: L[%d,%d] = %v, want %v", sz, potrf, i, j, g, w)
+						}
+					}
+				}
+			}
+		}
+	}
+	Potrf32 = nil
+	// A singular G is rejected.
+	nc, n := 20, 30
+	b := make([]float64, nc*n)
+	for i := range b {
+		b[i] = rnd.NormFloat64()
+	}
+	copy(b[n:2*n], b[:n])
+	var s Gram32Scratch
+	s.Resize(nc, n)
+	if GramChol32(make([]float64, nc*nc), b, nil, nc, n, 0, make([]float64, nc*n), &s, make([]float64, nc), 1e-5) {
+		t.Error("GramChol32 factored a singular G")
+	}
+}
+
+// goPotrf32 is a float32 Cholesky of the lower triangle (row-major), for
+// testing the Potrf32 path without OpenBLAS.
+func goPotrf32(a []float32, n int) bool {
+	for j := 0; j < n; j++ {
+		d := a[j*n+j]
+		for k := 0; k < j; k++ {
+			d -= a[j*n+k] * a[j*n+k]
+		}
+		if !(d > 0) {
+			return false
+		}
+		d = float32(math.Sqrt(float64(d)))
+		a[j*n+j] = d
+		for i := j + 1; i < n; i++ {
+			s := a[i*n+j]
+			for k := 0; k < j; k++ {
+				s -= a[i*n+k] * a[j*n+k]
+			}
+			a[i*n+j] = s / d
+		}
+	}
+	return true
+}
