@@ -118,29 +118,7 @@ func Mul(m int, a []float32, lda int, p *Panels, j0, j1 int, c []float32, ldc in
 // panels MulPacked takes; dst must have length at least WorkLen(m, k) −
 // MR·NR.
 func PackA64(m, k int, a []float64, lda int, scale []float64, dst []float32) {
-	mp := roundUp(m, MR)
-	for i0 := 0; i0 < mp; i0 += MR {
-		pan := dst[i0*k : i0*k+k*MR]
-		h := min(MR, m-i0)
-		var rows [MR][]float64
-		for ii := 0; ii < h; ii++ {
-			rows[ii] = a[(i0+ii)*lda : (i0+ii)*lda+k]
-		}
-		for kk := 0; kk < k; kk++ {
-			s := 1.0
-			if scale != nil {
-				s = scale[kk]
-			}
-			out := pan[kk*MR : kk*MR+MR]
-			for ii := 0; ii < MR; ii++ {
-				if ii < h {
-					out[ii] = float32(rows[ii][kk] * s)
-				} else {
-					out[ii] = 0
-				}
-			}
-		}
-	}
+	pack64(dst, m, k, a, lda, scale, MR)
 }
 
 // PackT64 is PackT from the n×k row-major float64 bt (stride ldbt), with
@@ -148,24 +126,32 @@ func PackA64(m, k int, a []float64, lda int, scale []float64, dst []float32) {
 // float32.
 func (p *Panels) PackT64(k, n int, bt []float64, ldbt int, scale []float64) {
 	p.reset(k, n)
-	for j0 := 0; j0 < n; j0 += NR {
-		w := min(NR, n-j0)
-		dst := p.Data[j0*k : j0*k+k*NR]
-		var rows [NR][]float64
-		for jj := 0; jj < w; jj++ {
-			rows[jj] = bt[(j0+jj)*ldbt : (j0+jj)*ldbt+k]
+	pack64(p.Data, n, k, bt, ldbt, scale, NR)
+}
+
+// pack64 writes the rows of the rows×k float64 src (stride ld), scaled by
+// column and rounded to float32, as panels of width rows each: panel r0
+// holds src[r0 : r0+width] transposed, k×width, at dst[r0·k:], padded
+// with zero rows.
+func pack64(dst []float32, rows, k int, src []float64, ld int, scale []float64, width int) {
+	for r0 := 0; r0 < rows; r0 += width {
+		h := min(width, rows-r0)
+		pan := dst[r0*k : r0*k+k*width]
+		var in [NR][]float64
+		for ii := 0; ii < h; ii++ {
+			in[ii] = src[(r0+ii)*ld : (r0+ii)*ld+k]
 		}
 		for kk := 0; kk < k; kk++ {
 			s := 1.0
 			if scale != nil {
 				s = scale[kk]
 			}
-			out := dst[kk*NR : kk*NR+NR]
-			for jj := 0; jj < NR; jj++ {
-				if jj < w {
-					out[jj] = float32(rows[jj][kk] * s)
+			out := pan[kk*width : kk*width+width]
+			for ii := range out {
+				if ii < h {
+					out[ii] = float32(in[ii][kk] * s)
 				} else {
-					out[jj] = 0
+					out[ii] = 0
 				}
 			}
 		}
