@@ -137,22 +137,25 @@ func pack64(dst []float32, rows, k int, src []float64, ld int, scale []float64, 
 	for r0 := 0; r0 < rows; r0 += width {
 		h := min(width, rows-r0)
 		pan := dst[r0*k : r0*k+k*width]
-		var in [NR][]float64
+		// Row by row: sequential reads, writes with stride width inside a
+		// panel that stays in L1.
 		for ii := 0; ii < h; ii++ {
-			in[ii] = src[(r0+ii)*ld : (r0+ii)*ld+k]
-		}
-		for kk := 0; kk < k; kk++ {
-			s := 1.0
-			if scale != nil {
-				s = scale[kk]
-			}
-			out := pan[kk*width : kk*width+width]
-			for ii := range out {
-				if ii < h {
-					out[ii] = float32(in[ii][kk] * s)
-				} else {
-					out[ii] = 0
+			row := src[(r0+ii)*ld : (r0+ii)*ld+k]
+			out := pan[ii:]
+			if scale == nil {
+				for kk, v := range row {
+					out[kk*width] = float32(v)
 				}
+				continue
+			}
+			sc := scale[:k]
+			for kk, v := range row {
+				out[kk*width] = float32(v * sc[kk])
+			}
+		}
+		for ii := h; ii < width; ii++ {
+			for kk := 0; kk < k; kk++ {
+				pan[kk*width+ii] = 0
 			}
 		}
 	}
