@@ -137,6 +137,10 @@ func pack64(dst []float32, rows, k int, src []float64, ld int, scale []float64, 
 	for r0 := 0; r0 < rows; r0 += width {
 		h := min(width, rows-r0)
 		pan := dst[r0*k : r0*k+k*width]
+		if h == width && scale == nil && (width == NR || width == MR) {
+			packFull(pan, k, src[r0*ld:], ld, width)
+			continue
+		}
 		// Row by row: sequential reads, writes with stride width inside a
 		// panel that stays in L1.
 		for ii := 0; ii < h; ii++ {
@@ -203,5 +207,32 @@ func kernelGo(k int, a, b, c []float32, ldc int) {
 	}
 	for i := range MR {
 		copy(c[i*ldc:i*ldc+NR], acc[i][:])
+	}
+}
+
+// packFull packs a full panel of width NR or MR rows of src (stride ld)
+// without scaling: for each kk, one contiguous write of width values read
+// from width sequential streams.
+func packFull(pan []float32, k int, src []float64, ld, width int) {
+	if width == NR {
+		r := [NR][]float64{}
+		for i := range r {
+			r[i] = src[i*ld : i*ld+k]
+		}
+		for kk := 0; kk < k; kk++ {
+			o := pan[kk*NR : kk*NR+NR : kk*NR+NR]
+			o[0], o[1], o[2], o[3] = float32(r[0][kk]), float32(r[1][kk]), float32(r[2][kk]), float32(r[3][kk])
+			o[4], o[5], o[6], o[7] = float32(r[4][kk]), float32(r[5][kk]), float32(r[6][kk]), float32(r[7][kk])
+			o[8], o[9], o[10], o[11] = float32(r[8][kk]), float32(r[9][kk]), float32(r[10][kk]), float32(r[11][kk])
+			o[12], o[13], o[14], o[15] = float32(r[12][kk]), float32(r[13][kk]), float32(r[14][kk]), float32(r[15][kk])
+		}
+		return
+	}
+	r0, r1, r2 := src[:k], src[ld:ld+k], src[2*ld:2*ld+k]
+	r3, r4, r5 := src[3*ld:3*ld+k], src[4*ld:4*ld+k], src[5*ld:5*ld+k]
+	for kk := 0; kk < k; kk++ {
+		o := pan[kk*MR : kk*MR+MR : kk*MR+MR]
+		o[0], o[1], o[2] = float32(r0[kk]), float32(r1[kk]), float32(r2[kk])
+		o[3], o[4], o[5] = float32(r3[kk]), float32(r4[kk]), float32(r5[kk])
 	}
 }
