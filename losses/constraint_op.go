@@ -41,7 +41,13 @@ type constraintLossOp struct {
 	lambda     float64
 	nx, ny, nc int
 	jx         bool // c provides ∂c/∂x
+	// bufs keeps evalBatch's residual and Jacobian buffers between calls
+	// (tens of megabytes at the quadratic benchmark's largest size).
+	bufs sync.Pool // *batchBufs
 }
+
+// batchBufs are evalBatch's temporaries.
+type batchBufs struct{ c, jy []float64 }
 
 func newConstraintLossOp(p penalty, c enforce.Constraint, lambda float64) (*constraintLossOp, error) {
 	if c == nil {
@@ -392,7 +398,18 @@ const batchEntries = 1 << 23
 // sample is finished by sample as in evalRange.
 func (op *constraintLossOp) evalBatch(be enforce.BatchEvaluator, x, y []float64, n, k int, per, gx, gy []float64, w float64) error {
 	nx, ny, nc := op.nx, op.ny, op.nc
-	c, jy := make([]float64, k*nc), make([]float64, k*nc*ny)
+	b, _ := op.bufs.Get().(*batchBufs)
+	if b == nil {
+		b = new(batchBufs)
+	}
+	defer op.bufs.Put(b)
+	if cap(b.c) < k*nc {
+		b.c = make([]float64, k*nc)
+	}
+	if cap(b.jy) < k*nc*ny {
+		b.jy = make([]float64, k*nc*ny)
+	}
+	c, jy := b.c[:k*nc], b.jy[:k*nc*ny]
 	var jx []float64
 	if gx != nil {
 		jx = make([]float64, nc*nx)
