@@ -83,10 +83,10 @@ type scalars struct {
 	bounded   bool
 	init      bool // the pending evaluation is the first one
 	jAtY      bool // J holds B at y
-	// Float32 precision: lo while the sample computes in single
-	// precision; loEval when its pending (then its last) evaluation is in
-	// single precision; reeval when that evaluation is of y itself again,
-	// in float64, before the sample may stop.
+	// Float32 precision: lo while the sample is evaluated in single
+	// precision (G is formed in single precision throughout); loEval when
+	// its pending (then its last) evaluation is in single precision;
+	// reeval when that evaluation is of y itself again, in float64.
 	lo, loEval, reeval bool
 }
 
@@ -477,7 +477,7 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 	return b.refine(st, prev)
 }
 
-// refine decides, for a sample computing in single precision (Float32)
+// refine decides, for a sample evaluated in single precision (Float32)
 // whose iterate y was just evaluated, whether it goes on in float64: once
 // its residual measure, or the measure Newton's rate predicts after the
 // next step, is at most AdaNP.refine, or the measure has not halved since
@@ -525,7 +525,7 @@ func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 		return nextDone
 	}
 	B := a.jacobian(st.J)
-	d, f, ok := a.direction(ws, st.c, B, st.delta, st.lo)
+	d, f, ok := a.direction(ws, st.c, B, st.delta, a.lo)
 	if !ok {
 		b.flags[s] |= flagStopped
 		b.finish(ws, s, st)

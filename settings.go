@@ -145,30 +145,36 @@ const (
 	// Float64 computes everything in float64.
 	Float64
 	// Float32 computes the work of a step that grows fastest with the
-	// sizes in single precision while a sample is far from the constraint
-	// set: the Gram matrix G = B·W⁻¹·Bᵀ (O(nc²·ny) per sample) always, and
-	// the constraint evaluation and its curvature products (O(nc·ny²) for
-	// Quadratic) when the constraint implements Float32Batcher. The
-	// iterate, the residual, the step and G's Cholesky factor stay
-	// float64.
+	// sizes in single precision: the Gram matrix G = B·W⁻¹·Bᵀ (O(nc²·ny)
+	// per sample) at every step, and, while a sample is far from the
+	// constraint set, the constraint evaluation and its curvature products
+	// (O(nc·ny²) for Quadratic) when the constraint implements
+	// Float32Batcher. The iterate, the residual, the step and G's Cholesky
+	// factor stay float64 (under the openblas build tag G is factored by
+	// spotrf and the factor converted).
 	//
 	// The tolerance guarantee is float64's: a sample switches to float64
-	// for its last steps once its single-precision residual measure is at
-	// most √Tol (or Tol, when Tol ≥ 1), or stops halving, or would stop
-	// the iteration; a residual computed in single precision is evaluated
-	// again in float64 before the sample may stop on it. So every reported
-	// residual and Stats field except Stats.Before comes from float64
-	// arithmetic, and the number of steps is that of Float64 or a few more.
-	// A G that is not well enough conditioned for single precision (a
-	// squared Cholesky pivot below 1e-5 of its diagonal entry) is formed
-	// and factored again in float64. A G too small for single
-	// precision to pay (nc²·ny < 4096) is formed in float64.
+	// evaluations for its last steps once its single-precision residual
+	// measure, or the measure Newton's rate predicts after the next step,
+	// is at most √Tol (or Tol, when Tol ≥ 1), or the measure stops halving,
+	// or the sample would stop; a residual computed in single precision is
+	// evaluated again in float64 before the sample may stop on it or take a
+	// float64 step from it. So every reported residual and Stats field
+	// except Stats.Before comes from float64 arithmetic. G's rounding
+	// (relative 1e-7 of its entries) only makes each step an inexact Newton
+	// step, whose error is about cond(G)·1e-7 of the residual; a G that is
+	// not well enough conditioned for single precision (a squared Cholesky
+	// pivot below 1e-5 of its diagonal entry) is formed and factored again
+	// in float64, and a G too small for single precision to pay
+	// (nc²·ny < 4096) is formed in float64. The number of steps is that of
+	// Float64 or a few more (the same in the package's tests).
 	//
-	// The gain is per step: at (833, 200, 150) a step costs about a third
-	// of a float64 step (README, "Performance"). A sample that needs only
-	// two or three Newton steps from ŷ takes about one of them in single
-	// precision, so a whole projection from near-feasible predictions gains
-	// less; one that starts far from the set gains more.
+	// The gain is per step: at (833, 200, 150) a single-precision step
+	// costs about a third of a float64 step (README, "Performance"). A
+	// sample that needs only two or three Newton steps from ŷ takes about
+	// one of them with single-precision evaluations, so a whole projection
+	// from near-feasible predictions gains less; one that starts far from
+	// the set gains more.
 	//
 	// Gradients are those of the steps actually taken, differentiated in
 	// float64; their G⁻¹ carries single-precision rounding (relative error
