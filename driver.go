@@ -480,7 +480,7 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 // refine decides, for a sample evaluated in single precision (Float32)
 // whose iterate y was just evaluated, whether it goes on in float64: once
 // its residual measure, or the measure Newton's rate predicts after the
-// next step, is at most AdaNP.refine, or the measure has not halved since
+// next step, is at most AdaNP.refineAt, or the measure has not halved since
 // the previous iterate's (prev), or the sample would stop. If y was
 // evaluated in single precision it is evaluated again in float64 first,
 // so that the sample neither stops on a single-precision residual nor
@@ -497,7 +497,7 @@ func (b *batch) refine(st *sampleState, prev float64) next {
 	if !math.IsInf(prev, 1) && prev > 0 {
 		pred = m * (m / prev) * (m / prev)
 	}
-	if b.continues(st) && m > b.a.refine && pred > b.a.refine && m <= 0.5*prev {
+	if b.continues(st) && m > b.a.refineAt && pred > b.a.refineAt && m <= 0.5*prev {
 		return nextStep
 	}
 	st.lo = false
@@ -525,7 +525,7 @@ func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 		return nextDone
 	}
 	B := a.jacobian(st.J)
-	d, f, ok := a.direction(ws, st.c, B, st.delta, a.lo)
+	d, f, ok := a.direction(ws, st.c, B, st.delta)
 	if !ok {
 		b.flags[s] |= flagStopped
 		b.finish(ws, s, st)

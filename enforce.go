@@ -40,12 +40,13 @@ type AdaNP struct {
 
 	hasJX, hasHV, hasMHV bool
 
-	// Float32 precision: lo is set, fb is the constraint's single-precision
-	// batch methods (nil if it has none), refine the residual measure below
-	// which a sample switches to float64.
-	lo     bool
-	fb     Float32Batcher
-	refine float64
+	// Float32 precision: lo is set (G in single precision), fb is the
+	// constraint's single-precision batch methods (nil if it has none),
+	// refineAt the residual measure below which a sample's evaluations
+	// switch to float64.
+	lo       bool
+	fb       Float32Batcher
+	refineAt float64
 	// finiteJ: the constraint's c is not finite wherever its Jacobian is
 	// not (at finite y), so accept need not scan J.
 	finiteJ bool
@@ -104,9 +105,9 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 	if s.Precision == Float32 {
 		a.lo = true
 		a.fb, _ = c.(Float32Batcher)
-		a.refine = s.Tol
+		a.refineAt = s.Tol
 		if s.Tol < 1 {
-			a.refine = math.Sqrt(s.Tol)
+			a.refineAt = math.Sqrt(s.Tol)
 		}
 	}
 	if s.Weights == Diagonal {

@@ -175,12 +175,12 @@ func (f *factor) solve(nc int, v, tmp []float64) {
 // Jacobian B: μ = G⁻¹c into ws.mu and δ = D·Bᵀ·μ into delta. It returns
 // D's diagonal (nil for W = I) and G's factor, and reports false if G
 // cannot be factored or δ is not finite.
-func (a *AdaNP) direction(ws *workspace, c, B, delta []float64, lo bool) (d []float64, f *factor, ok bool) {
+func (a *AdaNP) direction(ws *workspace, c, B, delta []float64) (d []float64, f *factor, ok bool) {
 	n, nc := a.n, a.nc
 	d, f = a.constD, &a.constG
 	if a.constB == nil {
 		d, f = a.weights(ws, B), &ws.g
-		if !a.factorize(f, B, d, ws, lo) {
+		if !a.factorize(f, B, d, ws, a.lo) {
 			return nil, nil, false
 		}
 	}

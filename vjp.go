@@ -314,14 +314,12 @@ func (l *vjpLock) products(m int) (err error) {
 			err = fmt.Errorf("enforce: VJP: HessVecBatch panicked on a batch of %d samples: %v", m, r)
 		}
 	}()
+	hv := l.bh.HessVecBatch
 	if a.fb != nil {
-		// Float32: the curvature products in single precision.
-		a.fb.HessVecBatch32(m, l.xa[:m*nx], l.ya[:m*n], l.mu[:m*nc], l.dp[:m*n], l.hMu[:m*n])
-		a.fb.HessVecBatch32(m, l.xa[:m*nx], l.ya[:m*n], l.w[:m*nc], l.delta[:m*n], l.hW[:m*n])
-		return nil
+		hv = a.fb.HessVecBatch32 // Float32: the curvature products in single precision
 	}
-	l.bh.HessVecBatch(m, l.xa[:m*nx], l.ya[:m*n], l.mu[:m*nc], l.dp[:m*n], l.hMu[:m*n])
-	l.bh.HessVecBatch(m, l.xa[:m*nx], l.ya[:m*n], l.w[:m*nc], l.delta[:m*n], l.hW[:m*n])
+	hv(m, l.xa[:m*nx], l.ya[:m*n], l.mu[:m*nc], l.dp[:m*n], l.hMu[:m*n])
+	hv(m, l.xa[:m*nx], l.ya[:m*n], l.w[:m*nc], l.delta[:m*n], l.hW[:m*n])
 	return nil
 }
 
