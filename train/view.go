@@ -126,13 +126,18 @@ func (v *view) meanNorm(x, y *mat.Dense) float64 {
 	var sum float64
 	for i := range r {
 		v.Eval(x.RawRowView(i), y.RawRowView(i), c, nil)
-		var ss float64
-		for _, ci := range c {
-			ss += ci * ci
-		}
-		sum += math.Sqrt(ss)
+		sum += norm(c)
 	}
 	return sum / float64(r)
+}
+
+// norm returns ‖c‖₂, the same arithmetic on both of meanNorm's paths.
+func norm(c []float64) float64 {
+	var ss float64
+	for _, ci := range c {
+		ss += ci * ci
+	}
+	return math.Sqrt(ss)
 }
 
 // meanNormBatch is meanNorm with EvalBatch, v.chunk rows per call. The
@@ -155,11 +160,7 @@ func (v *view) meanNormBatch(x, y *mat.Dense) float64 {
 		c := b.c[:k*nc]
 		v.be.EvalBatch(k, xs, ys, c, b.jy[:k*nc*v.cn])
 		for s := range k {
-			var ss float64
-			for _, ci := range c[s*nc : (s+1)*nc] {
-				ss += ci * ci
-			}
-			sum += math.Sqrt(ss)
+			sum += norm(c[s*nc : (s+1)*nc])
 		}
 	}
 	return sum / float64(r)
