@@ -403,6 +403,12 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 	a := b.a
 	finite := allFinite(cT) && (a.constB != nil || a.finiteJ || allFinite(JT))
 	if st.init {
+		if !finite && st.loEval {
+			// Single precision overflowed (or y does not fit float32):
+			// evaluate ŷ again in float64.
+			st.lo = false
+			return nextEval
+		}
 		if !finite {
 			b.flags[s] |= flagBadConstraint
 			return nextDone

@@ -234,3 +234,55 @@ func TestPrecisionSettings(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, floats.EqualApprox(y1.RawMatrix().Data, y2.RawMatrix().Data, 1e-12))
 }
+
+// TestFloat32OutOfRange: values beyond float32's range (3.4e38) in A or in
+// ŷ must not turn into errors that Float64 does not give: Quadratic's
+// single-precision methods fall back to float64 for such an A, and a
+// sample whose single-precision evaluation overflows is evaluated again in
+// float64.
+func TestFloat32OutOfRange(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(71, 72))
+	ny, nc := 30, 24
+	A := make([]*mat.SymDense, nc)
+	C := mat.NewDense(nc, ny, nil)
+	for i := range A {
+		A[i] = mat.NewSymDense(ny, nil)
+		for j := 0; j < ny; j++ {
+			C.Set(i, j, rnd.NormFloat64())
+		}
+	}
+	A[3].SetSym(0, 1, 1e-40) // fits float64 only as a tiny value: fine
+	wide, err := Quadratic(0, A, C, nil, nil)
+	require.NoError(t, err)
+	A[5].SetSym(2, 2, 1e39) // beyond float32
+	huge, err := Quadratic(0, A, C, nil, nil)
+	require.NoError(t, err)
+	for name, tc := range map[string]struct {
+		c    Constraint
+		yhat *mat.Dense
+	}{
+		"A beyond float32": {huge, randDense(rnd, 40, ny, 1e-20)},
+		"ŷ beyond float32": {wide, func() *mat.Dense {
+			y := randDense(rnd, 40, ny, 0.1)
+			y.Set(7, 4, 1e39)
+			return y
+		}()},
+	} {
+		var outs [2]*mat.Dense
+		var sts [2]Stats
+		var errs [2]error
+		for k, p := range []Precision{Float64, Float32} {
+			a, err := NewAdaNP(tc.c, Settings{Precision: p})
+			require.NoError(t, err)
+			outs[k], sts[k], errs[k] = a.Project(nil, tc.yhat)
+		}
+		require.Equal(t, errs[0] == nil, errs[1] == nil, "%s: Float64 error %v, Float32 error %v", name, errs[0], errs[1])
+		if errs[0] != nil {
+			continue
+		}
+		// From 1e39 the steps are inexact in either precision (rounding of
+		// the huge terms), so the depths may differ; convergence may not.
+		assert.Equal(t, sts[0].NotConverged, sts[1].NotConverged, name)
+		assert.LessOrEqual(t, sts[1].After.Max, math.Max(sts[0].After.Max, DefaultTol), name)
+	}
+}

@@ -2,6 +2,7 @@ package enforce
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/enforce-nn/enforce/internal/par"
@@ -28,6 +29,7 @@ const (
 // packed for sgemm.Mul on first use.
 type quadratic32 struct {
 	once   sync.Once
+	wide   bool // some |A_i[j, k]| exceeds float32's range
 	panels sgemm.Panels
 	pool   sync.Pool // *q32Scratch
 }
@@ -40,6 +42,14 @@ type q32Scratch struct {
 }
 
 func (q *quadraticConstraint) init32() {
+	for _, v := range q.a {
+		if math.Abs(v) > math.MaxFloat32 {
+			// A does not fit float32: the single-precision methods call
+			// the float64 ones.
+			q.q32.wide = true
+			return
+		}
+	}
 	q.ahOnce.Do(q.sideBySide)
 	ny, w := q.ny, q.nc*q.ny
 	ah := make([]float32, len(q.ah))
@@ -60,7 +70,6 @@ func (q *quadraticConstraint) init32() {
 // the rows of j.v (rows×ny), a block of samples and columns at a time, and
 // passes each block to j.use.
 func (q *quadraticConstraint) products32(rows int, j *q32Job) {
-	q.q32.once.Do(q.init32)
 	j.q = q
 	par.For(rows, q32Rows, j)
 }
@@ -110,6 +119,10 @@ func (q *quadraticConstraint) EvalBatch32(rows int, x, y, c, jy []float64) {
 			rows, len(x), len(y), len(c), len(jy), rows*nx, rows*ny, rows*nc, rows*nc*ny))
 	}
 	if rows == 0 {
+		return
+	}
+	if q.q32.once.Do(q.init32); q.q32.wide {
+		q.EvalBatch(rows, x, y, c, jy)
 		return
 	}
 	clear(c)
@@ -249,6 +262,10 @@ func (q *quadraticConstraint) HessVecBatch32(rows int, x, y, w, v, out []float64
 	if rows < 0 || len(x) != rows*nx || len(y) != rows*ny || len(w) != rows*nc || len(v) != rows*ny || len(out) != rows*ny {
 		panic(fmt.Sprintf("enforce: Quadratic.HessVecBatch32: rows=%d len(x)=%d len(y)=%d len(w)=%d len(v)=%d len(out)=%d",
 			rows, len(x), len(y), len(w), len(v), len(out)))
+	}
+	if q.q32.once.Do(q.init32); q.q32.wide {
+		q.HessVecBatch(rows, x, y, w, v, out)
+		return
 	}
 	clear(out)
 	if rows == 0 {
