@@ -135,7 +135,8 @@ type BatchHessVecer interface {
 // heavy arithmetic in single precision (Quadratic: the products A_i·y).
 // AdaNP uses it with Settings.Precision Float32 for the samples that are
 // still far from the constraint set, and the float64 methods for the rest
-// (see Float32).
+// (see Float32); a sample whose single-precision evaluation is not finite
+// is evaluated again with EvalBatch.
 type Float32Batcher interface {
 	// EvalBatch32 is EvalBatch (with jy not nil) computed in single
 	// precision where it pays: c and jy may carry relative errors of

@@ -6,7 +6,8 @@
 // Small systems are handled by plain loops (a call into BLAS costs more than
 // the arithmetic); larger ones go through gonum's blas64 and lapack64, which
 // dispatch to whatever implementation is registered (pure Go by default,
-// OpenBLAS with the openblas build tag). No function allocates.
+// OpenBLAS with the openblas build tag). No kernel allocates; only
+// Gram32Scratch.Resize allocates the scratch the single-precision ones use.
 package dense
 
 import (

@@ -6,7 +6,9 @@
 //
 // On amd64 with AVX2 and FMA the 6×16 inner kernel is Go assembly; elsewhere,
 // or with the purego build tag, it is plain Go. Both accumulate each entry of
-// C over k in the same order, in float32. No function allocates.
+// C over k in the same order, in float32. Mul and MulPacked allocate
+// nothing (TestMulDoesNotAllocate); the packers allocate only when the
+// Panels' Data is too short.
 package sgemm
 
 // Tile sizes of the inner kernel: it computes an MR×NR block of C.
