@@ -14,8 +14,7 @@ import (
 // float32 with internal/sgemm's kernel on [A_1 … A_nc] packed once (also
 // with the openblas build tag: OpenBLAS's sgemm packs the 4·nc·ny² bytes
 // again at every call, and was no faster when tried here, 2026-11-24);
-// everything else (C,
-// d, r, the sums giving c) stays float64.
+// everything else (C, d, r, the sums giving c) stays float64.
 
 var _ Float32Batcher = (*quadraticConstraint)(nil)
 
