@@ -139,9 +139,11 @@ type BatchHessVecer interface {
 // is evaluated again with EvalBatch.
 type Float32Batcher interface {
 	// EvalBatch32 is EvalBatch (with jy not nil) computed in single
-	// precision where it pays: c and jy may carry relative errors of
-	// about 1e-7 of the terms summed.
-	EvalBatch32(rows int, x, y, c, jy []float64)
+	// precision where it pays, with the Jacobians returned in float32:
+	// c and jy may carry relative errors of about 1e-7 of the terms
+	// summed. AdaNP keeps jy in float32 while it uses it (for the Gram
+	// matrix and the step), which halves the memory an evaluation writes.
+	EvalBatch32(rows int, x, y, c []float64, jy []float32)
 	// HessVecBatch32 is HessVecBatch (BatchHessVecer) computed in single
 	// precision where it pays.
 	HessVecBatch32(rows int, x, y, w, v, out []float64)

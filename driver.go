@@ -9,7 +9,6 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/enforce-nn/enforce/internal/dense"
 	"github.com/enforce-nn/enforce/internal/par"
 )
 
@@ -45,6 +44,7 @@ type sampleState struct {
 	y, c   []float64 // accepted iterate and its residual
 	yT, cT []float64 // trial point and its residual
 	J      []float64 // Jacobian at the last evaluated point
+	J32    []float32 // the same, instead of J, if evaluated in single precision
 	delta  []float64 // direction δ of the current step
 	// swap makes accept swap (y, yT) and (c, cT) instead of copying:
 	// the state lives in a workspace, not in per-sample arrays.
@@ -401,7 +401,7 @@ func (b *batch) check(ws *workspace, s int, st *sampleState) {
 // what the sample does next.
 func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) next {
 	a := b.a
-	finite := allFinite(cT) && (a.constB != nil || a.finiteJ || allFinite(JT))
+	finite := allFinite(cT) && (a.constB != nil || a.finiteJ || allFinite(JT) && allFinite(st.J32))
 	if st.init {
 		if !finite && st.loEval {
 			// Single precision overflowed (or y does not fit float32):
@@ -530,8 +530,15 @@ func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 		b.finish(ws, s, st)
 		return nextDone
 	}
-	B := a.jacobian(st.J)
+	B := jmat{b: a.jacobian(st.J), b32: st.J32}
 	d, f, ok := a.direction(ws, st.c, B, st.delta)
+	if !ok && st.J32 != nil {
+		// G could not be factored in single precision (ill-conditioned
+		// beyond float32, or not finite): y is evaluated again in float64
+		// and the sample goes on in float64.
+		st.lo = false
+		return b.reevaluate(st)
+	}
 	if !ok {
 		b.flags[s] |= flagStopped
 		b.finish(ws, s, st)
@@ -544,7 +551,7 @@ func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 	st.alpha = st.alpha0
 	if a.s.LineSearch {
 		st.m0 = merit(st.c)
-		dense.MulVec(ws.tmpN, B, a.nc, a.n, st.delta)
+		B.mulVec(ws.tmpN, a.nc, a.n, st.delta)
 		st.slope = dot(st.c, ws.tmpN[:a.nc])
 	}
 	if b.record {
@@ -592,14 +599,16 @@ func (b *batch) finish(ws *workspace, s int, st *sampleState) {
 func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float64) {
 	a := b.a
 	B := a.jacobian(st.J)
-	if !st.jAtY && a.constB == nil {
+	if (!st.jAtY || st.J32 != nil) && a.constB == nil {
+		// No Jacobian at y, or one in single precision: the record's is
+		// evaluated in float64.
 		a.eval(row(b.x, s), st.y, ws.cEval, ws.bEval)
 		B = ws.bEval
 	}
 	d, f := a.constD, &a.constG
 	if a.constB == nil {
-		d, f = a.weights(ws, B), &ws.g
-		if !a.factorize(f, B, d, ws, false) || !allFinite(B) {
+		d, f = a.weights(ws, jmat{b: B}), &ws.g
+		if !a.factorize(f, jmat{b: B}, d, ws, false) || !allFinite(B) {
 			return
 		}
 	}
@@ -611,5 +620,5 @@ func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float6
 		clear(ws.yhatExt[a.ny:])
 		header = a.kktMultipliers(ws, st.y, ws.yhatExt, B, d, f, lam)
 	}
-	b.tr.push(s, header, false, st.y, lam, d, B, f)
+	b.tr.push(s, header, false, st.y, lam, d, jmat{b: B}, f)
 }

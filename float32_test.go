@@ -254,6 +254,12 @@ func TestFloat32OutOfRange(t *testing.T) {
 	A[3].SetSym(0, 1, 1e-40) // fits float64 only as a tiny value: fine
 	wide, err := Quadratic(0, A, C, nil, nil)
 	require.NoError(t, err)
+	// C beyond float32 while A fits: the single-precision Jacobian
+	// overflows where c does not.
+	Cbig := mat.DenseCopyOf(C)
+	Cbig.Set(2, 5, 1e39)
+	bigC, err := Quadratic(0, A, Cbig, nil, nil)
+	require.NoError(t, err)
 	A[5].SetSym(2, 2, 1e39) // beyond float32
 	huge, err := Quadratic(0, A, C, nil, nil)
 	require.NoError(t, err)
@@ -262,6 +268,7 @@ func TestFloat32OutOfRange(t *testing.T) {
 		yhat *mat.Dense
 	}{
 		"A beyond float32": {huge, randDense(rnd, 40, ny, 1e-20)},
+		"C beyond float32": {bigC, randDense(rnd, 40, ny, 0.1)},
 		"ŷ beyond float32": {wide, func() *mat.Dense {
 			y := randDense(rnd, 40, ny, 0.1)
 			y.Set(7, 4, 1e39)

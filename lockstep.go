@@ -23,6 +23,7 @@ type lockstep struct {
 	act      []int     // active samples, in order
 	xa, ya   []float64 // gathered inputs and trial points of act
 	ca, ja   []float64 // their residuals and Jacobians
+	ja32     []float32 // Float32: the Jacobians of single-precision evaluations
 	phase    int
 }
 
@@ -46,21 +47,30 @@ func (l *lockstep) reset(b *batch, be BatchEvaluator, rows int) {
 	l.ya = resize(l.ya, rows*a.n)
 	l.ca = resize(l.ca, rows*a.nc)
 	l.ja = resize(l.ja, rows*a.nc*a.n)
+	if a.fb != nil {
+		l.ja32 = resize(l.ja32, rows*a.nc*a.n)
+	}
 }
 
 // state returns the state of sample s, with the Jacobian and residual of
-// its last evaluation.
+// its last evaluation (the Jacobian in J32 if that evaluation was in
+// single precision, else in J).
 func (l *lockstep) state(s int) (sampleState, []float64) {
 	a := l.b.a
 	n, nc := a.n, a.nc
 	p := l.pos[s]
-	return sampleState{
+	st := sampleState{
 		y: l.y[s*n : (s+1)*n], c: l.c[s*nc : (s+1)*nc],
 		yT: l.yT[s*n : (s+1)*n], cT: nil,
-		J:       l.ja[p*nc*n : (p+1)*nc*n],
 		delta:   l.delta[s*n : (s+1)*n],
 		scalars: l.sc[s],
-	}, l.ca[p*nc : (p+1)*nc]
+	}
+	if st.loEval {
+		st.J32 = l.ja32[p*nc*n : (p+1)*nc*n]
+	} else {
+		st.J = l.ja[p*nc*n : (p+1)*nc*n]
+	}
+	return st, l.ca[p*nc : (p+1)*nc]
 }
 
 // run projects the whole batch. It returns an error if EvalBatch panics.
@@ -127,7 +137,7 @@ func (l *lockstep) evaluate() (err error) {
 		}
 	}()
 	if k32 > 0 {
-		a.fb.EvalBatch32(k32, l.xa[:k32*nx], l.ya[:k32*n], l.ca[:k32*nc], l.ja[:k32*nc*n])
+		a.fb.EvalBatch32(k32, l.xa[:k32*nx], l.ya[:k32*n], l.ca[:k32*nc], l.ja32[:k32*nc*n])
 	}
 	if k > k32 {
 		what = "EvalBatch"

@@ -351,8 +351,9 @@ func (q *quadraticConstraint) putJobs(jobs *quadraticJobs) {
 
 // quadraticScratch holds the temporaries of one evaluation.
 type quadraticScratch struct {
-	ay []float64 // A_i y for every i, nc·ny; used when Eval has no jy.
-	r  []float64 // r(x), nc; used by JacobianX.
+	ay    []float64 // A_i y for every i, nc·ny; used when Eval has no jy.
+	r     []float64 // r(x), nc; used by JacobianX.
+	jWide []float64 // q32Rows·nc·ny, allocated on first use by evalWide32
 }
 
 var (

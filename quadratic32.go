@@ -13,8 +13,14 @@ import (
 // products A_i·y_s, which are almost all of an evaluation's work, run in
 // float32 with internal/sgemm's kernel on [A_1 … A_nc] packed once (also
 // with the openblas build tag: OpenBLAS's sgemm packs the 4·nc·ny² bytes
-// again at every call, and was no faster when tried here, 2026-11-24);
-// everything else (C, d, r, the sums giving c) stays float64.
+// again at every call, and was no faster when tried here, 2026-11-24).
+//
+// EvalBatch32 gets the Jacobians straight from the kernel: it multiplies
+// [y_s 1] by [2A_1 … 2A_nc] stacked over the row [C_1 … C_nc], which gives
+// J_s = [2A_1 y_s + C_1 … 2A_nc y_s + C_nc] (doubling is exact), written
+// into jy. The residual is then c_i = ½·y_s·J_i + ½·C_i·y_s + d_i − r_i(x),
+// with the dot products summed in float64 and C·y_s from one more small
+// product; d and r stay float64.
 
 var _ Float32Batcher = (*quadraticConstraint)(nil)
 
@@ -25,50 +31,82 @@ const (
 	q32Cols = 1536
 )
 
-// quadratic32 is the single-precision form of [A_1 … A_nc] (ny×nc·ny),
-// packed for sgemm.Mul on first use.
+// quadratic32 is the single-precision form of Quadratic's data, packed
+// for sgemm on first use.
 type quadratic32 struct {
 	once   sync.Once
-	wide   bool // some |A_i[j, k]| exceeds float32's range
-	panels sgemm.Panels
-	pool   sync.Pool // *q32Scratch
+	wide   bool         // some entry of A or C exceeds float32's range
+	k      int          // rows of panels: ny, and one more for C
+	panels sgemm.Panels // [2A_1 … 2A_nc] over [C_1 … C_nc]: k×nc·ny
+	cy     sgemm.Panels // Cᵀ over a zero row: k×nc (C set only)
+	pool   sync.Pool    // *q32Scratch
 }
 
 // q32Scratch holds one worker's temporaries.
 type q32Scratch struct {
-	y32  []float32 // q32Rows×ny
-	work []float32 // sgemm.WorkLen(q32Rows, ny)
-	out  []float32 // q32Rows×q32Cols
+	y32  []float32 // q32Rows×k: the rows [v_s 1] (or [v_s 0])
+	pa   []float32 // y32 packed: sgemm.WorkLen(q32Rows, k) − MR·NR
+	tile []float32 // MR·NR
+	out  []float32 // q32Rows×max(q32Cols, nc)
 }
 
 func (q *quadraticConstraint) init32() {
+	ny, nc := q.ny, q.nc
 	for _, v := range q.a {
-		if math.Abs(v) > math.MaxFloat32 {
+		if math.Abs(v) > math.MaxFloat32/2 {
 			// A does not fit float32: the single-precision methods call
 			// the float64 ones.
 			q.q32.wide = true
 			return
 		}
 	}
-	q.ahOnce.Do(q.sideBySide)
-	ny, w := q.ny, q.nc*q.ny
-	ah := make([]float32, len(q.ah))
-	for i, v := range q.ah {
-		ah[i] = float32(v)
+	for _, v := range q.cm {
+		if math.Abs(v) > math.MaxFloat32 {
+			q.q32.wide = true
+			return
+		}
 	}
-	q.q32.panels.Pack(ny, w, ah, w)
+	k, w := ny, nc*ny
+	if q.cm != nil {
+		k++
+	}
+	q.q32.k = k
+	m := make([]float32, k*w)
+	for i := 0; i < nc; i++ {
+		for j := 0; j < ny; j++ {
+			row := m[j*w+i*ny : j*w+(i+1)*ny]
+			for kk, v := range q.a[(i*ny+j)*ny : (i*ny+j+1)*ny] {
+				row[kk] = float32(2 * v)
+			}
+		}
+	}
+	if q.cm != nil {
+		for col, v := range q.cm {
+			m[ny*w+col] = float32(v)
+		}
+		ct := make([]float32, k*nc)
+		for i := 0; i < nc; i++ {
+			for kk := 0; kk < ny; kk++ {
+				ct[kk*nc+i] = float32(q.cm[i*ny+kk])
+			}
+		}
+		q.q32.cy.Pack(k, nc, ct, nc)
+	}
+	q.q32.panels.Pack(k, w, m, w)
 	q.q32.pool.New = func() any {
 		return &q32Scratch{
-			y32:  make([]float32, q32Rows*ny),
-			work: make([]float32, sgemm.WorkLen(q32Rows, ny)),
-			out:  make([]float32, q32Rows*q32Cols),
+			y32:  make([]float32, q32Rows*k),
+			pa:   make([]float32, sgemm.WorkLen(q32Rows, k)-sgemm.MR*sgemm.NR),
+			tile: make([]float32, sgemm.MR*sgemm.NR),
+			out:  make([]float32, q32Rows*max(q32Cols, nc)),
 		}
 	}
 }
 
-// products32 computes P_s = [A_1 v_s … A_nc v_s] in single precision for
-// the rows of j.v (rows×ny), a block of samples and columns at a time, and
-// passes each block to j.use.
+// products32 computes, for the rows of j.v (rows×ny), a block of samples
+// and columns at a time, the products [v_s e]·panels with e = 1
+// (EvalBatch32: the Jacobians, into j.jy) or e = 0 (HessVecBatch32: 2A_i
+// v_s, into scratch), and passes each block to j's consumer.
 func (q *quadraticConstraint) products32(rows int, j *q32Job) {
 	j.q = q
 	par.For(rows, q32Rows, j)
@@ -77,42 +115,65 @@ func (q *quadraticConstraint) products32(rows int, j *q32Job) {
 // q32Job is one single-precision batch operation: EvalBatch32 (hv false)
 // or HessVecBatch32 (hv true).
 type q32Job struct {
-	q        *quadraticConstraint
-	v        []float64 // the vectors multiplied: y or v
-	hv       bool
-	y, c, jy []float64 // EvalBatch32
-	w, out   []float64 // HessVecBatch32
+	q      *quadraticConstraint
+	v      []float64 // the vectors multiplied: y or v
+	hv     bool
+	c      []float64 // EvalBatch32
+	jy     []float32 // EvalBatch32
+	w, out []float64 // HessVecBatch32
 }
 
 // Run handles samples [lo, hi).
 func (j *q32Job) Run(lo, hi int) {
 	q := j.q
-	ny, w := q.ny, q.nc*q.ny
+	ny, nc, k, w := q.ny, q.nc, q.q32.k, q.nc*q.ny
 	sc := q.q32.pool.Get().(*q32Scratch)
 	defer q.q32.pool.Put(sc)
+	e := float32(1)
+	if j.hv {
+		e = 0
+	}
 	for s0 := lo; s0 < hi; s0 += q32Rows {
 		m := min(q32Rows, hi-s0)
-		y32 := sc.y32[:m*ny]
-		for i, v := range j.v[s0*ny : (s0+m)*ny] {
-			y32[i] = float32(v)
+		y32 := sc.y32[:m*k]
+		for r := range m {
+			row := y32[r*k : (r+1)*k]
+			for t, v := range j.v[(s0+r)*ny : (s0+r+1)*ny] {
+				row[t] = float32(v)
+			}
+			if k > ny {
+				row[ny] = e
+			}
 		}
+		sgemm.PackAScaled(m, k, y32, k, nil, sc.pa)
 		for j0 := 0; j0 < w; j0 += q32Cols {
 			j1 := min(j0+q32Cols, w)
-			out := sc.out[:m*(j1-j0)]
-			sgemm.Mul(m, y32, ny, &q.q32.panels, j0, j1, out, j1-j0, false, sc.work)
 			if j.hv {
+				out := sc.out[:m*(j1-j0)]
+				sgemm.MulPacked(m, sc.pa, &q.q32.panels, j0, j1, out, j1-j0, false, sc.tile)
 				j.hessVec(s0, m, j0, j1, out)
-			} else {
-				j.eval(s0, m, j0, j1, out)
+				continue
+			}
+			sgemm.MulPacked(m, sc.pa, &q.q32.panels, j0, j1, j.jy[s0*w+j0:], w, false, sc.tile)
+			j.eval(s0, m, j0, j1)
+		}
+		if !j.hv && q.cm != nil {
+			out := sc.out[:m*nc]
+			sgemm.MulPacked(m, sc.pa, &q.q32.cy, 0, nc, out, nc, false, sc.tile)
+			for t, v := range out {
+				j.c[s0*nc+t] += 0.5 * float64(v)
 			}
 		}
 	}
 }
 
-// EvalBatch32 is EvalBatch with the products A_i·y_s in single precision
-// (see Float32Batcher): c and jy carry float32 rounding of those products,
-// about 1e-7 relative to |A_i y_s|. jy must not be nil.
-func (q *quadraticConstraint) EvalBatch32(rows int, x, y, c, jy []float64) {
+// EvalBatch32 is EvalBatch with the products A_i·y_s (and C·y_s) in single
+// precision and the Jacobians in float32 (see Float32Batcher): c and jy
+// carry float32 rounding of those products, about 1e-7 relative to the
+// terms summed. An entry of jy that is not finite (float32 overflowed)
+// makes the residual of its sample not finite too, so that AdaNP, which
+// checks only c for Quadratic, evaluates that sample again in float64.
+func (q *quadraticConstraint) EvalBatch32(rows int, x, y, c []float64, jy []float32) {
 	nx, ny, nc := q.nx, q.ny, q.nc
 	if rows < 0 || len(x) != rows*nx || len(y) != rows*ny || len(c) != rows*nc || len(jy) != rows*nc*ny {
 		panic(fmt.Sprintf("enforce: Quadratic.EvalBatch32: rows=%d len(x)=%d len(y)=%d len(c)=%d len(jy)=%d, want %d, %d, %d, %d",
@@ -122,88 +183,89 @@ func (q *quadraticConstraint) EvalBatch32(rows int, x, y, c, jy []float64) {
 		return
 	}
 	if q.q32.once.Do(q.init32); q.q32.wide {
-		q.EvalBatch(rows, x, y, c, jy)
+		q.evalWide32(rows, x, y, c, jy)
 		return
 	}
 	clear(c)
 	jobs := q.jobs.Get().(*quadraticJobs)
 	defer q.putJobs(jobs)
-	jobs.q32 = q32Job{v: y, y: y, c: c, jy: jy}
+	jobs.q32 = q32Job{v: y, c: c, jy: jy}
 	q.products32(rows, &jobs.q32)
 	jobs.rest = quadraticRest{q: q, x: x, y: y, c: c}
 	par.For(rows, 8, &jobs.rest)
 }
 
-// eval consumes the block out = P[s0:s0+m, j0:j1] for EvalBatch32: it
-// writes J = C + 2P and accumulates c_i = y·(A_i y + C_i); d and r are
-// added per sample afterwards.
-func (j *q32Job) eval(s0, m, j0, j1 int, out []float32) {
+// evalWide32 is EvalBatch32 for an A beyond float32's range: EvalBatch
+// into float64 scratch, a block of samples at a time, with the Jacobians
+// then rounded to float32; a sample whose Jacobian overflows float32 gets
+// c = +Inf, which AdaNP answers by evaluating it again in float64.
+func (q *quadraticConstraint) evalWide32(rows int, x, y, c []float64, jy []float32) {
+	nx, ny, nc := q.nx, q.ny, q.nc
+	sc := q.pool.Get().(*quadraticScratch)
+	defer q.pool.Put(sc)
+	if len(sc.jWide) < q32Rows*nc*ny {
+		sc.jWide = make([]float64, q32Rows*nc*ny)
+	}
+	for s0 := 0; s0 < rows; s0 += q32Rows {
+		m := min(q32Rows, rows-s0)
+		j64 := sc.jWide[:m*nc*ny]
+		q.EvalBatch(m, x[s0*nx:(s0+m)*nx], y[s0*ny:(s0+m)*ny], c[s0*nc:(s0+m)*nc], j64)
+		for r := range m {
+			s := s0 + r
+			js := jy[s*nc*ny : (s+1)*nc*ny]
+			var chk float64
+			for i, v := range j64[r*nc*ny : (r+1)*nc*ny] {
+				js[i] = float32(v)
+				chk += float64(js[i])
+			}
+			if chk-chk != 0 { // as convertRow: c shows a Jacobian beyond float32
+				for i := range nc {
+					c[s*nc+i] = math.Inf(1)
+				}
+			}
+		}
+	}
+}
+
+// eval adds, for the block J[s0:s0+m, j0:j1] that the kernel just wrote
+// into j.jy, ½·y_s·J_i to c_i, segment by segment.
+func (j *q32Job) eval(s0, m, j0, j1 int) {
 	q := j.q
-	ny, nc := q.ny, q.nc
-	wd := j1 - j0
+	ny, nc, w := q.ny, q.nc, q.nc*q.ny
 	for r := range m {
 		s := s0 + r
-		ys, cs := j.y[s*ny:(s+1)*ny], j.c[s*nc:(s+1)*nc]
-		js := j.jy[s*nc*ny : (s+1)*nc*ny]
-		o := out[r*wd : (r+1)*wd]
+		ys, cs := j.v[s*ny:(s+1)*ny], j.c[s*nc:(s+1)*nc]
+		js := j.jy[s*w : (s+1)*w]
 		for col := j0; col < j1; {
 			i, k := col/ny, col%ny
 			end := min(j1, (i+1)*ny)
-			seg, jseg := o[col-j0:end-j0], js[col:end]
-			yseg := ys[k : k+len(seg)]
-			var cseg []float64
-			if q.cm != nil {
-				cseg = q.cm[col:end]
-			}
-			cs[i] += convertRow(seg, jseg, yseg, cseg)
+			cs[i] += 0.5 * dot32(js[col:end], ys[k:k+end-col])
 			col = end
 		}
 	}
 }
 
-// convertRow writes j = cm + 2p (cm nil meaning 0) and returns y·(p + cm),
-// in float64, with four partial sums so that the additions overlap.
-func convertRow(p []float32, j, y, cm []float64) float64 {
-	n := len(p)
-	j, y = j[:n], y[:n]
-	var a0, a1, a2, a3 float64
+// dot32 returns a·b in float64 for a float32 a, with four partial sums so
+// that the additions overlap. It is NaN or ±Inf if an entry of a is.
+func dot32(a []float32, b []float64) float64 {
+	n := len(a)
+	b = b[:n]
+	var s0, s1, s2, s3 float64
 	t := 0
-	if cm != nil {
-		cm = cm[:n]
-		for ; t+4 <= n; t += 4 {
-			p0, p1, p2, p3 := float64(p[t]), float64(p[t+1]), float64(p[t+2]), float64(p[t+3])
-			c0, c1, c2, c3 := cm[t], cm[t+1], cm[t+2], cm[t+3]
-			j[t], j[t+1], j[t+2], j[t+3] = c0+2*p0, c1+2*p1, c2+2*p2, c3+2*p3
-			a0 += y[t] * (p0 + c0)
-			a1 += y[t+1] * (p1 + c1)
-			a2 += y[t+2] * (p2 + c2)
-			a3 += y[t+3] * (p3 + c3)
-		}
-		for ; t < n; t++ {
-			pv, cv := float64(p[t]), cm[t]
-			j[t] = cv + 2*pv
-			a0 += y[t] * (pv + cv)
-		}
-		return (a0 + a1) + (a2 + a3)
-	}
 	for ; t+4 <= n; t += 4 {
-		p0, p1, p2, p3 := float64(p[t]), float64(p[t+1]), float64(p[t+2]), float64(p[t+3])
-		j[t], j[t+1], j[t+2], j[t+3] = 2*p0, 2*p1, 2*p2, 2*p3
-		a0 += y[t] * p0
-		a1 += y[t+1] * p1
-		a2 += y[t+2] * p2
-		a3 += y[t+3] * p3
+		s0 += float64(a[t]) * b[t]
+		s1 += float64(a[t+1]) * b[t+1]
+		s2 += float64(a[t+2]) * b[t+2]
+		s3 += float64(a[t+3]) * b[t+3]
 	}
 	for ; t < n; t++ {
-		pv := float64(p[t])
-		j[t] = 2 * pv
-		a0 += y[t] * pv
+		s0 += float64(a[t]) * b[t]
 	}
-	return (a0 + a1) + (a2 + a3)
+	return (s0 + s1) + (s2 + s3)
 }
 
-// hessVec consumes the block out = P[s0:s0+m, j0:j1] for HessVecBatch32:
-// out_s += 2Σ_i w_si (A_i v_s).
+// hessVec consumes the block out = P[s0:s0+m, j0:j1] of the products
+// 2A_i v_s for HessVecBatch32: out_s += Σ_i w_si (2A_i v_s).
 func (j *q32Job) hessVec(s0, m, j0, j1 int, o []float32) {
 	q := j.q
 	ny, nc := q.ny, q.nc
@@ -215,7 +277,7 @@ func (j *q32Job) hessVec(s0, m, j0, j1 int, o []float32) {
 		for col := j0; col < j1; {
 			i, k := col/ny, col%ny
 			end := min(j1, (i+1)*ny)
-			if wi := 2 * ws[i]; wi != 0 {
+			if wi := ws[i]; wi != 0 {
 				dst := os[k : k+end-col]
 				for t, p := range or[col-j0 : end-j0] {
 					dst[t] += wi * float64(p)

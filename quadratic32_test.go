@@ -38,7 +38,7 @@ func TestQuadraticFloat32(t *testing.T) {
 			rows := sz.rows
 			x, y := ctRandVec(rnd, rows*sz.nx, -1, 1), ctRandVec(rnd, rows*sz.ny, -2, 2)
 			c64, j64 := make([]float64, rows*sz.nc), make([]float64, rows*sz.nc*sz.ny)
-			c32, j32 := make([]float64, rows*sz.nc), make([]float64, rows*sz.nc*sz.ny)
+			c32, j32 := make([]float64, rows*sz.nc), make([]float32, rows*sz.nc*sz.ny)
 			be.EvalBatch(rows, x, y, c64, j64)
 			fb.EvalBatch32(rows, x, y, c32, j32)
 			scale := 4 * float64(sz.ny) // |yᵀA_i y| ≲ ny·|y|²·|A|
@@ -48,7 +48,7 @@ func TestQuadraticFloat32(t *testing.T) {
 				}
 			}
 			for i := range j64 {
-				if math.Abs(j32[i]-j64[i]) > 1e-6*scale {
+				if math.Abs(float64(j32[i])-j64[i]) > 1e-6*scale {
 					t.Fatalf("%v full=%v: J[%d] = %v, float64 %v", sz, full, i, j32[i], j64[i])
 				}
 			}

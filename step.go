@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/enforce-nn/enforce/internal/dense"
+	"github.com/enforce-nn/enforce/internal/sgemm"
 )
 
 // This file holds the arithmetic of one NP step, forward and backward, and
@@ -34,29 +35,75 @@ const maxHalvings = 30
 // the residual measure after which a sample without line search stalls.
 const stallSteps = 10
 
+// jmat is a Jacobian B (nc×n, row-major): in float64, or in float32 for a
+// sample whose last evaluation was in single precision (Float32). Exactly
+// one of b and b32 is set.
+type jmat struct {
+	b   []float64
+	b32 []float32
+}
+
+// mulVec writes dst = B·x.
+func (j jmat) mulVec(dst []float64, nc, n int, x []float64) {
+	if j.b32 != nil {
+		dense.MulVec(dst, j.b32, nc, n, x)
+		return
+	}
+	dense.MulVec(dst, j.b, nc, n, x)
+}
+
+// mulTransVec writes dst = Bᵀ·x.
+func (j jmat) mulTransVec(dst []float64, nc, n int, x []float64) {
+	if j.b32 != nil {
+		dense.MulTransVec(dst, j.b32, nc, n, x)
+		return
+	}
+	dense.MulTransVec(dst, j.b, nc, n, x)
+}
+
+// copyTo writes B into the float64 dst.
+func (j jmat) copyTo(dst []float64) {
+	if j.b32 == nil {
+		copy(dst, j.b)
+		return
+	}
+	for i, v := range j.b32 {
+		dst[i] = float64(v)
+	}
+}
+
 // weights returns W⁻¹'s diagonal for Jacobian b, or nil for W = I.
-func (a *AdaNP) weights(ws *workspace, b []float64) []float64 {
+func (a *AdaNP) weights(ws *workspace, b jmat) []float64 {
 	switch a.s.Weights {
 	case Diagonal:
 		copy(ws.d, a.diagInv)
 		return ws.d
 	case AutoDiagonal:
-		n, nc := a.n, a.nc
-		top := 0.0
-		for k := 0; k < n; k++ {
-			var s float64
-			for i := 0; i < nc; i++ {
-				s += math.Abs(b[i*n+k])
-			}
-			ws.d[k] = math.Max(s/float64(nc), 1)
-			top = math.Max(top, ws.d[k])
-		}
-		for k := range ws.d {
-			ws.d[k] = top / ws.d[k]
+		if b.b32 != nil {
+			autoWeights(ws.d, b.b32, a.nc, a.n)
+		} else {
+			autoWeights(ws.d, b.b, a.nc, a.n)
 		}
 		return ws.d
 	}
 	return nil
+}
+
+// autoWeights writes AutoDiagonal's W⁻¹ diagonal for the nc×n Jacobian b
+// into d: with m_k = mean_i |B_ik|, d_k = max_j max(m_j, 1) / max(m_k, 1).
+func autoWeights[T sgemm.Real](d []float64, b []T, nc, n int) {
+	top := 0.0
+	for k := 0; k < n; k++ {
+		var s float64
+		for i := 0; i < nc; i++ {
+			s += math.Abs(float64(b[i*n+k]))
+		}
+		d[k] = math.Max(s/float64(nc), 1)
+		top = math.Max(top, d[k])
+	}
+	for k := range d[:n] {
+		d[k] = top / d[k]
+	}
 }
 
 // autoDiagonalVJP back-propagates through AutoDiagonal's weights: given
@@ -115,13 +162,31 @@ func (a *AdaNP) autoDiagonalVJP(b, dbar, bbar, dt []float64) bool {
 // reports false only if G is not finite or the eigensolver fails. With lo
 // it forms G in single precision first (Float32) and accepts its Cholesky
 // factor only if every pivot is above 1e-5 of its diagonal entry; else it
-// starts again in float64.
-func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace, lo bool) bool {
+// starts again in float64, except for a float32 B, for which it reports
+// false: the caller evaluates B again in float64 (a B rounded to float32
+// is not accurate enough for the ill-conditioned G that failed the test).
+func (a *AdaNP) factorize(f *factor, jb jmat, d []float64, ws *workspace, lo bool) bool {
 	nc := a.nc
-	if nc == 1 && a.scalarFactor(f, b, d) {
-		return true
+	if nc == 1 {
+		var ok bool
+		if jb.b32 != nil {
+			ok = scalarFactor(f, jb.b32, d, a.s.Reg)
+		} else {
+			ok = scalarFactor(f, jb.b, d, a.s.Reg)
+		}
+		if ok || jb.b32 != nil {
+			return ok
+		}
 	}
-	if lo {
+	if jb.b32 != nil {
+		if dense.GramChol32(f.m, jb.b32, d, nc, a.n, a.s.Reg, ws.scratch, &ws.g32, ws.tmp, loPivot) {
+			f.eig = false
+			return true
+		}
+		return false
+	}
+	b := jb.b
+	if lo && nc > 1 {
 		if dense.GramChol32(f.m, b, d, nc, a.n, a.s.Reg, ws.scratch, &ws.g32, ws.tmp, loPivot) {
 			f.eig = false
 			return true
@@ -142,17 +207,17 @@ func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace, lo bool) boo
 }
 
 // scalarFactor is factorize for a single constraint, where G is the number
-// ‖B‖²_D + ε and its Cholesky factor is √G. It reports false, leaving the
+// ‖B‖²_D + reg and its Cholesky factor is √G. It reports false, leaving the
 // general path to handle the case, unless G is positive and finite.
-func (a *AdaNP) scalarFactor(f *factor, B, d []float64) bool {
-	g := a.s.Reg
+func scalarFactor[T sgemm.Real](f *factor, B []T, d []float64, reg float64) bool {
+	g := reg
 	if d == nil {
 		for _, v := range B {
-			g += v * v
+			g += float64(v) * float64(v)
 		}
 	} else {
 		for k, v := range B {
-			g += v * d[k] * v
+			g += float64(v) * d[k] * float64(v)
 		}
 	}
 	if !(g > 0) || g > math.MaxFloat64 {
@@ -174,8 +239,9 @@ func (f *factor) solve(nc int, v, tmp []float64) {
 // direction computes the NP direction at an iterate with residual c and
 // Jacobian B: μ = G⁻¹c into ws.mu and δ = D·Bᵀ·μ into delta. It returns
 // D's diagonal (nil for W = I) and G's factor, and reports false if G
-// cannot be factored or δ is not finite.
-func (a *AdaNP) direction(ws *workspace, c, B, delta []float64) (d []float64, f *factor, ok bool) {
+// cannot be factored or δ is not finite (for a float32 B: in single
+// precision; the caller then evaluates B again in float64).
+func (a *AdaNP) direction(ws *workspace, c []float64, B jmat, delta []float64) (d []float64, f *factor, ok bool) {
 	n, nc := a.n, a.nc
 	d, f = a.constD, &a.constG
 	if a.constB == nil {
@@ -190,7 +256,7 @@ func (a *AdaNP) direction(ws *workspace, c, B, delta []float64) (d []float64, f 
 		copy(ws.mu, c)
 		f.solve(nc, ws.mu, ws.tmp)
 	}
-	dense.MulTransVec(delta, B, nc, n, ws.mu)
+	B.mulTransVec(delta, nc, n, ws.mu)
 	if d != nil {
 		for j, v := range delta {
 			delta[j] = v * d[j]
@@ -420,6 +486,9 @@ func (a *AdaNP) implicitVJP(ws *workspace, st *stepRecord, xs, g, gx []float64, 
 			return false
 		}
 		rzNew = math.Max(rzNew, 0)
+		if rzNew == 0 && dot(z, z) > 1e-24*zz0 {
+			return false // r·z lost to rounding before z converged
+		}
 		beta := rzNew / rz
 		rz = rzNew
 		for i := range p {
@@ -473,7 +542,12 @@ func (a *AdaNP) hessLagrangian(h HessVecer, ws *workspace, st *stepRecord, xs, v
 }
 
 // projectDual writes z = D·(r − Bᵀ·G⁻¹·B·D·r): the solution of
-// [W Bᵀ; B 0]·[z; ·] = [r; 0].
+// [W Bᵀ; B 0]·[z; ·] = [r; 0]. It also replaces r by r − Bᵀ·G⁻¹·B·D·r,
+// which has the same z in exact arithmetic: the residual update of Gould,
+// Hribar and Nocedal (2001). Without it r tends to a vector of range(Bᵀ)
+// as large as the initial residual, and the rounding of that projection
+// (cond(G)·1e-16 of ‖r‖) would keep z from falling below it, stalling the
+// conjugate gradients that use z.
 func (a *AdaNP) projectDual(ws *workspace, st *stepRecord, r, z []float64) {
 	n, nc := a.n, a.nc
 	for i, v := range r {
@@ -487,6 +561,7 @@ func (a *AdaNP) projectDual(ws *workspace, st *stepRecord, r, z []float64) {
 	dense.MulTransVec(ws.hv, st.B, nc, n, ws.w)
 	for i := range z {
 		v := r[i] - ws.hv[i]
+		r[i] = v
 		if st.d != nil {
 			v *= st.d[i]
 		}
@@ -544,7 +619,7 @@ func allZero(v []float64) bool {
 
 // allFinite reports whether no element of v is NaN or ±Inf (for which
 // x − x is NaN).
-func allFinite(v []float64) bool {
+func allFinite[T sgemm.Real](v []T) bool {
 	for _, x := range v {
 		if x-x != 0 {
 			return false

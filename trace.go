@@ -95,8 +95,8 @@ func (t *Trace) reset(a *AdaNP, x blas64.General, rows int) {
 }
 
 // push appends a step record for sample s. A nil d stands for fixed
-// weights, which are not stored.
-func (t *Trace) push(s int, alpha float64, bounded bool, y, mu, d, b []float64, f *factor) {
+// weights, which are not stored; a float32 Jacobian is stored in float64.
+func (t *Trace) push(s int, alpha float64, bounded bool, y, mu, d []float64, b jmat, f *factor) {
 	l := &t.a.rec
 	k := t.depth[s]
 	if k == len(t.recs[s]) {
@@ -119,7 +119,7 @@ func (t *Trace) push(s int, alpha float64, bounded bool, y, mu, d, b []float64, 
 		copy(r[l.offD:l.offD+l.n], d)
 	}
 	if l.storeB {
-		copy(r[l.offB:], b)
+		b.copyTo(r[l.offB : l.offB+l.nc*l.n])
 	}
 	if l.storeF {
 		copy(r[l.offF:], f.m)
@@ -164,7 +164,7 @@ func (t *Trace) record(ws *workspace, s, k int, st *stepRecord) {
 	case a.constB != nil:
 		st.d = a.constD
 	case a.s.Weights == AutoDiagonal:
-		st.d = a.weights(ws, st.B)
+		st.d = a.weights(ws, jmat{b: st.B})
 	case a.s.Weights == Diagonal:
 		st.d = a.diagInv
 	default:
@@ -177,7 +177,7 @@ func (t *Trace) record(ws *workspace, s, k int, st *stepRecord) {
 	case a.constB != nil:
 		st.f = &a.constG
 	default:
-		a.factorize(&ws.g, st.B, st.d, ws, false)
+		a.factorize(&ws.g, jmat{b: st.B}, st.d, ws, false)
 		st.f = &ws.g
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"gonum.org/v1/gonum/lapack"
 	gonumlapack "gonum.org/v1/gonum/lapack/gonum"
 	"gonum.org/v1/gonum/lapack/lapack64"
+
+	"github.com/enforce-nn/enforce/internal/sgemm"
 )
 
 // blasMin is the size (in multiply–adds) above which a kernel calls BLAS or
@@ -50,6 +52,12 @@ func Gram(g, b, d []float64, nc, n int, reg float64, scratch []float64) {
 		}
 		return
 	}
+	gramLoops(g, b, d, nc, n, reg)
+}
+
+// gramLoops is Gram by plain loops in float64, for B in float64 or
+// float32.
+func gramLoops[T sgemm.Real](g []float64, b []T, d []float64, nc, n int, reg float64) {
 	for i := 0; i < nc; i++ {
 		bi := b[i*n : (i+1)*n]
 		for j := 0; j <= i; j++ {
@@ -57,11 +65,11 @@ func Gram(g, b, d []float64, nc, n int, reg float64, scratch []float64) {
 			var s float64
 			if d == nil {
 				for k, v := range bi {
-					s += v * bj[k]
+					s += float64(v) * float64(bj[k])
 				}
 			} else {
 				for k, v := range bi {
-					s += v * d[k] * bj[k]
+					s += float64(v) * d[k] * float64(bj[k])
 				}
 			}
 			g[i*nc+j] = s
@@ -229,20 +237,22 @@ func EigSolve(v []float64, lam []float64, n int, b, tmp []float64) {
 	}
 }
 
-// MulVec writes dst = A·x for the m×n row-major A.
-func MulVec(dst, a []float64, m, n int, x []float64) {
+// MulVec writes dst = A·x for the m×n row-major A (float64, or float32
+// with the products and sums in float64).
+func MulVec[T sgemm.Real](dst []float64, a []T, m, n int, x []float64) {
 	for i := 0; i < m; i++ {
 		row := a[i*n : (i+1)*n]
 		var s float64
 		for k, v := range row {
-			s += v * x[k]
+			s += float64(v) * x[k]
 		}
 		dst[i] = s
 	}
 }
 
-// MulTransVec writes dst = Aᵀ·x for the m×n row-major A (dst has length n).
-func MulTransVec(dst, a []float64, m, n int, x []float64) {
+// MulTransVec writes dst = Aᵀ·x for the m×n row-major A (dst has length
+// n; A float64, or float32 with the products and sums in float64).
+func MulTransVec[T sgemm.Real](dst []float64, a []T, m, n int, x []float64) {
 	clear(dst[:n])
 	for i := 0; i < m; i++ {
 		row := a[i*n : (i+1)*n]
@@ -251,7 +261,7 @@ func MulTransVec(dst, a []float64, m, n int, x []float64) {
 			continue
 		}
 		for k, v := range row {
-			dst[k] += v * xi
+			dst[k] += float64(v) * xi
 		}
 	}
 }

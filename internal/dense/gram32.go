@@ -26,15 +26,16 @@ func (s *Gram32Scratch) Resize(nc, n int) {
 	s.p.Data = make([]float32, sgemm.Len(n, nc))
 }
 
-// Gram32 is Gram computed in single precision: B·diag(d)^½ is rounded to
-// float32 and its products accumulated in float32; g (float64) receives
-// the result, with reg added to the diagonal in float64. Below the size at
-// which Gram calls BLAS it computes in float64, which is as fast. s must
-// have been resized for at least nc×n. With g nil it leaves G's lower
-// triangle, without reg, in single precision in s (used by GramChol32).
-func Gram32(g, b, d []float64, nc, n int, reg float64, scratch []float64, s *Gram32Scratch) {
+// Gram32 is Gram computed in single precision, for B in float64 or
+// float32: B·diag(d)^½ is rounded to float32 and its products accumulated
+// in float32; g (float64) receives the result, with reg added to the
+// diagonal in float64. Below the size at which Gram calls BLAS it computes
+// in float64 with plain loops, which is as fast. s must have been resized
+// for at least nc×n. With g nil it leaves G's lower triangle, without reg,
+// in single precision in s (used by GramChol32).
+func Gram32[T sgemm.Real](g []float64, b []T, d []float64, nc, n int, reg float64, scratch []float64, s *Gram32Scratch) {
 	if nc*nc*n < blasMin && g != nil {
-		Gram(g, b, d, nc, n, reg, scratch)
+		gramLoops(g, b, d, nc, n, reg)
 		return
 	}
 	// B·diag(d)^½ in float32, packed straight from B: as the row panels of
@@ -48,8 +49,8 @@ func Gram32(g, b, d []float64, nc, n int, reg float64, scratch []float64, s *Gra
 	}
 	g32 := s.g[:nc*nc]
 	pa := s.work[:len(s.work)-sgemm.MR*sgemm.NR]
-	sgemm.PackA64(nc, n, b, n, sd, pa)
-	s.p.PackT64(n, nc, b, n, sd)
+	sgemm.PackAScaled(nc, n, b, n, sd, pa)
+	sgemm.PackTScaled(&s.p, n, nc, b, n, sd)
 	sgemm.MulPacked(nc, pa, &s.p, 0, nc, g32, nc, true, s.work[len(s.work)-sgemm.MR*sgemm.NR:])
 	if g == nil {
 		return
@@ -67,7 +68,7 @@ func Gram32(g, b, d []float64, nc, n int, reg float64, scratch []float64, s *Gra
 // like CholeskyRel with threshold rel, writing L into the lower triangle of
 // the float64 g. With Potrf32 set and G large enough, the factorisation
 // runs in single precision too. diag is scratch of length nc.
-func GramChol32(g, b, d []float64, nc, n int, reg float64, scratch []float64, s *Gram32Scratch, diag []float64, rel float64) bool {
+func GramChol32[T sgemm.Real](g []float64, b []T, d []float64, nc, n int, reg float64, scratch []float64, s *Gram32Scratch, diag []float64, rel float64) bool {
 	if Potrf32 == nil || nc*nc*nc < 3*blasMin {
 		Gram32(g, b, d, nc, n, reg, scratch, s)
 		for _, v := range g[:nc*nc] {

@@ -3,12 +3,14 @@ package dense
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
 // TestGram32 checks Gram32 and GramChol32 against Gram and Cholesky, with
 // and without weights, below and above the size where single precision
-// starts, and with Potrf32 set to a float32 Cholesky in plain Go.
+// starts, and with Potrf32 set to a float32 Cholesky in plain Go; B given
+// in float32 gives the same G and L bit for bit.
 func TestGram32(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(81, 82))
 	for _, potrf := range []bool{false, true} {
@@ -21,8 +23,10 @@ func TestGram32(t *testing.T) {
 			nc, n := sz[0], sz[1]
 			for _, weighted := range []bool{false, true} {
 				b := make([]float64, nc*n)
+				b32 := make([]float32, nc*n)
 				for i := range b {
-					b[i] = rnd.NormFloat64()
+					b32[i] = float32(rnd.NormFloat64())
+					b[i] = float64(b32[i])
 				}
 				var d []float64
 				if weighted {
@@ -37,6 +41,11 @@ func TestGram32(t *testing.T) {
 				scratch := make([]float64, nc*n)
 				Gram(want, b, d, nc, n, 0.1, scratch)
 				Gram32(got, b, d, nc, n, 0.1, scratch, &s)
+				got32 := make([]float64, nc*nc)
+				Gram32(got32, b32, d, nc, n, 0.1, scratch, &s)
+				if !slices.Equal(got, got32) {
+					t.Fatalf("%v weighted=%v: Gram32 from float32 B differs", sz, weighted)
+				}
 				for i := range want {
 					if math.Abs(got[i]-want[i]) > 1e-5*float64(n) {
 						t.Fatalf("%v weighted=%v: G[%d] = %v, want %v", sz, weighted, i, got[i], want[i])
@@ -48,6 +57,14 @@ func TestGram32(t *testing.T) {
 				}
 				if !GramChol32(got, b, d, nc, n, 0.1, scratch, &s, diag, 1e-5) {
 					t.Fatalf("%v potrf=%v: GramChol32 failed", sz, potrf)
+				}
+				if !GramChol32(got32, b32, d, nc, n, 0.1, scratch, &s, diag, 1e-5) {
+					t.Fatalf("%v potrf=%v: GramChol32 from float32 B failed", sz, potrf)
+				}
+				for i := 0; i < nc; i++ {
+					if !slices.Equal(got[i*nc:i*nc+i+1], got32[i*nc:i*nc+i+1]) {
+						t.Fatalf("%v potrf=%v: GramChol32 from float32 B differs in row %d", sz, potrf, i)
+					}
 				}
 				for i := 0; i < nc; i++ {
 					for j := 0; j <= i; j++ {

@@ -115,27 +115,31 @@ func Mul(m int, a []float32, lda int, p *Panels, j0, j1 int, c []float32, ldc in
 	MulPacked(m, pa, p, j0, j1, c, ldc, lower, work[mp*k:mp*k+MR*NR])
 }
 
-// PackA64 packs the m×k row-major float64 a (stride lda), with column kk
-// scaled by scale[kk] (nil meaning 1), rounded to float32, into the row
+// Real is the element type of the matrices the packers read: float32, or
+// float64 rounded to float32 as it is packed.
+type Real interface{ ~float32 | ~float64 }
+
+// PackAScaled packs the m×k row-major a (stride lda), with column kk
+// scaled by scale[kk] (nil meaning 1) and rounded to float32, into the row
 // panels MulPacked takes; dst must have length at least WorkLen(m, k) −
-// MR·NR.
-func PackA64(m, k int, a []float64, lda int, scale []float64, dst []float32) {
-	pack64(dst, m, k, a, lda, scale, MR)
+// MR·NR. A float32 a is scaled in float64 and rounded once.
+func PackAScaled[T Real](m, k int, a []T, lda int, scale []float64, dst []float32) {
+	pack(dst, m, k, a, lda, scale, MR)
 }
 
-// PackT64 is PackT from the n×k row-major float64 bt (stride ldbt), with
+// PackTScaled is p.PackT from the n×k row-major bt (stride ldbt), with
 // column kk of bt scaled by scale[kk] (nil meaning 1) and rounded to
 // float32.
-func (p *Panels) PackT64(k, n int, bt []float64, ldbt int, scale []float64) {
+func PackTScaled[T Real](p *Panels, k, n int, bt []T, ldbt int, scale []float64) {
 	p.reset(k, n)
-	pack64(p.Data, n, k, bt, ldbt, scale, NR)
+	pack(p.Data, n, k, bt, ldbt, scale, NR)
 }
 
-// pack64 writes the rows of the rows×k float64 src (stride ld), scaled by
-// column and rounded to float32, as panels of width rows each: panel r0
-// holds src[r0 : r0+width] transposed, k×width, at dst[r0·k:], padded
-// with zero rows.
-func pack64(dst []float32, rows, k int, src []float64, ld int, scale []float64, width int) {
+// pack writes the rows of the rows×k src (stride ld), scaled by column and
+// rounded to float32, as panels of width rows each: panel r0 holds
+// src[r0 : r0+width] transposed, k×width, at dst[r0·k:], padded with zero
+// rows.
+func pack[T Real](dst []float32, rows, k int, src []T, ld int, scale []float64, width int) {
 	for r0 := 0; r0 < rows; r0 += width {
 		h := min(width, rows-r0)
 		pan := dst[r0*k : r0*k+k*width]
@@ -156,7 +160,7 @@ func pack64(dst []float32, rows, k int, src []float64, ld int, scale []float64, 
 			}
 			sc := scale[:k]
 			for kk, v := range row {
-				out[kk*width] = float32(v * sc[kk])
+				out[kk*width] = float32(float64(v) * sc[kk])
 			}
 		}
 		for ii := h; ii < width; ii++ {
@@ -167,7 +171,7 @@ func pack64(dst []float32, rows, k int, src []float64, ld int, scale []float64, 
 	}
 }
 
-// MulPacked is Mul for an A already packed by Mul's layout (PackA64): pa
+// MulPacked is Mul for an A already packed by Mul's layout (PackAScaled): pa
 // holds ⌈m/MR⌉ row panels of k×MR. tile is scratch of MR·NR.
 func MulPacked(m int, pa []float32, p *Panels, j0, j1 int, c []float32, ldc int, lower bool, tile []float32) {
 	k := p.K
@@ -215,9 +219,9 @@ func kernelGo(k int, a, b, c []float32, ldc int) {
 // packFull packs a full panel of width NR or MR rows of src (stride ld)
 // without scaling: for each kk, one contiguous write of width values read
 // from width sequential streams.
-func packFull(pan []float32, k int, src []float64, ld, width int) {
+func packFull[T Real](pan []float32, k int, src []T, ld, width int) {
 	if width == NR {
-		r := [NR][]float64{}
+		r := [NR][]T{}
 		for i := range r {
 			r[i] = src[i*ld : i*ld+k]
 		}

@@ -3,6 +3,7 @@ package sgemm
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -204,21 +205,56 @@ func TestPack64(t *testing.T) {
 			}
 			var p, q Panels
 			p.PackT(k, m, a32, k)
-			q.PackT64(k, m, a, k, sc)
+			PackTScaled(&q, k, m, a, k, sc)
 			for i := range p.Data {
 				if p.Data[i] != q.Data[i] {
-					t.Fatalf("PackT64 differs at %d", i)
+					t.Fatalf("PackTScaled differs at %d", i)
 				}
 			}
 			work := make([]float32, WorkLen(m, k))
 			want, got := make([]float32, m*m), make([]float32, m*m)
 			Mul(m, a32, k, &p, 0, m, want, m, false, work)
-			PackA64(m, k, a, k, sc, work[:len(work)-MR*NR])
+			PackAScaled(m, k, a, k, sc, work[:len(work)-MR*NR])
 			MulPacked(m, work[:len(work)-MR*NR], &q, 0, m, got, m, false, work[len(work)-MR*NR:])
 			for i := range want {
 				if want[i] != got[i] {
 					t.Fatalf("%v: MulPacked[%d] = %v, Mul %v", sz, i, got[i], want[i])
 				}
+			}
+		}
+	}
+}
+
+// TestPackScaled32 checks the packers on a float32 source: each entry is
+// scaled in float64 and rounded once, and panels of 16 and 6 rows take the
+// unscaled fast path.
+func TestPackScaled32(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(11, 12))
+	for _, sz := range [][2]int{{1, 1}, {7, 19}, {32, 40}} {
+		m, k := sz[0], sz[1]
+		a := make([]float32, m*k)
+		a64 := make([]float64, m*k)
+		scale := make([]float64, k)
+		for i := range a {
+			a[i] = float32(rnd.NormFloat64())
+			a64[i] = float64(a[i])
+		}
+		for i := range scale {
+			scale[i] = 0.5 + rnd.Float64()
+		}
+		for _, sc := range [][]float64{nil, scale} {
+			var p, q Panels
+			PackTScaled(&p, k, m, a64, k, sc)
+			PackTScaled(&q, k, m, a, k, sc)
+			if !slices.Equal(p.Data, q.Data) {
+				t.Fatalf("%v: PackTScaled from float32 differs from float64", sz)
+			}
+			n := WorkLen(m, k) - MR*NR
+			pa, qa := make([]float32, n), make([]float32, n)
+			PackAScaled(m, k, a64, k, sc, pa)
+			PackAScaled(m, k, a, k, sc, qa)
+			if !slices.Equal(pa, qa) {
+				t.Fatalf("%v: PackAScaled from float32 differs from float64", sz)
 			}
 		}
 	}
