@@ -401,7 +401,7 @@ func (b *batch) check(ws *workspace, s int, st *sampleState) {
 // what the sample does next.
 func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) next {
 	a := b.a
-	finite := allFinite(cT) && (a.constB != nil || a.finiteJ || allFinite(JT) && allFinite(st.J32))
+	finite := allFinite(cT) && (a.constB != nil || a.finiteJ || allFinite(JT) && allFinite32(st.J32))
 	if st.init {
 		if !finite && st.loEval {
 			// Single precision overflowed (or y does not fit float32):
@@ -531,7 +531,14 @@ func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 		return nextDone
 	}
 	B := jmat{b: a.jacobian(st.J), b32: st.J32}
-	d, f, ok := a.direction(ws, st.c, B, st.delta)
+	var d []float64
+	var f *factor
+	var ok bool
+	if st.J32 != nil {
+		d, f, ok = a.direction32(ws, st.c, st.J32, st.delta)
+	} else {
+		d, f, ok = a.direction(ws, st.c, B.b, st.delta)
+	}
 	if !ok && st.J32 != nil {
 		// G could not be factored in single precision (ill-conditioned
 		// beyond float32, or not finite): y is evaluated again in float64
@@ -607,8 +614,8 @@ func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float6
 	}
 	d, f := a.constD, &a.constG
 	if a.constB == nil {
-		d, f = a.weights(ws, jmat{b: B}), &ws.g
-		if !a.factorize(f, jmat{b: B}, d, ws, false) || !allFinite(B) {
+		d, f = a.weights(ws, B), &ws.g
+		if !a.factorize(f, B, d, ws, false) || !allFinite(B) {
 			return
 		}
 	}

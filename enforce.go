@@ -132,11 +132,11 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 		}
 		a.constB = append([]float64(nil), b...)
 		ws := a.newWorkspace()
-		if d := a.weights(ws, jmat{b: a.constB}); d != nil {
+		if d := a.weights(ws, a.constB); d != nil {
 			a.constD = append([]float64(nil), d...)
 		}
 		a.constG = newFactor(nc)
-		if !a.factorize(&a.constG, jmat{b: a.constB}, a.constD, ws, false) {
+		if !a.factorize(&a.constG, a.constB, a.constD, ws, false) {
 			return nil, errors.New("enforce: cannot factor G for the constant Jacobian")
 		}
 	}

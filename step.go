@@ -35,9 +35,11 @@ const maxHalvings = 30
 // the residual measure after which a sample without line search stalls.
 const stallSteps = 10
 
-// jmat is a Jacobian B (nc×n, row-major): in float64, or in float32 for a
-// sample whose last evaluation was in single precision (Float32). Exactly
-// one of b and b32 is set.
+// jmat is a Jacobian B (nc×n, row-major) for the code that takes either
+// precision: in float64, or in float32 for a sample whose last evaluation
+// was in single precision (Float32). Exactly one of b and b32 is set. (The
+// step itself calls direction or direction32: passing jmat there cost the
+// smallest problems 10 % per step.)
 type jmat struct {
 	b   []float64
 	b32 []float32
@@ -46,19 +48,10 @@ type jmat struct {
 // mulVec writes dst = B·x.
 func (j jmat) mulVec(dst []float64, nc, n int, x []float64) {
 	if j.b32 != nil {
-		dense.MulVec(dst, j.b32, nc, n, x)
+		dense.MulVec32(dst, j.b32, nc, n, x)
 		return
 	}
 	dense.MulVec(dst, j.b, nc, n, x)
-}
-
-// mulTransVec writes dst = Bᵀ·x.
-func (j jmat) mulTransVec(dst []float64, nc, n int, x []float64) {
-	if j.b32 != nil {
-		dense.MulTransVec(dst, j.b32, nc, n, x)
-		return
-	}
-	dense.MulTransVec(dst, j.b, nc, n, x)
 }
 
 // copyTo writes B into the float64 dst.
@@ -73,17 +66,26 @@ func (j jmat) copyTo(dst []float64) {
 }
 
 // weights returns W⁻¹'s diagonal for Jacobian b, or nil for W = I.
-func (a *AdaNP) weights(ws *workspace, b jmat) []float64 {
+func (a *AdaNP) weights(ws *workspace, b []float64) []float64 {
 	switch a.s.Weights {
 	case Diagonal:
 		copy(ws.d, a.diagInv)
 		return ws.d
 	case AutoDiagonal:
-		if b.b32 != nil {
-			autoWeights(ws.d, b.b32, a.nc, a.n)
-		} else {
-			autoWeights(ws.d, b.b, a.nc, a.n)
-		}
+		autoWeights(ws.d, b, a.nc, a.n)
+		return ws.d
+	}
+	return nil
+}
+
+// weights32 is weights for a float32 Jacobian.
+func (a *AdaNP) weights32(ws *workspace, b []float32) []float64 {
+	switch a.s.Weights {
+	case Diagonal:
+		copy(ws.d, a.diagInv)
+		return ws.d
+	case AutoDiagonal:
+		autoWeights(ws.d, b, a.nc, a.n)
 		return ws.d
 	}
 	return nil
@@ -162,30 +164,12 @@ func (a *AdaNP) autoDiagonalVJP(b, dbar, bbar, dt []float64) bool {
 // reports false only if G is not finite or the eigensolver fails. With lo
 // it forms G in single precision first (Float32) and accepts its Cholesky
 // factor only if every pivot is above 1e-5 of its diagonal entry; else it
-// starts again in float64, except for a float32 B, for which it reports
-// false: the caller evaluates B again in float64 (a B rounded to float32
-// is not accurate enough for the ill-conditioned G that failed the test).
-func (a *AdaNP) factorize(f *factor, jb jmat, d []float64, ws *workspace, lo bool) bool {
+// starts again in float64.
+func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace, lo bool) bool {
 	nc := a.nc
-	if nc == 1 {
-		var ok bool
-		if jb.b32 != nil {
-			ok = scalarFactor(f, jb.b32, d, a.s.Reg)
-		} else {
-			ok = scalarFactor(f, jb.b, d, a.s.Reg)
-		}
-		if ok || jb.b32 != nil {
-			return ok
-		}
+	if nc == 1 && scalarFactor(f, b, d, a.s.Reg) {
+		return true
 	}
-	if jb.b32 != nil {
-		if dense.GramChol32(f.m, jb.b32, d, nc, a.n, a.s.Reg, ws.scratch, &ws.g32, ws.tmp, loPivot) {
-			f.eig = false
-			return true
-		}
-		return false
-	}
-	b := jb.b
 	if lo && nc > 1 {
 		if dense.GramChol32(f.m, b, d, nc, a.n, a.s.Reg, ws.scratch, &ws.g32, ws.tmp, loPivot) {
 			f.eig = false
@@ -206,20 +190,52 @@ func (a *AdaNP) factorize(f *factor, jb jmat, d []float64, ws *workspace, lo boo
 	return dense.EigClamp(f.m, nc, a.s.Reg, 1e-12, f.lam, ws.eigWork)
 }
 
+// factorize32 is factorize for a float32 B (Float32, a sample evaluated
+// in single precision), always in single precision: it reports false where
+// factorize would start again in float64, and the caller then evaluates B
+// again in float64 (a B rounded to float32 is not accurate enough for the
+// ill-conditioned G that failed the pivot test).
+func (a *AdaNP) factorize32(f *factor, b []float32, d []float64, ws *workspace) bool {
+	if a.nc == 1 {
+		return scalarFactor32(f, b, d, a.s.Reg)
+	}
+	f.eig = false
+	return dense.GramChol32(f.m, b, d, a.nc, a.n, a.s.Reg, ws.scratch, &ws.g32, ws.tmp, loPivot)
+}
+
 // scalarFactor is factorize for a single constraint, where G is the number
 // ‖B‖²_D + reg and its Cholesky factor is √G. It reports false, leaving the
 // general path to handle the case, unless G is positive and finite.
-func scalarFactor[T sgemm.Real](f *factor, B []T, d []float64, reg float64) bool {
+func scalarFactor(f *factor, B, d []float64, reg float64) bool {
 	g := reg
 	if d == nil {
 		for _, v := range B {
-			g += float64(v) * float64(v)
+			g += v * v
 		}
 	} else {
 		for k, v := range B {
-			g += float64(v) * d[k] * float64(v)
+			g += v * d[k] * v
 		}
 	}
+	return setScalar(f, g)
+}
+
+// scalarFactor32 is scalarFactor for a float32 B, summed in float64.
+func scalarFactor32(f *factor, B []float32, d []float64, reg float64) bool {
+	g := reg
+	for k, v := range B {
+		w := float64(v)
+		if d != nil {
+			w *= math.Sqrt(d[k])
+		}
+		g += w * w
+	}
+	return setScalar(f, g)
+}
+
+// setScalar sets f to the factor √g of the 1×1 G = g, and reports false
+// unless g is positive and finite.
+func setScalar(f *factor, g float64) bool {
 	if !(g > 0) || g > math.MaxFloat64 {
 		return false
 	}
@@ -239,9 +255,8 @@ func (f *factor) solve(nc int, v, tmp []float64) {
 // direction computes the NP direction at an iterate with residual c and
 // Jacobian B: μ = G⁻¹c into ws.mu and δ = D·Bᵀ·μ into delta. It returns
 // D's diagonal (nil for W = I) and G's factor, and reports false if G
-// cannot be factored or δ is not finite (for a float32 B: in single
-// precision; the caller then evaluates B again in float64).
-func (a *AdaNP) direction(ws *workspace, c []float64, B jmat, delta []float64) (d []float64, f *factor, ok bool) {
+// cannot be factored or δ is not finite.
+func (a *AdaNP) direction(ws *workspace, c, B, delta []float64) (d []float64, f *factor, ok bool) {
 	n, nc := a.n, a.nc
 	d, f = a.constD, &a.constG
 	if a.constB == nil {
@@ -250,19 +265,43 @@ func (a *AdaNP) direction(ws *workspace, c []float64, B jmat, delta []float64) (
 			return nil, nil, false
 		}
 	}
-	if nc == 1 && !f.eig {
-		ws.mu[0] = c[0] / (f.m[0] * f.m[0]) // G = L², L = √G
-	} else {
-		copy(ws.mu, c)
-		f.solve(nc, ws.mu, ws.tmp)
+	a.multipliers(ws, c, f)
+	dense.MulTransVec(delta, B, nc, n, ws.mu)
+	return d, f, scaleFinite(delta, d)
+}
+
+// direction32 is direction for a float32 B (Float32, a sample evaluated in
+// single precision). It reports false also where G cannot be factored in
+// single precision (see factorize32).
+func (a *AdaNP) direction32(ws *workspace, c []float64, B []float32, delta []float64) (d []float64, f *factor, ok bool) {
+	d, f = a.weights32(ws, B), &ws.g
+	if !a.factorize32(f, B, d, ws) {
+		return nil, nil, false
 	}
-	B.mulTransVec(delta, nc, n, ws.mu)
+	a.multipliers(ws, c, f)
+	dense.MulTransVec32(delta, B, a.nc, a.n, ws.mu)
+	return d, f, scaleFinite(delta, d)
+}
+
+// multipliers writes μ = G⁻¹c into ws.mu for G's factor f.
+func (a *AdaNP) multipliers(ws *workspace, c []float64, f *factor) {
+	if a.nc == 1 && !f.eig {
+		ws.mu[0] = c[0] / (f.m[0] * f.m[0]) // G = L², L = √G
+		return
+	}
+	copy(ws.mu, c)
+	f.solve(a.nc, ws.mu, ws.tmp)
+}
+
+// scaleFinite multiplies delta by d (nil meaning 1) and reports whether
+// the result is finite.
+func scaleFinite(delta, d []float64) bool {
 	if d != nil {
 		for j, v := range delta {
 			delta[j] = v * d[j]
 		}
 	}
-	return d, f, allFinite(delta)
+	return allFinite(delta)
 }
 
 // initialStep returns the step length α₀ the step starts from: 1, or
@@ -619,7 +658,17 @@ func allZero(v []float64) bool {
 
 // allFinite reports whether no element of v is NaN or ±Inf (for which
 // x − x is NaN).
-func allFinite[T sgemm.Real](v []T) bool {
+func allFinite(v []float64) bool {
+	for _, x := range v {
+		if x-x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// allFinite32 is allFinite for float32.
+func allFinite32(v []float32) bool {
 	for _, x := range v {
 		if x-x != 0 {
 			return false

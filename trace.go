@@ -164,7 +164,7 @@ func (t *Trace) record(ws *workspace, s, k int, st *stepRecord) {
 	case a.constB != nil:
 		st.d = a.constD
 	case a.s.Weights == AutoDiagonal:
-		st.d = a.weights(ws, jmat{b: st.B})
+		st.d = a.weights(ws, st.B)
 	case a.s.Weights == Diagonal:
 		st.d = a.diagInv
 	default:
@@ -177,7 +177,7 @@ func (t *Trace) record(ws *workspace, s, k int, st *stepRecord) {
 	case a.constB != nil:
 		st.f = &a.constG
 	default:
-		a.factorize(&ws.g, jmat{b: st.B}, st.d, ws, false)
+		a.factorize(&ws.g, st.B, st.d, ws, false)
 		st.f = &ws.g
 	}
 }
