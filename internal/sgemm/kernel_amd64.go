@@ -4,11 +4,18 @@ package sgemm
 
 import "golang.org/x/sys/cpu"
 
-// HasAsm reports whether the assembly kernel is in use.
-var HasAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// HasAsm reports whether the assembly kernel is in use, and Has512
+// whether its AVX-512 form (12×32 blocks) is.
+var (
+	HasAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	Has512 = HasAsm && cpu.X86.HasAVX512F
+)
 
 //go:noescape
 func kern6x16(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func kern12x32(k int, a, b, c *float32, ldc int)
 
 func kernel(k int, a, b, c []float32, ldc int) {
 	if !HasAsm || k == 0 {
@@ -19,4 +26,14 @@ func kernel(k int, a, b, c []float32, ldc int) {
 	_ = b[k*NR-1]
 	_ = c[(MR-1)*ldc+NR-1]
 	kern6x16(k, &a[0], &b[0], &c[0], ldc)
+}
+
+// kernel2 computes the 2MR×2NR block of C for the two row panels of A at
+// a and the two column panels of B at b (each pair adjacent), with the
+// AVX-512 kernel; callers check Has512 and k > 0.
+func kernel2(k int, a, b, c []float32, ldc int) {
+	_ = a[2*k*MR-1]
+	_ = b[2*k*NR-1]
+	_ = c[(2*MR-1)*ldc+2*NR-1]
+	kern12x32(k, &a[0], &b[0], &c[0], ldc)
 }

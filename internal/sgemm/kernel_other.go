@@ -2,7 +2,10 @@
 
 package sgemm
 
-// HasAsm reports whether the assembly kernel is in use.
-var HasAsm = false
+// HasAsm reports whether the assembly kernel is in use, and Has512
+// whether its AVX-512 form is.
+var HasAsm, Has512 = false, false
 
 func kernel(k int, a, b, c []float32, ldc int) { kernelGo(k, a, b, c, ldc) }
+
+func kernel2(k int, a, b, c []float32, ldc int) { panic("sgemm: no AVX-512 kernel") }

@@ -85,7 +85,8 @@ func WorkLen(m, k int) int { return roundUp(m, MR)*k + MR*NR }
 // (stride ldc): column j of B goes to column j − j0 of c. j0 must be a
 // multiple of NR. If lower is true only the blocks that meet the lower
 // triangle (i ≥ j, in B's column numbering) are written; the others are
-// left unchanged. work must have length at least WorkLen(m, k).
+// left unchanged (those that straddle it may be written above it too).
+// work must have length at least WorkLen(m, k).
 func Mul(m int, a []float32, lda int, p *Panels, j0, j1 int, c []float32, ldc int, lower bool, work []float32) {
 	k := p.K
 	if m == 0 || j1 <= j0 {
@@ -171,15 +172,43 @@ func pack[T Real](dst []float32, rows, k int, src []T, ld int, scale []float64, 
 	}
 }
 
-// MulPacked is Mul for an A already packed by Mul's layout (PackAScaled): pa
-// holds ⌈m/MR⌉ row panels of k×MR. tile is scratch of MR·NR.
+// MulPacked is Mul for an A already packed by Mul's layout (PackAScaled):
+// pa holds ⌈m/MR⌉ row panels of k×MR. tile is scratch of MR·NR. With
+// lower, blocks that lie wholly above the diagonal are skipped; entries
+// above it in the blocks that straddle it are written.
 func MulPacked(m int, pa []float32, p *Panels, j0, j1 int, c []float32, ldc int, lower bool, tile []float32) {
 	k := p.K
+	jb := j0
+	if Has512 && k > 0 {
+		// 12×32 blocks (two row panels by two column panels) where both
+		// column panels are full, then the rows left over.
+		m2 := m / (2 * MR) * (2 * MR)
+		for ; jb+2*NR <= j1; jb += 2 * NR {
+			bp := p.Data[jb*k : jb*k+2*k*NR]
+			for i0 := 0; i0 < m2; i0 += 2 * MR {
+				if lower && i0+2*MR-1 < jb {
+					continue
+				}
+				kernel2(k, pa[i0*k:i0*k+2*k*MR], bp, c[i0*ldc+jb-j0:], ldc)
+			}
+			if m2 < m {
+				mulPanels(m, m2, pa, p, jb, jb+2*NR, j0, c, ldc, lower, tile)
+			}
+		}
+	}
+	mulPanels(m, 0, pa, p, jb, j1, j0, c, ldc, lower, tile)
+}
+
+// mulPanels computes the rows [r0, m) (r0 a multiple of MR) and columns
+// [jb0, j1) of C with the MR×NR kernel; column j goes to column j − j0 of
+// c.
+func mulPanels(m, r0 int, pa []float32, p *Panels, jb0, j1, j0 int, c []float32, ldc int, lower bool, tile []float32) {
+	k := p.K
 	mp := roundUp(m, MR)
-	for jb := j0; jb < j1; jb += NR {
+	for jb := jb0; jb < j1; jb += NR {
 		w := min(NR, j1-jb)
 		bp := p.Data[jb*k : jb*k+k*NR]
-		for i0 := 0; i0 < mp; i0 += MR {
+		for i0 := r0; i0 < mp; i0 += MR {
 			h := min(MR, m-i0)
 			if lower && i0+h-1 < jb {
 				continue

@@ -51,7 +51,7 @@ func check(t *testing.T, what string, got []float32, ldc int, want []float64, m,
 
 func TestMul(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
-	for _, sz := range [][3]int{{1, 1, 1}, {6, 16, 1}, {5, 3, 7}, {13, 40, 33}, {48, 200, 100}, {150, 150, 200}, {7, 17, 0}} {
+	for _, sz := range [][3]int{{1, 1, 1}, {6, 16, 1}, {5, 3, 7}, {13, 40, 33}, {12, 32, 5}, {25, 70, 9}, {48, 200, 100}, {150, 150, 200}, {7, 17, 0}} {
 		m, n, k := sz[0], sz[1], sz[2]
 		a, b := randSlice(rnd, m*k), randSlice(rnd, k*n)
 		want := naive(m, k, n, a, b)
@@ -109,6 +109,31 @@ func TestKernelsAgree(t *testing.T) {
 		for i := range c1 {
 			if math.Abs(float64(c1[i]-c2[i])) > 1e-5*float64(k) {
 				t.Fatalf("k=%d: asm %v, Go %v at %d", k, c1[i], c2[i], i)
+			}
+		}
+	}
+}
+
+// TestKernel512 checks the AVX-512 12×32 kernel, when in use, against
+// the Go kernel on its four 6×16 blocks.
+func TestKernel512(t *testing.T) {
+	if !Has512 {
+		t.Skip("no AVX-512 kernel on this machine/build")
+	}
+	rnd := rand.New(rand.NewPCG(13, 14))
+	for _, k := range []int{1, 2, 7, 200} {
+		a, b := randSlice(rnd, 2*k*MR), randSlice(rnd, 2*k*NR)
+		ldc := 40
+		c1, c2 := make([]float32, 2*MR*ldc), make([]float32, 2*MR*ldc)
+		kernel2(k, a, b, c1, ldc)
+		for bi := range 2 {
+			for bj := range 2 {
+				kernelGo(k, a[bi*k*MR:], b[bj*k*NR:], c2[bi*MR*ldc+bj*NR:], ldc)
+			}
+		}
+		for i := range c1 {
+			if math.Abs(float64(c1[i]-c2[i])) > 1e-5*float64(k) {
+				t.Fatalf("k=%d: AVX-512 %v, Go %v at (%d, %d)", k, c1[i], c2[i], i/ldc, i%ldc)
 			}
 		}
 	}
