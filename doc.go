@@ -74,9 +74,9 @@
 // (Linear) factor G once; Quadratic evaluates a whole batch with one matrix
 // product per step. Settings.Precision Float32 forms Gram matrices and, for
 // Float32Batcher constraints (Quadratic), evaluates in single precision
-// while a sample is far from the set (a Go-assembly AVX2/FMA kernel in the
-// default build), then finishes in float64, so the tolerance is met in
-// float64 arithmetic. Building with the openblas tag (and libopenblas-dev)
+// while a sample is far from the set (Go-assembly AVX-512 or AVX2/FMA
+// kernels in the default build, chosen at run time), then finishes in
+// float64, so the tolerance is met in float64 arithmetic. Building with the openblas tag (and libopenblas-dev)
 // routes gonum's and gorgonia's BLAS to OpenBLAS; the default build is pure
 // Go (Go assembly included; -tags purego uses plain Go loops instead).
 package enforce

@@ -149,9 +149,11 @@ const (
 	// per sample) at every step, and, while a sample is far from the
 	// constraint set, the constraint evaluation and its curvature products
 	// (O(nc·ny²) for Quadratic) when the constraint implements
-	// Float32Batcher. The iterate, the residual, the step and G's Cholesky
-	// factor stay float64 (under the openblas build tag G is factored by
-	// spotrf and the factor converted).
+	// Float32Batcher, whose Jacobian then stays in float32 for the Gram
+	// matrix and the step (it is converted only where a trace stores it).
+	// The iterate, the residual, the step and G's Cholesky factor stay
+	// float64 (under the openblas build tag G is factored by spotrf and the
+	// factor converted).
 	//
 	// The tolerance guarantee is float64's: a sample switches to float64
 	// evaluations for its last steps once its single-precision residual
@@ -162,16 +164,19 @@ const (
 	// float64 step from it. So every reported residual and Stats field
 	// except Stats.Before comes from float64 arithmetic. G's rounding
 	// (relative 1e-7 of its entries) only makes each step an inexact Newton
-	// step, whose error is about cond(G)·1e-7 of the residual; a G that is
+	// step, whose error is about cond(G)·1e-7 of the residual. A G that is
 	// not well enough conditioned for single precision (a squared Cholesky
 	// pivot below 1e-5 of its diagonal entry) is formed and factored again
-	// in float64, and a G too small for single precision to pay
+	// in float64, from a float64 Jacobian: a sample whose Jacobian was
+	// evaluated in single precision is evaluated again in float64 first
+	// and goes on in float64. A G too small for single precision to pay
 	// (nc²·ny < 4096) is formed in float64. The number of steps is about that
 	// of Float64 (TestFloat32Projection allows half a step more on average;
 	// it measured the same).
 	//
 	// The gain is per step: at (833, 200, 150) a single-precision step
-	// costs about a third of a float64 step (README, "Performance"). A
+	// costs about a third of a float64 step with OpenBLAS and a fifth in
+	// pure Go (README, "Performance"). A
 	// sample that needs only two or three Newton steps from ŷ takes about
 	// one of them with single-precision evaluations, so a whole projection
 	// from near-feasible predictions gains less; one that starts far from

@@ -4,9 +4,12 @@
 // precision (Y·[A_1 … A_nc] for quadratic constraints, B·Bᵀ for Gram
 // matrices).
 //
-// On amd64 with AVX2 and FMA the 6×16 inner kernel is Go assembly; elsewhere,
-// or with the purego build tag, it is plain Go. Both accumulate each entry of
-// C over k in the same order, in float32. Mul and MulPacked allocate
+// On amd64 with AVX2 and FMA the 6×16 inner kernel is Go assembly, and with
+// AVX-512F too a 12×32 kernel (two row panels by two column panels of the
+// same packing) computes the full blocks; elsewhere, or with the purego
+// build tag, the kernel is plain Go. All accumulate each entry of C over k
+// in the same order, in float32 (the assembly ones with fused
+// multiply–adds). Mul and MulPacked allocate
 // nothing (TestMulDoesNotAllocate); the packers allocate only when the
 // Panels' Data is too short.
 package sgemm
@@ -247,26 +250,29 @@ func kernelGo(k int, a, b, c []float32, ldc int) {
 
 // packFull packs a full panel of width NR or MR rows of src (stride ld)
 // without scaling: for each kk, one contiguous write of width values read
-// from width sequential streams.
+// from width sequential streams. Every row is resliced to length k so that
+// the compiler drops the bounds checks inside the loop.
 func packFull[T Real](pan []float32, k int, src []T, ld, width int) {
 	if width == NR {
-		r := [NR][]T{}
-		for i := range r {
-			r[i] = src[i*ld : i*ld+k]
-		}
-		for kk := 0; kk < k; kk++ {
-			o := pan[kk*NR : kk*NR+NR : kk*NR+NR]
-			o[0], o[1], o[2], o[3] = float32(r[0][kk]), float32(r[1][kk]), float32(r[2][kk]), float32(r[3][kk])
-			o[4], o[5], o[6], o[7] = float32(r[4][kk]), float32(r[5][kk]), float32(r[6][kk]), float32(r[7][kk])
-			o[8], o[9], o[10], o[11] = float32(r[8][kk]), float32(r[9][kk]), float32(r[10][kk]), float32(r[11][kk])
-			o[12], o[13], o[14], o[15] = float32(r[12][kk]), float32(r[13][kk]), float32(r[14][kk]), float32(r[15][kk])
+		r0, r1, r2, r3 := src[:k], src[ld:][:k], src[2*ld:][:k], src[3*ld:][:k]
+		r4, r5, r6, r7 := src[4*ld:][:k], src[5*ld:][:k], src[6*ld:][:k], src[7*ld:][:k]
+		r8, r9, r10, r11 := src[8*ld:][:k], src[9*ld:][:k], src[10*ld:][:k], src[11*ld:][:k]
+		r12, r13, r14, r15 := src[12*ld:][:k], src[13*ld:][:k], src[14*ld:][:k], src[15*ld:][:k]
+		pan = pan[:k*NR]
+		for kk := range r0 {
+			o := pan[kk*NR:][:NR]
+			o[0], o[1], o[2], o[3] = float32(r0[kk]), float32(r1[kk]), float32(r2[kk]), float32(r3[kk])
+			o[4], o[5], o[6], o[7] = float32(r4[kk]), float32(r5[kk]), float32(r6[kk]), float32(r7[kk])
+			o[8], o[9], o[10], o[11] = float32(r8[kk]), float32(r9[kk]), float32(r10[kk]), float32(r11[kk])
+			o[12], o[13], o[14], o[15] = float32(r12[kk]), float32(r13[kk]), float32(r14[kk]), float32(r15[kk])
 		}
 		return
 	}
-	r0, r1, r2 := src[:k], src[ld:ld+k], src[2*ld:2*ld+k]
-	r3, r4, r5 := src[3*ld:3*ld+k], src[4*ld:4*ld+k], src[5*ld:5*ld+k]
-	for kk := 0; kk < k; kk++ {
-		o := pan[kk*MR : kk*MR+MR : kk*MR+MR]
+	r0, r1, r2 := src[:k], src[ld:][:k], src[2*ld:][:k]
+	r3, r4, r5 := src[3*ld:][:k], src[4*ld:][:k], src[5*ld:][:k]
+	pan = pan[:k*MR]
+	for kk := range r0 {
+		o := pan[kk*MR:][:MR]
 		o[0], o[1], o[2] = float32(r0[kk]), float32(r1[kk]), float32(r2[kk])
 		o[3], o[4], o[5] = float32(r3[kk]), float32(r4[kk]), float32(r5[kk])
 	}
