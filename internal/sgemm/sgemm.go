@@ -52,22 +52,7 @@ func (p *Panels) Pack(k, n int, b []float32, ldb int) {
 // right factor of A·btᵀ, such as a Gram matrix's.
 func (p *Panels) PackT(k, n int, bt []float32, ldbt int) {
 	p.reset(k, n)
-	for j0 := 0; j0 < n; j0 += NR {
-		w := min(NR, n-j0)
-		dst := p.Data[j0*k : j0*k+k*NR]
-		for jj := 0; jj < NR; jj++ {
-			if jj >= w {
-				for kk := 0; kk < k; kk++ {
-					dst[kk*NR+jj] = 0
-				}
-				continue
-			}
-			src := bt[(j0+jj)*ldbt : (j0+jj)*ldbt+k]
-			for kk, v := range src {
-				dst[kk*NR+jj] = v
-			}
-		}
-	}
+	pack(p.Data, n, k, bt, ldbt, nil, NR)
 }
 
 func (p *Panels) reset(k, n int) {
@@ -100,22 +85,7 @@ func Mul(m int, a []float32, lda int, p *Panels, j0, j1 int, c []float32, ldc in
 	}
 	mp := roundUp(m, MR)
 	pa := work[:mp*k]
-	// Pack A into row panels of MR rows, k×MR each, padded with zero rows.
-	for i0 := 0; i0 < mp; i0 += MR {
-		dst := pa[i0*k : i0*k+k*MR]
-		for ii := 0; ii < MR; ii++ {
-			if i0+ii >= m {
-				for kk := 0; kk < k; kk++ {
-					dst[kk*MR+ii] = 0
-				}
-				continue
-			}
-			src := a[(i0+ii)*lda : (i0+ii)*lda+k]
-			for kk, v := range src {
-				dst[kk*MR+ii] = v
-			}
-		}
-	}
+	pack(pa, m, k, a, lda, nil, MR) // row panels of MR rows, padded with zero rows
 	MulPacked(m, pa, p, j0, j1, c, ldc, lower, work[mp*k:mp*k+MR*NR])
 }
 
