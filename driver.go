@@ -401,7 +401,7 @@ func (b *batch) check(ws *workspace, s int, st *sampleState) {
 // what the sample does next.
 func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) next {
 	a := b.a
-	finite := allFinite(cT) && (a.constB != nil || a.finiteJ || allFinite(JT) && allFinite32(st.J32))
+	finite := allFinite(cT) && (a.constB != nil || a.finiteJ || allFinite(JT) && allFinite(st.J32))
 	if st.init {
 		if !finite && st.loEval {
 			// Single precision overflowed (or y does not fit float32):
@@ -614,7 +614,7 @@ func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float6
 	}
 	d, f := a.constD, &a.constG
 	if a.constB == nil {
-		d, f = a.weights(ws, B), &ws.g
+		d, f = weights(a, ws, B), &ws.g
 		if !a.factorize(f, B, d, ws, false) || !allFinite(B) {
 			return
 		}

@@ -132,7 +132,7 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 		}
 		a.constB = append([]float64(nil), b...)
 		ws := a.newWorkspace()
-		if d := a.weights(ws, a.constB); d != nil {
+		if d := weights(a, ws, a.constB); d != nil {
 			a.constD = append([]float64(nil), d...)
 		}
 		a.constG = newFactor(nc)

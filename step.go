@@ -48,7 +48,7 @@ type jmat struct {
 // mulVec writes dst = B·x.
 func (j jmat) mulVec(dst []float64, nc, n int, x []float64) {
 	if j.b32 != nil {
-		dense.MulVec32(dst, j.b32, nc, n, x)
+		dense.MulVec(dst, j.b32, nc, n, x)
 		return
 	}
 	dense.MulVec(dst, j.b, nc, n, x)
@@ -65,21 +65,9 @@ func (j jmat) copyTo(dst []float64) {
 	}
 }
 
-// weights returns W⁻¹'s diagonal for Jacobian b, or nil for W = I.
-func (a *AdaNP) weights(ws *workspace, b []float64) []float64 {
-	switch a.s.Weights {
-	case Diagonal:
-		copy(ws.d, a.diagInv)
-		return ws.d
-	case AutoDiagonal:
-		autoWeights(ws.d, b, a.nc, a.n)
-		return ws.d
-	}
-	return nil
-}
-
-// weights32 is weights for a float32 Jacobian.
-func (a *AdaNP) weights32(ws *workspace, b []float32) []float64 {
+// weights returns W⁻¹'s diagonal for Jacobian b (float64, or float32 for
+// a sample evaluated in single precision), or nil for W = I.
+func weights[T sgemm.Real](a *AdaNP, ws *workspace, b []T) []float64 {
 	switch a.s.Weights {
 	case Diagonal:
 		copy(ws.d, a.diagInv)
@@ -197,38 +185,26 @@ func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace, lo bool) boo
 // ill-conditioned G that failed the pivot test).
 func (a *AdaNP) factorize32(f *factor, b []float32, d []float64, ws *workspace) bool {
 	if a.nc == 1 {
-		return scalarFactor32(f, b, d, a.s.Reg)
+		return scalarFactor(f, b, d, a.s.Reg)
 	}
 	f.eig = false
 	return dense.GramChol32(f.m, b, d, a.nc, a.n, a.s.Reg, ws.scratch, &ws.g32, ws.tmp, loPivot)
 }
 
 // scalarFactor is factorize for a single constraint, where G is the number
-// ‖B‖²_D + reg and its Cholesky factor is √G. It reports false, leaving the
-// general path to handle the case, unless G is positive and finite.
-func scalarFactor(f *factor, B, d []float64, reg float64) bool {
+// ‖B‖²_D + reg (summed in float64, also for a float32 B) and its Cholesky
+// factor is √G. It reports false, leaving the general path to handle the
+// case, unless G is positive and finite.
+func scalarFactor[T sgemm.Real](f *factor, B []T, d []float64, reg float64) bool {
 	g := reg
 	if d == nil {
 		for _, v := range B {
-			g += v * v
+			g += float64(v) * float64(v)
 		}
 	} else {
 		for k, v := range B {
-			g += v * d[k] * v
+			g += float64(v) * d[k] * float64(v)
 		}
-	}
-	return setScalar(f, g)
-}
-
-// scalarFactor32 is scalarFactor for a float32 B, summed in float64.
-func scalarFactor32(f *factor, B []float32, d []float64, reg float64) bool {
-	g := reg
-	for k, v := range B {
-		w := float64(v)
-		if d != nil {
-			w *= math.Sqrt(d[k])
-		}
-		g += w * w
 	}
 	return setScalar(f, g)
 }
@@ -260,7 +236,7 @@ func (a *AdaNP) direction(ws *workspace, c, B, delta []float64) (d []float64, f 
 	n, nc := a.n, a.nc
 	d, f = a.constD, &a.constG
 	if a.constB == nil {
-		d, f = a.weights(ws, B), &ws.g
+		d, f = weights(a, ws, B), &ws.g
 		if !a.factorize(f, B, d, ws, a.lo) {
 			return nil, nil, false
 		}
@@ -274,12 +250,12 @@ func (a *AdaNP) direction(ws *workspace, c, B, delta []float64) (d []float64, f 
 // single precision). It reports false also where G cannot be factored in
 // single precision (see factorize32).
 func (a *AdaNP) direction32(ws *workspace, c []float64, B []float32, delta []float64) (d []float64, f *factor, ok bool) {
-	d, f = a.weights32(ws, B), &ws.g
+	d, f = weights(a, ws, B), &ws.g
 	if !a.factorize32(f, B, d, ws) {
 		return nil, nil, false
 	}
 	a.multipliers(ws, c, f)
-	dense.MulTransVec32(delta, B, a.nc, a.n, ws.mu)
+	dense.MulTransVec(delta, B, a.nc, a.n, ws.mu)
 	return d, f, scaleFinite(delta, d)
 }
 
@@ -658,17 +634,7 @@ func allZero(v []float64) bool {
 
 // allFinite reports whether no element of v is NaN or ±Inf (for which
 // x − x is NaN).
-func allFinite(v []float64) bool {
-	for _, x := range v {
-		if x-x != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// allFinite32 is allFinite for float32.
-func allFinite32(v []float32) bool {
+func allFinite[T sgemm.Real](v []T) bool {
 	for _, x := range v {
 		if x-x != 0 {
 			return false

@@ -164,7 +164,7 @@ func (t *Trace) record(ws *workspace, s, k int, st *stepRecord) {
 	case a.constB != nil:
 		st.d = a.constD
 	case a.s.Weights == AutoDiagonal:
-		st.d = a.weights(ws, st.B)
+		st.d = weights(a, ws, st.B)
 	case a.s.Weights == Diagonal:
 		st.d = a.diagInv
 	default:

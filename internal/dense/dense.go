@@ -237,36 +237,9 @@ func EigSolve(v []float64, lam []float64, n int, b, tmp []float64) {
 	}
 }
 
-// MulVec writes dst = A·x for the m×n row-major A.
-func MulVec(dst, a []float64, m, n int, x []float64) {
-	for i := 0; i < m; i++ {
-		row := a[i*n : (i+1)*n]
-		var s float64
-		for k, v := range row {
-			s += v * x[k]
-		}
-		dst[i] = s
-	}
-}
-
-// MulTransVec writes dst = Aᵀ·x for the m×n row-major A (dst has length n).
-func MulTransVec(dst, a []float64, m, n int, x []float64) {
-	clear(dst[:n])
-	for i := 0; i < m; i++ {
-		row := a[i*n : (i+1)*n]
-		xi := x[i]
-		if xi == 0 {
-			continue
-		}
-		for k, v := range row {
-			dst[k] += v * xi
-		}
-	}
-}
-
-// MulVec32 is MulVec for a float32 A, with the products and sums in
-// float64.
-func MulVec32(dst []float64, a []float32, m, n int, x []float64) {
+// MulVec writes dst = A·x for the m×n row-major A (float64, or float32
+// with the products and sums in float64).
+func MulVec[T sgemm.Real](dst []float64, a []T, m, n int, x []float64) {
 	for i := 0; i < m; i++ {
 		row := a[i*n : (i+1)*n]
 		var s float64
@@ -277,9 +250,9 @@ func MulVec32(dst []float64, a []float32, m, n int, x []float64) {
 	}
 }
 
-// MulTransVec32 is MulTransVec for a float32 A, with the products and sums
-// in float64.
-func MulTransVec32(dst []float64, a []float32, m, n int, x []float64) {
+// MulTransVec writes dst = Aᵀ·x for the m×n row-major A (dst has length
+// n; A float64, or float32 with the products and sums in float64).
+func MulTransVec[T sgemm.Real](dst []float64, a []T, m, n int, x []float64) {
 	clear(dst[:n])
 	for i := 0; i < m; i++ {
 		row := a[i*n : (i+1)*n]

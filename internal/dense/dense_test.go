@@ -105,8 +105,8 @@ func TestMulVec(t *testing.T) {
 	assert.Equal(t, []float64{-3, -3, -3}, dt)
 	// A float32 matrix, with the sums in float64.
 	a32 := []float32{1, 2, 3, 4, 5, 6}
-	MulVec32(dst, a32, 2, 3, []float64{1e-9, 0, -1})
+	MulVec(dst, a32, 2, 3, []float64{1e-9, 0, -1})
 	assert.Equal(t, []float64{-3 + 1e-9, -6 + 4e-9}, dst)
-	MulTransVec32(dt, a32, 2, 3, []float64{1, -1})
+	MulTransVec(dt, a32, 2, 3, []float64{1, -1})
 	assert.Equal(t, []float64{-3, -3, -3}, dt)
 }
