@@ -65,3 +65,42 @@ func TestQuadraticFloat32(t *testing.T) {
 		}
 	}
 }
+
+// TestQuadraticFloat32Overflow: a Jacobian entry beyond float32's range
+// makes its sample's residual from EvalBatch32 not finite (AdaNP checks
+// only c for Quadratic), for a y too large for float32 and for a C too
+// large for it (which takes the float64 products); the other samples are
+// unaffected.
+func TestQuadraticFloat32Overflow(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(43, 44))
+	ny, nc, rows := 7, 3, 4
+	A := make([]*mat.SymDense, nc)
+	for i := range A {
+		A[i] = ctRandSym(rnd, ny)
+	}
+	C := ctRandDense(rnd, nc, ny)
+	Cbig := mat.DenseCopyOf(C)
+	Cbig.Set(1, 2, 1e39)
+	for name, tc := range map[string]struct {
+		c   *mat.Dense
+		big float64 // y[2] of sample 2
+	}{"y beyond float32": {C, 1e39}, "C beyond float32": {Cbig, 0.5}} {
+		q, err := Quadratic(0, A, tc.c, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := ctRandVec(rnd, rows*ny, -1, 1)
+		y[2*ny+2] = tc.big
+		c, jy := make([]float64, rows*nc), make([]float32, rows*nc*ny)
+		q.(Float32Batcher).EvalBatch32(rows, nil, y, c, jy)
+		for s := range rows {
+			overflows := !allFinite(jy[s*nc*ny : (s+1)*nc*ny])
+			if overflows && allFinite(c[s*nc:(s+1)*nc]) {
+				t.Errorf("%s: sample %d has a non-finite float32 Jacobian but a finite residual %v", name, s, c[s*nc:(s+1)*nc])
+			}
+			if wantOverflow := name == "C beyond float32" || s == 2; overflows != wantOverflow {
+				t.Errorf("%s: sample %d: Jacobian overflows = %v, want %v", name, s, overflows, wantOverflow)
+			}
+		}
+	}
+}

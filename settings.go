@@ -177,8 +177,8 @@ const (
 	// it measured the same).
 	//
 	// The gain is per step: at (833, 200, 150) a single-precision step
-	// costs about a third of a float64 step with OpenBLAS and a fifth in
-	// pure Go (README, "Performance"). A
+	// costs about a third of a float64 step with OpenBLAS and a quarter to
+	// a fifth in pure Go (README, "Performance"). A
 	// sample that needs only two or three Newton steps from ŷ takes about
 	// one of them with single-precision evaluations, so a whole projection
 	// from near-feasible predictions gains less; one that starts far from
