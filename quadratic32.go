@@ -54,7 +54,7 @@ func (q *quadraticConstraint) init32() {
 	ny, nc := q.ny, q.nc
 	for _, v := range q.a {
 		if math.Abs(v) > math.MaxFloat32/2 {
-			// A does not fit float32: the single-precision methods call
+			// 2A does not fit float32: the single-precision methods use
 			// the float64 ones.
 			q.q32.wide = true
 			return
@@ -195,7 +195,7 @@ func (q *quadraticConstraint) EvalBatch32(rows int, x, y, c []float64, jy []floa
 	par.For(rows, 8, &jobs.rest)
 }
 
-// evalWide32 is EvalBatch32 for an A beyond float32's range: EvalBatch
+// evalWide32 is EvalBatch32 for an A or C beyond float32's range: EvalBatch
 // into float64 scratch, a block of samples at a time, with the Jacobians
 // then rounded to float32; a sample whose Jacobian overflows float32 gets
 // c = +Inf, which AdaNP answers by evaluating it again in float64.
