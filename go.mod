@@ -1,6 +1,6 @@
 module github.com/enforce-nn/enforce
 
-go 1.26.8
+go 1.25.0
 
 require (
 	github.com/chewxy/hm v1.0.0

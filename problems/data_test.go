@@ -1,14 +1,19 @@
 package problems
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/enforce-nn/enforce"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
 )
 
 func TestDataDirEnv(t *testing.T) {
@@ -21,6 +26,67 @@ func TestDataDirEnv(t *testing.T) {
 	t.Setenv(DataEnv, filepath.Join(dir, "missing"))
 	_, err = DataDir()
 	assert.ErrorIs(t, err, ErrNoData)
+
+	t.Setenv(DataEnv, "")
+	got, err = DataDir()
+	require.NoError(t, err)
+	assert.Equal(t, "", got, "unset: the embedded copy")
+}
+
+// TestEmbeddedDataProvenance checks that every embedded data file is
+// listed in data/kkt_hardnet/README.md with its SHA-256, so the
+// provenance table describes exactly the bytes that ship.
+func TestEmbeddedDataProvenance(t *testing.T) {
+	readme, err := embedded.ReadFile(kktHardNetDir + "/README.md")
+	require.NoError(t, err)
+	_, err = embedded.ReadFile(kktHardNetDir + "/LICENSE")
+	require.NoError(t, err, "the licence notice ships with the data")
+	entries, err := embedded.ReadDir(kktHardNetDir)
+	require.NoError(t, err)
+	ncsv := 0
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".csv") {
+			continue
+		}
+		ncsv++
+		b, err := embedded.ReadFile(kktHardNetDir + "/" + e.Name())
+		require.NoError(t, err)
+		sum := sha256.Sum256(b)
+		row := fmt.Sprintf("| %s |", e.Name())
+		hash := fmt.Sprintf("`%x`", sum)
+		found := false
+		for _, line := range strings.Split(string(readme), "\n") {
+			if strings.HasPrefix(line, row) && strings.Contains(line, hash) {
+				found = true
+			}
+		}
+		assert.True(t, found, "README.md lacks the row %s ... %s", row, hash)
+	}
+	assert.Equal(t, 4, ncsv)
+}
+
+// TestLoadFromFolder checks that a folder given by ENFORCE_DATA (with the
+// files directly in it or under kkt_hardnet/) gives the same data as the
+// embedded copy, and that a folder without the files is a clear error.
+func TestLoadFromFolder(t *testing.T) {
+	embAll, embSplit, err := LoadPooling("")
+	require.NoError(t, err)
+	for _, sub := range []string{"", "kkt_hardnet"} {
+		dir := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, sub), 0o755))
+		for _, name := range []string{"Pooling_dataset.csv", "Pooling_dataset_split_kkthardnet_repo.csv"} {
+			b, err := embedded.ReadFile(kktHardNetDir + "/" + name)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, sub, name), b, 0o644))
+		}
+		all, split, err := LoadPooling(dir)
+		require.NoError(t, err, sub)
+		assert.True(t, mat.Equal(embAll.X, all.X) && mat.Equal(embAll.Y, all.Y), sub)
+		assert.Equal(t, embSplit, split, sub)
+	}
+	_, _, err = LoadDistillation(t.TempDir())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ED_Col_Data.csv not found")
 }
 
 // checkSplit asserts that s partitions 0..n−1 into sets of the given
@@ -63,10 +129,14 @@ func TestLoadDistillation(t *testing.T) {
 	assert.Equal(t, all.X.RawRowView(split.Test[5]), test.X.RawRowView(5))
 	assert.Equal(t, all.Y.RawRowView(split.Val[7]), val.Y.RawRowView(7))
 
-	// The kkt_hardnet folder itself is accepted too.
-	all2, _, err := LoadDistillation(filepath.Join(dir, "kkt_hardnet"))
-	require.NoError(t, err)
-	assert.Equal(t, all.Len(), all2.Len())
+	// A folder with the files in it, or in its kkt_hardnet subfolder, is
+	// read instead of the embedded copy (TestLoadFromFolder).
+	if dir != "" {
+		all2, _, err := LoadDistillation(filepath.Join(dir, "kkt_hardnet"))
+		if err == nil {
+			assert.Equal(t, all.Len(), all2.Len())
+		}
+	}
 }
 
 func TestLoadPooling(t *testing.T) {

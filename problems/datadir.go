@@ -1,6 +1,7 @@
 package problems
 
 import (
+	"embed"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -13,42 +14,40 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// DataEnv is the environment variable that, when set, names the shared
-// data folder returned by DataDir.
+// DataEnv is the environment variable that, when set, names a folder from
+// which DataDir (and so the examples) read the KKT-HardNet data instead of
+// the copy embedded in this package.
 const DataEnv = "ENFORCE_DATA"
 
-// ErrNoData is returned (wrapped) by DataDir when no data folder is found.
-var ErrNoData = errors.New("shared data not found: set ENFORCE_DATA or place ../shared/data beside the checkout")
+// ErrNoData is returned (wrapped) by DataDir when ENFORCE_DATA names
+// something that is not a folder.
+var ErrNoData = errors.New("data folder not found")
 
-// DataDir returns the shared data folder, the one that holds kkt_hardnet/.
-// If the environment variable ENFORCE_DATA is set, DataDir returns it
-// (after checking that it is a folder). Otherwise it walks up from the
-// working directory and returns the first <ancestor>/shared/data that
-// exists; this finds ../shared/data when the repository is checked out
-// beside a shared/ folder (the checkout /work/main and the data in
-// /work/shared/data), as well as a shared/data inside the checkout.
-// The data files are never part of the repository.
+// kktHardNetDir is the folder of the embedded copy inside embedded.
+const kktHardNetDir = "data/kkt_hardnet"
+
+// embedded holds the KKT-HardNet files that LoadDistillation and
+// LoadPooling read when they are given no folder, with their licence
+// notice and provenance (data/kkt_hardnet/README.md).
+//
+//go:embed data/kkt_hardnet/*.csv data/kkt_hardnet/README.md data/kkt_hardnet/LICENSE
+var embedded embed.FS
+
+// DataDir returns the folder named by the environment variable
+// ENFORCE_DATA, after checking that it is a folder, or "" (and no error)
+// when the variable is unset or empty. Pass the result to LoadDistillation
+// or LoadPooling: "" selects the copy of the data embedded in this package,
+// so the loaders work in a fresh clone and in any program that imports
+// problems, with no files beside it.
 func DataDir() (string, error) {
-	if dir := os.Getenv(DataEnv); dir != "" {
-		if !isDir(dir) {
-			return "", fmt.Errorf("problems: %s=%q is not a folder: %w", DataEnv, dir, ErrNoData)
-		}
-		return dir, nil
+	dir := os.Getenv(DataEnv)
+	if dir == "" {
+		return "", nil
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("problems: %w", err)
+	if !isDir(dir) {
+		return "", fmt.Errorf("problems: %s=%q is not a folder: %w", DataEnv, dir, ErrNoData)
 	}
-	for dir := wd; ; {
-		if cand := filepath.Join(dir, "shared", "data"); isDir(cand) {
-			return cand, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("problems: searched the ancestors of %s: %w", wd, ErrNoData)
-		}
-		dir = parent
-	}
+	return dir, nil
 }
 
 // isDir reports whether path is an existing folder.
@@ -57,15 +56,28 @@ func isDir(path string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// kktHardNetFile returns the path of a KKT-HardNet data file: it looks in
-// dataDir/kkt_hardnet and then in dataDir itself.
-func kktHardNetFile(dataDir, name string) (string, error) {
+// openKKTHardNet opens a KKT-HardNet data file: from the embedded copy
+// when dataDir is "", else from dataDir/kkt_hardnet or dataDir itself. It
+// returns the file and the name to quote in errors.
+func openKKTHardNet(dataDir, name string) (io.ReadCloser, string, error) {
+	if dataDir == "" {
+		p := kktHardNetDir + "/" + name
+		f, err := embedded.Open(p)
+		if err != nil {
+			return nil, "", fmt.Errorf("problems: embedded %s: %w", p, err)
+		}
+		return f, "embedded " + name, nil
+	}
 	for _, p := range []string{filepath.Join(dataDir, "kkt_hardnet", name), filepath.Join(dataDir, name)} {
 		if _, err := os.Stat(p); err == nil {
-			return p, nil
+			f, err := os.Open(p)
+			if err != nil {
+				return nil, "", fmt.Errorf("problems: %w", err)
+			}
+			return f, p, nil
 		}
 	}
-	return "", fmt.Errorf("problems: %s not found in %s or %s/kkt_hardnet", name, dataDir, dataDir)
+	return nil, "", fmt.Errorf("problems: %s not found in %s or %s", name, dataDir, filepath.Join(dataDir, "kkt_hardnet"))
 }
 
 // readTable reads a CSV file with a header whose first nx+ny columns are
@@ -79,6 +91,11 @@ func readTable(path string, want []string, nx int) (Dataset, error) {
 		return Dataset{}, fmt.Errorf("problems: %w", err)
 	}
 	defer f.Close()
+	return readTableFrom(f, path, want, nx)
+}
+
+// readTableFrom is readTable reading from f; path names it in errors.
+func readTableFrom(f io.Reader, path string, want []string, nx int) (Dataset, error) {
 	r := csv.NewReader(f)
 	header, err := r.Read()
 	if err != nil {
@@ -135,12 +152,7 @@ func readTable(path string, want []string, nx int) (Dataset, error) {
 
 // readSplit reads a `row,split` CSV file assigning each of the n data rows
 // to "train", "val" or "test". Each set lists its rows in increasing order.
-func readSplit(path string, n int) (Split, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Split{}, fmt.Errorf("problems: %w", err)
-	}
-	defer f.Close()
+func readSplit(f io.Reader, path string, n int) (Split, error) {
 	recs, err := csv.NewReader(f).ReadAll()
 	if err != nil {
 		return Split{}, fmt.Errorf("problems: %s: %w", path, err)
@@ -177,21 +189,24 @@ func readSplit(path string, n int) (Split, error) {
 	return s, nil
 }
 
-// loadKKTHardNet reads a data file and its split file from dataDir.
+// loadKKTHardNet reads a data file and its split file from dataDir, or
+// from the embedded copy when dataDir is "".
 func loadKKTHardNet(dataDir, dataFile, splitFile string, cols []string, nx int) (Dataset, Split, error) {
-	dp, err := kktHardNetFile(dataDir, dataFile)
+	df, dp, err := openKKTHardNet(dataDir, dataFile)
 	if err != nil {
 		return Dataset{}, Split{}, err
 	}
-	sp, err := kktHardNetFile(dataDir, splitFile)
+	defer df.Close()
+	sf, sp, err := openKKTHardNet(dataDir, splitFile)
 	if err != nil {
 		return Dataset{}, Split{}, err
 	}
-	all, err := readTable(dp, cols, nx)
+	defer sf.Close()
+	all, err := readTableFrom(df, dp, cols, nx)
 	if err != nil {
 		return Dataset{}, Split{}, err
 	}
-	split, err := readSplit(sp, all.Len())
+	split, err := readSplit(sf, sp, all.Len())
 	if err != nil {
 		return Dataset{}, Split{}, err
 	}

@@ -79,9 +79,10 @@ func DistillationFunc() (enforce.Constraint, error) {
 // rows; the 14 empty trailing columns are checked and dropped) and the
 // split recovered from the KKT-HardNet repository,
 // ED_Col_Data_split_kkthardnet_repo.csv (3015 train / 861 val / 432 test,
-// each listed in increasing row order). dataDir is the shared data folder
-// (see DataDir) or its kkt_hardnet subfolder. Use all.Partition(split) to
-// obtain the three Datasets.
+// each listed in increasing row order). With dataDir "" it reads the copy
+// embedded in this package; otherwise dataDir is a folder holding the two
+// files, directly or in a kkt_hardnet subfolder (see DataDir). Use
+// all.Partition(split) to obtain the three Datasets.
 func LoadDistillation(dataDir string) (all Dataset, split Split, err error) {
 	return loadKKTHardNet(dataDir, "ED_Col_Data.csv", "ED_Col_Data_split_kkthardnet_repo.csv",
 		[]string{"x1", "x2", "x3", "y1", "y2", "y3", "y4", "y5", "y6", "y7", "y8", "y9"}, 3)

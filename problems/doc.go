@@ -21,9 +21,11 @@
 //
 // Generators are deterministic: every random draw comes from a math/rand/v2
 // PCG generator seeded by the caller's seed. The distillation and pooling
-// data come from the KKT-HardNet repository (MIT licence, see
-// shared/data/kkt_hardnet/SOURCE.md) and are not part of this module;
-// DataDir locates them.
+// data come from the KKT-HardNet repository (MIT licence) and are embedded
+// in this package, with their licence notice and provenance in
+// data/kkt_hardnet/README.md and LICENSE; LoadDistillation("") and
+// LoadPooling("") read that copy, and DataDir returns the folder named by
+// ENFORCE_DATA for reading another one.
 //
 // A Dataset holds inputs X and targets Y as gonum matrices, one sample per
 // row; Rows, Partition and RandomSplit select and split samples.

@@ -55,8 +55,10 @@ func (p Pooling) Constraint() (enforce.Constraint, error) {
 // LoadPooling reads Pooling_dataset.csv (2000 rows, raw units) and the
 // split recovered from the KKT-HardNet repository,
 // Pooling_dataset_split_kkthardnet_repo.csv (1600 train / 400 test, no
-// validation rows; each listed in increasing row order). dataDir is the
-// shared data folder (see DataDir) or its kkt_hardnet subfolder.
+// validation rows; each listed in increasing row order). With dataDir ""
+// it reads the copy embedded in this package; otherwise dataDir is a
+// folder holding the two files, directly or in a kkt_hardnet subfolder
+// (see DataDir).
 func LoadPooling(dataDir string) (all Dataset, split Split, err error) {
 	return loadKKTHardNet(dataDir, "Pooling_dataset.csv", "Pooling_dataset_split_kkthardnet_repo.csv",
 		[]string{"x1", "x2", "x3", "x4", "y1", "y2", "y3", "y4", "y5"}, 4)
