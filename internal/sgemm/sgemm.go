@@ -247,3 +247,19 @@ func packFull[T Real](pan []float32, k int, src []T, ld, width int) {
 		o[3], o[4], o[5] = float32(r3[kk]), float32(r4[kk]), float32(r5[kk])
 	}
 }
+
+// PackAT packs A = atᵀ, for the k×m row-major at (stride ldat), into the
+// row panels MulPacked takes (the layout PackAScaled writes for A itself):
+// the left factor of atᵀ·B. dst must have length at least WorkLen(m, k) −
+// MR·NR.
+func PackAT(m, k int, at []float32, ldat int, dst []float32) {
+	for r0 := 0; r0 < m; r0 += MR {
+		h := min(MR, m-r0)
+		pan := dst[r0*k : r0*k+k*MR]
+		for kk := 0; kk < k; kk++ {
+			o := pan[kk*MR : kk*MR+MR]
+			copy(o[:h], at[kk*ldat+r0:kk*ldat+r0+h])
+			clear(o[h:])
+		}
+	}
+}

@@ -1,0 +1,278 @@
+package fastblas
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// stored returns the rows×cols storage of op(X) for the r×c matrix
+// op(X) with stride ld ≥ its column count, filled with random values; the
+// padding holds NaN so that a read past a row shows in the result.
+func stored(rnd *rand.Rand, t blas.Transpose, r, c, pad int) ([]float32, int) {
+	rows, cols := r, c
+	if t != blas.NoTrans {
+		rows, cols = c, r
+	}
+	ld := cols + pad
+	x := make([]float32, max(0, (rows-1)*ld+cols))
+	for i := range x {
+		if i%ld < cols {
+			x[i] = float32(rnd.NormFloat64())
+		} else {
+			x[i] = float32(math.NaN())
+		}
+	}
+	return x, max(ld, 1)
+}
+
+// at returns op(X)[i, j] for X stored with stride ld.
+func at(x []float32, ld int, t blas.Transpose, i, j int) float64 {
+	if t != blas.NoTrans {
+		return float64(x[j*ld+i])
+	}
+	return float64(x[i*ld+j])
+}
+
+// TestSgemm compares Sgemm with a float64 product for every transpose
+// pair, shapes that are and are not multiples of the kernel's tiles,
+// padded strides, and alpha/beta combinations; the error bound is the
+// float32 summation bound k·2⁻²³·Σ|terms| with a margin.
+func TestSgemm(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	trans := []blas.Transpose{blas.NoTrans, blas.Trans}
+	shapes := [][3]int{{33, 40, 35}, {48, 64, 32}, {97, 50, 61}, {12, 200, 200}, {200, 17, 150}, {5, 300, 40}}
+	scalars := [][2]float32{{1, 0}, {1, 1}, {-0.5, 2}, {2, 0}}
+	for _, sh := range shapes {
+		m, n, k := sh[0], sh[1], sh[2]
+		for _, tA := range trans {
+			for _, tB := range trans {
+				for _, ab := range scalars {
+					for _, pad := range []int{0, 3} {
+						name := fmt.Sprintf("%dx%dx%d/%c%c/a%g_b%g/pad%d", m, n, k, tA, tB, ab[0], ab[1], pad)
+						a, lda := stored(rnd, tA, m, k, pad)
+						b, ldb := stored(rnd, tB, k, n, pad)
+						ldc := n + pad
+						c := make([]float32, (m-1)*ldc+n)
+						for i := range c {
+							c[i] = float32(rnd.NormFloat64())
+						}
+						if ab[1] == 0 {
+							for i := range c {
+								c[i] = float32(math.NaN()) // not read when beta is 0
+							}
+						}
+						c0 := append([]float32(nil), c...)
+						Implementation{}.Sgemm(tA, tB, m, n, k, ab[0], a, lda, b, ldb, ab[1], c, ldc)
+						for i := range m {
+							for j := range n {
+								var want, mag float64
+								for kk := range k {
+									p := at(a, lda, tA, i, kk) * at(b, ldb, tB, kk, j)
+									want += p
+									mag += math.Abs(p)
+								}
+								want *= float64(ab[0])
+								mag *= math.Abs(float64(ab[0]))
+								if ab[1] != 0 {
+									want += float64(ab[1]) * float64(c0[i*ldc+j])
+									mag += math.Abs(float64(ab[1]) * float64(c0[i*ldc+j]))
+								}
+								got := float64(c[i*ldc+j])
+								if tol := 2 * float64(k+2) * 0x1p-23 * mag; !(math.Abs(got-want) <= tol) {
+									t.Fatalf("%s: C[%d,%d] = %g, want %g ± %g", name, i, j, got, want, tol)
+								}
+							}
+							for j := n; j < ldc && i < m-1; j++ {
+								if got := c[i*ldc+j]; !(math.IsNaN(float64(got)) && math.IsNaN(float64(c0[i*ldc+j]))) && got != c0[i*ldc+j] {
+									t.Fatalf("%s: padding C[%d,%d] changed", name, i, j)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSgemmSmallAndDegenerate checks the cases handed to gonum: small
+// products, alpha = 0 (C = beta·C, A and B not read), k = 0, m or n = 0.
+func TestSgemmSmallAndDegenerate(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for _, sh := range [][3]int{{3, 4, 5}, {40, 40, 0}, {0, 40, 40}, {40, 0, 40}, {64, 64, 64}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		for _, alpha := range []float32{0, 1.5} {
+			a := make([]float32, m*max(k, 1))
+			b := make([]float32, max(k, 1)*n)
+			for i := range a {
+				a[i] = float32(rnd.NormFloat64())
+			}
+			for i := range b {
+				b[i] = float32(rnd.NormFloat64())
+			}
+			c := make([]float32, m*n)
+			for i := range c {
+				c[i] = float32(rnd.NormFloat64())
+			}
+			want := append([]float32(nil), c...)
+			gonum.Implementation{}.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, max(k, 1), b, max(n, 1), 0.5, want, max(n, 1))
+			Implementation{}.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, max(k, 1), b, max(n, 1), 0.5, c, max(n, 1))
+			for i := range c {
+				if d := math.Abs(float64(c[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
+					t.Fatalf("%v alpha %g: C[%d] = %g, gonum %g", sh, alpha, i, c[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestSgemmPanicsLikeGonum checks that invalid arguments panic with
+// gonum's message and leave C unchanged.
+func TestSgemmPanicsLikeGonum(t *testing.T) {
+	m, n, k := 40, 40, 40
+	a, b := make([]float32, m*k), make([]float32, k*n)
+	cases := []struct {
+		name                string
+		tA                  blas.Transpose
+		lda, ldb, ldc, lenC int
+		shortA              bool
+	}{
+		{"bad transpose", 'x', k, n, n, m * n, false},
+		{"lda too small", blas.NoTrans, k - 1, n, n, m * n, false},
+		{"ldc too small", blas.NoTrans, k, n, n - 1, m * n, false},
+		{"short C", blas.NoTrans, k, n, n, m*n - 1, false},
+		{"short A", blas.NoTrans, k, n, n, m * n, true},
+	}
+	for _, tc := range cases {
+		aa := a
+		if tc.shortA {
+			aa = a[:len(a)-1]
+		}
+		msg := func(impl interface {
+			Sgemm(blas.Transpose, blas.Transpose, int, int, int, float32, []float32, int, []float32, int, float32, []float32, int)
+		}, c []float32) (r any) {
+			defer func() { r = recover() }()
+			impl.Sgemm(tc.tA, blas.NoTrans, m, n, k, 1, aa, tc.lda, b, tc.ldb, 0, c, tc.ldc)
+			return nil
+		}
+		c := make([]float32, tc.lenC)
+		for i := range c {
+			c[i] = 7
+		}
+		want := msg(gonum.Implementation{}, make([]float32, tc.lenC))
+		got := msg(Implementation{}, c)
+		if want == nil || got != want {
+			t.Errorf("%s: panic %v, gonum's %v", tc.name, got, want)
+		}
+		for _, v := range c {
+			if v != 7 {
+				t.Errorf("%s: C changed before the panic", tc.name)
+				break
+			}
+		}
+	}
+}
+
+// TestSgemmIndependentOfGOMAXPROCS checks that the result has the same
+// bits with one worker and with several.
+func TestSgemmIndependentOfGOMAXPROCS(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	m, n, k := 101, 70, 90
+	a, b := make([]float32, m*k), make([]float32, k*n)
+	for i := range a {
+		a[i] = float32(rnd.NormFloat64())
+	}
+	for i := range b {
+		b[i] = float32(rnd.NormFloat64())
+	}
+	run := func(procs int) []float32 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		c := make([]float32, m*n)
+		Implementation{}.Sgemm(blas.NoTrans, blas.Trans, m, n, k, 1, a, k, b, k, 0, c, n)
+		return c
+	}
+	one := run(1)
+	for _, p := range []int{2, 3, 8} {
+		got := run(p)
+		for i := range one {
+			if math.Float32bits(one[i]) != math.Float32bits(got[i]) {
+				t.Fatalf("GOMAXPROCS %d: C[%d] = %g, with 1: %g", p, i, got[i], one[i])
+			}
+		}
+	}
+}
+
+// TestSgemmDoesNotAllocate checks that a steady-state call allocates
+// nothing (its buffers are pooled), with one worker and with two.
+func TestSgemmDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items")
+	}
+	m, n, k := 96, 64, 80
+	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+	for _, procs := range []int{1, 2} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			call := func() { Implementation{}.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, 2, a, k, b, n, 1, c, n) }
+			call()
+			if got := testing.AllocsPerRun(20, call); got > 0 {
+				t.Errorf("GOMAXPROCS %d: %v allocations per call", procs, got)
+			}
+		}()
+	}
+}
+
+// BenchmarkSgemm compares Sgemm with gonum's at the backbone's shapes (a
+// batch of 833 inputs through a 200-wide layer, forward and the two
+// backward products).
+func BenchmarkSgemm(b *testing.B) {
+	type shape struct {
+		name    string
+		tA, tB  blas.Transpose
+		m, n, k int
+	}
+	shapes := []shape{
+		{"forward_833x200x200", blas.NoTrans, blas.NoTrans, 833, 200, 200},
+		{"dX_833x200x200_NT", blas.NoTrans, blas.Trans, 833, 200, 200},
+		{"dW_200x200x833_TN", blas.Trans, blas.NoTrans, 200, 200, 833},
+	}
+	impls := []struct {
+		name string
+		impl interface {
+			Sgemm(blas.Transpose, blas.Transpose, int, int, int, float32, []float32, int, []float32, int, float32, []float32, int)
+		}
+	}{{"fastblas", Implementation{}}, {"gonum", gonum.Implementation{}}}
+	for _, sh := range shapes {
+		a := make([]float32, sh.m*sh.k)
+		bb := make([]float32, sh.k*sh.n)
+		c := make([]float32, sh.m*sh.n)
+		// Nonzero values: gonum's kernel skips zero entries of A.
+		for i := range a {
+			a[i] = float32(i%7) - 3.5
+		}
+		for i := range bb {
+			bb[i] = float32(i%5) - 2.5
+		}
+		lda, ldb := sh.k, sh.n
+		if sh.tA != blas.NoTrans {
+			lda = sh.m
+		}
+		if sh.tB != blas.NoTrans {
+			ldb = sh.k
+		}
+		for _, im := range impls {
+			b.Run(sh.name+"/"+im.name, func(b *testing.B) {
+				for b.Loop() {
+					im.impl.Sgemm(sh.tA, sh.tB, sh.m, sh.n, sh.k, 1, a, lda, bb, ldb, 0, c, sh.n)
+				}
+				b.ReportMetric(2*float64(sh.m*sh.n*sh.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package fastblas
+
+const raceEnabled = true
