@@ -245,14 +245,17 @@ func (m *Model) step(r *runner, acc *accumulator) error {
 			acc.depthRows += rows
 		}
 	}
+	grads := make([][]float64, len(g.Learnables))
 	for i, n := range g.Learnables {
 		gv, err := n.Grad()
 		if err != nil {
 			return fmt.Errorf("the gradient of %q: %w", n.Name(), err)
 		}
-		if d, ok := gv.Data().([]float64); !ok || !allFinite(d) {
+		d, ok := gv.Data().([]float64)
+		if !ok || !allFinite(d) {
 			return fmt.Errorf("the gradient of %q is not finite (diverged; try a smaller LearnRate); the weights are those before this batch", m.names[i])
 		}
+		grads[i] = d
 	}
 	if m.backup == nil {
 		m.backup = m.Weights()
@@ -261,7 +264,11 @@ func (m *Model) step(r *runner, acc *accumulator) error {
 			copy(m.backup[i], p.Data().([]float64))
 		}
 	}
-	if err := m.solver.Step(gorgonia.NodesToValueGrads(g.Learnables)); err != nil {
+	weights := make([][]float64, len(m.params))
+	for i, p := range m.params {
+		weights[i] = p.Data().([]float64)
+	}
+	if err := m.solver.step(weights, grads); err != nil {
 		return fmt.Errorf("solver step: %w", err)
 	}
 	for i, p := range m.params {

@@ -1,0 +1,3 @@
+package train
+
+type fitState struct{}
