@@ -62,6 +62,11 @@ func (h History) Last() Epoch {
 // (training diverged). The weights then hold the values reached before
 // the failing batch, which are always finite: Fit never leaves NaN or
 // infinite weights.
+//
+// With Config.Checkpoint set, Fit writes checkpoints as it trains (see
+// Checkpoint). On a model returned by Resume, the first Fit call
+// completes the interrupted call instead: it needs the same x and y,
+// trains the remaining batches and returns the call's whole History.
 func (m *Model) Fit(x, y *mat.Dense) (History, error) {
 	if m == nil {
 		return nil, errNilModel
@@ -95,7 +100,7 @@ func (m *Model) Fit(x, y *mat.Dense) (History, error) {
 // standardisation here (there are no labels); an output standardisation
 // set before, by Fit or SetStandardizers, keeps scaling the network's
 // output, and the objective is always evaluated in original units.
-// Otherwise it behaves as Fit.
+// Otherwise it behaves as Fit, checkpoints and Resume included.
 func (m *Model) FitUnsupervised(x *mat.Dense, objective Objective) (History, error) {
 	if m == nil {
 		return nil, errNilModel
