@@ -1,9 +1,11 @@
 package train
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -484,4 +486,62 @@ func BenchmarkCheckpointWrite(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestResumeInconsistentState rewrites a checkpoint's state (with a
+// correct checksum, as a bug or a hand edit would) and requires Resume or
+// the resumed Fit to reject what does not fit the model.
+func TestResumeInconsistentState(t *testing.T) {
+	cfg, dir, x, y := checkpointed(t)
+	path := filepath.Join(dir, CheckpointFile)
+	good, err := os.ReadFile(path)
+	require.NoError(t, err)
+	rewrite := func(edit func(doc *checkpointDoc)) {
+		var env checkpointEnvelope
+		require.NoError(t, json.Unmarshal(good, &env))
+		var doc checkpointDoc
+		require.NoError(t, json.Unmarshal(env.Checkpoint, &doc))
+		edit(&doc)
+		raw, err := json.Marshal(&doc)
+		require.NoError(t, err)
+		env.Checkpoint = raw
+		env.SHA256, err = checksum(raw)
+		require.NoError(t, err)
+		out, err := json.Marshal(&env)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, out, 0o644))
+	}
+	for _, tc := range []struct {
+		name, want string
+		edit       func(doc *checkpointDoc)
+	}{
+		{"negative steps", "steps", func(d *checkpointDoc) { d.Adam.Iter = -1 }},
+		{"steps without moments", "inconsistent", func(d *checkpointDoc) { d.Adam.M, d.Adam.V = nil, nil }},
+		{"moments of another size", "moments of", func(d *checkpointDoc) { d.Adam.M[0] = d.Adam.M[0][1:] }},
+		{"NaN moment", "NaN", func(d *checkpointDoc) { d.Adam.V[1][0] = math.NaN() }},
+		{"unknown kind", "unknown kind", func(d *checkpointDoc) { d.Fit.Kind = "Train" }},
+		{"epoch beyond the end", "impossible", func(d *checkpointDoc) { d.Fit.Epochs = 9 }},
+		{"history too short", "History", func(d *checkpointDoc) { d.Fit.Epochs = 1 }},
+		{"negative time", "negative", func(d *checkpointDoc) { d.Elapsed = -1 }},
+		{"bad stream", "shuffling stream", func(d *checkpointDoc) { d.Fit.RNG = []byte("x") }},
+		{"weights of another model", "learnables", func(d *checkpointDoc) {
+			m, err := New(Config{Sizes: []int{1, 3, 2}, Hidden: layers.Tanh, Constraint: cfg.Constraint, Standardize: true})
+			require.NoError(t, err)
+			var buf strings.Builder
+			require.NoError(t, m.Save(&buf))
+			d.Model = json.RawMessage(buf.String())
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rewrite(tc.edit)
+			_, err := Resume(dir, cfg)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	rewrite(func(d *checkpointDoc) { d.Fit.Batch = 3 })
+	m, err := Resume(dir, cfg)
+	require.NoError(t, err, "the number of batches is known to Fit only")
+	_, err = m.Fit(x, y)
+	assert.ErrorContains(t, err, "batch 3 of an epoch of 3")
 }
