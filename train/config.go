@@ -197,6 +197,11 @@ type Config struct {
 	Progress io.Writer
 	Quiet    bool
 	LogEvery int
+
+	// Checkpoint makes Fit and FitUnsupervised write checkpoints from
+	// which Resume continues an interrupted run bit for bit; the zero
+	// value writes none. See Checkpoint.
+	Checkpoint Checkpoint
 }
 
 // resolved is a validated Config with defaults applied.
@@ -300,6 +305,9 @@ func resolve(cfg Config) (resolved, error) {
 		return r, fmt.Errorf("train: Config.BatchSize = %d is negative", cfg.BatchSize)
 	case cfg.LogEvery < 0:
 		return r, fmt.Errorf("train: Config.LogEvery = %d is negative", cfg.LogEvery)
+	}
+	if err := cfg.Checkpoint.validate(); err != nil {
+		return r, err
 	}
 	if cfg.LogEvery == 0 {
 		r.LogEvery = (r.Epochs + 49) / 50

@@ -54,6 +54,38 @@
 // or an updated weight is not finite; the weights are then those before
 // the failing batch. Fit never leaves NaN weights behind.
 //
+// # Checkpoints and resuming
+//
+// A run that takes hours should survive the end of its process. With
+// Config.Checkpoint{Dir, Every} set, Fit and FitUnsupervised write a
+// checkpoint to Dir every Every of wall-clock time (5 minutes by default),
+// possibly in the middle of an epoch, and at the end of the call: the
+// weights and standardisation, the Adam moments and step count, the
+// shuffling stream, the position (epoch and batch), the History so far,
+// the time spent training, the Config and a fingerprint of the training
+// data, checksummed and replaced atomically. Resume(dir, cfg) rebuilds
+// the model from the same Config and the checkpoint, and its next Fit on
+// the same data finishes the interrupted call: the History, weights and
+// predictions are the same bits as those of a run that was never
+// interrupted. A program's -resume flag is then
+//
+//	model, err := train.Resume(dir, cfg)
+//	if errors.Is(err, fs.ErrNotExist) {
+//		model, err = train.New(cfg) // interrupted before its first checkpoint
+//	}
+//	if err != nil {
+//		return err
+//	}
+//	hist, err := model.Fit(x, y) // the whole History of the run
+//	elapsed := model.TrainingTime() // over every process of the run
+//
+// Resume rejects a Config that differs in anything training depends on
+// (sizes, mode, settings, learning rate, batch size, epochs, seed, …),
+// naming the fields, and Fit rejects other training data; a damaged or
+// truncated checkpoint is an error, never a silently different model. Fit
+// uses its own Adam, the arithmetic of gorgonia's AdamSolver to the bit,
+// because gorgonia keeps the solver's state unexported.
+//
 // # Progress
 //
 // Fit writes one line per Config.LogEvery epochs to Config.Progress

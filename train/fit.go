@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
@@ -61,6 +62,11 @@ func (h History) Last() Epoch {
 // (training diverged). The weights then hold the values reached before
 // the failing batch, which are always finite: Fit never leaves NaN or
 // infinite weights.
+//
+// With Config.Checkpoint set, Fit writes checkpoints as it trains (see
+// Checkpoint). On a model returned by Resume, the first Fit call
+// completes the interrupted call instead: it needs the same x and y,
+// trains the remaining batches and returns the call's whole History.
 func (m *Model) Fit(x, y *mat.Dense) (History, error) {
 	if m == nil {
 		return nil, errNilModel
@@ -81,7 +87,7 @@ func (m *Model) Fit(x, y *mat.Dense) (History, error) {
 			}
 		}
 	}
-	return m.fit(x, y, m.NewGraph)
+	return m.fit(kindFit, x, y, m.NewGraph)
 }
 
 // FitUnsupervised trains the model to solve a parametric optimisation
@@ -94,7 +100,7 @@ func (m *Model) Fit(x, y *mat.Dense) (History, error) {
 // standardisation here (there are no labels); an output standardisation
 // set before, by Fit or SetStandardizers, keeps scaling the network's
 // output, and the objective is always evaluated in original units.
-// Otherwise it behaves as Fit.
+// Otherwise it behaves as Fit, checkpoints and Resume included.
 func (m *Model) FitUnsupervised(x *mat.Dense, objective Objective) (History, error) {
 	if m == nil {
 		return nil, errNilModel
@@ -110,7 +116,7 @@ func (m *Model) FitUnsupervised(x *mat.Dense, objective Objective) (History, err
 			return nil, err
 		}
 	}
-	return m.fit(x, nil, func(batch int) (*Graph, error) { return m.NewObjectiveGraph(batch, objective) })
+	return m.fit(kindUnsupervised, x, nil, func(batch int) (*Graph, error) { return m.NewObjectiveGraph(batch, objective) })
 }
 
 // runner is a graph with its machine and batch buffers.
@@ -120,12 +126,24 @@ type runner struct {
 	xb, yb *mat.Dense
 }
 
-func (m *Model) fit(x, y *mat.Dense, build func(batch int) (*Graph, error)) (History, error) {
+func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph, error)) (History, error) {
 	n, _ := x.Dims()
 	bs := m.cfg.BatchSize
 	if bs == 0 || bs > n {
 		bs = n
 	}
+	batches := (n + bs - 1) / bs
+	run, err := m.startRun(kind, x, y, batches)
+	if err != nil {
+		return nil, err
+	}
+	hist := run.History
+	if run.Epochs == m.cfg.Epochs {
+		return hist, nil // resumed after the end of the call
+	}
+	start := m.now()
+	defer func() { m.trained += m.now().Sub(start) }()
+	ck := m.newCheckpointer(run, start)
 	runners := map[int]*runner{}
 	defer func() {
 		for _, r := range runners {
@@ -155,13 +173,38 @@ func (m *Model) fit(x, y *mat.Dense, build func(batch int) (*Graph, error)) (His
 			w = os.Stderr
 		}
 	}
+	// after writes a checkpoint, if the model writes them and one is due
+	// (or final), and runs the test hook.
+	after := func(final bool, epochs, batch int, rng []byte, acc *accumulator) error {
+		if ck != nil && (final || ck.due()) {
+			if rng == nil {
+				var err error
+				if rng, err = m.pcg.MarshalBinary(); err != nil {
+					return err
+				}
+			}
+			if err := ck.write(epochs, batch, rng, acc, hist); err != nil {
+				return fmt.Errorf("train: %w", err)
+			}
+		}
+		if m.afterBatch != nil {
+			return m.afterBatch()
+		}
+		return nil
+	}
 
-	hist := make(History, 0, m.cfg.Epochs)
-	for e := 1; e <= m.cfg.Epochs; e++ {
+	hist = slices.Grow(hist, m.cfg.Epochs-len(hist))
+	first, acc := run.Batch, run.Acc.accumulator()
+	for e := run.Epochs + 1; e <= m.cfg.Epochs; e++ {
+		var epochRNG []byte // the shuffling stream before this epoch's order
+		if ck != nil {
+			if epochRNG, err = m.pcg.MarshalBinary(); err != nil {
+				return hist, err
+			}
+		}
 		perm := m.rng.Perm(n)
-		var acc accumulator
-		for start := 0; start < n; start += bs {
-			idx := perm[start:min(start+bs, n)]
+		for b := first; b < batches; b++ {
+			idx := perm[b*bs : min((b+1)*bs, n)]
 			r, err := get(len(idx))
 			if err != nil {
 				return hist, err
@@ -175,11 +218,20 @@ func (m *Model) fit(x, y *mat.Dense, build func(batch int) (*Graph, error)) (His
 			if err := m.step(r, &acc); err != nil {
 				return hist, fmt.Errorf("train: epoch %d: %w", e, err)
 			}
+			if b+1 < batches {
+				if err := after(false, e-1, b+1, epochRNG, &acc); err != nil {
+					return hist, err
+				}
+			}
 		}
 		ep := acc.epoch(e)
 		hist = append(hist, ep)
 		if w != nil && (e%m.cfg.LogEvery == 0 || e == m.cfg.Epochs) {
 			m.logEpoch(w, ep)
+		}
+		first, acc = 0, accumulator{}
+		if err := after(e == m.cfg.Epochs, e, 0, nil, &acc); err != nil {
+			return hist, err
 		}
 	}
 	return hist, nil
@@ -245,14 +297,17 @@ func (m *Model) step(r *runner, acc *accumulator) error {
 			acc.depthRows += rows
 		}
 	}
+	grads := make([][]float64, len(g.Learnables))
 	for i, n := range g.Learnables {
 		gv, err := n.Grad()
 		if err != nil {
 			return fmt.Errorf("the gradient of %q: %w", n.Name(), err)
 		}
-		if d, ok := gv.Data().([]float64); !ok || !allFinite(d) {
+		d, ok := gv.Data().([]float64)
+		if !ok || !allFinite(d) {
 			return fmt.Errorf("the gradient of %q is not finite (diverged; try a smaller LearnRate); the weights are those before this batch", m.names[i])
 		}
+		grads[i] = d
 	}
 	if m.backup == nil {
 		m.backup = m.Weights()
@@ -261,7 +316,11 @@ func (m *Model) step(r *runner, acc *accumulator) error {
 			copy(m.backup[i], p.Data().([]float64))
 		}
 	}
-	if err := m.solver.Step(gorgonia.NodesToValueGrads(g.Learnables)); err != nil {
+	weights := make([][]float64, len(m.params))
+	for i, p := range m.params {
+		weights[i] = p.Data().([]float64)
+	}
+	if err := m.solver.step(weights, grads); err != nil {
 		return fmt.Errorf("solver step: %w", err)
 	}
 	for i, p := range m.params {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
@@ -46,8 +47,18 @@ type Model struct {
 	names  []string        // the learnables' names
 	backup [][]float64     // the weights before a solver step
 	sx, sy *layers.Standardizer
-	solver *gorgonia.AdamSolver
+	solver *adam
+	pcg    *rand.PCG // the shuffling stream's state, saved by checkpoints
 	rng    *rand.Rand
+
+	// Checkpointing (checkpoint.go).
+	trained time.Duration // time spent in Fit and FitUnsupervised
+	resumed *fitState     // the interrupted Fit call a Resume restored
+	now     func() time.Time
+	// afterBatch, when set, runs after every batch of Fit (and after the
+	// checkpoint that batch may write); an error stops Fit. Tests
+	// interrupt training with it.
+	afterBatch func() error
 }
 
 // New returns an untrained Model for cfg. The weights are drawn from
@@ -63,9 +74,11 @@ func New(cfg Config) (*Model, error) {
 		cfg:    r,
 		view:   newView(r.Constraint, r.nx),
 		build:  r.Backbone,
-		solver: gorgonia.NewAdamSolver(gorgonia.WithLearnRate(r.LearnRate)),
-		rng:    rand.New(rand.NewPCG(r.Seed, streamShuffle)),
+		solver: &adam{eta: r.LearnRate},
+		pcg:    rand.NewPCG(r.Seed, streamShuffle),
+		now:    time.Now,
 	}
+	m.rng = rand.New(m.pcg)
 	if m.build == nil {
 		m.build = mlpBuilder(r)
 	}
