@@ -44,7 +44,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/enforce-nn/enforce"
-	"github.com/enforce-nn/enforce/internal/benchcases"
+	"github.com/enforce-nn/enforce/examples/benchcases"
 )
 
 func main() {

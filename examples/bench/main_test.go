@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enforce-nn/enforce"
-	"github.com/enforce-nn/enforce/internal/benchcases"
+	"github.com/enforce-nn/enforce/examples/benchcases"
 )
 
 func TestMedian(t *testing.T) {

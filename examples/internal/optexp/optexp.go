@@ -22,7 +22,7 @@ import (
 
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/dc3"
-	"github.com/enforce-nn/enforce/internal/report"
+	"github.com/enforce-nn/enforce/examples/internal/report"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems"
 	"github.com/enforce-nn/enforce/solvers"
