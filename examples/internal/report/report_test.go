@@ -3,6 +3,9 @@ package report
 import (
 	"bytes"
 	"errors"
+	"image"
+	"image/color"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -125,13 +128,124 @@ func TestSavePlotFlat(t *testing.T) {
 }
 
 func TestLogTicks(t *testing.T) {
-	var labels []string
-	for _, tick := range (logTicks{}).Ticks(2e-5, 300) {
-		if tick.Label != "" {
-			labels = append(labels, tick.Label)
-		}
+	for _, tc := range []struct {
+		name   string
+		lo, hi float64
+		want   []string
+	}{
+		{"eight decades: every second", 2e-5, 300, []string{"1e-04", "0.01", "1", "100"}},
+		{"sixteen decades: every third", 1e-16, 0.5, []string{"1e-15", "1e-12", "1e-09", "1e-06", "0.001"}},
+		{"three decades: all", 0.002, 3, []string{"0.01", "0.1", "1"}},
+		{"one decade: 1, 2, 5", 0.15, 0.9, []string{"0.2", "0.5"}},
+		{"narrower: linear", 0.31, 0.38, []string{"0.32", "0.34", "0.36", "0.38"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var labels []string
+			for _, tick := range (logTicks{}).Ticks(tc.lo, tc.hi) {
+				if tick.Label != "" && tick.Value >= tc.lo && tick.Value <= tc.hi {
+					labels = append(labels, tick.Label)
+				}
+			}
+			assert.Equal(t, tc.want, labels)
+			assert.LessOrEqual(t, len(labels), maxLogLabels)
+		})
 	}
-	assert.Equal(t, []string{"1e-04", "0.001", "0.01", "0.1", "1", "10", "100", "1000"}, labels)
+}
+
+func TestAxisRange(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		lo, hi         float64
+		log            bool
+		wantLo, wantHi float64
+	}{
+		{"linear", 0, 10, false, -0.3, 10.3},
+		{"linear flat", 3, 3, false, 2, 4},
+		{"linear flat large", -50, -50, false, -55, -45},
+		{"log", 1e-4, 1, true, math.Pow(10, -4.12), math.Pow(10, 0.12)},
+		{"log flat", 3, 3, true, 1.5, 6},
+		// The bug this replaces: headroom for a legend inside the plot
+		// stretched a log axis over 1e-16…0.5 to 1e+05.
+		{"log wide", 1e-16, 0.5, true, math.Pow(10, -16-0.03*(16+math.Log10(0.5))), math.Pow(10, math.Log10(0.5)+0.03*(16+math.Log10(0.5)))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lo, hi := axisRange(tc.lo, tc.hi, tc.log)
+			assert.InEpsilon(t, tc.wantLo, lo, 1e-12)
+			assert.InEpsilon(t, tc.wantHi, hi, 1e-12)
+			assert.LessOrEqual(t, lo, tc.lo)
+			assert.GreaterOrEqual(t, hi, tc.hi)
+		})
+	}
+}
+
+func TestMethodColor(t *testing.T) {
+	enforce, ok := MethodColor("ENFORCE")
+	require.True(t, ok)
+	for _, label := range []string{"ENFORCE seed 3", "ENFORCE: depth", "ENFORCE seed 1: share projected", "ENFORCE, y₁"} {
+		c, ok := MethodColor(label)
+		assert.True(t, ok, label)
+		assert.Equal(t, enforce, c, label)
+	}
+	_, ok = MethodColor("ENFORCEMENT")
+	assert.False(t, ok, "a method name must end at a space, comma or colon")
+	_, ok = MethodColor("λ_D = 0.5")
+	assert.False(t, ok)
+	soft, _ := MethodColor("Soft")
+	soft1, _ := MethodColor("Soft (λ_C=1) seed 2")
+	soft5, _ := MethodColor("Soft (λ_C=5)")
+	assert.Equal(t, soft, soft1, "the default Soft and Soft (λ_C=1) are one method")
+	assert.NotEqual(t, soft, soft5, "the longest name wins")
+	// The methods compared in one figure have distinct colours.
+	seen := map[any]string{}
+	for _, m := range []string{"MLP", "Soft (λ_C=5)", "Soft (λ_C=1)", "Soft (λ_C=0.1)", "DC3", "ENFORCE", "truth"} {
+		c, ok := MethodColor(m)
+		require.True(t, ok, m)
+		assert.NotContains(t, seen, c, "%s and %s share a colour", m, seen[c])
+		seen[c] = m
+	}
+}
+
+func TestSeriesColors(t *testing.T) {
+	mlp, _ := MethodColor("MLP")
+	enf, _ := MethodColor("ENFORCE")
+	// The same methods in another order, as two figures of one run may
+	// list them: each keeps its colour.
+	a := seriesColors([]Series{{Label: "MLP seed 1"}, {Label: "ENFORCE seed 1"}})
+	b := seriesColors([]Series{{Label: "ENFORCE seed 1"}, {Label: "truth"}, {Label: "MLP seed 1"}})
+	assert.Equal(t, []color.Color{mlp, enf}, a)
+	assert.Equal(t, enf, b[0])
+	assert.Equal(t, mlp, b[2])
+
+	// Unlabelled series continue the one before; other labels take
+	// colours no method in the figure uses, one per label.
+	c := seriesColors([]Series{{Label: "envelope ±h(x)"}, {}, {Label: "λ_D = 0"}, {Label: "λ_D = 0.5"}, {Label: "λ_D = 0"}, {Label: "MLP"}})
+	assert.Equal(t, c[0], c[1], "the unlabelled lower envelope")
+	assert.Equal(t, c[2], c[4], "one colour per label")
+	assert.NotEqual(t, c[2], c[3])
+	for _, i := range []int{2, 3} {
+		assert.NotEqual(t, mlp, c[i], "a free colour, not the MLP's")
+		assert.NotEqual(t, c[0], c[i], "a free colour, not the envelope's")
+	}
+}
+
+func TestSavePlotLegendOutside(t *testing.T) {
+	dir := t.TempDir()
+	x := []float64{1, 2}
+	size := func(name string, s ...Series) image.Point {
+		path := filepath.Join(dir, name)
+		require.NoError(t, SavePlot(path, Figure{Width: 3, Height: 2}, s...))
+		f, err := os.Open(path)
+		require.NoError(t, err)
+		defer f.Close()
+		cfg, err := png.DecodeConfig(f)
+		require.NoError(t, err)
+		return image.Pt(cfg.Width, cfg.Height)
+	}
+	bare := size("bare.png", Series{X: x, Y: x})
+	assert.Equal(t, image.Pt(3*96, 2*96), bare, "no labels, no legend: the plot's size at 96 dpi")
+	withLegend := size("legend.png", Series{Label: "ENFORCE seed 1", X: x, Y: x}, Series{Label: "MLP seed 1", X: x, Y: x})
+	assert.Greater(t, withLegend.X, bare.X, "the legend widens the image instead of covering the plot")
+	assert.Equal(t, bare.Y, withLegend.Y)
 }
 
 func TestWriteOutputs(t *testing.T) {
