@@ -364,6 +364,7 @@ func tickLabel(m, e int) string {
 	}
 	return fmt.Sprintf("%de%+03d", m, e)
 }
+
 // points validates s against fig's scales and returns its coordinates.
 func points(s Series, fig Figure) (plotter.XYs, error) {
 	if len(s.X) != len(s.Y) {
