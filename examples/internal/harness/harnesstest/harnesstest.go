@@ -10,7 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,18 +67,41 @@ func DataDir(t *testing.T) string {
 	return dir
 }
 
-// GoRun builds and runs the command in the folder of the calling test
-// file with args, and returns its combined output; it fails the test if
-// the command fails. It skips under -short.
+// GoRun builds and runs the command in the test's working directory (the
+// package's folder) with args, and returns its combined output; it fails
+// the test if the command fails. It skips under -short.
 func GoRun(t *testing.T, args ...string) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the command")
 	}
-	_, file, _, _ := runtime.Caller(1)
-	cmd := exec.Command("go", append([]string{"run", "."}, args...)...)
-	cmd.Dir = filepath.Dir(file)
-	b, err := cmd.CombinedOutput()
+	b, err := exec.Command("go", append([]string{"run", "."}, args...)...).CombinedOutput()
 	require.NoError(t, err, string(b))
 	return string(b)
+}
+
+// CheckNonconvexQuick runs the nonconvex benchmark command of the test's
+// folder with -quick (a few seconds) and checks that it prints the table,
+// that ENFORCE's predictions meet the inference tolerance max|c| ≤ 1e-3,
+// and that it writes the table, the history and the plots.
+func CheckNonconvexQuick(t *testing.T) {
+	t.Helper()
+	out := t.TempDir()
+	s := GoRun(t, "-quick", "-out", out)
+	assert.Contains(t, s, "reference: ")
+	for _, suffix := range []string{"-table.md", "-history.csv", "-objective.png", "-depth.png"} {
+		files, err := filepath.Glob(filepath.Join(out, "*"+suffix))
+		require.NoError(t, err)
+		assert.Len(t, files, 1, suffix)
+	}
+	found := false
+	for _, line := range strings.Split(s, "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[0] == "ENFORCE" {
+			found = true
+			maxEq, err := strconv.ParseFloat(f[4], 64)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, maxEq, 1e-3, "ENFORCE meets the inference tolerance")
+		}
+	}
+	assert.True(t, found, "ENFORCE row in\n%s", s)
 }
