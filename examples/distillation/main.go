@@ -51,7 +51,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -81,21 +80,15 @@ func flags(o *options) *harness.Flags {
 	return f
 }
 
-func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
-
 // cli runs the command with the arguments args and returns its exit status.
-func cli(args []string, stdout, stderr io.Writer) int {
-	o := defaults()
-	return flags(&o).Main(args, stderr, func() error { return run(o, stdout, stderr) })
-}
+var cli = harness.Command(defaults, flags, run)
+
+func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // result is one trained model measured on the test set.
 type result struct {
-	mse, meanC, maxC, depth, projected, trainDepth float64
-	notConverged                                   int
-	predict, train                                 time.Duration
-	history                                        train.History
-	pred                                           *mat.Dense
+	harness.Fitted
+	mse, meanC, maxC float64
 }
 
 // paperRows is Table 4 of the paper: MSE, max eq., mean eq., inference
@@ -133,14 +126,14 @@ func run(o options, stdout, progress io.Writer) error {
 		cfg := o.Config(mode, seed, 3, 9, p.Equalities(), ts, infer)
 		harness.Progress(&cfg, progress, o.LogLines, fmt.Sprintf("%v, seed %d", mode, seed))
 		r, err := evaluate(cfg, p, trainSet, testSet)
-		return r, r.history, err
+		return r, r.History, err
 	})
 	if err != nil {
 		return err
 	}
 
 	tab := report.NewTable(fmt.Sprintf("Table 4 (§5.4.1): %d test points; ours: mean ± std over %d seed(s), float64, CPU", testSet.Len(), o.Seeds),
-		"method", "MSE", "max eq.", "mean eq.", "inf. time [s]", "train time [s]", "AdaNP depth", "not converged", "projected batches", "train depth")
+		append([]string{"method", "MSE", "max eq.", "mean eq.", "inf. time [s]", "train time [s]"}, harness.AdaNPColumns...)...)
 	for _, pr := range paperRows {
 		tab.AddRow(pr.name, pr.cells[0], pr.cells[1], pr.cells[2], pr.cells[3], pr.cells[4])
 	}
@@ -150,15 +143,10 @@ func run(o options, stdout, progress io.Writer) error {
 		row := []string{mode.String() + " (ours)",
 			col(func(r result) float64 { return r.mse }, "%.2e"),
 			col(func(r result) float64 { return r.maxC }, "%.1e"),
-			col(func(r result) float64 { return r.meanC }, "%.1e"),
-			col(func(r result) float64 { return r.predict.Seconds() }, "%.4f"),
-			col(func(r result) float64 { return r.train.Seconds() }, "%.0f")}
+			col(func(r result) float64 { return r.meanC }, "%.1e")}
+		row = append(row, harness.TimeCells(rs, "%.4f", "%.0f")...)
 		if mode == train.ENFORCE {
-			row = append(row,
-				col(func(r result) float64 { return r.depth }, "%.2f"),
-				col(func(r result) float64 { return float64(r.notConverged) }, "%.0f"),
-				col(func(r result) float64 { return 100 * r.projected }, "%.1f %%"),
-				col(func(r result) float64 { return r.trainDepth }, "%.2f"))
+			row = append(row, harness.AdaNPCells(rs)...)
 		}
 		tab.AddRow(row...)
 	}
@@ -172,7 +160,7 @@ func run(o options, stdout, progress io.Writer) error {
 	if o.Out == "" {
 		return nil
 	}
-	pred := map[train.Mode]*mat.Dense{train.MLP: results[train.MLP][0].pred, train.ENFORCE: results[train.ENFORCE][0].pred}
+	pred := map[train.Mode]*mat.Dense{train.MLP: results[train.MLP][0].Pred, train.ENFORCE: results[train.ENFORCE][0].Pred}
 	return harness.SurrogateFigures(o.Out, "distillation",
 		report.Figure{Title: "Distillation: predicted against simulated D, B and L (test set, first seed)", XLabel: "simulated [mol/s]", YLabel: "predicted [mol/s]"},
 		harness.Parity(testSet.Y, pred, modes, []int{0, 1, 8}), runs, stdout)
@@ -184,9 +172,7 @@ func evaluate(cfg train.Config, p problems.Distillation, trainSet, testSet probl
 	if err != nil {
 		return result{}, err
 	}
-	r := result{pred: f.Pred, history: f.History, train: f.Train, predict: f.Predict, depth: f.Stats.MeanDepth, notConverged: f.Stats.NotConverged}
-	r.projected, r.trainDepth = report.Projection(r.history)
-	r.mse = report.MSE(f.Pred, testSet.Y)
+	r := result{Fitted: f, mse: report.MSE(f.Pred, testSet.Y)}
 	r.meanC, r.maxC, err = report.Residual(p.Equalities(), testSet.X, f.Pred)
 	return r, err
 }

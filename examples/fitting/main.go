@@ -106,13 +106,10 @@ func flags(o *options) *harness.Flags {
 	return f
 }
 
-func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
-
 // cli runs the command with the arguments args and returns its exit status.
-func cli(args []string, stdout, stderr io.Writer) int {
-	o := defaults()
-	return flags(&o).Main(args, stderr, func() error { return run(o, stdout, stderr) })
-}
+var cli = harness.Command(defaults, flags, run)
+
+func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // result is one trained model measured on the test set.
 type result struct {

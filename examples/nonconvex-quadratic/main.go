@@ -31,7 +31,6 @@
 package main
 
 import (
-	"io"
 	"os"
 
 	"github.com/enforce-nn/enforce/dc3"
@@ -40,12 +39,10 @@ import (
 	"github.com/enforce-nn/enforce/solvers"
 )
 
-func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
-
 // cli runs the command with the arguments args and returns its exit status.
-func cli(args []string, stdout, stderr io.Writer) int {
-	return optexp.Main(experiment, args, stdout, stderr)
-}
+var cli = optexp.Command(experiment)
+
+func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // experiment is the benchmark: the paper's sizes, instances and numbers.
 var experiment = optexp.Experiment{

@@ -45,7 +45,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -74,22 +73,16 @@ func flags(o *options) *harness.Flags {
 	return f
 }
 
-func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
-
 // cli runs the command with the arguments args and returns its exit status.
-func cli(args []string, stdout, stderr io.Writer) int {
-	o := defaults()
-	return flags(&o).Main(args, stderr, func() error { return run(o, stdout, stderr) })
-}
+var cli = harness.Command(defaults, flags, run)
+
+func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // result is one trained model measured on the test set.
 type result struct {
-	mse, maxC, maxG, depth, projected, trainDepth float64
-	infeas                                        []float64
-	notConverged                                  int
-	predict, train                                time.Duration
-	history                                       train.History
-	pred                                          *mat.Dense
+	harness.Fitted
+	mse, maxC, maxG float64
+	infeas          []float64
 }
 
 // paperRows is Table 5 of the paper: MSE, max eq., max ineq., inference
@@ -129,14 +122,14 @@ func run(o options, stdout, progress io.Writer) error {
 		cfg := o.Config(mode, seed, 4, 5, c, ts, enforce.Settings{Reg: problems.PoolingReg, Weights: enforce.Diagonal, Diag: ones})
 		harness.Progress(&cfg, progress, o.LogLines, fmt.Sprintf("%v, seed %d", mode, seed))
 		r, err := evaluate(cfg, p, trainSet, testSet)
-		return r, r.history, err
+		return r, r.History, err
 	})
 	if err != nil {
 		return err
 	}
 
 	tab := report.NewTable(fmt.Sprintf("Table 5 (§5.4.2): %d test points; ours: mean ± std over %d seed(s), float64, CPU", testSet.Len(), o.Seeds),
-		"method", "MSE", "max eq.", "max ineq.", "inf. time [s]", "train time [s]", "infeas. g₁ [%]", "infeas. g₂ [%]", "AdaNP depth", "not converged", "projected batches", "train depth")
+		append([]string{"method", "MSE", "max eq.", "max ineq.", "inf. time [s]", "train time [s]", "infeas. g₁ [%]", "infeas. g₂ [%]"}, harness.AdaNPColumns...)...)
 	for _, pr := range paperRows {
 		tab.AddRow(pr.name, pr.cells[0], pr.cells[1], pr.cells[2], pr.cells[3], pr.cells[4])
 	}
@@ -147,16 +140,13 @@ func run(o options, stdout, progress io.Writer) error {
 			col(func(r result) float64 { return r.mse }, "%.1f"),
 			col(func(r result) float64 { return r.maxC }, "%.1e"),
 			col(func(r result) float64 { return r.maxG }, "%.1e"),
-			col(func(r result) float64 { return r.predict.Seconds() }, "%.4f"),
-			col(func(r result) float64 { return r.train.Seconds() }, "%.0f"),
+		}
+		row = append(row, harness.TimeCells(rs, "%.4f", "%.0f")...)
+		row = append(row,
 			col(func(r result) float64 { return r.infeas[0] }, "%.2f"),
-			col(func(r result) float64 { return r.infeas[1] }, "%.2f")}
+			col(func(r result) float64 { return r.infeas[1] }, "%.2f"))
 		if mode == train.ENFORCE {
-			row = append(row,
-				col(func(r result) float64 { return r.depth }, "%.2f"),
-				col(func(r result) float64 { return float64(r.notConverged) }, "%.0f"),
-				col(func(r result) float64 { return 100 * r.projected }, "%.1f %%"),
-				col(func(r result) float64 { return r.trainDepth }, "%.2f"))
+			row = append(row, harness.AdaNPCells(rs)...)
 		}
 		tab.AddRow(row...)
 	}
@@ -173,7 +163,7 @@ func run(o options, stdout, progress io.Writer) error {
 	}
 	// The product flows P_x, P_y and the direct flows C_x, C_y (m, the
 	// pool's sulfur quality, has other units).
-	pred := map[train.Mode]*mat.Dense{train.MLP: results[train.MLP][0].pred, train.ENFORCE: results[train.ENFORCE][0].pred}
+	pred := map[train.Mode]*mat.Dense{train.MLP: results[train.MLP][0].Pred, train.ENFORCE: results[train.ENFORCE][0].Pred}
 	return harness.SurrogateFigures(o.Out, "pooling",
 		report.Figure{Title: "Pooling: predicted against optimal flows (test set, first seed)", XLabel: "optimal flow", YLabel: "predicted flow"},
 		harness.Parity(testSet.Y, pred, modes, []int{1, 2, 3, 4}), runs, stdout)
@@ -186,9 +176,7 @@ func evaluate(cfg train.Config, p problems.Pooling, trainSet, testSet problems.D
 		return result{}, err
 	}
 	pred := f.Pred
-	r := result{pred: pred, history: f.History, train: f.Train, predict: f.Predict, depth: f.Stats.MeanDepth, notConverged: f.Stats.NotConverged}
-	r.projected, r.trainDepth = report.Projection(r.history)
-	r.mse = report.MSE(pred, testSet.Y)
+	r := result{Fitted: f, mse: report.MSE(pred, testSet.Y)}
 	if _, r.maxC, err = report.Residual(p.Equalities(), testSet.X, pred); err != nil {
 		return r, err
 	}

@@ -143,3 +143,14 @@ func (f *Flags) Main(args []string, stderr io.Writer, run func() error) int {
 	}
 	return 0
 }
+
+// Command returns the entry point of a program that follows the
+// convention: it starts from defaults(), registers the command line with
+// flags, and calls run with the parsed options (Flags.Main). main is then
+// os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)).
+func Command[O any](defaults func() O, flags func(*O) *Flags, run func(o O, stdout, stderr io.Writer) error) func(args []string, stdout, stderr io.Writer) int {
+	return func(args []string, stdout, stderr io.Writer) int {
+		o := defaults()
+		return flags(&o).Main(args, stderr, func() error { return run(o, stdout, stderr) })
+	}
+}

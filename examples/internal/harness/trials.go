@@ -64,6 +64,42 @@ type Fitted struct {
 	Train, Predict time.Duration
 }
 
+// Base returns f; it lets a program's result type that embeds Fitted
+// satisfy Measured.
+func (f Fitted) Base() Fitted { return f }
+
+// Measured is a program's result that embeds Fitted.
+type Measured interface{ Base() Fitted }
+
+// TimeCells returns the mean ± std over rs of the inference time (format
+// inferFormat, in seconds) and the training time (format trainFormat, in
+// seconds), as table cells.
+func TimeCells[R Measured](rs []R, inferFormat, trainFormat string) []string {
+	return []string{
+		report.SummarizeFunc(rs, func(r R) float64 { return r.Base().Predict.Seconds() }).Format(inferFormat),
+		report.SummarizeFunc(rs, func(r R) float64 { return r.Base().Train.Seconds() }).Format(trainFormat),
+	}
+}
+
+// AdaNPCells returns the mean ± std over rs of how AdaNP acted, as table
+// cells: the mean depth at inference, the test samples not converged, the
+// share of training batches projected (report.Projection) and the mean
+// depth over those batches.
+func AdaNPCells[R Measured](rs []R) []string {
+	col := func(f func(Fitted) float64, format string) string {
+		return report.SummarizeFunc(rs, func(r R) float64 { return f(r.Base()) }).Format(format)
+	}
+	return []string{
+		col(func(f Fitted) float64 { return f.Stats.MeanDepth }, "%.2f"),
+		col(func(f Fitted) float64 { return float64(f.Stats.NotConverged) }, "%.0f"),
+		col(func(f Fitted) float64 { share, _ := report.Projection(f.History); return 100 * share }, "%.1f %%"),
+		col(func(f Fitted) float64 { _, depth := report.Projection(f.History); return depth }, "%.2f"),
+	}
+}
+
+// AdaNPColumns are the headers of AdaNPCells.
+var AdaNPColumns = []string{"AdaNP depth", "not converged", "projected batches", "train depth"}
+
 // Fit trains the model cfg describes on trainSet, predicts testX, and
 // times the prediction of the first timeRows rows of testX (all of them if
 // timeRows is 0 or larger) as the median of 11 runs after a warm-up.

@@ -129,16 +129,19 @@ func (o *Options) finish() error {
 	return nil
 }
 
-// Main runs the command of the experiment e with the arguments args and
-// returns its exit status (harness.Flags.Main).
-func Main(e Experiment, args []string, stdout, stderr io.Writer) int {
-	var o Options
-	return Flags(e, &o).Main(args, stderr, func() error {
-		if err := o.finish(); err != nil {
-			return err
-		}
-		return Run(stdout, stderr, e, o)
-	})
+// Command returns the entry point of the command of the experiment e: it
+// runs the command with the arguments args and returns its exit status
+// (harness.Flags.Main).
+func Command(e Experiment) func(args []string, stdout, stderr io.Writer) int {
+	return func(args []string, stdout, stderr io.Writer) int {
+		var o Options
+		return Flags(e, &o).Main(args, stderr, func() error {
+			if err := o.finish(); err != nil {
+				return err
+			}
+			return Run(stdout, stderr, e, o)
+		})
+	}
 }
 
 func splitComma(s string) []string {
