@@ -192,7 +192,7 @@ func figures(dir string, p problems.Cusp, testSet problems.Dataset, results map[
 	modes := []train.Mode{train.MLP, train.ENFORCE}
 	var pred, resid []report.Series
 	for j := range 2 {
-		pred = append(pred, report.Series{Label: fmt.Sprintf("truth y%d", j+1), X: xs, Y: harness.Column(testSet.Y, j, idx)})
+		pred = append(pred, report.Series{Label: fmt.Sprintf("truth y%d", j+1), X: xs, Y: harness.Column(testSet.Y, j, idx), Dashed: j == 1})
 		for _, mode := range modes {
 			pred = append(pred, report.Series{Label: fmt.Sprintf("%v y%d", mode, j+1), X: xs, Y: harness.Column(results[mode][0].pred, j, idx), Dashed: j == 1})
 		}

@@ -327,8 +327,8 @@ func save(dir string, s Size, fStar float64, t *report.Table, runs []report.Run)
 	// a log axis shows every method, DC3's large early values included.
 	obj := report.HistorySeries(func(e train.Epoch) float64 { return e.Task - fStar }, true, runs...)
 	if err := report.SavePlot(base+"-objective.png", report.Figure{
-		Title: fmt.Sprintf("training objective, (N_O, N_C) = (%d, %d)", s.NO, s.NC), XLabel: "epoch",
-		YLabel: "batch mean of f − unconstrained min f*", LogY: true,
+		Title: fmt.Sprintf("training objective f − f* (batch mean; f* the unconstrained min), (N_O, N_C) = (%d, %d)", s.NO, s.NC), XLabel: "epoch",
+		YLabel: "f − f*", LogY: true, Width: 7,
 	}, obj...); err != nil {
 		return err
 	}

@@ -81,6 +81,7 @@ func SavePlot(path string, fig Figure, series ...Series) (err error) {
 	p.Add(plotter.NewGrid())
 	legend := plot.NewLegend()
 	legend.Top, legend.Left = true, true
+	legend.Padding = vg.Points(2)
 	listed := map[string]bool{}
 	xr, yr := newSpan(), newSpan()
 	data := make([]plotter.XYs, len(series))
