@@ -18,9 +18,9 @@
 // epochs at learning rate 1e-2.
 //
 // Figures (PNG: predictions, residual along x, loss and AdaNP depth
-// against the epoch) and the per-epoch history (CSV) go to -out (see
-// examples/README: the flags -h, -quick and -out are those of every
-// example).
+// against the epoch) and the per-epoch history (CSV) go to -out; -h,
+// -quick and -out follow the examples' convention (README, "Running the
+// examples").
 //
 //	go run ./examples/cusp -quick
 //	go run ./examples/cusp             # the paper's scale

@@ -317,10 +317,10 @@ func save(dir string, s Size, fStar float64, t *report.Table, runs []report.Run)
 		return nil
 	}
 	base := filepath.Join(dir, fmt.Sprintf("%d-%d", s.NO, s.NC))
-	if err := writeFile(base+"-table.md", t.WriteMarkdown); err != nil {
+	if err := report.WriteFile(base+"-table.md", t.WriteMarkdown); err != nil {
 		return err
 	}
-	if err := writeFile(base+"-history.csv", func(w io.Writer) error { return report.WriteHistoryCSV(w, runs...) }); err != nil {
+	if err := report.WriteFile(base+"-history.csv", func(w io.Writer) error { return report.WriteHistoryCSV(w, runs...) }); err != nil {
 		return err
 	}
 	// The objective minus the unconstrained minimum is never negative, so
@@ -336,19 +336,6 @@ func save(dir string, s Size, fStar float64, t *report.Table, runs []report.Run)
 	return report.SavePlot(base+"-depth.png", report.Figure{
 		Title: "ENFORCE: mean AdaNP depth in training", XLabel: "epoch", YLabel: "NP steps per sample",
 	}, depth...)
-}
-
-func writeFile(path string, write func(io.Writer) error) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return write(f)
 }
 
 // trainModel trains one train.Model and evaluates it.

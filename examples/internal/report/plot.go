@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -58,7 +58,7 @@ type Figure struct {
 // SavePlot returns an error for a series with mismatched or non-finite
 // coordinates, non-positive values on a logarithmic axis, or when the file
 // cannot be written.
-func SavePlot(path string, fig Figure, series ...Series) (err error) {
+func SavePlot(path string, fig Figure, series ...Series) error {
 	if len(series) == 0 {
 		return errors.New("report: no series to plot")
 	}
@@ -157,17 +157,10 @@ func SavePlot(path string, fig Figure, series ...Series) (err error) {
 	if legendW > 0 {
 		legend.Draw(draw.Crop(dc, plotW+legendGap, -legendGap, 0, -legendGap))
 	}
-	f, err := os.Create(path)
-	if err != nil {
+	return WriteFile(path, func(w io.Writer) error {
+		_, err := c.WriteTo(w)
 		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	_, err = c.WriteTo(f)
-	return err
+	})
 }
 
 // legendGap is the space around the legend.

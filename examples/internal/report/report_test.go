@@ -95,6 +95,8 @@ func TestSavePlot(t *testing.T) {
 		{"nan", path, "not finite", Figure{}, []Series{{X: x[:1], Y: []float64{math.NaN()}}}},
 		{"log", path, "logarithmic", Figure{LogX: true}, []Series{{X: []float64{0}, Y: []float64{1}}}},
 		{"extension", filepath.Join(dir, "fig"), "extension", Figure{}, []Series{{X: x, Y: x}}},
+		{"format", filepath.Join(dir, "fig.xyz"), "xyz", Figure{}, []Series{{X: x, Y: x}}},
+		{"folder", filepath.Join(dir, "missing", "fig.png"), "missing", Figure{}, []Series{{X: x, Y: x}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := SavePlot(tc.path, tc.fig, tc.s...)
@@ -274,4 +276,15 @@ func TestProjection(t *testing.T) {
 	share, depth = Projection(nil)
 	assert.Zero(t, share)
 	assert.Zero(t, depth)
+}
+
+func TestSelect(t *testing.T) {
+	runs := []Run{{Label: "MLP seed 1"}, {Label: "ENFORCE seed 1"}, {Label: "ENFORCEMENT seed 1"}, {Label: "ENFORCE"}, {Label: "Soft (λ_C=1) seed 2"}}
+	var labels []string
+	for _, r := range Select("ENFORCE", runs...) {
+		labels = append(labels, r.Label)
+	}
+	assert.Equal(t, []string{"ENFORCE seed 1", "ENFORCE"}, labels)
+	assert.Len(t, Select("Soft (λ_C=1)", runs...), 1)
+	assert.Empty(t, Select("DC3", runs...))
 }
