@@ -70,6 +70,7 @@ func SavePlot(path string, fig Figure, series ...Series) error {
 	p.Title.Text = fig.Title
 	p.X.Label.Text = fig.XLabel
 	p.Y.Label.Text = fig.YLabel
+	p.X.Tick.Marker, p.Y.Tick.Marker = linearTicks{}, linearTicks{}
 	if fig.LogX {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = logTicks{}
@@ -289,6 +290,44 @@ func seriesColors(series []Series) []color.Color {
 	return out
 }
 
+// linearTicks label a linear axis at the multiples of a round step (1, 2
+// or 5 times a power of ten) that gives three to six labels, with an
+// unlabelled tick halfway between, and format them with the step's
+// decimals (0.2, 0.4, not 0.30000000000000004; zero as 0).
+type linearTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
+	step := niceStep((hi - lo) / 5)
+	decimals := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	var ticks []plot.Tick
+	const eps = 1e-9 // of a step: lo and hi on a multiple count as on it
+	for k := math.Ceil(lo/step*2 - eps); k/2 <= hi/step+eps; k++ {
+		v := k / 2 * step
+		t := plot.Tick{Value: math.Min(math.Max(v, lo), hi)}
+		switch {
+		case k == 0:
+			t.Label = "0"
+		case math.Mod(k, 2) == 0:
+			t.Label = strconv.FormatFloat(v, 'f', decimals, 64)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
+}
+
+// niceStep returns the smallest of 1, 2 and 5 times a power of ten that
+// is at least raw (raw > 0).
+func niceStep(raw float64) float64 {
+	p := math.Pow10(int(math.Floor(math.Log10(raw))))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw*(1-1e-12) {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
 // logTicks label at most about six decades of a log axis (every k-th
 // decade over a wide range), mark the other decades, and add the minor
 // ticks 2…9 when the axis spans at most three decades. Labels are exact:
@@ -341,13 +380,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	if labelled >= 2 {
 		return ticks
 	}
-	lin := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i, t := range lin {
-		if t.Label != "" {
-			lin[i].Label = strconv.FormatFloat(t.Value, 'g', 3, 64)
-		}
-	}
-	return lin
+	return linearTicks{}.Ticks(lo, hi)
 }
 
 // tickLabel formats m·10^e: as a decimal for −3 ≤ e ≤ 3 (0.002, 50),

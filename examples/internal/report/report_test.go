@@ -154,6 +154,32 @@ func TestLogTicks(t *testing.T) {
 	}
 }
 
+func TestLinearTicks(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		lo, hi float64
+		want   []string
+	}{
+		{"epochs", 0.1, 30.9, []string{"10", "20", "30"}},
+		{"depth", 0.95, 3.9, []string{"1", "2", "3"}},
+		{"share", 0, 1, []string{"0", "0.2", "0.4", "0.6", "0.8", "1.0"}},
+		{"symmetric", -4.3, 4.3, []string{"-4", "-2", "0", "2", "4"}},
+		{"small", 0.31, 0.38, []string{"0.32", "0.34", "0.36", "0.38"}},
+		{"around zero", -0.3, 0.2, []string{"-0.3", "-0.2", "-0.1", "0", "0.1", "0.2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var labels []string
+			for _, tick := range (linearTicks{}).Ticks(tc.lo, tc.hi) {
+				assert.True(t, tick.Value >= tc.lo-1e-12 && tick.Value <= tc.hi+1e-12, "tick %v outside [%v, %v]", tick.Value, tc.lo, tc.hi)
+				if tick.Label != "" {
+					labels = append(labels, tick.Label)
+				}
+			}
+			assert.Equal(t, tc.want, labels)
+		})
+	}
+}
+
 func TestAxisRange(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
