@@ -46,34 +46,26 @@ import (
 
 // options are the command-line settings of one experiment.
 type options struct {
-	epochs, n, nTest, width, seeds, logLines int
-	act                                      string
-	lr, lambdaD                              float64
-	seed                                     uint64
-	standardize                              bool
-	out                                      string
+	harness.Common
+	n, nTest    int
+	act         string
+	standardize bool
 }
 
 // defaults returns the paper's setting (that of §5.1).
 func defaults() options {
-	return options{epochs: 50000, n: 100, nTest: 100000, width: 64, seeds: 1, logLines: 5, act: "relu", lr: 1e-3, lambdaD: 0.5, seed: 1, out: harness.DefaultOut("cusp")}
+	return options{Common: harness.Common{Epochs: 50000, Width: 64, Seeds: 1, LogLines: 5, LR: 1e-3, LambdaD: 0.5, Seed: 1, Out: harness.DefaultOut("cusp")},
+		n: 100, nTest: 100000, act: "relu"}
 }
 
 // flags registers the command line on o.
 func flags(o *options) *harness.Flags {
 	f := harness.New("cusp", "The cusp experiment of the ENFORCE paper's appendix: MLP and ENFORCE under c = y₁² − y₂³ = 0.")
-	f.IntVar(&o.epochs, "epochs", o.epochs, "full-batch Adam epochs per model")
+	o.Register(f, "seed of the data and the first model; model seeds are seed, seed+1, …")
 	f.IntVar(&o.n, "n", o.n, "training points")
 	f.IntVar(&o.nTest, "ntest", o.nTest, "test points")
-	f.IntVar(&o.width, "width", o.width, "width of the backbone's hidden layer")
 	f.StringVar(&o.act, "act", o.act, "hidden activation: relu, tanh, sigmoid or identity")
-	f.Float64Var(&o.lr, "lr", o.lr, "Adam learning rate")
-	f.Float64Var(&o.lambdaD, "lambdaD", o.lambdaD, "λ_D, the weight of ENFORCE's displacement term")
 	f.BoolVar(&o.standardize, "standardize", o.standardize, "standardise x and y for the network")
-	f.Uint64Var(&o.seed, "seed", o.seed, "seed of the data; model seeds are seed, seed+1, …")
-	f.IntVar(&o.seeds, "seeds", o.seeds, "number of model seeds")
-	f.IntVar(&o.logLines, "log", o.logLines, "progress lines per model on stderr (0: none)")
-	f.Out(&o.out)
 	f.Quick("epochs", "1500").Quick("n", "200").Quick("ntest", "10000").Quick("width", "32").
 		Quick("act", "tanh").Quick("lr", "1e-2").Quick("standardize", "true")
 	return f
@@ -98,23 +90,23 @@ func run(o options, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.seeds < 1 || o.n < 1 || o.nTest < 2 || o.epochs < 1 || o.width < 1 {
+	if o.Seeds < 1 || o.n < 1 || o.nTest < 2 || o.Epochs < 1 || o.Width < 1 {
 		return fmt.Errorf("-seeds, -n, -epochs and -width must be positive and -ntest at least 2")
 	}
 	p := problems.Cusp{}
-	trainSet, testSet := p.Sample(o.n, o.seed), p.Sample(o.nTest, o.seed+1_000_003)
+	trainSet, testSet := p.Sample(o.n, o.Seed), p.Sample(o.nTest, o.Seed+1_000_003)
 	fmt.Fprintf(stdout, "ENFORCE appendix (cusp): fitting y₁ = sin x, y₂ = (sin² x)^⅓ under c = y₁² − y₂³ = 0\n")
-	fmt.Fprintf(stdout, "data: %d training and %d test points, x ~ U(−2, 2) (problems.Cusp, data seed %d)\n", o.n, o.nTest, o.seed)
+	fmt.Fprintf(stdout, "data: %d training and %d test points, x ~ U(−2, 2) (problems.Cusp, data seed %d)\n", o.n, o.nTest, o.Seed)
 	fmt.Fprintf(stdout, "backbone: 1×%d %v, PyTorch init, Adam lr %g, full batch, %d epochs, λ_D %g, standardise %v (the paper is silent: §5.1's setting); %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
-		o.width, hidden, o.lr, o.epochs, o.lambdaD, o.standardize, o.seeds, o.seed, runtime.GOMAXPROCS(0))
+		o.Width, hidden, o.LR, o.Epochs, o.LambdaD, o.standardize, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
 
 	modes := []train.Mode{train.MLP, train.ENFORCE}
-	results, runs, err := harness.Trials(modes, o.seed, o.seeds, func(mode train.Mode, seed uint64) (result, train.History, error) {
+	results, runs, err := harness.Trials(modes, o.Seed, o.Seeds, func(mode train.Mode, seed uint64) (result, train.History, error) {
 		cfg := train.Config{
-			Sizes: []int{1, o.width, 2}, Hidden: hidden, PyTorchInit: true, Constraint: p.Equalities(), Mode: mode,
-			LearnRate: o.lr, Epochs: o.epochs, Seed: seed, Standardize: o.standardize, LambdaD: o.lambdaD,
+			Sizes: []int{1, o.Width, 2}, Hidden: hidden, PyTorchInit: true, Constraint: p.Equalities(), Mode: mode,
+			LearnRate: o.LR, Epochs: o.Epochs, Seed: seed, Standardize: o.standardize, LambdaD: o.LambdaD,
 		}
-		harness.Progress(&cfg, progress, o.logLines, fmt.Sprintf("%v, seed %d", mode, seed))
+		harness.Progress(&cfg, progress, o.LogLines, fmt.Sprintf("%v, seed %d", mode, seed))
 		r, err := evaluate(cfg, p, trainSet, testSet)
 		return r, r.history, err
 	})
@@ -122,7 +114,7 @@ func run(o options, stdout, progress io.Writer) error {
 		return err
 	}
 
-	tab := report.NewTable(fmt.Sprintf("Cusp (appendix): %d test points; ours: mean ± std over %d seed(s), float64, CPU", o.nTest, o.seeds),
+	tab := report.NewTable(fmt.Sprintf("Cusp (appendix): %d test points; ours: mean ± std over %d seed(s), float64, CPU", o.nTest, o.Seeds),
 		"method", "test MSE", "R²", "mean|c|", "max|c|", "|c| > 1e-6 [%]", "not converged", "clamped", "AdaNP depth", "inf. time [s/1000]", "train time [s]")
 	tab.AddRow("ENFORCE (paper)", "", "", "", "< 1e-6", "0")
 	for _, mode := range modes {
@@ -145,10 +137,10 @@ func run(o options, stdout, progress io.Writer) error {
 	if err := tab.WriteText(stdout); err != nil {
 		return err
 	}
-	if o.out == "" {
+	if o.Out == "" {
 		return nil
 	}
-	return figures(o.out, p, testSet, results, runs, stdout)
+	return figures(o.Out, p, testSet, results, runs, stdout)
 }
 
 // projected returns cell for ENFORCE, whose predictions AdaNP projects,

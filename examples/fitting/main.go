@@ -58,12 +58,11 @@ import (
 
 // options are the command-line settings of one experiment.
 type options struct {
-	epochs, sweepEpochs, n, nTest, width, seeds, logLines int
-	act                                                   string
-	lr, lambdaD, softLambda                               float64
-	seed                                                  uint64
-	standardize, pyTorchInit, sweep, scarcity             bool
-	out                                                   string
+	harness.Common
+	sweepEpochs, n, nTest                     int
+	act                                       string
+	softLambda                                float64
+	standardize, pyTorchInit, sweep, scarcity bool
 }
 
 // Grids of the optional studies.
@@ -75,32 +74,23 @@ var (
 
 // defaults returns the paper's setting.
 func defaults() options {
-	return options{
-		epochs: 50000, n: 100, nTest: 100000, width: 64, act: "relu", lr: 1e-3, lambdaD: 0.5, softLambda: 1,
-		pyTorchInit: true, seed: 1, seeds: 1, logLines: 5, out: harness.DefaultOut("fitting"),
-	}
+	return options{Common: harness.Common{Epochs: 50000, Width: 64, Seeds: 1, LogLines: 5, LR: 1e-3, LambdaD: 0.5, Seed: 1, Out: harness.DefaultOut("fitting")},
+		n: 100, nTest: 100000, act: "relu", softLambda: 1, pyTorchInit: true}
 }
 
 // flags registers the command line on o.
 func flags(o *options) *harness.Flags {
 	f := harness.New("fitting", "The ENFORCE paper's function-fitting experiment (§5.1, Table 1): MLP, Soft and ENFORCE under c = (½y₁)² + x² + y₂ = 0, with optional λ_D × ε_T and data-scarcity studies.")
-	f.IntVar(&o.epochs, "epochs", o.epochs, "full-batch Adam epochs per model")
+	o.Register(f, "seed of the data and the first model; model seeds are seed, seed+1, …")
 	f.IntVar(&o.sweepEpochs, "sweepepochs", 0, "epochs per model in -sweep and -scarcity (0: -epochs)")
 	f.IntVar(&o.n, "n", o.n, "training points (the paper: 100; the reference code: 1000)")
 	f.IntVar(&o.nTest, "ntest", o.nTest, "test points")
-	f.IntVar(&o.width, "width", o.width, "width of the backbone's hidden layer")
 	f.StringVar(&o.act, "act", o.act, "hidden activation: relu, tanh, sigmoid or identity")
-	f.Float64Var(&o.lr, "lr", o.lr, "Adam learning rate")
-	f.Float64Var(&o.lambdaD, "lambdaD", o.lambdaD, "λ_D, the weight of ENFORCE's displacement term")
 	f.Float64Var(&o.softLambda, "soft", o.softLambda, "λ_C, the penalty weight of the Soft baseline")
 	f.BoolVar(&o.standardize, "standardize", o.standardize, "standardise x and y for the network (constraints stay in original units)")
 	f.BoolVar(&o.pyTorchInit, "torchinit", o.pyTorchInit, "initialise weights and biases as PyTorch's nn.Linear, as the paper's code does (false: layers' He/Glorot with zero biases)")
 	f.BoolVar(&o.sweep, "sweep", false, "also run the λ_D × ε_T study (30 ENFORCE models per seed)")
 	f.BoolVar(&o.scarcity, "scarcity", false, "also run the data-scarcity study (8 models per seed)")
-	f.Uint64Var(&o.seed, "seed", o.seed, "seed of the data; model seeds are seed, seed+1, …")
-	f.IntVar(&o.seeds, "seeds", o.seeds, "number of model seeds (the paper: 5)")
-	f.IntVar(&o.logLines, "log", o.logLines, "progress lines per model on stderr (0: none)")
-	f.Out(&o.out)
 	f.Quick("epochs", "1500").Quick("sweepepochs", "300").Quick("n", "200").Quick("ntest", "10000").
 		Quick("width", "32").Quick("act", "tanh").Quick("lr", "1e-2").Quick("standardize", "true")
 	return f
@@ -142,27 +132,27 @@ func run(o options, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.seeds < 1 || o.n < 10 || o.nTest < 2 || o.epochs < 1 || o.width < 1 || o.sweepEpochs < 0 {
+	if o.Seeds < 1 || o.n < 10 || o.nTest < 2 || o.Epochs < 1 || o.Width < 1 || o.sweepEpochs < 0 {
 		return fmt.Errorf("-seeds, -epochs and -width must be positive, -n at least 10, -ntest at least 2, -sweepepochs not negative")
 	}
 	p := problems.FittingEquality{}
-	e := &experiment{o: o, hidden: hidden, p: p, trainSet: p.Sample(o.n, o.seed), testSet: p.Sample(o.nTest, o.seed+1_000_003), progress: progress}
+	e := &experiment{o: o, hidden: hidden, p: p, trainSet: p.Sample(o.n, o.Seed), testSet: p.Sample(o.nTest, o.Seed+1_000_003), progress: progress}
 	fmt.Fprintf(stdout, "ENFORCE §5.1: fitting y₁ = 2 sin 5x, y₂ = −sin² 5x − x² under c = (½y₁)² + x² + y₂ = 0\n")
 	fmt.Fprintf(stdout, "data: %d training and %d test points, x ~ U(−2, 2), noise-free (problems.FittingEquality, data seed %d)\n",
-		o.n, o.nTest, o.seed)
+		o.n, o.nTest, o.Seed)
 	fmt.Fprintf(stdout, "backbone: 1×%d %v MLP, Adam lr %g, full batch, %d epochs, standardise %v, PyTorch init %v; %d model seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
-		o.width, hidden, o.lr, o.epochs, o.standardize, o.pyTorchInit, o.seeds, o.seed, runtime.GOMAXPROCS(0))
+		o.Width, hidden, o.LR, o.Epochs, o.standardize, o.pyTorchInit, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
 
 	modes := []train.Mode{train.MLP, train.Soft, train.ENFORCE}
-	results, runs, err := harness.Trials(modes, o.seed, o.seeds, func(mode train.Mode, seed uint64) (result, train.History, error) {
-		r, err := e.fit(mode, seed, o.lambdaD, train.DefaultTrainTol, e.trainSet, o.epochs)
+	results, runs, err := harness.Trials(modes, o.Seed, o.Seeds, func(mode train.Mode, seed uint64) (result, train.History, error) {
+		r, err := e.fit(mode, seed, o.LambdaD, train.DefaultTrainTol, e.trainSet, o.Epochs)
 		return r, r.history, err
 	})
 	if err != nil {
 		return err
 	}
 	tab := report.NewTable(fmt.Sprintf("Table 1 (§5.1, f = 5): %d test points; ours: mean ± std over %d seed(s), float64, CPU",
-		o.nTest, o.seeds),
+		o.nTest, o.Seeds),
 		"method", "MAPE [%]", "rel. L1 [%]", "R²", "mean eq. [%]", "max eq. [%]", "test MSE", "AdaNP depth", "inf. time [s/1000]", "train time [s]")
 	for _, mode := range modes {
 		rs := results[mode]
@@ -190,7 +180,7 @@ func run(o options, stdout, progress io.Writer) error {
 	if err := tab.WriteText(stdout); err != nil {
 		return err
 	}
-	if o.out != "" {
+	if o.Out != "" {
 		if err := e.figures(results, runs, stdout); err != nil {
 			return err
 		}
@@ -214,9 +204,9 @@ func (e *experiment) fit(mode train.Mode, seed uint64, lambdaD, trainTol float64
 	ts := train.TrainSettings()
 	ts.Tol = trainTol
 	cfg := train.Config{
-		Sizes: []int{1, o.width, 2}, Hidden: e.hidden, PyTorchInit: o.pyTorchInit,
+		Sizes: []int{1, o.Width, 2}, Hidden: e.hidden, PyTorchInit: o.pyTorchInit,
 		Constraint: e.p.Equalities(), Mode: mode, Train: &ts,
-		LearnRate: o.lr, Epochs: epochs, Seed: seed, Standardize: o.standardize,
+		LearnRate: o.LR, Epochs: epochs, Seed: seed, Standardize: o.standardize,
 		LambdaD: lambdaD,
 	}
 	if lambdaD == 0 {
@@ -225,7 +215,7 @@ func (e *experiment) fit(mode train.Mode, seed uint64, lambdaD, trainTol float64
 	if mode == train.Soft {
 		cfg.LambdaC = o.softLambda
 	}
-	harness.Progress(&cfg, e.progress, o.logLines, fmt.Sprintf("%v, seed %d, %d points, λ_D %g, ε_T %g", mode, seed, d.Len(), lambdaD, trainTol))
+	harness.Progress(&cfg, e.progress, o.LogLines, fmt.Sprintf("%v, seed %d, %d points, λ_D %g, ε_T %g", mode, seed, d.Len(), lambdaD, trainTol))
 	r, err := e.evaluate(cfg, d)
 	if err != nil {
 		return r, fmt.Errorf("%v, seed %d: %w", mode, seed, err)
@@ -290,11 +280,11 @@ func (e *experiment) figures(results map[train.Mode][]result, runs []report.Run,
 		report.Plot{Name: "fitting_depth.png", Fig: report.Figure{Title: "ENFORCE: AdaNP depth during training (0: batch not projected)", XLabel: "epoch", YLabel: "mean NP steps per sample", LogX: true},
 			Series: report.HistorySeries(func(ep train.Epoch) float64 { return ep.Depth }, false, enf...)},
 		report.Plot{Name: "fitting_displacement.png", Fig: report.Figure{Title: "ENFORCE: displacement ‖ŷ − ỹ‖² during training", XLabel: "epoch", YLabel: "displacement", LogX: true, LogY: true}, Series: disp})
-	names, err := report.WriteOutputs(e.o.out, plots, "fitting_history.csv", runs...)
+	names, err := report.WriteOutputs(e.o.Out, plots, "fitting_history.csv", runs...)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nwrote %v to %s\n", names, e.o.out)
+	fmt.Fprintf(stdout, "\nwrote %v to %s\n", names, e.o.Out)
 	return nil
 }
 
@@ -303,7 +293,7 @@ func (e *experiment) studyEpochs() int {
 	if e.o.sweepEpochs > 0 {
 		return e.o.sweepEpochs
 	}
-	return e.o.epochs
+	return e.o.Epochs
 }
 
 // runSweep trains ENFORCE on the λ_D × ε_T grid and reports test MSE and
@@ -311,7 +301,7 @@ func (e *experiment) studyEpochs() int {
 // inference.
 func (e *experiment) runSweep(mlp []result, stdout io.Writer) error {
 	epochs := e.studyEpochs()
-	tab := report.NewTable(fmt.Sprintf("λ_D × ε_T study (§5.1.2): ENFORCE test MSE, %d epochs, mean ± std over %d seed(s)", epochs, e.o.seeds),
+	tab := report.NewTable(fmt.Sprintf("λ_D × ε_T study (§5.1.2): ENFORCE test MSE, %d epochs, mean ± std over %d seed(s)", epochs, e.o.Seeds),
 		"λ_D", "ε_T", "test MSE", "1/MSE", "train depth (last 10 %)", "inference depth")
 	invMSE := make([]report.Series, len(sweepLambdaD))
 	inferDepth := make([]report.Series, len(sweepLambdaD))
@@ -320,8 +310,8 @@ func (e *experiment) runSweep(mlp []result, stdout io.Writer) error {
 		inferDepth[i].Label = invMSE[i].Label
 		for _, tol := range sweepTol {
 			var rs []result
-			for s := range e.o.seeds {
-				r, err := e.fit(train.ENFORCE, e.o.seed+uint64(s), ld, tol, e.trainSet, epochs)
+			for s := range e.o.Seeds {
+				r, err := e.fit(train.ENFORCE, e.o.Seed+uint64(s), ld, tol, e.trainSet, epochs)
 				if err != nil {
 					return err
 				}
@@ -336,7 +326,7 @@ func (e *experiment) runSweep(mlp []result, stdout io.Writer) error {
 			inferDepth[i].X, inferDepth[i].Y = append(inferDepth[i].X, tol), append(inferDepth[i].Y, depth.Mean)
 		}
 	}
-	if len(mlp) > 0 && e.studyEpochs() == e.o.epochs {
+	if len(mlp) > 0 && e.studyEpochs() == e.o.Epochs {
 		inv := report.SummarizeFunc(mlp, func(r result) float64 { return 1 / r.mse })
 		tab.AddNote("MLP at the same budget: 1/MSE %s (the paper: ENFORCE above the MLP for every λ_D).", inv.Format("%.0f"))
 		invMSE = append(invMSE, report.Series{Label: "MLP", X: []float64{sweepTol[len(sweepTol)-1], sweepTol[0]}, Y: []float64{inv.Mean, inv.Mean}, Dashed: true})
@@ -345,18 +335,18 @@ func (e *experiment) runSweep(mlp []result, stdout io.Writer) error {
 	if err := tab.WriteText(stdout); err != nil {
 		return err
 	}
-	if e.o.out == "" {
+	if e.o.Out == "" {
 		return nil
 	}
-	if err := report.SavePlot(filepath.Join(e.o.out, "fitting_sweep.png"),
+	if err := report.SavePlot(filepath.Join(e.o.Out, "fitting_sweep.png"),
 		report.Figure{Title: "ENFORCE accuracy against λ_D and ε_T", XLabel: "ε_T", YLabel: "1 / test MSE", LogX: true, LogY: true}, invMSE...); err != nil {
 		return err
 	}
-	if err := report.SavePlot(filepath.Join(e.o.out, "fitting_sweep_depth.png"),
+	if err := report.SavePlot(filepath.Join(e.o.Out, "fitting_sweep_depth.png"),
 		report.Figure{Title: "AdaNP depth at inference against λ_D and ε_T", XLabel: "ε_T", YLabel: "mean NP steps per test sample", LogX: true}, inferDepth...); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote fitting_sweep.png and fitting_sweep_depth.png to %s\n", e.o.out)
+	fmt.Fprintf(stdout, "wrote fitting_sweep.png and fitting_sweep_depth.png to %s\n", e.o.Out)
 	return nil
 }
 
@@ -376,7 +366,7 @@ func lateDepth(r result) float64 {
 // set and reports their test MSE.
 func (e *experiment) runScarcity(stdout io.Writer) error {
 	epochs := e.studyEpochs()
-	tab := report.NewTable(fmt.Sprintf("Data-scarcity study (§5.1.2): test MSE, %d epochs, mean ± std over %d seed(s)", epochs, e.o.seeds),
+	tab := report.NewTable(fmt.Sprintf("Data-scarcity study (§5.1.2): test MSE, %d epochs, mean ± std over %d seed(s)", epochs, e.o.Seeds),
 		"training points", "MLP", "ENFORCE", "ENFORCE max eq. [%]")
 	modes := []train.Mode{train.MLP, train.ENFORCE}
 	series := make([]report.Series, len(modes))
@@ -394,8 +384,8 @@ func (e *experiment) runScarcity(stdout io.Writer) error {
 		var maxC report.Stat
 		for i, mode := range modes {
 			var rs []result
-			for s := range e.o.seeds {
-				r, err := e.fit(mode, e.o.seed+uint64(s), e.o.lambdaD, train.DefaultTrainTol, d, epochs)
+			for s := range e.o.Seeds {
+				r, err := e.fit(mode, e.o.Seed+uint64(s), e.o.LambdaD, train.DefaultTrainTol, d, epochs)
 				if err != nil {
 					return err
 				}
@@ -414,13 +404,13 @@ func (e *experiment) runScarcity(stdout io.Writer) error {
 	if err := tab.WriteText(stdout); err != nil {
 		return err
 	}
-	if e.o.out == "" {
+	if e.o.Out == "" {
 		return nil
 	}
-	if err := report.SavePlot(filepath.Join(e.o.out, "fitting_scarcity.png"),
+	if err := report.SavePlot(filepath.Join(e.o.Out, "fitting_scarcity.png"),
 		report.Figure{Title: "Data scarcity: test MSE against training-set size", XLabel: "training points", YLabel: "test MSE", LogY: true}, series...); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote fitting_scarcity.png to %s\n", e.o.out)
+	fmt.Fprintf(stdout, "wrote fitting_scarcity.png to %s\n", e.o.Out)
 	return nil
 }

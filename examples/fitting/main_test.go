@@ -16,8 +16,8 @@ import (
 // the files written.
 func TestQuick(t *testing.T) {
 	o := defaults()
-	o.epochs, o.sweepEpochs, o.n, o.nTest, o.width, o.act, o.lr, o.standardize = 200, 20, 40, 2000, 16, "tanh", 1e-2, true
-	o.logLines, o.out, o.sweep, o.scarcity = 0, t.TempDir(), true, true
+	o.Epochs, o.sweepEpochs, o.n, o.nTest, o.Width, o.act, o.LR, o.standardize = 200, 20, 40, 2000, 16, "tanh", 1e-2, true
+	o.LogLines, o.Out, o.sweep, o.scarcity = 0, t.TempDir(), true, true
 	var out bytes.Buffer
 	require.NoError(t, run(o, &out, io.Discard))
 	text := out.String()
@@ -25,7 +25,7 @@ func TestQuick(t *testing.T) {
 		assert.Contains(t, text, want)
 	}
 	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+\S+\s+\S+\s+\S+\s+(0\.0001|[0-9.]+e-0[5-9])\s`, text, "ENFORCE's max eq. [%] is at most 100·1e-6")
-	harnesstest.Files(t, o.out, "fitting_y1.png", "fitting_y2.png", "fitting_constraint.png", "fitting_loss.png", "fitting_depth.png",
+	harnesstest.Files(t, o.Out, "fitting_y1.png", "fitting_y2.png", "fitting_constraint.png", "fitting_loss.png", "fitting_depth.png",
 		"fitting_displacement.png", "fitting_history.csv", "fitting_sweep.png", "fitting_sweep_depth.png", "fitting_scarcity.png")
 	o.n = 5
 	assert.Error(t, run(o, io.Discard, io.Discard))
@@ -37,11 +37,11 @@ func TestFlags(t *testing.T) {
 	harnesstest.CheckConvention(t, cli, "quick", "out", "epochs", "sweep", "scarcity")
 	o := defaults()
 	require.NoError(t, flags(&o).Parse([]string{"-quick", "-lr", "0.5"}))
-	assert.Equal(t, 1500, o.epochs)
+	assert.Equal(t, 1500, o.Epochs)
 	assert.Equal(t, 300, o.sweepEpochs)
 	assert.Equal(t, 200, o.n)
 	assert.Equal(t, "tanh", o.act)
 	assert.True(t, o.standardize)
-	assert.Equal(t, 0.5, o.lr, "an explicit flag keeps its value")
+	assert.Equal(t, 0.5, o.LR, "an explicit flag keeps its value")
 	assert.True(t, o.pyTorchInit, "-quick leaves flags it does not list")
 }

@@ -63,30 +63,22 @@ import (
 
 // options are the command-line settings of one experiment.
 type options struct {
-	epochs, n, nTest, width, batch, seeds, logLines int
-	lr, lambdaD, softLambda                         float64
-	seed                                            uint64
-	activation, standardize                         bool
-	out                                             string
+	harness.Common
+	n, nTest, batch         int
+	softLambda              float64
+	activation, standardize bool
 }
 
 // flags registers the command line on o.
 func flags(o *options) *harness.Flags {
 	f := harness.New("inequality", "The ENFORCE paper's fitting experiment with inequality constraints (§5.2, Table 2): MLP, Soft and ENFORCE under |y| ≤ h(x).")
-	f.IntVar(&o.epochs, "epochs", o.epochs, "epochs per model")
+	o.Register(f, "seed of the data and the first model; model seeds are seed, seed+1, …")
 	f.IntVar(&o.n, "n", o.n, "noisy training points")
 	f.IntVar(&o.nTest, "ntest", o.nTest, "noiseless test points")
-	f.IntVar(&o.width, "width", o.width, "width of the backbone's hidden layer (ReLU)")
 	f.IntVar(&o.batch, "batch", o.batch, "mini-batch size")
-	f.Float64Var(&o.lr, "lr", o.lr, "Adam learning rate")
-	f.Float64Var(&o.lambdaD, "lambdaD", o.lambdaD, "λ_D, the weight of ENFORCE's displacement term")
 	f.Float64Var(&o.softLambda, "soft", o.softLambda, "λ_C, the penalty weight of the Soft baseline")
 	f.BoolVar(&o.activation, "activation", o.activation, "use the activation rule of Algorithm 2 (the reference turns it off here)")
 	f.BoolVar(&o.standardize, "standardize", o.standardize, "standardise x and y for the network (constraints stay in original units)")
-	f.Uint64Var(&o.seed, "seed", o.seed, "seed of the data; model seeds are seed, seed+1, …")
-	f.IntVar(&o.seeds, "seeds", o.seeds, "number of model seeds (the paper's table: one run)")
-	f.IntVar(&o.logLines, "log", o.logLines, "progress lines per model on stderr (0: none)")
-	f.Out(&o.out)
 	f.Quick("epochs", "60")
 	return f
 }
@@ -98,10 +90,8 @@ func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // defaults returns the paper's setting.
 func defaults() options {
-	return options{
-		epochs: 500, n: 1200, nTest: 300, width: 64, batch: 128, seeds: 1, logLines: 5,
-		lr: 1e-3, lambdaD: 0.5, softLambda: 1, seed: 1, out: harness.DefaultOut("inequality"), standardize: true,
-	}
+	return options{Common: harness.Common{Epochs: 500, Width: 64, Seeds: 1, LogLines: 5, LR: 1e-3, LambdaD: 0.5, Seed: 1, Out: harness.DefaultOut("inequality")},
+		n: 1200, nTest: 300, batch: 128, softLambda: 1, standardize: true}
 }
 
 // infeasTol is the violation above which a test prediction counts as
@@ -128,7 +118,7 @@ var paperRows = map[train.Mode][5]string{
 }
 
 func run(o options, stdout, progress io.Writer) error {
-	if o.seeds < 1 || o.n < 1 || o.nTest < 2 || o.epochs < 1 || o.width < 1 || o.batch < 1 {
+	if o.Seeds < 1 || o.n < 1 || o.nTest < 2 || o.Epochs < 1 || o.Width < 1 || o.batch < 1 {
 		return fmt.Errorf("-seeds, -n, -epochs, -width and -batch must be positive and -ntest at least 2")
 	}
 	p := problems.FittingInequality{}
@@ -136,26 +126,26 @@ func run(o options, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	trainSet := p.SampleNoisy(o.n, o.seed)
-	testSet := p.Sample(o.nTest, o.seed+1_000_003)
+	trainSet := p.SampleNoisy(o.n, o.Seed)
+	testSet := p.Sample(o.nTest, o.Seed+1_000_003)
 	fmt.Fprintf(stdout, "ENFORCE §5.2: fitting f = h(x) sin x under |y| ≤ h(x) = 1 + x²/(3π²)\n")
 	fmt.Fprintf(stdout, "data: %d noisy training points (bias 0.1, σ 0.3), %d noiseless test points, x ~ U(0, 3π), data seed %d\n",
-		o.n, o.nTest, o.seed)
+		o.n, o.nTest, o.Seed)
 	fmt.Fprintf(stdout, "backbone: 1×%d ReLU, PyTorch init, Adam lr %g, batch %d, %d epochs; λ_D %g, Soft λ_C %g; activation rule %v, standardise %v; %d seed(s) from %d\n\n",
-		o.width, o.lr, o.batch, o.epochs, o.lambdaD, o.softLambda, o.activation, o.standardize, o.seeds, o.seed)
+		o.Width, o.LR, o.batch, o.Epochs, o.LambdaD, o.softLambda, o.activation, o.standardize, o.Seeds, o.Seed)
 
 	modes := []train.Mode{train.MLP, train.Soft, train.ENFORCE}
-	results, runs, err := harness.Trials(modes, o.seed, o.seeds, func(mode train.Mode, seed uint64) (result, train.History, error) {
+	results, runs, err := harness.Trials(modes, o.Seed, o.Seeds, func(mode train.Mode, seed uint64) (result, train.History, error) {
 		cfg := train.Config{
-			Sizes: []int{1, o.width, 1}, Hidden: layers.ReLU, PyTorchInit: true,
+			Sizes: []int{1, o.Width, 1}, Hidden: layers.ReLU, PyTorchInit: true,
 			Constraint: c, Mode: mode,
-			LearnRate: o.lr, BatchSize: o.batch, Epochs: o.epochs, Seed: seed,
-			LambdaD: o.lambdaD, AlwaysProject: !o.activation, Standardize: o.standardize,
+			LearnRate: o.LR, BatchSize: o.batch, Epochs: o.Epochs, Seed: seed,
+			LambdaD: o.LambdaD, AlwaysProject: !o.activation, Standardize: o.standardize,
 		}
 		if mode == train.Soft {
 			cfg.LambdaC = o.softLambda
 		}
-		harness.Progress(&cfg, progress, o.logLines, fmt.Sprintf("%v, seed %d", mode, seed))
+		harness.Progress(&cfg, progress, o.LogLines, fmt.Sprintf("%v, seed %d", mode, seed))
 		r, err := evaluate(cfg, p, trainSet, testSet)
 		return r, r.history, err
 	})
@@ -164,7 +154,7 @@ func run(o options, stdout, progress io.Writer) error {
 	}
 
 	tab := report.NewTable(fmt.Sprintf("Table 2 (§5.2): %d test points; ours: mean ± std over %d seed(s), float64, %s",
-		o.nTest, o.seeds, machine()),
+		o.nTest, o.Seeds, machine()),
 		"method", "R²", "NRMSE [%]", "infeas. g₁ [%]", "infeas. g₂ [%]", "max g⁺", "max|c| (FB)", "AdaNP depth", "inf. time [s]", "train time [s]")
 	for _, mode := range modes {
 		rs := results[mode]
@@ -190,10 +180,10 @@ func run(o options, stdout, progress io.Writer) error {
 	if err := tab.WriteText(stdout); err != nil {
 		return err
 	}
-	if o.out == "" {
+	if o.Out == "" {
 		return nil
 	}
-	return figures(o.out, p, trainSet, testSet, results, runs, stdout)
+	return figures(o.Out, p, trainSet, testSet, results, runs, stdout)
 }
 
 // machine describes where this program runs.

@@ -16,7 +16,7 @@ import (
 // are feasible, and that it writes the figures and the history.
 func TestQuick(t *testing.T) {
 	o := defaults()
-	o.epochs, o.n, o.nTest, o.logLines, o.out = 15, 400, 100, 0, t.TempDir()
+	o.Epochs, o.n, o.nTest, o.LogLines, o.Out = 15, 400, 100, 0, t.TempDir()
 	var out bytes.Buffer
 	require.NoError(t, run(o, &out, io.Discard))
 	text := out.String()
@@ -24,8 +24,8 @@ func TestQuick(t *testing.T) {
 		assert.Contains(t, text, want)
 	}
 	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+\S+\s+0\.00\s+0\.00\s`, text, "ENFORCE has no infeasible test prediction")
-	harnesstest.Files(t, o.out, "inequality_predictions.png", "inequality_loss.png", "inequality_depth.png", "inequality_history.csv")
-	o.seeds = 0
+	harnesstest.Files(t, o.Out, "inequality_predictions.png", "inequality_loss.png", "inequality_depth.png", "inequality_history.csv")
+	o.Seeds = 0
 	assert.Error(t, run(o, io.Discard, io.Discard))
 }
 
@@ -35,8 +35,8 @@ func TestFlags(t *testing.T) {
 	harnesstest.CheckConvention(t, cli, "quick", "out", "epochs", "activation")
 	o := defaults()
 	require.NoError(t, flags(&o).Parse([]string{"-quick"}))
-	assert.Equal(t, 60, o.epochs)
+	assert.Equal(t, 60, o.Epochs)
 	o = defaults()
 	require.NoError(t, flags(&o).Parse([]string{"-epochs", "3", "-quick"}))
-	assert.Equal(t, 3, o.epochs, "an explicit flag keeps its value")
+	assert.Equal(t, 3, o.Epochs, "an explicit flag keeps its value")
 }

@@ -19,14 +19,11 @@ import (
 // ENFORCE in the reference's configuration: an nx-W-W-ny ReLU network
 // initialised as PyTorch's, Adam, x and y standardised.
 type Surrogate struct {
-	Epochs, Width, Batch, Seeds, LogLines int
+	Common
+	Batch int
 	// NTrain > 0 keeps only the first NTrain training rows.
-	NTrain      int
-	LR, LambdaD float64
-	// Seed is the first model seed.
-	Seed          uint64
+	NTrain        int
 	AlwaysProject bool
-	Out           string
 	// DataDir is the shared data folder; empty means problems.DataDir.
 	DataDir string
 }
@@ -34,23 +31,16 @@ type Surrogate struct {
 // DefaultSurrogate returns the reference's setting for the program name:
 // 1200 epochs of Adam at 1e-4, batch 64, width 64, λ_D = 0.5, one seed.
 func DefaultSurrogate(name string) Surrogate {
-	return Surrogate{Epochs: 1200, Width: 64, Batch: 64, Seeds: 1, LogLines: 10, LR: 1e-4, LambdaD: 0.5, Seed: 1, Out: DefaultOut(name)}
+	return Surrogate{Common: Common{Epochs: 1200, Width: 64, Seeds: 1, LogLines: 10, LR: 1e-4, LambdaD: 0.5, Seed: 1, Out: DefaultOut(name)}, Batch: 64}
 }
 
 // Register registers s's flags on f; nAll is the size of the full
 // training split, for -ntrain's help. -quick trains 30 epochs.
 func (s *Surrogate) Register(f *Flags, nAll int) {
-	f.IntVar(&s.Epochs, "epochs", s.Epochs, "epochs per model")
-	f.IntVar(&s.Width, "width", s.Width, "width of the two hidden ReLU layers")
+	s.Common.Register(f, "first model seed; model seeds are seed, seed+1, …")
 	f.IntVar(&s.Batch, "batch", s.Batch, "mini-batch size")
 	f.IntVar(&s.NTrain, "ntrain", s.NTrain, fmt.Sprintf("use only the first n training rows (0: all %d)", nAll))
-	f.Float64Var(&s.LR, "lr", s.LR, "Adam learning rate")
-	f.Float64Var(&s.LambdaD, "lambdaD", s.LambdaD, "λ_D, the weight of ENFORCE's displacement term")
 	f.BoolVar(&s.AlwaysProject, "alwaysproject", s.AlwaysProject, "project every training batch (bypass the activation rule)")
-	f.Uint64Var(&s.Seed, "seed", s.Seed, "first model seed; model seeds are seed, seed+1, …")
-	f.IntVar(&s.Seeds, "seeds", s.Seeds, "number of model seeds")
-	f.IntVar(&s.LogLines, "log", s.LogLines, "progress lines per model on stderr (0: none)")
-	f.Out(&s.Out)
 	f.StringVar(&s.DataDir, "data", s.DataDir, "the shared data folder (default: $ENFORCE_DATA or ../shared/data)")
 	f.Quick("epochs", "30")
 }
