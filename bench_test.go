@@ -6,7 +6,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/enforce-nn/enforce"
-	"github.com/enforce-nn/enforce/internal/benchcases"
+	"github.com/enforce-nn/enforce/examples/benchcases"
 )
 
 // precisions returns the precisions a case is benchmarked in: Float64,

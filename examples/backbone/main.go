@@ -16,16 +16,15 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
-	"log"
 	"os"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 
+	"github.com/enforce-nn/enforce/examples/internal/harness"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems"
 	"github.com/enforce-nn/enforce/train"
@@ -111,8 +110,24 @@ type options struct {
 	seed                            uint64
 }
 
-// quickOptions are the settings of -quick.
-var quickOptions = options{n: 200, nTest: 2000, width: 16, blocks: 2, epochs: 1000, lr: 1e-2, seed: 1}
+// defaults returns the program's default setting.
+func defaults() options {
+	return options{n: 200, nTest: 10000, width: 32, blocks: 2, epochs: 3000, lr: 3e-3, seed: 1}
+}
+
+// flags registers the command line on o; -quick is a run of about 2 s.
+func flags(o *options) *harness.Flags {
+	f := harness.New("backbone", "ENFORCE with a residual backbone (train.Config.Backbone) on the paper's fitting problem; saves and reloads the model.")
+	f.IntVar(&o.n, "n", o.n, "training points")
+	f.IntVar(&o.nTest, "ntest", o.nTest, "test points")
+	f.IntVar(&o.width, "width", o.width, "width of the residual blocks")
+	f.IntVar(&o.blocks, "blocks", o.blocks, "number of residual blocks")
+	f.IntVar(&o.epochs, "epochs", o.epochs, "full-batch Adam steps")
+	f.Float64Var(&o.lr, "lr", o.lr, "Adam learning rate")
+	f.Uint64Var(&o.seed, "seed", o.seed, "seed of the data and the weights")
+	f.Quick("ntest", "2000").Quick("width", "16").Quick("epochs", "1000").Quick("lr", "1e-2")
+	return f
+}
 
 // result is what run measured on the test set.
 type result struct {
@@ -124,23 +139,15 @@ type result struct {
 	trainTime, predictTime time.Duration
 }
 
-func main() {
-	o := options{n: 200, nTest: 10000, width: 32, blocks: 2, epochs: 3000, lr: 3e-3, seed: 1}
-	quick := flag.Bool("quick", false, "a small run of about 2 s (overrides the other flags)")
-	flag.IntVar(&o.n, "n", o.n, "training points")
-	flag.IntVar(&o.nTest, "ntest", o.nTest, "test points")
-	flag.IntVar(&o.width, "width", o.width, "width of the residual blocks")
-	flag.IntVar(&o.blocks, "blocks", o.blocks, "number of residual blocks")
-	flag.IntVar(&o.epochs, "epochs", o.epochs, "full-batch Adam steps")
-	flag.Float64Var(&o.lr, "lr", o.lr, "Adam learning rate")
-	flag.Uint64Var(&o.seed, "seed", o.seed, "seed of the data and the weights")
-	flag.Parse()
-	if *quick {
-		o = quickOptions
-	}
-	if _, err := run(os.Stdout, o); err != nil {
-		log.Fatal(err)
-	}
+func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// cli runs the command with the arguments args and returns its exit status.
+func cli(args []string, stdout, stderr io.Writer) int {
+	o := defaults()
+	return flags(&o).Main(args, stderr, func() error {
+		_, err := run(stdout, o)
+		return err
+	})
 }
 
 // run trains and evaluates the model, printing a report to w.

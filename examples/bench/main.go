@@ -9,7 +9,7 @@
 //
 //	go run ./examples/bench                                   # pure Go
 //	go run -tags openblas ./examples/bench                    # OpenBLAS (apt-get install libopenblas-dev)
-//	go run ./examples/bench -quick                            # smaller batches, for a smoke test
+//	go run ./examples/bench -quick                            # batches divided by 8 (-scale 8), a smoke test
 //
 // Each repetition times a depth-1 and a depth-3 projection of the same batch
 // back to back; the time per step is (T(depth 3) − T(depth 1))/2, so the
@@ -28,9 +28,8 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"log"
+	"io"
 	"os"
 	"runtime"
 	"slices"
@@ -44,57 +43,99 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/enforce-nn/enforce"
-	"github.com/enforce-nn/enforce/internal/benchcases"
+	"github.com/enforce-nn/enforce/examples/benchcases"
+	"github.com/enforce-nn/enforce/examples/internal/harness"
 )
 
-func main() {
-	reps := flag.Int("reps", 3, "repetitions per measurement")
-	precFlag := flag.String("precision", "both", "float64, float32 or both (enforce.Settings.Precision)")
-	quick := flag.Bool("quick", false, "divide batch sizes by 8")
-	flag.Parse()
-	if *reps < 1 {
-		log.Fatalf("-reps %d: want at least 1", *reps)
-	}
-	var precs []enforce.Precision
-	switch *precFlag {
+// options are the command-line settings.
+type options struct {
+	reps, scale int
+	precision   string
+}
+
+// flags registers the command line on o.
+func flags(o *options) *harness.Flags {
+	f := harness.New("bench", "Times one NP step of AdaNP on the paper's sizes against the PyTorch reference, a training step, and a trace's memory.")
+	f.IntVar(&o.reps, "reps", o.reps, "repetitions per measurement")
+	f.StringVar(&o.precision, "precision", o.precision, "float64, float32 or both (enforce.Settings.Precision)")
+	f.IntVar(&o.scale, "scale", o.scale, "divide the batch sizes by this (the reference's times are for 1)")
+	f.Quick("scale", "8")
+	return f
+}
+
+func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// cli runs the command with the arguments args and returns its exit status.
+func cli(args []string, stdout, stderr io.Writer) int {
+	o := options{reps: 3, scale: 1, precision: "both"}
+	return flags(&o).Main(args, stderr, func() error { return run(o, stdout) })
+}
+
+// precisions returns the precisions the flag -precision names.
+func precisions(name string) ([]enforce.Precision, error) {
+	switch name {
 	case "float64":
-		precs = []enforce.Precision{enforce.Float64}
+		return []enforce.Precision{enforce.Float64}, nil
 	case "float32":
-		precs = []enforce.Precision{enforce.Float32}
+		return []enforce.Precision{enforce.Float32}, nil
 	case "both":
-		precs = []enforce.Precision{enforce.Float64, enforce.Float32}
-	default:
-		log.Fatalf("-precision %q: want float64, float32 or both", *precFlag)
+		return []enforce.Precision{enforce.Float64, enforce.Float32}, nil
 	}
-	scale := 1
-	if *quick {
-		scale = 8
-	}
-	cases, err := benchcases.Cases(scale)
-	if err != nil {
-		log.Fatal(err)
-	}
-	loadBefore, loadErr := loadAvg()
-	var gemm dgemm
-	ceilings := []float64{gemm.rate()}
-	// One row per case and precision; Float32 only where it changes the
-	// arithmetic (a Gram matrix or an evaluation large enough).
-	var rows []row
-	var rowCases []benchcases.Case
+	return nil, fmt.Errorf("-precision %q: want float64, float32 or both", name)
+}
+
+// measurement is one row of the table: a case in one precision.
+type measurement struct {
+	tc   benchcases.Case
+	prec enforce.Precision
+}
+
+// plan returns the rows of the table: every case in every precision of
+// precs, Float32 only where it changes the arithmetic (a Gram matrix or
+// an evaluation large enough).
+func plan(cases []benchcases.Case, precs []enforce.Precision) []measurement {
+	var out []measurement
 	for _, tc := range cases {
 		for _, p := range precs {
 			if p == enforce.Float32 && !tc.Large {
 				continue
 			}
-			r, err := measureCase(tc, *reps, p)
-			if err != nil {
-				log.Fatal(err)
-			}
-			rows, rowCases = append(rows, r), append(rowCases, tc)
-			ceilings = append(ceilings, gemm.rate())
+			out = append(out, measurement{tc, p})
 		}
 	}
-	cases = rowCases
+	return out
+}
+
+// memoryCases are the cases of the memory table: the fitting case and the
+// two quadratic sizes, each once (the first three of benchcases.Cases).
+func memoryCases(cases []benchcases.Case) []benchcases.Case {
+	return cases[:min(3, len(cases))]
+}
+
+// run measures and prints the tables to w.
+func run(o options, w io.Writer) error {
+	if o.reps < 1 || o.scale < 1 {
+		return fmt.Errorf("-reps %d, -scale %d: want at least 1", o.reps, o.scale)
+	}
+	precs, err := precisions(o.precision)
+	if err != nil {
+		return err
+	}
+	cases, err := benchcases.Cases(o.scale)
+	if err != nil {
+		return err
+	}
+	loadBefore, loadErr := loadAvg()
+	var gemm dgemm
+	ceilings := []float64{gemm.rate()}
+	planned := plan(cases, precs)
+	rows := make([]row, len(planned))
+	for i, m := range planned {
+		if rows[i], err = measureCase(m.tc, o.reps, m.prec); err != nil {
+			return err
+		}
+		ceilings = append(ceilings, gemm.rate())
+	}
 	loadAfter, loadAfterErr := loadAvg()
 	loadErr = firstErr(loadErr, loadAfterErr)
 
@@ -102,31 +143,31 @@ func main() {
 	rates := make([]float64, len(rows))
 	for i, r := range rows {
 		if r.step > 0 && r.prec != enforce.Float32 { // the ceiling is dgemm's
-			rates[i] = cases[i].Flops / r.step
+			rates[i] = planned[i].tc.Flops / r.step
 		}
 	}
 	ceiling, fastest := raiseCeiling(measured, rates)
-	fmt.Printf("BLAS: %s; GOMAXPROCS %d; dgemm ceiling: %.1f GFLOP/s (best of %d measurements interleaved with the cases, %.1f–%.1f)\n",
+	fmt.Fprintf(w, "BLAS: %s; GOMAXPROCS %d; dgemm ceiling: %.1f GFLOP/s (best of %d measurements interleaved with the cases, %.1f–%.1f)\n",
 		enforce.BLASImplementation, runtime.GOMAXPROCS(0), ceiling/1e9, len(ceilings), slices.Min(ceilings)/1e9, measured/1e9)
 	if fastest >= 0 {
-		fmt.Printf("warning: %s ran at %.1f GFLOP/s, above every dgemm measurement; the ceiling is raised to it (the machine was busy while dgemm ran, or this BLAS's dgemm is slower than the kernels the case uses)\n",
-			cases[fastest].Name, ceiling/1e9)
+		fmt.Fprintf(w, "warning: %s ran at %.1f GFLOP/s, above every dgemm measurement; the ceiling is raised to it (the machine was busy while dgemm ran, or this BLAS's dgemm is slower than the kernels the case uses)\n",
+			planned[fastest].tc.Name, ceiling/1e9)
 	}
-	printLoad(loadBefore, loadAfter, loadErr)
-	fmt.Println()
+	printLoad(w, loadBefore, loadAfter, loadErr)
+	fmt.Fprintln(w)
 
 	noisy := false
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "case (BS, N_O, N_C)\tprecision\tours / step\tspread: min / median / max\treference\tref / ours\tGFLOP/s\tof dgemm\ttrain step / fwd step\tto 1e-6 (mean depth)\t")
-	for i, tc := range cases {
-		r := rows[i]
+	for i, m := range planned {
+		tc, r := m.tc, rows[i]
 		step, ref, ratio, rate, frac := "T(3) ≤ T(1)", "–", "–", "–", "–"
-		if tc.RefSec > 0 && scale == 1 {
+		if tc.RefSec > 0 && o.scale == 1 {
 			ref = fmtDur(tc.RefSec)
 		}
 		if r.step > 0 {
 			step = fmtDur(r.step)
-			if tc.RefSec > 0 && scale == 1 {
+			if tc.RefSec > 0 && o.scale == 1 {
 				ratio = fmt.Sprintf("%.1f×", tc.RefSec/r.step)
 			}
 			rate = fmt.Sprintf("%.1f", tc.Flops/r.step/1e9)
@@ -142,9 +183,9 @@ func main() {
 	}
 	tw.Flush()
 	if noisy {
-		fmt.Println("\nwarning: for a case marked T(3) ≤ T(1), the best depth-3 time was not above the best depth-1 time: timing noise exceeds a step; rerun with more -reps on a quieter machine")
+		fmt.Fprintln(w, "\nwarning: for a case marked T(3) ≤ T(1), the best depth-3 time was not above the best depth-1 time: timing noise exceeds a step; rerun with more -reps on a quieter machine")
 	}
-	fmt.Println(`
+	fmt.Fprintln(w, `
 ours / step: (T(depth 3) − T(depth 1))/2 with each T the best of -reps runs, whole batch; float32
   rows (Settings.Precision Float32, for the cases large enough for it to change the arithmetic) time
   steps taken in single precision, which is how a sample far from the constraint set is projected.
@@ -156,7 +197,7 @@ train step / fwd step: depth-1 ProjectTrace + Unrolled VJP over depth-1 ProjectT
 to 1e-6: a whole projection to max|c| ≤ 1e-6 (default settings) from the case's ŷ, best of -reps, and
   its mean depth: float32 takes its last steps in float64, so from these near-feasible ŷ (two or three
   Newton steps) it gains less than per step.`)
-	memory(cases)
+	return memory(w, memoryCases(cases))
 }
 
 func fmtDur(sec float64) string {
@@ -378,27 +419,27 @@ func firstErr(a, b error) error {
 }
 
 // printLoad prints the load averages and warns when busy says so.
-func printLoad(before, after [3]float64, err error) {
+func printLoad(w io.Writer, before, after [3]float64, err error) {
 	if err != nil {
-		fmt.Printf("load average: unavailable (%v); cannot tell whether the machine was busy\n", err)
+		fmt.Fprintf(w, "load average: unavailable (%v); cannot tell whether the machine was busy\n", err)
 		return
 	}
-	fmt.Printf("load average (1, 5, 15 min): before %.2f %.2f %.2f, after %.2f %.2f %.2f; %d CPUs\n",
+	fmt.Fprintf(w, "load average (1, 5, 15 min): before %.2f %.2f %.2f, after %.2f %.2f %.2f; %d CPUs\n",
 		before[0], before[1], before[2], after[0], after[1], after[2], runtime.NumCPU())
 	if busy(before, after, runtime.NumCPU()) {
-		fmt.Println("warning: the load average suggests other processes were using the CPUs; times and ratios may be off by tens of percent, repeat on a quiet machine")
+		fmt.Fprintln(w, "warning: the load average suggests other processes were using the CPUs; times and ratios may be off by tens of percent, repeat on a quiet machine")
 	}
 }
 
 // memory prints the bytes a trace holds per training step against the
 // paper's M_train = 4·n·BS·(N_O+1)·(N_C+N_O) (float32 bytes), for depths
-// 1, 3 and 5, with Unrolled and Implicit gradients.
-func memory(cases []benchcases.Case) {
-	fmt.Println("\nTrace memory per training step (MB, capacity held, so including growth slack):")
-	fmt.Println("ours (float64: y, μ, W, B and G's factor per step) vs the paper's M_train (float32)")
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+// 1, 3 and 5, with Unrolled and Implicit gradients, one block per case.
+func memory(w io.Writer, cases []benchcases.Case) error {
+	fmt.Fprintln(w, "\nTrace memory per training step (MB, capacity held, so including growth slack):")
+	fmt.Fprintln(w, "ours (float64: y, μ, W, B and G's factor per step) vs the paper's M_train (float32)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "case\tdepth\tUnrolled\tImplicit\tpaper M_train\t")
-	for _, tc := range cases[:3] {
+	for _, tc := range cases {
 		r, nO := tc.YHat.Dims()
 		_, _, nC := tc.C.Dims()
 		for _, depth := range []int{1, 3, 5} {
@@ -406,11 +447,11 @@ func memory(cases []benchcases.Case) {
 			for i, mode := range []enforce.GradMode{enforce.Unrolled, enforce.Implicit} {
 				a, err := enforce.NewAdaNP(tc.C, enforce.Settings{MinDepth: depth, MaxDepth: depth, Grad: mode})
 				if err != nil {
-					log.Fatal(err)
+					return err
 				}
 				var tr enforce.Trace
 				if _, err := a.ProjectTrace(mat.DenseCopyOf(tc.YHat), tc.X, tc.YHat, &tr); err != nil {
-					log.Fatal(err)
+					return err
 				}
 				bytes[i] = tr.Bytes()
 			}
@@ -418,7 +459,7 @@ func memory(cases []benchcases.Case) {
 			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t\n", tc.Name, depth, float64(bytes[0])/1e6, float64(bytes[1])/1e6, float64(paper)/1e6)
 		}
 	}
-	tw.Flush()
+	return tw.Flush()
 }
 
 // busy reports whether the 1-minute load averages suggest that other

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"io"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/enforce-nn/enforce"
-	"github.com/enforce-nn/enforce/internal/benchcases"
+	"github.com/enforce-nn/enforce/examples/benchcases"
+	"github.com/enforce-nn/enforce/examples/internal/harness/harnesstest"
 )
 
 func TestMedian(t *testing.T) {
@@ -76,4 +81,53 @@ func TestMeasureCase(t *testing.T) {
 	}
 	var d dgemm
 	assert.Positive(t, d.rate())
+}
+
+// TestMemoryTable runs the program at a small scale and checks that its
+// memory table has each of the fitting and quadratic cases once (three
+// depths each): it once listed (833, 100, 50) twice and never
+// (833, 200, 150), because it took the first three rows of the time table,
+// where Float32 repeats a case.
+func TestMemoryTable(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run(options{reps: 1, scale: 100, precision: "both"}, &out))
+	text := out.String()
+	i := strings.Index(text, "Trace memory per training step")
+	require.Positive(t, i, text)
+	mem := text[i:]
+	for _, name := range []string{"fitting (10, 2, 1)", "quadratic (8, 100, 50)", "quadratic (8, 200, 150)"} {
+		assert.Equal(t, 3, strings.Count(mem, name+" "), "%s: depths 1, 3 and 5 in\n%s", name, mem)
+	}
+	assert.NotContains(t, mem, "distillation")
+	rows := regexp.MustCompile(`(?m)^\s*quadratic \(8, 200, 150\)\s+float(64|32)\s`).FindAllString(text[:i], -1)
+	assert.Len(t, rows, 2, "the time table has the case in float64 and float32")
+}
+
+func TestPlan(t *testing.T) {
+	cases, err := benchcases.Cases(100)
+	require.NoError(t, err)
+	both, err := precisions("both")
+	require.NoError(t, err)
+	var names []string
+	for _, m := range plan(cases, both) {
+		names = append(names, m.tc.Name+" "+m.prec.String())
+	}
+	assert.Equal(t, []string{
+		"fitting (10, 2, 1) float64",
+		"quadratic (8, 100, 50) float64", "quadratic (8, 100, 50) float32",
+		"quadratic (8, 200, 150) float64", "quadratic (8, 200, 150) float32",
+		"distillation, Func (10, 9, 6) float64", "distillation, analytic (10, 9, 6) float64",
+	}, names, "Float32 only for the cases large enough")
+	_, err = precisions("half")
+	assert.ErrorContains(t, err, `-precision "half"`)
+	assert.Error(t, run(options{reps: 0, scale: 1, precision: "both"}, io.Discard))
+}
+
+// TestFlags checks the examples' command-line convention and that -quick
+// divides the batches by 8.
+func TestFlags(t *testing.T) {
+	harnesstest.CheckConvention(t, cli, "quick", "reps", "scale", "precision")
+	o := options{reps: 3, scale: 1, precision: "both"}
+	require.NoError(t, flags(&o).Parse([]string{"-quick"}))
+	assert.Equal(t, 8, o.scale)
 }

@@ -18,7 +18,9 @@
 // epochs at learning rate 1e-2.
 //
 // Figures (PNG: predictions, residual along x, loss and AdaNP depth
-// against the epoch) and the per-epoch history (CSV) go to -out.
+// against the epoch) and the per-epoch history (CSV) go to -out; -h,
+// -quick and -out follow the examples' convention (README, "Running the
+// examples").
 //
 //	go run ./examples/cusp -quick
 //	go run ./examples/cusp             # the paper's scale
@@ -26,20 +28,17 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
-	"log"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
-	"sort"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/enforce-nn/enforce/internal/report"
+	"github.com/enforce-nn/enforce/examples/internal/harness"
+	"github.com/enforce-nn/enforce/examples/internal/report"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems"
 	"github.com/enforce-nn/enforce/train"
@@ -47,52 +46,35 @@ import (
 
 // options are the command-line settings of one experiment.
 type options struct {
-	epochs, n, nTest, width, seeds, logLines int
-	act                                      string
-	lr, lambdaD                              float64
-	seed                                     uint64
-	standardize                              bool
-	out                                      string
+	harness.Common
+	n, nTest    int
+	act         string
+	standardize bool
 }
 
 // defaults returns the paper's setting (that of §5.1).
 func defaults() options {
-	return options{epochs: 50000, n: 100, nTest: 100000, width: 64, seeds: 1, logLines: 5, act: "relu", lr: 1e-3, lambdaD: 0.5, seed: 1, out: filepath.Join(os.TempDir(), "enforce-figures", "cusp")}
+	return options{Common: harness.Common{Epochs: 50000, Width: 64, Seeds: 1, LogLines: 5, LR: 1e-3, LambdaD: 0.5, Seed: 1, Out: harness.DefaultOut("cusp")},
+		n: 100, nTest: 100000, act: "relu"}
 }
 
-func main() {
-	o := defaults()
-	quick := flag.Bool("quick", false, "reduced scale that finishes in a few seconds (flags given explicitly still apply)")
-	flag.IntVar(&o.epochs, "epochs", o.epochs, "full-batch Adam epochs per model")
-	flag.IntVar(&o.n, "n", o.n, "training points")
-	flag.IntVar(&o.nTest, "ntest", o.nTest, "test points")
-	flag.IntVar(&o.width, "width", o.width, "width of the backbone's hidden layer")
-	flag.StringVar(&o.act, "act", o.act, "hidden activation: relu, tanh, sigmoid or identity")
-	flag.Float64Var(&o.lr, "lr", o.lr, "Adam learning rate")
-	flag.Float64Var(&o.lambdaD, "lambdaD", o.lambdaD, "λ_D, the weight of ENFORCE's displacement term")
-	flag.BoolVar(&o.standardize, "standardize", o.standardize, "standardise x and y for the network")
-	flag.Uint64Var(&o.seed, "seed", o.seed, "seed of the data; model seeds are seed, seed+1, …")
-	flag.IntVar(&o.seeds, "seeds", o.seeds, "number of model seeds")
-	flag.IntVar(&o.logLines, "log", o.logLines, "progress lines per model on stderr (0: none)")
-	flag.StringVar(&o.out, "out", o.out, "folder for the PNG figures and the history CSV (empty: none)")
-	flag.Parse()
-	if *quick {
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		for name, apply := range map[string]func(){
-			"epochs": func() { o.epochs = 1500 }, "n": func() { o.n = 200 }, "ntest": func() { o.nTest = 10000 },
-			"width": func() { o.width = 32 }, "act": func() { o.act = "tanh" }, "lr": func() { o.lr = 1e-2 },
-			"standardize": func() { o.standardize = true },
-		} {
-			if !set[name] {
-				apply()
-			}
-		}
-	}
-	if err := run(o, os.Stdout, os.Stderr); err != nil {
-		log.Fatal(err)
-	}
+// flags registers the command line on o.
+func flags(o *options) *harness.Flags {
+	f := harness.New("cusp", "The cusp experiment of the ENFORCE paper's appendix: MLP and ENFORCE under c = y₁² − y₂³ = 0.")
+	o.Register(f, "seed of the data and the first model; model seeds are seed, seed+1, …")
+	f.IntVar(&o.n, "n", o.n, "training points")
+	f.IntVar(&o.nTest, "ntest", o.nTest, "test points")
+	f.StringVar(&o.act, "act", o.act, "hidden activation: relu, tanh, sigmoid or identity")
+	f.BoolVar(&o.standardize, "standardize", o.standardize, "standardise x and y for the network")
+	f.Quick("epochs", "1500").Quick("n", "200").Quick("ntest", "10000").Quick("width", "32").
+		Quick("act", "tanh").Quick("lr", "1e-2").Quick("standardize", "true")
+	return f
 }
+
+// cli runs the command with the arguments args and returns its exit status.
+var cli = harness.Command(defaults, flags, run)
+
+func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // result is one trained model measured on the test set.
 type result struct {
@@ -108,53 +90,36 @@ func run(o options, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.seeds < 1 || o.n < 1 || o.nTest < 2 || o.epochs < 1 || o.width < 1 {
+	if o.Seeds < 1 || o.n < 1 || o.nTest < 2 || o.Epochs < 1 || o.Width < 1 {
 		return fmt.Errorf("-seeds, -n, -epochs and -width must be positive and -ntest at least 2")
 	}
 	p := problems.Cusp{}
-	trainSet, testSet := p.Sample(o.n, o.seed), p.Sample(o.nTest, o.seed+1_000_003)
+	trainSet, testSet := p.Sample(o.n, o.Seed), p.Sample(o.nTest, o.Seed+1_000_003)
 	fmt.Fprintf(stdout, "ENFORCE appendix (cusp): fitting y₁ = sin x, y₂ = (sin² x)^⅓ under c = y₁² − y₂³ = 0\n")
-	fmt.Fprintf(stdout, "data: %d training and %d test points, x ~ U(−2, 2) (problems.Cusp, data seed %d)\n", o.n, o.nTest, o.seed)
+	fmt.Fprintf(stdout, "data: %d training and %d test points, x ~ U(−2, 2) (problems.Cusp, data seed %d)\n", o.n, o.nTest, o.Seed)
 	fmt.Fprintf(stdout, "backbone: 1×%d %v, PyTorch init, Adam lr %g, full batch, %d epochs, λ_D %g, standardise %v (the paper is silent: §5.1's setting); %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
-		o.width, hidden, o.lr, o.epochs, o.lambdaD, o.standardize, o.seeds, o.seed, runtime.GOMAXPROCS(0))
+		o.Width, hidden, o.LR, o.Epochs, o.LambdaD, o.standardize, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
 
 	modes := []train.Mode{train.MLP, train.ENFORCE}
-	results := map[train.Mode][]result{}
-	var runs []report.Run
-	for s := range o.seeds {
-		seed := o.seed + uint64(s)
-		for _, mode := range modes {
-			cfg := train.Config{
-				Sizes: []int{1, o.width, 2}, Hidden: hidden, PyTorchInit: true, Constraint: p.Equalities(), Mode: mode,
-				LearnRate: o.lr, Epochs: o.epochs, Seed: seed, Standardize: o.standardize, LambdaD: o.lambdaD,
-			}
-			if o.logLines > 0 {
-				cfg.LogEvery, cfg.Progress = max(1, o.epochs/o.logLines), progress
-				fmt.Fprintf(progress, "training %v, seed %d\n", mode, seed)
-			} else {
-				cfg.Quiet = true
-			}
-			r, err := evaluate(cfg, p, trainSet, testSet)
-			if err != nil {
-				return fmt.Errorf("%v, seed %d: %w", mode, seed, err)
-			}
-			results[mode] = append(results[mode], r)
-			runs = append(runs, report.Run{Label: fmt.Sprintf("%v seed %d", mode, seed), History: r.history})
+	results, runs, err := harness.Trials(modes, o.Seed, o.Seeds, func(mode train.Mode, seed uint64) (result, train.History, error) {
+		cfg := train.Config{
+			Sizes: []int{1, o.Width, 2}, Hidden: hidden, PyTorchInit: true, Constraint: p.Equalities(), Mode: mode,
+			LearnRate: o.LR, Epochs: o.Epochs, Seed: seed, Standardize: o.standardize, LambdaD: o.LambdaD,
 		}
+		harness.Progress(&cfg, progress, o.LogLines, fmt.Sprintf("%v, seed %d", mode, seed))
+		r, err := evaluate(cfg, p, trainSet, testSet)
+		return r, r.history, err
+	})
+	if err != nil {
+		return err
 	}
 
-	tab := report.NewTable(fmt.Sprintf("Cusp (appendix): %d test points; ours: mean ± std over %d seed(s), float64, CPU", o.nTest, o.seeds),
+	tab := report.NewTable(fmt.Sprintf("Cusp (appendix): %d test points; ours: mean ± std over %d seed(s), float64, CPU", o.nTest, o.Seeds),
 		"method", "test MSE", "R²", "mean|c|", "max|c|", "|c| > 1e-6 [%]", "not converged", "clamped", "AdaNP depth", "inf. time [s/1000]", "train time [s]")
 	tab.AddRow("ENFORCE (paper)", "", "", "", "< 1e-6", "0")
 	for _, mode := range modes {
 		rs := results[mode]
-		col := func(f func(result) float64, format string) string {
-			xs := make([]float64, len(rs))
-			for i, r := range rs {
-				xs[i] = f(r)
-			}
-			return report.Summarize(xs).Format(format)
-		}
+		col := func(f func(result) float64, format string) string { return report.SummarizeFunc(rs, f).Format(format) }
 		tab.AddRow(mode.String()+" (ours)",
 			col(func(r result) float64 { return r.mse }, "%.2e"),
 			col(func(r result) float64 { return r.r2 }, "%.4f"),
@@ -172,10 +137,10 @@ func run(o options, stdout, progress io.Writer) error {
 	if err := tab.WriteText(stdout); err != nil {
 		return err
 	}
-	if o.out == "" {
+	if o.Out == "" {
 		return nil
 	}
-	return figures(o.out, p, trainSet, testSet, results, runs, stdout)
+	return figures(o.Out, p, testSet, results, runs, stdout)
 }
 
 // projected returns cell for ENFORCE, whose predictions AdaNP projects,
@@ -189,21 +154,13 @@ func projected(mode train.Mode, cell string) string {
 
 // evaluate trains one model and measures it on the test set.
 func evaluate(cfg train.Config, p problems.Cusp, trainSet, testSet problems.Dataset) (result, error) {
-	var r result
-	model, err := train.New(cfg)
+	f, err := harness.Fit(cfg, trainSet, testSet.X, 1000)
 	if err != nil {
-		return r, err
+		return result{}, err
 	}
-	start := time.Now()
-	if r.history, err = model.Fit(trainSet.X, trainSet.Y); err != nil {
-		return r, err
-	}
-	r.train = time.Since(start)
-	pred, st, err := model.Predict(testSet.X)
-	if err != nil {
-		return r, err
-	}
-	r.pred, r.depth, r.notConverged, r.clamped = pred, st.MeanDepth, st.NotConverged, st.Clamped
+	pred := f.Pred
+	r := result{pred: pred, history: f.History, train: f.Train, predict: f.Predict,
+		depth: f.Stats.MeanDepth, notConverged: f.Stats.NotConverged, clamped: f.Stats.Clamped}
 	r.mse, r.r2 = report.MSE(pred, testSet.Y), report.R2(pred, testSet.Y)
 	if r.meanC, r.maxC, err = report.Residual(p.Equalities(), testSet.X, pred); err != nil {
 		return r, err
@@ -216,69 +173,32 @@ func evaluate(cfg train.Config, p problems.Cusp, trainSet, testSet problems.Data
 		}
 	}
 	r.above *= 100 / float64(testSet.Len())
-	batch := testSet.X.Slice(0, min(1000, testSet.Len()), 0, 1).(*mat.Dense)
-	r.predict, err = report.MedianTime(11, func() error {
-		_, _, err := model.Predict(batch)
-		return err
-	})
-	return r, err
+	return r, nil
 }
 
 // figures writes the first seed's predictions and residual along x, the
 // loss and AdaNP depth against the epoch, and the history CSV.
-func figures(dir string, p problems.Cusp, trainSet, testSet problems.Dataset, results map[train.Mode][]result, runs []report.Run, stdout io.Writer) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	order := make([]int, testSet.Len())
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(a, b int) bool { return testSet.X.At(order[a], 0) < testSet.X.At(order[b], 0) })
-	stride := max(1, len(order)/2000)
-	var idx []int
-	for k := 0; k < len(order); k += stride {
-		idx = append(idx, order[k])
-	}
-	column := func(m *mat.Dense, j int) []float64 {
-		v := make([]float64, len(idx))
-		for k, i := range idx {
-			v[k] = m.At(i, j)
-		}
-		return v
-	}
-	xs := column(testSet.X, 0)
+func figures(dir string, p problems.Cusp, testSet problems.Dataset, results map[train.Mode][]result, runs []report.Run, stdout io.Writer) error {
+	idx := harness.SortedRows(testSet.X, 2000)
+	xs := harness.Column(testSet.X, 0, idx)
 	modes := []train.Mode{train.MLP, train.ENFORCE}
-	var pred []report.Series
+	var pred, resid []report.Series
 	for j := range 2 {
-		pred = append(pred, report.Series{Label: fmt.Sprintf("truth y%d", j+1), X: xs, Y: column(testSet.Y, j)})
+		pred = append(pred, report.Series{Label: fmt.Sprintf("truth y%d", j+1), X: xs, Y: harness.Column(testSet.Y, j, idx), Dashed: j == 1})
 		for _, mode := range modes {
-			pred = append(pred, report.Series{Label: fmt.Sprintf("%v y%d", mode, j+1), X: xs, Y: column(results[mode][0].pred, j), Dashed: mode == train.MLP})
+			pred = append(pred, report.Series{Label: fmt.Sprintf("%v y%d", mode, j+1), X: xs, Y: harness.Column(results[mode][0].pred, j, idx), Dashed: j == 1})
 		}
 	}
-	var resid []report.Series
-	c := make([]float64, 1)
 	for _, mode := range modes {
-		s := report.Series{Label: mode.String()}
-		for _, i := range idx {
-			p.Equalities().Eval(testSet.X.RawRowView(i), results[mode][0].pred.RawRowView(i), c, nil)
-			s.X, s.Y = append(s.X, testSet.X.At(i, 0)), append(s.Y, math.Max(math.Abs(c[0]), 1e-16))
-		}
-		resid = append(resid, s)
-	}
-	var enf []report.Run
-	for i, r := range runs {
-		if i%len(modes) == 1 {
-			enf = append(enf, r)
-		}
+		resid = append(resid, harness.AbsResidual(mode.String(), p.Equalities(), testSet.X, results[mode][0].pred, 0, idx, 1e-16))
 	}
 	plots := []report.Plot{
-		{Name: "cusp_predictions.png", Fig: report.Figure{Title: "Cusp: predictions (first seed)", XLabel: "x", YLabel: "y", Width: 7}, Series: pred},
+		{Name: "cusp_predictions.png", Fig: report.Figure{Title: "Cusp: predictions (first seed; y2 dashed)", XLabel: "x", YLabel: "y", Width: 7}, Series: pred},
 		{Name: "cusp_constraint.png", Fig: report.Figure{Title: "Cusp: |c| on the test set (first seed; 0 drawn at 1e-16)", XLabel: "x", YLabel: "|y₁² − y₂³|", LogY: true, Width: 7}, Series: resid},
 		{Name: "cusp_loss.png", Fig: report.Figure{Title: "Training loss", XLabel: "epoch", YLabel: "loss", LogX: true, LogY: true},
 			Series: report.HistorySeries(func(e train.Epoch) float64 { return e.Loss }, true, runs...)},
 		{Name: "cusp_depth.png", Fig: report.Figure{Title: "ENFORCE: AdaNP depth during training", XLabel: "epoch", YLabel: "mean NP steps per sample", LogX: true},
-			Series: report.HistorySeries(func(e train.Epoch) float64 { return e.Depth }, false, enf...)},
+			Series: report.HistorySeries(func(e train.Epoch) float64 { return e.Depth }, false, report.Select("ENFORCE", runs...)...)},
 	}
 	names, err := report.WriteOutputs(dir, plots, "cusp_history.csv", runs...)
 	if err != nil {

@@ -47,82 +47,48 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log"
 	"os"
-	"path/filepath"
 	"runtime"
-	"time"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/enforce-nn/enforce"
-	"github.com/enforce-nn/enforce/internal/report"
-	"github.com/enforce-nn/enforce/layers"
+	"github.com/enforce-nn/enforce/examples/internal/harness"
+	"github.com/enforce-nn/enforce/examples/internal/report"
 	"github.com/enforce-nn/enforce/problems"
 	"github.com/enforce-nn/enforce/train"
 )
 
 // options are the command-line settings of one experiment.
 type options struct {
-	epochs, width, batch, seeds, logLines, nTrain int
-	lr, lambdaD                                   float64
-	seed                                          uint64
-	alwaysProject                                 bool
-	out, dataDir                                  string
-	weights                                       string // "standardised" or "auto"
+	harness.Surrogate
+	weights string // "standardised" or "auto"
 }
 
 // defaults returns the paper's setting.
 func defaults() options {
-	return options{epochs: 1200, width: 64, batch: 64, seeds: 1, logLines: 10, lr: 1e-4, lambdaD: 0.5, seed: 1, weights: "standardised",
-		out: filepath.Join(os.TempDir(), "enforce-figures", "distillation")}
+	return options{Surrogate: harness.DefaultSurrogate("distillation"), weights: "standardised"}
 }
 
-func main() {
-	o := defaults()
-	quick := flag.Bool("quick", false, "reduced scale (30 epochs) that finishes in well under a minute (flags given explicitly still apply)")
-	flag.IntVar(&o.epochs, "epochs", o.epochs, "epochs per model")
-	flag.IntVar(&o.width, "width", o.width, "width of the two hidden ReLU layers")
-	flag.IntVar(&o.batch, "batch", o.batch, "mini-batch size")
-	flag.IntVar(&o.nTrain, "ntrain", 0, "use only the first n training rows (0: all 3015)")
-	flag.Float64Var(&o.lr, "lr", o.lr, "Adam learning rate")
-	flag.Float64Var(&o.lambdaD, "lambdaD", o.lambdaD, "λ_D, the weight of ENFORCE's displacement term")
-	flag.BoolVar(&o.alwaysProject, "alwaysproject", false, "project every training batch (bypass the activation rule)")
-	flag.StringVar(&o.weights, "weights", o.weights, `AdaNP's metric: "standardised" (W = diag(σ_max²/σ_j²), the loss's units) or "auto" (the reference's enforce.AutoDiagonal, ε = 1e-8, original units)`)
-	flag.Uint64Var(&o.seed, "seed", o.seed, "first model seed; model seeds are seed, seed+1, …")
-	flag.IntVar(&o.seeds, "seeds", o.seeds, "number of model seeds")
-	flag.IntVar(&o.logLines, "log", o.logLines, "progress lines per model on stderr (0: none)")
-	flag.StringVar(&o.out, "out", o.out, "folder for the PNG figures and the history CSV (empty: none)")
-	flag.StringVar(&o.dataDir, "data", "", "the shared data folder (default: $ENFORCE_DATA or ../shared/data)")
-	flag.Parse()
-	if *quick {
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if !set["epochs"] {
-			o.epochs = 30
-		}
-	}
-	err := run(o, os.Stdout, os.Stderr)
-	if errors.Is(err, problems.ErrNoData) {
-		fmt.Fprintln(os.Stderr, "distillation: the KKT-HardNet data are not available:", err)
-		os.Exit(2)
-	}
-	if err != nil {
-		log.Fatal(err)
-	}
+// flags registers the command line on o.
+func flags(o *options) *harness.Flags {
+	f := harness.New("distillation", "The ENFORCE paper's extractive-distillation surrogate (§5.4.1, Table 4): MLP and ENFORCE under 6 bilinear mass balances.")
+	o.Register(f, 3015)
+	f.StringVar(&o.weights, "weights", o.weights, `AdaNP's metric: "standardised" (W = diag(σ_max²/σ_j²), the loss's units) or "auto" (the reference's enforce.AutoDiagonal, ε = 1e-8, original units)`)
+	return f
 }
+
+// cli runs the command with the arguments args and returns its exit status.
+var cli = harness.Command(defaults, flags, run)
+
+func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // result is one trained model measured on the test set.
 type result struct {
-	mse, meanC, maxC, depth, projected, trainDepth float64
-	notConverged                                   int
-	predict, train                                 time.Duration
-	history                                        train.History
-	pred                                           *mat.Dense
+	harness.Fitted
+	mse, meanC, maxC float64
 }
 
 // paperRows is Table 4 of the paper: MSE, max eq., mean eq., inference
@@ -140,93 +106,47 @@ func run(o options, stdout, progress io.Writer) error {
 	if o.weights != "standardised" && o.weights != "auto" {
 		return fmt.Errorf("-weights %q: want standardised or auto", o.weights)
 	}
-	if o.seeds < 1 || o.epochs < 1 || o.width < 1 || o.batch < 1 || o.nTrain < 0 {
-		return errors.New("-seeds, -epochs, -width and -batch must be positive, -ntrain not negative")
-	}
-	dir := o.dataDir
-	if dir == "" {
-		var err error
-		if dir, err = problems.DataDir(); err != nil {
-			return err
-		}
-	}
-	all, split, err := problems.LoadDistillation(dir)
+	dir, trainSet, testSet, err := o.Load(problems.LoadDistillation)
 	if err != nil {
 		return err
-	}
-	trainSet, _, testSet := all.Partition(split)
-	if o.nTrain > 0 && o.nTrain < trainSet.Len() {
-		idx := make([]int, o.nTrain)
-		for i := range idx {
-			idx[i] = i
-		}
-		trainSet = trainSet.Rows(idx)
 	}
 	p := problems.Distillation{}
 	fmt.Fprintf(stdout, "ENFORCE §5.4.1: extractive distillation surrogate under 6 bilinear equalities (KKT-HardNet data, %s)\n", dir)
 	fmt.Fprintf(stdout, "data: %d training and %d test simulations (the reference's split)\n", trainSet.Len(), testSet.Len())
 	fmt.Fprintf(stdout, "backbone: 3-%d-%d-9 ReLU, PyTorch init, standardised x and y, Adam lr %g, batch %d, %d epochs; λ_D %g, W %s; activation rule %v; %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
-		o.width, o.width, o.lr, o.batch, o.epochs, o.lambdaD, o.weights, !o.alwaysProject, o.seeds, o.seed, runtime.GOMAXPROCS(0))
+		o.Width, o.Width, o.LR, o.Batch, o.Epochs, o.LambdaD, o.weights, !o.AlwaysProject, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
 
 	modes := []train.Mode{train.MLP, train.ENFORCE}
-	results := map[train.Mode][]result{}
-	var runs []report.Run
-	for s := range o.seeds {
-		seed := o.seed + uint64(s)
-		for _, mode := range modes {
-			ts, infer := train.TrainSettings(), enforce.Settings{}
-			if o.weights == "auto" {
-				ts.Weights, ts.Reg = enforce.AutoDiagonal, 1e-8
-				infer = enforce.Settings{Weights: enforce.AutoDiagonal, Reg: 1e-8}
-			}
-			cfg := train.Config{
-				Sizes: []int{3, o.width, o.width, 9}, Hidden: layers.ReLU, PyTorchInit: true,
-				Constraint: p.Equalities(), Mode: mode, Train: &ts,
-				Infer:     infer,
-				LearnRate: o.lr, BatchSize: o.batch, Epochs: o.epochs, Seed: seed,
-				LambdaD: o.lambdaD, Standardize: true, AlwaysProject: o.alwaysProject,
-			}
-			if o.logLines > 0 {
-				cfg.LogEvery, cfg.Progress = max(1, o.epochs/o.logLines), progress
-				fmt.Fprintf(progress, "training %v, seed %d\n", mode, seed)
-			} else {
-				cfg.Quiet = true
-			}
-			r, err := evaluate(cfg, p, trainSet, testSet)
-			if err != nil {
-				return fmt.Errorf("%v, seed %d: %w", mode, seed, err)
-			}
-			results[mode] = append(results[mode], r)
-			runs = append(runs, report.Run{Label: fmt.Sprintf("%v seed %d", mode, seed), History: r.history})
+	results, runs, err := harness.Trials(modes, o.Seed, o.Seeds, func(mode train.Mode, seed uint64) (result, train.History, error) {
+		ts, infer := train.TrainSettings(), enforce.Settings{}
+		if o.weights == "auto" {
+			ts.Weights, ts.Reg = enforce.AutoDiagonal, 1e-8
+			infer = enforce.Settings{Weights: enforce.AutoDiagonal, Reg: 1e-8}
 		}
+		cfg := o.Config(mode, seed, 3, 9, p.Equalities(), ts, infer)
+		harness.Progress(&cfg, progress, o.LogLines, fmt.Sprintf("%v, seed %d", mode, seed))
+		r, err := evaluate(cfg, p, trainSet, testSet)
+		return r, r.History, err
+	})
+	if err != nil {
+		return err
 	}
 
-	tab := report.NewTable(fmt.Sprintf("Table 4 (§5.4.1): %d test points; ours: mean ± std over %d seed(s), float64, CPU", testSet.Len(), o.seeds),
-		"method", "MSE", "max eq.", "mean eq.", "inf. time [s]", "train time [s]", "AdaNP depth", "not converged", "projected batches", "train depth")
+	tab := report.NewTable(fmt.Sprintf("Table 4 (§5.4.1): %d test points; ours: mean ± std over %d seed(s), float64, CPU", testSet.Len(), o.Seeds),
+		append([]string{"method", "MSE", "max eq.", "mean eq.", "inf. time [s]", "train time [s]"}, harness.AdaNPColumns...)...)
 	for _, pr := range paperRows {
 		tab.AddRow(pr.name, pr.cells[0], pr.cells[1], pr.cells[2], pr.cells[3], pr.cells[4])
 	}
 	for _, mode := range modes {
 		rs := results[mode]
-		col := func(f func(result) float64, format string) string {
-			xs := make([]float64, len(rs))
-			for i, r := range rs {
-				xs[i] = f(r)
-			}
-			return report.Summarize(xs).Format(format)
-		}
+		col := func(f func(result) float64, format string) string { return report.SummarizeFunc(rs, f).Format(format) }
 		row := []string{mode.String() + " (ours)",
 			col(func(r result) float64 { return r.mse }, "%.2e"),
 			col(func(r result) float64 { return r.maxC }, "%.1e"),
-			col(func(r result) float64 { return r.meanC }, "%.1e"),
-			col(func(r result) float64 { return r.predict.Seconds() }, "%.4f"),
-			col(func(r result) float64 { return r.train.Seconds() }, "%.0f")}
+			col(func(r result) float64 { return r.meanC }, "%.1e")}
+		row = append(row, harness.TimeCells(rs, "%.4f", "%.0f")...)
 		if mode == train.ENFORCE {
-			row = append(row,
-				col(func(r result) float64 { return r.depth }, "%.2f"),
-				col(func(r result) float64 { return float64(r.notConverged) }, "%.0f"),
-				col(func(r result) float64 { return 100 * r.projected }, "%.1f %%"),
-				col(func(r result) float64 { return r.trainDepth }, "%.2f"))
+			row = append(row, harness.AdaNPCells(rs)...)
 		}
 		tab.AddRow(row...)
 	}
@@ -237,81 +157,22 @@ func run(o options, stdout, progress io.Writer) error {
 	if err := tab.WriteText(stdout); err != nil {
 		return err
 	}
-	if o.out == "" {
+	if o.Out == "" {
 		return nil
 	}
-	return figures(o.out, testSet, results, runs, stdout)
+	pred := map[train.Mode]*mat.Dense{train.MLP: results[train.MLP][0].Pred, train.ENFORCE: results[train.ENFORCE][0].Pred}
+	return harness.SurrogateFigures(o.Out, "distillation",
+		report.Figure{Title: "Distillation: predicted against simulated D, B and L (test set, first seed)", XLabel: "simulated [mol/s]", YLabel: "predicted [mol/s]"},
+		harness.Parity(testSet.Y, pred, modes, []int{0, 1, 8}), runs, stdout)
 }
 
 // evaluate trains one model and measures it on the test set.
 func evaluate(cfg train.Config, p problems.Distillation, trainSet, testSet problems.Dataset) (result, error) {
-	var r result
-	model, err := train.New(cfg)
+	f, err := harness.Fit(cfg, trainSet, testSet.X, 0)
 	if err != nil {
-		return r, err
+		return result{}, err
 	}
-	start := time.Now()
-	if r.history, err = model.Fit(trainSet.X, trainSet.Y); err != nil {
-		return r, err
-	}
-	r.train = time.Since(start)
-	r.projected, r.trainDepth = report.Projection(r.history)
-	pred, st, err := model.Predict(testSet.X)
-	if err != nil {
-		return r, err
-	}
-	r.pred, r.depth, r.notConverged = pred, st.MeanDepth, st.NotConverged
-	r.mse = report.MSE(pred, testSet.Y)
-	if r.meanC, r.maxC, err = report.Residual(p.Equalities(), testSet.X, pred); err != nil {
-		return r, err
-	}
-	r.predict, err = report.MedianTime(11, func() error {
-		_, _, err := model.Predict(testSet.X)
-		return err
-	})
+	r := result{Fitted: f, mse: report.MSE(f.Pred, testSet.Y)}
+	r.meanC, r.maxC, err = report.Residual(p.Equalities(), testSet.X, f.Pred)
 	return r, err
-}
-
-// outputNames are the nine outputs, in order.
-var outputNames = []string{"D", "B", "x_D_R32", "x_D_R125", "x_D_IL", "x_B_R32", "x_B_R125", "x_B_IL", "L"}
-
-// figures writes predicted against true values of the first seed (for D,
-// B and L, the outputs in mol/s), the training loss and AdaNP depth
-// against the epoch, and the history CSV.
-func figures(dir string, testSet problems.Dataset, results map[train.Mode][]result, runs []report.Run, stdout io.Writer) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var parity []report.Series
-	hi := 0.0
-	for _, j := range []int{0, 1, 8} {
-		for _, mode := range []train.Mode{train.MLP, train.ENFORCE} {
-			s := report.Series{Label: fmt.Sprintf("%s, %v", outputNames[j], mode), Points: true,
-				X: mat.Col(nil, j, testSet.Y), Y: mat.Col(nil, j, results[mode][0].pred)}
-			for _, v := range s.X {
-				hi = max(hi, v)
-			}
-			parity = append(parity, s)
-		}
-	}
-	parity = append(parity, report.Series{Label: "y = x", X: []float64{0, hi}, Y: []float64{0, hi}, Dashed: true})
-	var enf []report.Run
-	for i, r := range runs {
-		if i%2 == 1 {
-			enf = append(enf, r)
-		}
-	}
-	plots := []report.Plot{
-		{Name: "distillation_parity.png", Fig: report.Figure{Title: "Distillation: predicted against simulated flows (test set, first seed)", XLabel: "simulated [mol/s]", YLabel: "predicted [mol/s]"}, Series: parity},
-		{Name: "distillation_loss.png", Fig: report.Figure{Title: "Training loss (standardised units)", XLabel: "epoch", YLabel: "loss", LogY: true},
-			Series: report.HistorySeries(func(e train.Epoch) float64 { return e.Loss }, true, runs...)},
-		{Name: "distillation_depth.png", Fig: report.Figure{Title: "ENFORCE: AdaNP depth and share of projected batches", XLabel: "epoch", YLabel: "NP steps / share"},
-			Series: report.DepthAndShare(enf...)},
-	}
-	names, err := report.WriteOutputs(dir, plots, "distillation_history.csv", runs...)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\nwrote %v to %s\n", names, dir)
-	return nil
 }

@@ -39,21 +39,18 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
-	"log"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
-	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/enforce-nn/enforce/internal/report"
+	"github.com/enforce-nn/enforce/examples/internal/harness"
+	"github.com/enforce-nn/enforce/examples/internal/report"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems"
 	"github.com/enforce-nn/enforce/train"
@@ -61,12 +58,11 @@ import (
 
 // options are the command-line settings of one experiment.
 type options struct {
-	epochs, sweepEpochs, n, nTest, width, seeds, logLines int
-	act                                                   string
-	lr, lambdaD, softLambda                               float64
-	seed                                                  uint64
-	standardize, pyTorchInit, sweep, scarcity             bool
-	out                                                   string
+	harness.Common
+	sweepEpochs, n, nTest                     int
+	act                                       string
+	softLambda                                float64
+	standardize, pyTorchInit, sweep, scarcity bool
 }
 
 // Grids of the optional studies.
@@ -78,54 +74,32 @@ var (
 
 // defaults returns the paper's setting.
 func defaults() options {
-	return options{
-		epochs: 50000, n: 100, nTest: 100000, width: 64, act: "relu", lr: 1e-3, lambdaD: 0.5, softLambda: 1,
-		pyTorchInit: true, seed: 1, seeds: 1, logLines: 5, out: filepath.Join(os.TempDir(), "enforce-figures", "fitting"),
-	}
+	return options{Common: harness.Common{Epochs: 50000, Width: 64, Seeds: 1, LogLines: 5, LR: 1e-3, LambdaD: 0.5, Seed: 1, Out: harness.DefaultOut("fitting")},
+		n: 100, nTest: 100000, act: "relu", softLambda: 1, pyTorchInit: true}
 }
 
-func main() {
-	o := defaults()
-	quick := flag.Bool("quick", false, "reduced scale that finishes in well under a minute (flags given explicitly still apply)")
-	flag.IntVar(&o.epochs, "epochs", o.epochs, "full-batch Adam epochs per model")
-	flag.IntVar(&o.sweepEpochs, "sweepepochs", 0, "epochs per model in -sweep and -scarcity (0: -epochs)")
-	flag.IntVar(&o.n, "n", o.n, "training points (the paper: 100; the reference code: 1000)")
-	flag.IntVar(&o.nTest, "ntest", o.nTest, "test points")
-	flag.IntVar(&o.width, "width", o.width, "width of the backbone's hidden layer")
-	flag.StringVar(&o.act, "act", o.act, "hidden activation: relu, tanh, sigmoid or identity")
-	flag.Float64Var(&o.lr, "lr", o.lr, "Adam learning rate")
-	flag.Float64Var(&o.lambdaD, "lambdaD", o.lambdaD, "λ_D, the weight of ENFORCE's displacement term")
-	flag.Float64Var(&o.softLambda, "soft", o.softLambda, "λ_C, the penalty weight of the Soft baseline")
-	flag.BoolVar(&o.standardize, "standardize", o.standardize, "standardise x and y for the network (constraints stay in original units)")
-	flag.BoolVar(&o.pyTorchInit, "torchinit", o.pyTorchInit, "initialise weights and biases as PyTorch's nn.Linear, as the paper's code does (false: layers' He/Glorot with zero biases)")
-	flag.BoolVar(&o.sweep, "sweep", false, "also run the λ_D × ε_T study (30 ENFORCE models per seed)")
-	flag.BoolVar(&o.scarcity, "scarcity", false, "also run the data-scarcity study (8 models per seed)")
-	flag.Uint64Var(&o.seed, "seed", o.seed, "seed of the data; model seeds are seed, seed+1, …")
-	flag.IntVar(&o.seeds, "seeds", o.seeds, "number of model seeds (the paper: 5)")
-	flag.IntVar(&o.logLines, "log", o.logLines, "progress lines per model on stderr (0: none)")
-	flag.StringVar(&o.out, "out", o.out, "folder for the PNG figures and the history CSV (empty: none)")
-	flag.Parse()
-	if *quick {
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		quickDefault := func(name string, apply func()) {
-			if !set[name] {
-				apply()
-			}
-		}
-		quickDefault("epochs", func() { o.epochs = 1500 })
-		quickDefault("sweepepochs", func() { o.sweepEpochs = 300 })
-		quickDefault("n", func() { o.n = 200 })
-		quickDefault("ntest", func() { o.nTest = 10000 })
-		quickDefault("width", func() { o.width = 32 })
-		quickDefault("act", func() { o.act = "tanh" })
-		quickDefault("lr", func() { o.lr = 1e-2 })
-		quickDefault("standardize", func() { o.standardize = true })
-	}
-	if err := run(o, os.Stdout, os.Stderr); err != nil {
-		log.Fatal(err)
-	}
+// flags registers the command line on o.
+func flags(o *options) *harness.Flags {
+	f := harness.New("fitting", "The ENFORCE paper's function-fitting experiment (§5.1, Table 1): MLP, Soft and ENFORCE under c = (½y₁)² + x² + y₂ = 0, with optional λ_D × ε_T and data-scarcity studies.")
+	o.Register(f, "seed of the data and the first model; model seeds are seed, seed+1, …")
+	f.IntVar(&o.sweepEpochs, "sweepepochs", 0, "epochs per model in -sweep and -scarcity (0: -epochs)")
+	f.IntVar(&o.n, "n", o.n, "training points (the paper: 100; the reference code: 1000)")
+	f.IntVar(&o.nTest, "ntest", o.nTest, "test points")
+	f.StringVar(&o.act, "act", o.act, "hidden activation: relu, tanh, sigmoid or identity")
+	f.Float64Var(&o.softLambda, "soft", o.softLambda, "λ_C, the penalty weight of the Soft baseline")
+	f.BoolVar(&o.standardize, "standardize", o.standardize, "standardise x and y for the network (constraints stay in original units)")
+	f.BoolVar(&o.pyTorchInit, "torchinit", o.pyTorchInit, "initialise weights and biases as PyTorch's nn.Linear, as the paper's code does (false: layers' He/Glorot with zero biases)")
+	f.BoolVar(&o.sweep, "sweep", false, "also run the λ_D × ε_T study (30 ENFORCE models per seed)")
+	f.BoolVar(&o.scarcity, "scarcity", false, "also run the data-scarcity study (8 models per seed)")
+	f.Quick("epochs", "1500").Quick("sweepepochs", "300").Quick("n", "200").Quick("ntest", "10000").
+		Quick("width", "32").Quick("act", "tanh").Quick("lr", "1e-2").Quick("standardize", "true")
+	return f
 }
+
+// cli runs the command with the arguments args and returns its exit status.
+var cli = harness.Command(defaults, flags, run)
+
+func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // result is one trained model measured on the test set.
 type result struct {
@@ -158,37 +132,31 @@ func run(o options, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.seeds < 1 || o.n < 10 || o.nTest < 2 || o.epochs < 1 || o.width < 1 || o.sweepEpochs < 0 {
+	if o.Seeds < 1 || o.n < 10 || o.nTest < 2 || o.Epochs < 1 || o.Width < 1 || o.sweepEpochs < 0 {
 		return fmt.Errorf("-seeds, -epochs and -width must be positive, -n at least 10, -ntest at least 2, -sweepepochs not negative")
 	}
 	p := problems.FittingEquality{}
-	e := &experiment{o: o, hidden: hidden, p: p, trainSet: p.Sample(o.n, o.seed), testSet: p.Sample(o.nTest, o.seed+1_000_003), progress: progress}
+	e := &experiment{o: o, hidden: hidden, p: p, trainSet: p.Sample(o.n, o.Seed), testSet: p.Sample(o.nTest, o.Seed+1_000_003), progress: progress}
 	fmt.Fprintf(stdout, "ENFORCE §5.1: fitting y₁ = 2 sin 5x, y₂ = −sin² 5x − x² under c = (½y₁)² + x² + y₂ = 0\n")
 	fmt.Fprintf(stdout, "data: %d training and %d test points, x ~ U(−2, 2), noise-free (problems.FittingEquality, data seed %d)\n",
-		o.n, o.nTest, o.seed)
+		o.n, o.nTest, o.Seed)
 	fmt.Fprintf(stdout, "backbone: 1×%d %v MLP, Adam lr %g, full batch, %d epochs, standardise %v, PyTorch init %v; %d model seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
-		o.width, hidden, o.lr, o.epochs, o.standardize, o.pyTorchInit, o.seeds, o.seed, runtime.GOMAXPROCS(0))
+		o.Width, hidden, o.LR, o.Epochs, o.standardize, o.pyTorchInit, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
 
 	modes := []train.Mode{train.MLP, train.Soft, train.ENFORCE}
-	results := map[train.Mode][]result{}
-	var runs []report.Run
-	for s := range o.seeds {
-		seed := o.seed + uint64(s)
-		for _, mode := range modes {
-			r, err := e.fit(mode, seed, o.lambdaD, train.DefaultTrainTol, e.trainSet, o.epochs)
-			if err != nil {
-				return err
-			}
-			results[mode] = append(results[mode], r)
-			runs = append(runs, report.Run{Label: fmt.Sprintf("%v seed %d", mode, seed), History: r.history})
-		}
+	results, runs, err := harness.Trials(modes, o.Seed, o.Seeds, func(mode train.Mode, seed uint64) (result, train.History, error) {
+		r, err := e.fit(mode, seed, o.LambdaD, train.DefaultTrainTol, e.trainSet, o.Epochs)
+		return r, r.history, err
+	})
+	if err != nil {
+		return err
 	}
 	tab := report.NewTable(fmt.Sprintf("Table 1 (§5.1, f = 5): %d test points; ours: mean ± std over %d seed(s), float64, CPU",
-		o.nTest, o.seeds),
+		o.nTest, o.Seeds),
 		"method", "MAPE [%]", "rel. L1 [%]", "R²", "mean eq. [%]", "max eq. [%]", "test MSE", "AdaNP depth", "inf. time [s/1000]", "train time [s]")
 	for _, mode := range modes {
 		rs := results[mode]
-		col := func(f func(result) float64, format string) string { return summarize(rs, f).Format(format) }
+		col := func(f func(result) float64, format string) string { return report.SummarizeFunc(rs, f).Format(format) }
 		pr := paperRows[mode]
 		tab.AddRow(mode.String()+" (paper)", pr[0], "", pr[1], pr[2], pr[3], "", "", pr[4], "")
 		tab.AddRow(mode.String()+" (ours)",
@@ -202,7 +170,7 @@ func run(o options, stdout, progress io.Writer) error {
 			col(func(r result) float64 { return r.predict.Seconds() }, "%.4f"),
 			col(func(r result) float64 { return r.train.Seconds() }, "%.1f"))
 	}
-	tab.AddRow("ENFORCE backbone only (ours)", "", "", "", "", "", summarize(results[train.ENFORCE], func(r result) float64 { return r.backboneMSE }).Format("%.2e"))
+	tab.AddRow("ENFORCE backbone only (ours)", "", "", "", "", "", report.SummarizeFunc(results[train.ENFORCE], func(r result) float64 { return r.backboneMSE }).Format("%.2e"))
 	tab.AddNote("MAPE = (100 %%/N)Σ|(y* − ỹ)/y*| over both outputs, the paper's formula (y₁ and y₂ reach zero: the few targets")
 	tab.AddNote("nearest zero dominate it, so it is not comparable with the paper's); rel. L1 = 100 %%·Σ|y* − ỹ|/Σ|y*|;")
 	tab.AddNote("R² per output, averaged; eq. [%%] = 100·|c(x, ỹ)| (the paper does not define its normalisation; c is dimensionless),")
@@ -212,10 +180,7 @@ func run(o options, stdout, progress io.Writer) error {
 	if err := tab.WriteText(stdout); err != nil {
 		return err
 	}
-	if o.out != "" {
-		if err := os.MkdirAll(o.out, 0o755); err != nil {
-			return err
-		}
+	if o.Out != "" {
 		if err := e.figures(results, runs, stdout); err != nil {
 			return err
 		}
@@ -233,24 +198,15 @@ func run(o options, stdout, progress io.Writer) error {
 	return nil
 }
 
-// summarize returns the mean ± std of f over rs.
-func summarize(rs []result, f func(result) float64) report.Stat {
-	xs := make([]float64, len(rs))
-	for i, r := range rs {
-		xs[i] = f(r)
-	}
-	return report.Summarize(xs)
-}
-
 // fit trains one model on d and measures it on the test set.
 func (e *experiment) fit(mode train.Mode, seed uint64, lambdaD, trainTol float64, d problems.Dataset, epochs int) (result, error) {
 	o := e.o
 	ts := train.TrainSettings()
 	ts.Tol = trainTol
 	cfg := train.Config{
-		Sizes: []int{1, o.width, 2}, Hidden: e.hidden, PyTorchInit: o.pyTorchInit,
+		Sizes: []int{1, o.Width, 2}, Hidden: e.hidden, PyTorchInit: o.pyTorchInit,
 		Constraint: e.p.Equalities(), Mode: mode, Train: &ts,
-		LearnRate: o.lr, Epochs: epochs, Seed: seed, Standardize: o.standardize,
+		LearnRate: o.LR, Epochs: epochs, Seed: seed, Standardize: o.standardize,
 		LambdaD: lambdaD,
 	}
 	if lambdaD == 0 {
@@ -259,13 +215,7 @@ func (e *experiment) fit(mode train.Mode, seed uint64, lambdaD, trainTol float64
 	if mode == train.Soft {
 		cfg.LambdaC = o.softLambda
 	}
-	if o.logLines > 0 {
-		cfg.LogEvery = max(1, epochs/o.logLines)
-		cfg.Progress = e.progress
-		fmt.Fprintf(e.progress, "training %v, seed %d, %d points, λ_D %g, ε_T %g\n", mode, seed, d.Len(), lambdaD, trainTol)
-	} else {
-		cfg.Quiet = true
-	}
+	harness.Progress(&cfg, e.progress, o.LogLines, fmt.Sprintf("%v, seed %d, %d points, λ_D %g, ε_T %g", mode, seed, d.Len(), lambdaD, trainTol))
 	r, err := e.evaluate(cfg, d)
 	if err != nil {
 		return r, fmt.Errorf("%v, seed %d: %w", mode, seed, err)
@@ -275,138 +225,67 @@ func (e *experiment) fit(mode train.Mode, seed uint64, lambdaD, trainTol float64
 
 // evaluate trains a model from cfg on d and measures it on the test set.
 func (e *experiment) evaluate(cfg train.Config, d problems.Dataset) (result, error) {
-	var r result
-	model, err := train.New(cfg)
-	if err != nil {
-		return r, err
-	}
-	start := time.Now()
-	if r.history, err = model.Fit(d.X, d.Y); err != nil {
-		return r, err
-	}
-	r.train = time.Since(start)
 	test := e.testSet
-	pred, stats, err := model.Predict(test.X)
+	f, err := harness.Fit(cfg, d, test.X, 1000)
 	if err != nil {
-		return r, err
+		return result{}, err
 	}
-	r.pred, r.depth = pred, stats.MeanDepth
+	pred := f.Pred
+	r := result{pred: pred, history: f.History, train: f.Train, predict: f.Predict, depth: f.Stats.MeanDepth}
 	r.mse, r.mape, r.relL1, r.r2 = report.MSE(pred, test.Y), report.MAPE(pred, test.Y), report.RelL1(pred, test.Y), report.R2(pred, test.Y)
 	if r.meanC, r.maxC, err = report.Residual(e.p.Equalities(), test.X, pred); err != nil {
 		return r, err
 	}
 	if cfg.Mode == train.ENFORCE {
-		yhat, err := model.Backbone(test.X)
+		yhat, err := f.Model.Backbone(test.X)
 		if err != nil {
 			return r, err
 		}
 		r.backboneMSE = report.MSE(yhat, test.Y)
 	}
-	batch := test.X.Slice(0, min(1000, test.Len()), 0, 1).(*mat.Dense)
-	r.predict, err = report.MedianTime(11, func() error {
-		_, _, err := model.Predict(batch)
-		return err
-	})
-	return r, err
+	return r, nil
 }
 
 // figures writes the predictions of the first seed against the truth, the
-// constraint residual along x, the training loss and AdaNP depth against
-// the epoch, and the history CSV.
+// constraint residual along x, the training loss, AdaNP depth and
+// displacement against the epoch, and the history CSV.
 func (e *experiment) figures(results map[train.Mode][]result, runs []report.Run, stdout io.Writer) error {
-	dir, test := e.o.out, e.testSet
+	test := e.testSet
 	// At most 2000 test points, evenly spaced in x, keep the PNGs small.
-	order := make([]int, test.Len())
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(a, b int) bool { return test.X.At(order[a], 0) < test.X.At(order[b], 0) })
-	stride := max(1, len(order)/2000)
-	var idx []int
-	for k := 0; k < len(order); k += stride {
-		idx = append(idx, order[k])
-	}
-	column := func(m *mat.Dense, j int) []float64 {
-		v := make([]float64, len(idx))
-		for k, i := range idx {
-			v[k] = m.At(i, j)
-		}
-		return v
-	}
-	xs := column(test.X, 0)
+	idx := harness.SortedRows(test.X, 2000)
+	xs := harness.Column(test.X, 0, idx)
 	modes := []train.Mode{train.MLP, train.Soft, train.ENFORCE}
-	var written []string
-	save := func(name string, fig report.Figure, series ...report.Series) error {
-		written = append(written, name)
-		return report.SavePlot(filepath.Join(dir, name), fig, series...)
-	}
+	var plots []report.Plot
 	for j, name := range []string{"y₁", "y₂"} {
 		series := []report.Series{
 			{Label: "training data", X: mat.Col(nil, 0, e.trainSet.X), Y: mat.Col(nil, j, e.trainSet.Y), Points: true},
-			{Label: "truth", X: xs, Y: column(test.Y, j)},
+			{Label: "truth", X: xs, Y: harness.Column(test.Y, j, idx)},
 		}
 		for _, mode := range modes {
-			series = append(series, report.Series{Label: mode.String(), X: xs, Y: column(results[mode][0].pred, j), Dashed: mode == train.Soft})
+			series = append(series, report.Series{Label: mode.String(), X: xs, Y: harness.Column(results[mode][0].pred, j, idx), Dashed: mode == train.Soft})
 		}
-		if err := save(fmt.Sprintf("fitting_y%d.png", j+1), report.Figure{Title: "Predictions of " + name + " (first seed)", XLabel: "x", YLabel: name, Width: 7}, series...); err != nil {
-			return err
-		}
+		plots = append(plots, report.Plot{Name: fmt.Sprintf("fitting_y%d.png", j+1),
+			Fig: report.Figure{Title: "Predictions of " + name + " (first seed)", XLabel: "x", YLabel: name, Width: 7}, Series: series})
 	}
 	var resid []report.Series
-	c := make([]float64, 1)
 	for _, mode := range modes {
-		pred := results[mode][0].pred
-		s := report.Series{Label: mode.String()}
-		for _, i := range idx {
-			e.p.Equalities().Eval(test.X.RawRowView(i), pred.RawRowView(i), c, nil)
-			s.X = append(s.X, test.X.At(i, 0))
-			s.Y = append(s.Y, math.Max(math.Abs(c[0]), 1e-16))
-		}
-		resid = append(resid, s)
+		resid = append(resid, harness.AbsResidual(mode.String(), e.p.Equalities(), test.X, results[mode][0].pred, 0, idx, 1e-16))
 	}
-	if err := save("fitting_constraint.png", report.Figure{Title: "Constraint residual on the test set (first seed; 0 drawn at 1e-16)", XLabel: "x", YLabel: "|c(x, ỹ)|", LogY: true, Width: 7}, resid...); err != nil {
-		return err
-	}
-	if err := save("fitting_loss.png", report.Figure{Title: "Training loss", XLabel: "epoch", YLabel: "loss", LogX: true, LogY: true},
-		report.HistorySeries(func(ep train.Epoch) float64 { return ep.Loss }, true, runs...)...); err != nil {
-		return err
-	}
-	var enf []report.Run
-	for _, r := range runs {
-		if strings.HasPrefix(r.Label, train.ENFORCE.String()) {
-			enf = append(enf, r)
-		}
-	}
-	depth := report.HistorySeries(func(ep train.Epoch) float64 { return ep.Depth }, false, enf...)
+	enf := report.Select(train.ENFORCE.String(), runs...)
 	disp := report.HistorySeries(func(ep train.Epoch) float64 { return ep.Displacement }, true, enf...)
-	for i := range disp {
-		disp[i].Label += " displacement"
-		disp[i].Dashed = true
-	}
-	if err := save("fitting_depth.png", report.Figure{Title: "ENFORCE: AdaNP depth during training (0: batch not projected)", XLabel: "epoch", YLabel: "mean NP steps per sample", LogX: true}, depth...); err != nil {
-		return err
-	}
-	if err := save("fitting_displacement.png", report.Figure{Title: "ENFORCE: displacement ‖ŷ − ỹ‖² during training", XLabel: "epoch", YLabel: "displacement", LogX: true, LogY: true}, disp...); err != nil {
-		return err
-	}
-	if err := writeCSV(filepath.Join(dir, "fitting_history.csv"), runs); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\nwrote %v and fitting_history.csv to %s\n", written, dir)
-	return nil
-}
-
-// writeCSV writes runs' histories to path.
-func writeCSV(path string, runs []report.Run) error {
-	f, err := os.Create(path)
+	plots = append(plots,
+		report.Plot{Name: "fitting_constraint.png", Fig: report.Figure{Title: "Constraint residual on the test set (first seed; 0 drawn at 1e-16)", XLabel: "x", YLabel: "|c(x, ỹ)|", LogY: true, Width: 7}, Series: resid},
+		report.Plot{Name: "fitting_loss.png", Fig: report.Figure{Title: "Training loss", XLabel: "epoch", YLabel: "loss", LogX: true, LogY: true},
+			Series: report.HistorySeries(func(ep train.Epoch) float64 { return ep.Loss }, true, runs...)},
+		report.Plot{Name: "fitting_depth.png", Fig: report.Figure{Title: "ENFORCE: AdaNP depth during training (0: batch not projected)", XLabel: "epoch", YLabel: "mean NP steps per sample", LogX: true},
+			Series: report.HistorySeries(func(ep train.Epoch) float64 { return ep.Depth }, false, enf...)},
+		report.Plot{Name: "fitting_displacement.png", Fig: report.Figure{Title: "ENFORCE: displacement ‖ŷ − ỹ‖² during training", XLabel: "epoch", YLabel: "displacement", LogX: true, LogY: true}, Series: disp})
+	names, err := report.WriteOutputs(e.o.Out, plots, "fitting_history.csv", runs...)
 	if err != nil {
 		return err
 	}
-	if err := report.WriteHistoryCSV(f, runs...); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	fmt.Fprintf(stdout, "\nwrote %v to %s\n", names, e.o.Out)
+	return nil
 }
 
 // studyEpochs returns the epochs of the optional studies.
@@ -414,7 +293,7 @@ func (e *experiment) studyEpochs() int {
 	if e.o.sweepEpochs > 0 {
 		return e.o.sweepEpochs
 	}
-	return e.o.epochs
+	return e.o.Epochs
 }
 
 // runSweep trains ENFORCE on the λ_D × ε_T grid and reports test MSE and
@@ -422,7 +301,7 @@ func (e *experiment) studyEpochs() int {
 // inference.
 func (e *experiment) runSweep(mlp []result, stdout io.Writer) error {
 	epochs := e.studyEpochs()
-	tab := report.NewTable(fmt.Sprintf("λ_D × ε_T study (§5.1.2): ENFORCE test MSE, %d epochs, mean ± std over %d seed(s)", epochs, e.o.seeds),
+	tab := report.NewTable(fmt.Sprintf("λ_D × ε_T study (§5.1.2): ENFORCE test MSE, %d epochs, mean ± std over %d seed(s)", epochs, e.o.Seeds),
 		"λ_D", "ε_T", "test MSE", "1/MSE", "train depth (last 10 %)", "inference depth")
 	invMSE := make([]report.Series, len(sweepLambdaD))
 	inferDepth := make([]report.Series, len(sweepLambdaD))
@@ -431,24 +310,24 @@ func (e *experiment) runSweep(mlp []result, stdout io.Writer) error {
 		inferDepth[i].Label = invMSE[i].Label
 		for _, tol := range sweepTol {
 			var rs []result
-			for s := range e.o.seeds {
-				r, err := e.fit(train.ENFORCE, e.o.seed+uint64(s), ld, tol, e.trainSet, epochs)
+			for s := range e.o.Seeds {
+				r, err := e.fit(train.ENFORCE, e.o.Seed+uint64(s), ld, tol, e.trainSet, epochs)
 				if err != nil {
 					return err
 				}
 				rs = append(rs, r)
 			}
-			mse := summarize(rs, func(r result) float64 { return r.mse })
-			inv := summarize(rs, func(r result) float64 { return 1 / r.mse })
-			depth := summarize(rs, func(r result) float64 { return r.depth })
+			mse := report.SummarizeFunc(rs, func(r result) float64 { return r.mse })
+			inv := report.SummarizeFunc(rs, func(r result) float64 { return 1 / r.mse })
+			depth := report.SummarizeFunc(rs, func(r result) float64 { return r.depth })
 			tab.AddRow(fmt.Sprintf("%g", ld), fmt.Sprintf("%g", tol), mse.Format("%.2e"), inv.Format("%.0f"),
-				summarize(rs, lateDepth).Format("%.2f"), depth.Format("%.2f"))
+				report.SummarizeFunc(rs, lateDepth).Format("%.2f"), depth.Format("%.2f"))
 			invMSE[i].X, invMSE[i].Y = append(invMSE[i].X, tol), append(invMSE[i].Y, inv.Mean)
 			inferDepth[i].X, inferDepth[i].Y = append(inferDepth[i].X, tol), append(inferDepth[i].Y, depth.Mean)
 		}
 	}
-	if len(mlp) > 0 && e.studyEpochs() == e.o.epochs {
-		inv := summarize(mlp, func(r result) float64 { return 1 / r.mse })
+	if len(mlp) > 0 && e.studyEpochs() == e.o.Epochs {
+		inv := report.SummarizeFunc(mlp, func(r result) float64 { return 1 / r.mse })
 		tab.AddNote("MLP at the same budget: 1/MSE %s (the paper: ENFORCE above the MLP for every λ_D).", inv.Format("%.0f"))
 		invMSE = append(invMSE, report.Series{Label: "MLP", X: []float64{sweepTol[len(sweepTol)-1], sweepTol[0]}, Y: []float64{inv.Mean, inv.Mean}, Dashed: true})
 	}
@@ -456,18 +335,18 @@ func (e *experiment) runSweep(mlp []result, stdout io.Writer) error {
 	if err := tab.WriteText(stdout); err != nil {
 		return err
 	}
-	if e.o.out == "" {
+	if e.o.Out == "" {
 		return nil
 	}
-	if err := report.SavePlot(filepath.Join(e.o.out, "fitting_sweep.png"),
+	if err := report.SavePlot(filepath.Join(e.o.Out, "fitting_sweep.png"),
 		report.Figure{Title: "ENFORCE accuracy against λ_D and ε_T", XLabel: "ε_T", YLabel: "1 / test MSE", LogX: true, LogY: true}, invMSE...); err != nil {
 		return err
 	}
-	if err := report.SavePlot(filepath.Join(e.o.out, "fitting_sweep_depth.png"),
+	if err := report.SavePlot(filepath.Join(e.o.Out, "fitting_sweep_depth.png"),
 		report.Figure{Title: "AdaNP depth at inference against λ_D and ε_T", XLabel: "ε_T", YLabel: "mean NP steps per test sample", LogX: true}, inferDepth...); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote fitting_sweep.png and fitting_sweep_depth.png to %s\n", e.o.out)
+	fmt.Fprintf(stdout, "wrote fitting_sweep.png and fitting_sweep_depth.png to %s\n", e.o.Out)
 	return nil
 }
 
@@ -487,7 +366,7 @@ func lateDepth(r result) float64 {
 // set and reports their test MSE.
 func (e *experiment) runScarcity(stdout io.Writer) error {
 	epochs := e.studyEpochs()
-	tab := report.NewTable(fmt.Sprintf("Data-scarcity study (§5.1.2): test MSE, %d epochs, mean ± std over %d seed(s)", epochs, e.o.seeds),
+	tab := report.NewTable(fmt.Sprintf("Data-scarcity study (§5.1.2): test MSE, %d epochs, mean ± std over %d seed(s)", epochs, e.o.Seeds),
 		"training points", "MLP", "ENFORCE", "ENFORCE max eq. [%]")
 	modes := []train.Mode{train.MLP, train.ENFORCE}
 	series := make([]report.Series, len(modes))
@@ -505,18 +384,18 @@ func (e *experiment) runScarcity(stdout io.Writer) error {
 		var maxC report.Stat
 		for i, mode := range modes {
 			var rs []result
-			for s := range e.o.seeds {
-				r, err := e.fit(mode, e.o.seed+uint64(s), e.o.lambdaD, train.DefaultTrainTol, d, epochs)
+			for s := range e.o.Seeds {
+				r, err := e.fit(mode, e.o.Seed+uint64(s), e.o.LambdaD, train.DefaultTrainTol, d, epochs)
 				if err != nil {
 					return err
 				}
 				rs = append(rs, r)
 			}
-			mse := summarize(rs, func(r result) float64 { return r.mse })
+			mse := report.SummarizeFunc(rs, func(r result) float64 { return r.mse })
 			cells = append(cells, mse.Format("%.2e"))
 			series[i].X, series[i].Y = append(series[i].X, float64(n)), append(series[i].Y, mse.Mean)
 			if mode == train.ENFORCE {
-				maxC = summarize(rs, func(r result) float64 { return 100 * r.maxC })
+				maxC = report.SummarizeFunc(rs, func(r result) float64 { return 100 * r.maxC })
 			}
 		}
 		tab.AddRow(append(cells, maxC.Format("%.2g"))...)
@@ -525,13 +404,13 @@ func (e *experiment) runScarcity(stdout io.Writer) error {
 	if err := tab.WriteText(stdout); err != nil {
 		return err
 	}
-	if e.o.out == "" {
+	if e.o.Out == "" {
 		return nil
 	}
-	if err := report.SavePlot(filepath.Join(e.o.out, "fitting_scarcity.png"),
+	if err := report.SavePlot(filepath.Join(e.o.Out, "fitting_scarcity.png"),
 		report.Figure{Title: "Data scarcity: test MSE against training-set size", XLabel: "training points", YLabel: "test MSE", LogY: true}, series...); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote fitting_scarcity.png to %s\n", e.o.out)
+	fmt.Fprintf(stdout, "wrote fitting_scarcity.png to %s\n", e.o.Out)
 	return nil
 }

@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/enforce-nn/enforce/examples/internal/harness/harnesstest"
 )
 
 // TestQuick runs the experiment, both studies included, at a scale
@@ -16,8 +16,8 @@ import (
 // the files written.
 func TestQuick(t *testing.T) {
 	o := defaults()
-	o.epochs, o.sweepEpochs, o.n, o.nTest, o.width, o.act, o.lr, o.standardize = 200, 20, 40, 2000, 16, "tanh", 1e-2, true
-	o.logLines, o.out, o.sweep, o.scarcity = 0, t.TempDir(), true, true
+	o.Epochs, o.sweepEpochs, o.n, o.nTest, o.Width, o.act, o.LR, o.standardize = 200, 20, 40, 2000, 16, "tanh", 1e-2, true
+	o.LogLines, o.Out, o.sweep, o.scarcity = 0, t.TempDir(), true, true
 	var out bytes.Buffer
 	require.NoError(t, run(o, &out, io.Discard))
 	text := out.String()
@@ -25,12 +25,23 @@ func TestQuick(t *testing.T) {
 		assert.Contains(t, text, want)
 	}
 	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+\S+\s+\S+\s+\S+\s+(0\.0001|[0-9.]+e-0[5-9])\s`, text, "ENFORCE's max eq. [%] is at most 100·1e-6")
-	for _, f := range []string{"fitting_y1.png", "fitting_y2.png", "fitting_constraint.png", "fitting_loss.png", "fitting_depth.png",
-		"fitting_displacement.png", "fitting_history.csv", "fitting_sweep.png", "fitting_sweep_depth.png", "fitting_scarcity.png"} {
-		info, err := os.Stat(filepath.Join(o.out, f))
-		require.NoError(t, err, f)
-		assert.Positive(t, info.Size(), f)
-	}
+	harnesstest.Files(t, o.Out, "fitting_y1.png", "fitting_y2.png", "fitting_constraint.png", "fitting_loss.png", "fitting_depth.png",
+		"fitting_displacement.png", "fitting_history.csv", "fitting_sweep.png", "fitting_sweep_depth.png", "fitting_scarcity.png")
 	o.n = 5
 	assert.Error(t, run(o, io.Discard, io.Discard))
+}
+
+// TestFlags checks the examples' command-line convention and what -quick
+// sets.
+func TestFlags(t *testing.T) {
+	harnesstest.CheckConvention(t, cli, "quick", "out", "epochs", "sweep", "scarcity")
+	o := defaults()
+	require.NoError(t, flags(&o).Parse([]string{"-quick", "-lr", "0.5"}))
+	assert.Equal(t, 1500, o.Epochs)
+	assert.Equal(t, 300, o.sweepEpochs)
+	assert.Equal(t, 200, o.n)
+	assert.Equal(t, "tanh", o.act)
+	assert.True(t, o.standardize)
+	assert.Equal(t, 0.5, o.LR, "an explicit flag keeps its value")
+	assert.True(t, o.pyTorchInit, "-quick leaves flags it does not list")
 }

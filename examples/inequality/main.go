@@ -45,20 +45,17 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
-	"log"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
-	"sort"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/enforce-nn/enforce/internal/report"
+	"github.com/enforce-nn/enforce/examples/internal/harness"
+	"github.com/enforce-nn/enforce/examples/internal/report"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems"
 	"github.com/enforce-nn/enforce/train"
@@ -66,49 +63,35 @@ import (
 
 // options are the command-line settings of one experiment.
 type options struct {
-	epochs, n, nTest, width, batch, seeds, logLines int
-	lr, lambdaD, softLambda                         float64
-	seed                                            uint64
-	activation, standardize                         bool
-	out                                             string
+	harness.Common
+	n, nTest, batch         int
+	softLambda              float64
+	activation, standardize bool
 }
 
-func main() {
-	o := defaults()
-	quick := flag.Bool("quick", false, "reduced scale that finishes in a few seconds (flags given explicitly still apply)")
-	flag.IntVar(&o.epochs, "epochs", o.epochs, "epochs per model")
-	flag.IntVar(&o.n, "n", o.n, "noisy training points")
-	flag.IntVar(&o.nTest, "ntest", o.nTest, "noiseless test points")
-	flag.IntVar(&o.width, "width", o.width, "width of the backbone's hidden layer (ReLU)")
-	flag.IntVar(&o.batch, "batch", o.batch, "mini-batch size")
-	flag.Float64Var(&o.lr, "lr", o.lr, "Adam learning rate")
-	flag.Float64Var(&o.lambdaD, "lambdaD", o.lambdaD, "λ_D, the weight of ENFORCE's displacement term")
-	flag.Float64Var(&o.softLambda, "soft", o.softLambda, "λ_C, the penalty weight of the Soft baseline")
-	flag.BoolVar(&o.activation, "activation", o.activation, "use the activation rule of Algorithm 2 (the reference turns it off here)")
-	flag.BoolVar(&o.standardize, "standardize", o.standardize, "standardise x and y for the network (constraints stay in original units)")
-	flag.Uint64Var(&o.seed, "seed", o.seed, "seed of the data; model seeds are seed, seed+1, …")
-	flag.IntVar(&o.seeds, "seeds", o.seeds, "number of model seeds (the paper's table: one run)")
-	flag.IntVar(&o.logLines, "log", o.logLines, "progress lines per model on stderr (0: none)")
-	flag.StringVar(&o.out, "out", o.out, "folder for the PNG figures and the history CSV (empty: none)")
-	flag.Parse()
-	if *quick {
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if !set["epochs"] {
-			o.epochs = 60
-		}
-	}
-	if err := run(o, os.Stdout, os.Stderr); err != nil {
-		log.Fatal(err)
-	}
+// flags registers the command line on o.
+func flags(o *options) *harness.Flags {
+	f := harness.New("inequality", "The ENFORCE paper's fitting experiment with inequality constraints (§5.2, Table 2): MLP, Soft and ENFORCE under |y| ≤ h(x).")
+	o.Register(f, "seed of the data and the first model; model seeds are seed, seed+1, …")
+	f.IntVar(&o.n, "n", o.n, "noisy training points")
+	f.IntVar(&o.nTest, "ntest", o.nTest, "noiseless test points")
+	f.IntVar(&o.batch, "batch", o.batch, "mini-batch size")
+	f.Float64Var(&o.softLambda, "soft", o.softLambda, "λ_C, the penalty weight of the Soft baseline")
+	f.BoolVar(&o.activation, "activation", o.activation, "use the activation rule of Algorithm 2 (the reference turns it off here)")
+	f.BoolVar(&o.standardize, "standardize", o.standardize, "standardise x and y for the network (constraints stay in original units)")
+	f.Quick("epochs", "60")
+	return f
 }
+
+// cli runs the command with the arguments args and returns its exit status.
+var cli = harness.Command(defaults, flags, run)
+
+func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // defaults returns the paper's setting.
 func defaults() options {
-	return options{
-		epochs: 500, n: 1200, nTest: 300, width: 64, batch: 128, seeds: 1, logLines: 5,
-		lr: 1e-3, lambdaD: 0.5, softLambda: 1, seed: 1, out: filepath.Join(os.TempDir(), "enforce-figures", "inequality"), standardize: true,
-	}
+	return options{Common: harness.Common{Epochs: 500, Width: 64, Seeds: 1, LogLines: 5, LR: 1e-3, LambdaD: 0.5, Seed: 1, Out: harness.DefaultOut("inequality")},
+		n: 1200, nTest: 300, batch: 128, softLambda: 1, standardize: true}
 }
 
 // infeasTol is the violation above which a test prediction counts as
@@ -135,7 +118,7 @@ var paperRows = map[train.Mode][5]string{
 }
 
 func run(o options, stdout, progress io.Writer) error {
-	if o.seeds < 1 || o.n < 1 || o.nTest < 2 || o.epochs < 1 || o.width < 1 || o.batch < 1 {
+	if o.Seeds < 1 || o.n < 1 || o.nTest < 2 || o.Epochs < 1 || o.Width < 1 || o.batch < 1 {
 		return fmt.Errorf("-seeds, -n, -epochs, -width and -batch must be positive and -ntest at least 2")
 	}
 	p := problems.FittingInequality{}
@@ -143,57 +126,39 @@ func run(o options, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	trainSet := p.SampleNoisy(o.n, o.seed)
-	testSet := p.Sample(o.nTest, o.seed+1_000_003)
+	trainSet := p.SampleNoisy(o.n, o.Seed)
+	testSet := p.Sample(o.nTest, o.Seed+1_000_003)
 	fmt.Fprintf(stdout, "ENFORCE §5.2: fitting f = h(x) sin x under |y| ≤ h(x) = 1 + x²/(3π²)\n")
 	fmt.Fprintf(stdout, "data: %d noisy training points (bias 0.1, σ 0.3), %d noiseless test points, x ~ U(0, 3π), data seed %d\n",
-		o.n, o.nTest, o.seed)
+		o.n, o.nTest, o.Seed)
 	fmt.Fprintf(stdout, "backbone: 1×%d ReLU, PyTorch init, Adam lr %g, batch %d, %d epochs; λ_D %g, Soft λ_C %g; activation rule %v, standardise %v; %d seed(s) from %d\n\n",
-		o.width, o.lr, o.batch, o.epochs, o.lambdaD, o.softLambda, o.activation, o.standardize, o.seeds, o.seed)
+		o.Width, o.LR, o.batch, o.Epochs, o.LambdaD, o.softLambda, o.activation, o.standardize, o.Seeds, o.Seed)
 
 	modes := []train.Mode{train.MLP, train.Soft, train.ENFORCE}
-	results := map[train.Mode][]result{}
-	var runs []report.Run
-	for s := range o.seeds {
-		seed := o.seed + uint64(s)
-		for _, mode := range modes {
-			cfg := train.Config{
-				Sizes: []int{1, o.width, 1}, Hidden: layers.ReLU, PyTorchInit: true,
-				Constraint: c, Mode: mode,
-				LearnRate: o.lr, BatchSize: o.batch, Epochs: o.epochs, Seed: seed,
-				LambdaD: o.lambdaD, AlwaysProject: !o.activation, Standardize: o.standardize,
-			}
-			if mode == train.Soft {
-				cfg.LambdaC = o.softLambda
-			}
-			if o.logLines > 0 {
-				cfg.LogEvery = max(1, o.epochs/o.logLines)
-				cfg.Progress = progress
-				fmt.Fprintf(progress, "training %v, seed %d\n", mode, seed)
-			} else {
-				cfg.Quiet = true
-			}
-			r, err := evaluate(cfg, p, trainSet, testSet)
-			if err != nil {
-				return fmt.Errorf("%v, seed %d: %w", mode, seed, err)
-			}
-			results[mode] = append(results[mode], r)
-			runs = append(runs, report.Run{Label: fmt.Sprintf("%v seed %d", mode, seed), History: r.history})
+	results, runs, err := harness.Trials(modes, o.Seed, o.Seeds, func(mode train.Mode, seed uint64) (result, train.History, error) {
+		cfg := train.Config{
+			Sizes: []int{1, o.Width, 1}, Hidden: layers.ReLU, PyTorchInit: true,
+			Constraint: c, Mode: mode,
+			LearnRate: o.LR, BatchSize: o.batch, Epochs: o.Epochs, Seed: seed,
+			LambdaD: o.LambdaD, AlwaysProject: !o.activation, Standardize: o.standardize,
 		}
+		if mode == train.Soft {
+			cfg.LambdaC = o.softLambda
+		}
+		harness.Progress(&cfg, progress, o.LogLines, fmt.Sprintf("%v, seed %d", mode, seed))
+		r, err := evaluate(cfg, p, trainSet, testSet)
+		return r, r.history, err
+	})
+	if err != nil {
+		return err
 	}
 
 	tab := report.NewTable(fmt.Sprintf("Table 2 (§5.2): %d test points; ours: mean ± std over %d seed(s), float64, %s",
-		o.nTest, o.seeds, machine()),
+		o.nTest, o.Seeds, machine()),
 		"method", "R²", "NRMSE [%]", "infeas. g₁ [%]", "infeas. g₂ [%]", "max g⁺", "max|c| (FB)", "AdaNP depth", "inf. time [s]", "train time [s]")
 	for _, mode := range modes {
 		rs := results[mode]
-		col := func(f func(result) float64, format string) string {
-			xs := make([]float64, len(rs))
-			for i, r := range rs {
-				xs[i] = f(r)
-			}
-			return report.Summarize(xs).Format(format)
-		}
+		col := func(f func(result) float64, format string) string { return report.SummarizeFunc(rs, f).Format(format) }
 		pr := paperRows[mode]
 		tab.AddRow(mode.String()+" (paper)", pr[0], pr[1], pr[2], pr[3], "", "", "", pr[4], "")
 		tab.AddRow(mode.String()+" (ours)",
@@ -215,10 +180,10 @@ func run(o options, stdout, progress io.Writer) error {
 	if err := tab.WriteText(stdout); err != nil {
 		return err
 	}
-	if o.out == "" {
+	if o.Out == "" {
 		return nil
 	}
-	return figures(o.out, p, trainSet, testSet, results, runs, stdout)
+	return figures(o.Out, p, trainSet, testSet, results, runs, stdout)
 }
 
 // machine describes where this program runs.
@@ -228,21 +193,12 @@ func machine() string {
 
 // evaluate trains one model and measures it on the test set.
 func evaluate(cfg train.Config, p problems.FittingInequality, trainSet, testSet problems.Dataset) (result, error) {
-	var r result
-	model, err := train.New(cfg)
+	f, err := harness.Fit(cfg, trainSet, testSet.X, 0)
 	if err != nil {
-		return r, err
+		return result{}, err
 	}
-	start := time.Now()
-	if r.history, err = model.Fit(trainSet.X, trainSet.Y); err != nil {
-		return r, err
-	}
-	r.train = time.Since(start)
-	pred, stats, err := model.Predict(testSet.X)
-	if err != nil {
-		return r, err
-	}
-	r.pred = pred
+	pred := f.Pred
+	r := result{pred: pred, history: f.History, train: f.Train, predict: f.Predict, maxC: f.Stats.After.Max, depth: f.Stats.MeanDepth}
 	r.r2, r.nrmse = report.R2(pred, testSet.Y), report.NRMSE(pred, testSet.Y)
 	if r.infeas, err = report.Infeasible(p.Inequalities(), testSet.X, pred, infeasTol); err != nil {
 		return r, err
@@ -252,83 +208,38 @@ func evaluate(cfg train.Config, p problems.FittingInequality, trainSet, testSet 
 		p.Inequalities().Eval(testSet.X.RawRowView(i), pred.RawRowView(i), h, nil)
 		r.maxG = math.Max(r.maxG, math.Max(h[0], h[1]))
 	}
-	r.maxC, r.depth = stats.After.Max, stats.MeanDepth
-	r.predict, err = report.MedianTime(11, func() error {
-		_, _, err := model.Predict(testSet.X)
-		return err
-	})
-	return r, err
+	return r, nil
 }
 
 // figures writes the predictions of the first seed against the truth, the
 // training loss and AdaNP depth against the epoch, and the history CSV.
 func figures(dir string, p problems.FittingInequality, trainSet, testSet problems.Dataset, results map[train.Mode][]result, runs []report.Run, stdout io.Writer) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	order := make([]int, testSet.Len())
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(a, b int) bool { return testSet.X.At(order[a], 0) < testSet.X.At(order[b], 0) })
-	column := func(m *mat.Dense) []float64 {
-		v := make([]float64, len(order))
-		for k, i := range order {
-			v[k] = m.At(i, 0)
-		}
-		return v
-	}
-	xs := column(testSet.X)
+	idx := harness.SortedRows(testSet.X, 0)
+	xs := harness.Column(testSet.X, 0, idx)
 	upper, lower := make([]float64, len(xs)), make([]float64, len(xs))
 	for k, x := range xs {
 		upper[k], lower[k] = p.Envelope(x), -p.Envelope(x)
 	}
-	series := []report.Series{
+	pred := []report.Series{
 		{Label: "training labels", X: mat.Col(nil, 0, trainSet.X), Y: mat.Col(nil, 0, trainSet.Y), Points: true},
-		{Label: "truth f(x)", X: xs, Y: column(testSet.Y)},
+		{Label: "truth f(x)", X: xs, Y: harness.Column(testSet.Y, 0, idx)},
 		{Label: "envelope ±h(x)", X: xs, Y: upper, Dashed: true},
-		{X: xs, Y: lower, Dashed: true},
+		{X: xs, Y: lower}, // continues the envelope: same colour and dashes, one legend entry
 	}
 	for _, mode := range []train.Mode{train.MLP, train.Soft, train.ENFORCE} {
-		series = append(series, report.Series{Label: mode.String(), X: xs, Y: column(results[mode][0].pred)})
+		pred = append(pred, report.Series{Label: mode.String(), X: xs, Y: harness.Column(results[mode][0].pred, 0, idx)})
 	}
-	files := []string{"inequality_predictions.png", "inequality_loss.png", "inequality_depth.png", "inequality_history.csv"}
-	if err := report.SavePlot(filepath.Join(dir, files[0]),
-		report.Figure{Title: "Fitting with inequality constraints (first seed)", XLabel: "x", YLabel: "y", Width: 7, Height: 4.5},
-		series...); err != nil {
-		return err
+	plots := []report.Plot{
+		{Name: "inequality_predictions.png", Fig: report.Figure{Title: "Fitting with inequality constraints (first seed)", XLabel: "x", YLabel: "y", Width: 7, Height: 4.5}, Series: pred},
+		{Name: "inequality_loss.png", Fig: report.Figure{Title: "Training loss", XLabel: "epoch", YLabel: "loss", LogY: true},
+			Series: report.HistorySeries(func(e train.Epoch) float64 { return e.Loss }, true, runs...)},
+		{Name: "inequality_depth.png", Fig: report.Figure{Title: "ENFORCE: AdaNP depth and share of projected batches", XLabel: "epoch", YLabel: "NP steps / share"},
+			Series: report.DepthAndShare(report.Select("ENFORCE", runs...)...)},
 	}
-	if err := report.SavePlot(filepath.Join(dir, files[1]),
-		report.Figure{Title: "Training loss", XLabel: "epoch", YLabel: "loss", LogY: true},
-		report.HistorySeries(func(e train.Epoch) float64 { return e.Loss }, true, runs...)...); err != nil {
-		return err
-	}
-	var enforceRuns []report.Run
-	for _, r := range runs {
-		if len(r.History) > 0 && r.History.Last().Projected > 0 {
-			enforceRuns = append(enforceRuns, r)
-		}
-	}
-	if len(enforceRuns) > 0 {
-		if err := report.SavePlot(filepath.Join(dir, files[2]),
-			report.Figure{Title: "AdaNP depth during training (ENFORCE)", XLabel: "epoch", YLabel: "mean NP steps per sample"},
-			report.HistorySeries(func(e train.Epoch) float64 { return e.Depth }, false, enforceRuns...)...); err != nil {
-			return err
-		}
-	} else {
-		files = append(files[:2], files[3])
-	}
-	f, err := os.Create(filepath.Join(dir, files[len(files)-1]))
+	names, err := report.WriteOutputs(dir, plots, "inequality_history.csv", runs...)
 	if err != nil {
 		return err
 	}
-	if err := report.WriteHistoryCSV(f, runs...); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\nwrote %v to %s\n", files, dir)
+	fmt.Fprintf(stdout, "\nwrote %v to %s\n", names, dir)
 	return nil
 }

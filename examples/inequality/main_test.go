@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/enforce-nn/enforce/examples/internal/harness/harnesstest"
 )
 
 // TestQuick runs the experiment at a scale smaller than -quick and checks
@@ -16,7 +16,7 @@ import (
 // are feasible, and that it writes the figures and the history.
 func TestQuick(t *testing.T) {
 	o := defaults()
-	o.epochs, o.n, o.nTest, o.logLines, o.out = 15, 400, 100, 0, t.TempDir()
+	o.Epochs, o.n, o.nTest, o.LogLines, o.Out = 15, 400, 100, 0, t.TempDir()
 	var out bytes.Buffer
 	require.NoError(t, run(o, &out, io.Discard))
 	text := out.String()
@@ -24,11 +24,19 @@ func TestQuick(t *testing.T) {
 		assert.Contains(t, text, want)
 	}
 	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+\S+\s+0\.00\s+0\.00\s`, text, "ENFORCE has no infeasible test prediction")
-	for _, f := range []string{"inequality_predictions.png", "inequality_loss.png", "inequality_depth.png", "inequality_history.csv"} {
-		info, err := os.Stat(filepath.Join(o.out, f))
-		require.NoError(t, err, f)
-		assert.Positive(t, info.Size(), f)
-	}
-	o.seeds = 0
+	harnesstest.Files(t, o.Out, "inequality_predictions.png", "inequality_loss.png", "inequality_depth.png", "inequality_history.csv")
+	o.Seeds = 0
 	assert.Error(t, run(o, io.Discard, io.Discard))
+}
+
+// TestFlags checks the examples' command-line convention and what -quick
+// sets.
+func TestFlags(t *testing.T) {
+	harnesstest.CheckConvention(t, cli, "quick", "out", "epochs", "activation")
+	o := defaults()
+	require.NoError(t, flags(&o).Parse([]string{"-quick"}))
+	assert.Equal(t, 60, o.Epochs)
+	o = defaults()
+	require.NoError(t, flags(&o).Parse([]string{"-epochs", "3", "-quick"}))
+	assert.Equal(t, 3, o.Epochs, "an explicit flag keeps its value")
 }

@@ -20,9 +20,10 @@
 // instance, as the paper's IPOPT time (833 CPUs in parallel). Built with
 // -tags ipopt, the reference is IPOPT.
 //
-// With -out DIR it writes per size the table as Markdown, the per-epoch
-// history of every model as CSV, and PNG plots of the training objective
-// and of ENFORCE's AdaNP depth against the epoch.
+// It writes per size the table as Markdown, the per-epoch history of
+// every model as CSV, and PNG plots of the training objective and of
+// ENFORCE's AdaNP depth against the epoch to -out (by default
+// $TMPDIR/enforce-figures/nonconvex-linear).
 //
 //	go run ./examples/nonconvex-linear -quick          # a few seconds
 //	go run ./examples/nonconvex-linear -out results/   # the paper's scale (days on 2 cores)
@@ -31,36 +32,42 @@
 package main
 
 import (
+	"os"
+
 	"github.com/enforce-nn/enforce/dc3"
 	"github.com/enforce-nn/enforce/examples/internal/optexp"
 	"github.com/enforce-nn/enforce/problems"
 	"github.com/enforce-nn/enforce/solvers"
 )
 
-func main() {
-	optexp.Main(optexp.Experiment{
-		Name:  "linear",
-		Sizes: []optexp.Size{{NO: 100, NC: 50}, {NO: 100, NC: 70}, {NO: 200, NC: 150}},
-		DC3:   true,
-		Build: func(s optexp.Size, seed uint64) (optexp.Instance, error) {
-			p, err := problems.NewNonconvexLinear(s.NO, s.NC, seed)
-			if err != nil {
-				return optexp.Instance{}, err
-			}
-			return optexp.Instance{
-				Objective: p.SineQuadratic, Constraint: p.Equalities(), SampleX: p.SampleX,
-				NLP: func(x []float64) solvers.NLP { return solvers.Linear(p, x) },
-				DC3: func(cfg dc3.Config) (*dc3.Model, error) { return dc3.New(p, cfg) },
-			}, nil
-		},
-		Paper: map[string][]optexp.Paper{
-			"IPOPT":          {{Obj: -11.11}, {Obj: -4.84}, {Obj: -10.64}},
-			"MLP":            {{Obj: -27.43, MaxEq: 24.65}, {Obj: -27.43, MaxEq: 24.89}, {Obj: -52.99, MaxEq: 45.38}},
-			"Soft (λ_C=5)":   {{Obj: -10.10, MaxEq: 0.53}, {Obj: -1.86, MaxEq: 0.79}, {Obj: 1.28, MaxEq: 1.45}},
-			"Soft (λ_C=1)":   {{Obj: -10.69, MaxEq: 0.54}, {Obj: -4.18, MaxEq: 0.86}, {Obj: -8.18, MaxEq: 1.47}},
-			"Soft (λ_C=0.1)": {{Obj: -12.05, MaxEq: 2.09}, {Obj: -6.82, MaxEq: 2.51}, {Obj: -13.55, MaxEq: 2.17}},
-			"DC3":            {{Obj: -10.31}, {Obj: -2.76}, {Obj: -6.27}},
-			"ENFORCE":        {{Obj: -11.50}, {Obj: -4.86}, {Obj: -10.59}},
-		},
-	})
+// cli runs the command with the arguments args and returns its exit status.
+var cli = optexp.Command(experiment)
+
+func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// experiment is the benchmark: the paper's sizes, instances and numbers.
+var experiment = optexp.Experiment{
+	Name:  "linear",
+	Sizes: []optexp.Size{{NO: 100, NC: 50}, {NO: 100, NC: 70}, {NO: 200, NC: 150}},
+	DC3:   true,
+	Build: func(s optexp.Size, seed uint64) (optexp.Instance, error) {
+		p, err := problems.NewNonconvexLinear(s.NO, s.NC, seed)
+		if err != nil {
+			return optexp.Instance{}, err
+		}
+		return optexp.Instance{
+			Objective: p.SineQuadratic, Constraint: p.Equalities(), SampleX: p.SampleX,
+			NLP: func(x []float64) solvers.NLP { return solvers.Linear(p, x) },
+			DC3: func(cfg dc3.Config) (*dc3.Model, error) { return dc3.New(p, cfg) },
+		}, nil
+	},
+	Paper: map[string][]optexp.Paper{
+		"IPOPT":          {{Obj: -11.11}, {Obj: -4.84}, {Obj: -10.64}},
+		"MLP":            {{Obj: -27.43, MaxEq: 24.65}, {Obj: -27.43, MaxEq: 24.89}, {Obj: -52.99, MaxEq: 45.38}},
+		"Soft (λ_C=5)":   {{Obj: -10.10, MaxEq: 0.53}, {Obj: -1.86, MaxEq: 0.79}, {Obj: 1.28, MaxEq: 1.45}},
+		"Soft (λ_C=1)":   {{Obj: -10.69, MaxEq: 0.54}, {Obj: -4.18, MaxEq: 0.86}, {Obj: -8.18, MaxEq: 1.47}},
+		"Soft (λ_C=0.1)": {{Obj: -12.05, MaxEq: 2.09}, {Obj: -6.82, MaxEq: 2.51}, {Obj: -13.55, MaxEq: 2.17}},
+		"DC3":            {{Obj: -10.31}, {Obj: -2.76}, {Obj: -6.27}},
+		"ENFORCE":        {{Obj: -11.50}, {Obj: -4.86}, {Obj: -10.59}},
+	},
 }

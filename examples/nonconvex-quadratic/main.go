@@ -31,34 +31,40 @@
 package main
 
 import (
+	"os"
+
 	"github.com/enforce-nn/enforce/dc3"
 	"github.com/enforce-nn/enforce/examples/internal/optexp"
 	"github.com/enforce-nn/enforce/problems"
 	"github.com/enforce-nn/enforce/solvers"
 )
 
-func main() {
-	optexp.Main(optexp.Experiment{
-		Name:  "quadratic",
-		Sizes: []optexp.Size{{NO: 100, NC: 10}, {NO: 100, NC: 30}, {NO: 100, NC: 50}, {NO: 100, NC: 70}, {NO: 200, NC: 150}},
-		Build: func(s optexp.Size, seed uint64) (optexp.Instance, error) {
-			p, err := problems.NewNonconvexQuadratic(s.NO, s.NC, seed)
-			if err != nil {
-				return optexp.Instance{}, err
-			}
-			return optexp.Instance{
-				Objective: p.SineQuadratic, Constraint: p.Equalities(), SampleX: p.SampleX,
-				NLP: func(x []float64) solvers.NLP { return solvers.Quadratic(p, x) },
-				DC3: func(cfg dc3.Config) (*dc3.Model, error) { return dc3.NewNewton(p.SineQuadratic, p.Equalities(), cfg) },
-			}, nil
-		},
-		Paper: map[string][]optexp.Paper{
-			"IPOPT":          {{Obj: -26.27}, {Obj: -21.81}, {Obj: -18.05}, {Obj: -11.69}, {Obj: -29.45}},
-			"MLP":            {{Obj: -27.43, MaxEq: 214.95}, {Obj: -27.43, MaxEq: 317.76}, {Obj: -27.43, MaxEq: 317.14}, {Obj: -27.43, MaxEq: 317.97}, {Obj: -53.07, MaxEq: 497.38}},
-			"Soft (λ_C=5)":   {{Obj: 462.93, MaxEq: 16.31}, {Obj: 1e3, MaxEq: 71.27}, {Obj: 1e5, MaxEq: 72.97}, {Obj: 1e5, MaxEq: 73.63}, {Obj: 1e5, MaxEq: 79.23}},
-			"Soft (λ_C=1)":   {{Obj: 61.93, MaxEq: 15.67}, {Obj: 1e4, MaxEq: 70.39}, {Obj: 1e4, MaxEq: 72.18}, {Obj: 1e4, MaxEq: 73.80}, {Obj: 1e4, MaxEq: 79.30}},
-			"Soft (λ_C=0.1)": {{Obj: -18.29, MaxEq: 16.18}, {Obj: 1e3, MaxEq: 70.37}, {Obj: 1e3, MaxEq: 76.56}, {Obj: 1e3, MaxEq: 75.36}, {Obj: 1e3, MaxEq: 78.35}},
-			"ENFORCE":        {{Obj: -26.37}, {Obj: -21.48}, {Obj: -16.68}, {Obj: -7.75}, {Obj: -27.77}},
-		},
-	})
+// cli runs the command with the arguments args and returns its exit status.
+var cli = optexp.Command(experiment)
+
+func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// experiment is the benchmark: the paper's sizes, instances and numbers.
+var experiment = optexp.Experiment{
+	Name:  "quadratic",
+	Sizes: []optexp.Size{{NO: 100, NC: 10}, {NO: 100, NC: 30}, {NO: 100, NC: 50}, {NO: 100, NC: 70}, {NO: 200, NC: 150}},
+	Build: func(s optexp.Size, seed uint64) (optexp.Instance, error) {
+		p, err := problems.NewNonconvexQuadratic(s.NO, s.NC, seed)
+		if err != nil {
+			return optexp.Instance{}, err
+		}
+		return optexp.Instance{
+			Objective: p.SineQuadratic, Constraint: p.Equalities(), SampleX: p.SampleX,
+			NLP: func(x []float64) solvers.NLP { return solvers.Quadratic(p, x) },
+			DC3: func(cfg dc3.Config) (*dc3.Model, error) { return dc3.NewNewton(p.SineQuadratic, p.Equalities(), cfg) },
+		}, nil
+	},
+	Paper: map[string][]optexp.Paper{
+		"IPOPT":          {{Obj: -26.27}, {Obj: -21.81}, {Obj: -18.05}, {Obj: -11.69}, {Obj: -29.45}},
+		"MLP":            {{Obj: -27.43, MaxEq: 214.95}, {Obj: -27.43, MaxEq: 317.76}, {Obj: -27.43, MaxEq: 317.14}, {Obj: -27.43, MaxEq: 317.97}, {Obj: -53.07, MaxEq: 497.38}},
+		"Soft (λ_C=5)":   {{Obj: 462.93, MaxEq: 16.31}, {Obj: 1e3, MaxEq: 71.27}, {Obj: 1e5, MaxEq: 72.97}, {Obj: 1e5, MaxEq: 73.63}, {Obj: 1e5, MaxEq: 79.23}},
+		"Soft (λ_C=1)":   {{Obj: 61.93, MaxEq: 15.67}, {Obj: 1e4, MaxEq: 70.39}, {Obj: 1e4, MaxEq: 72.18}, {Obj: 1e4, MaxEq: 73.80}, {Obj: 1e4, MaxEq: 79.30}},
+		"Soft (λ_C=0.1)": {{Obj: -18.29, MaxEq: 16.18}, {Obj: 1e3, MaxEq: 70.37}, {Obj: 1e3, MaxEq: 76.56}, {Obj: 1e3, MaxEq: 75.36}, {Obj: 1e3, MaxEq: 78.35}},
+		"ENFORCE":        {{Obj: -26.37}, {Obj: -21.48}, {Obj: -16.68}, {Obj: -7.75}, {Obj: -27.77}},
+	},
 }

@@ -53,6 +53,9 @@ func data(n int, seed uint64) (x, y *mat.Dense) {
 }
 
 func run(epochs, n int) error {
+	if epochs < 1 || n < 1 {
+		return fmt.Errorf("-epochs %d, -n %d: want at least 1", epochs, n)
+	}
 	// 1. The constraint, written as ordinary Go over hyperdual numbers:
 	// the package derives exact Jacobians and curvature from it.
 	c, err := enforce.Func(1, 2, 1, func(x, y, c []hyperdual.Number) {
@@ -109,7 +112,7 @@ func run(epochs, n int) error {
 		if err := solver.Step(G.NodesToValueGrads(mlp.Learnables())); err != nil {
 			return err
 		}
-		if e%(epochs/5) == 0 {
+		if e%max(1, epochs/5) == 0 {
 			st := op.Stats()
 			fmt.Printf("epoch %5d  loss %.3e  AdaNP depth %d  mean|c| after %.1e\n", e, loss.Value().Data().(float64), st.Depth, st.After.Mean)
 		}

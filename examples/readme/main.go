@@ -5,6 +5,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -35,6 +36,7 @@ func data(offset float64) (xs, ys []float64) {
 }
 
 func main() {
+	flag.Parse() // no flags: -h prints the usage and exits
 	if err := run(os.Stdout); err != nil {
 		log.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/enforce-nn/enforce/examples/internal/harness/harnesstest"
 )
 
 // TestRun runs the program and checks what it reports: the projected
@@ -62,4 +64,12 @@ func fencedGoBlock(doc, heading string) (string, error) {
 		return "", fmt.Errorf("unterminated ```go block under %q", heading)
 	}
 	return rest[:end], nil
+}
+
+// TestHelp checks the examples' convention: -h prints the usage and exits
+// with status 0 without training.
+func TestHelp(t *testing.T) {
+	out := harnesstest.GoRun(t, "-h")
+	assert.Contains(t, out, "Usage of")
+	assert.NotContains(t, out, "network ŷ")
 }

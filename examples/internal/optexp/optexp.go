@@ -7,7 +7,6 @@
 package optexp
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -22,7 +21,8 @@ import (
 
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/dc3"
-	"github.com/enforce-nn/enforce/internal/report"
+	"github.com/enforce-nn/enforce/examples/internal/harness"
+	"github.com/enforce-nn/enforce/examples/internal/report"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems"
 	"github.com/enforce-nn/enforce/solvers"
@@ -81,60 +81,66 @@ type Options struct {
 	// Precision is AdaNP's arithmetic in training and inference
 	// (enforce.Float32 with -float32).
 	Precision enforce.Precision
+
+	softs   string // -soft, parsed into Soft
+	float32 bool   // -float32, read into Precision
 }
 
-// Main parses the flags, runs the experiment and exits on error.
-func Main(e Experiment) {
-	var o Options
-	quick := flag.Bool("quick", false, "a reduced run (seconds): the first size, 400 training / 200 test inputs, 2×64, Adam 1e-3, 20 epochs, Soft λ_C = 1")
-	flag.IntVar(&o.Epochs, "epochs", 1000, "epochs for MLP, Soft and ENFORCE (the paper: 1000)")
-	flag.IntVar(&o.DC3Epochs, "dc3epochs", 3500, "epochs for DC3 (the paper: 3500)")
-	flag.IntVar(&o.NTrain, "ntrain", 8334, "training inputs (DC3's split of 10,000: 8334 train, 833 valid, 833 test)")
-	flag.IntVar(&o.NTest, "ntest", 833, "test inputs, one inference batch (the paper: 833)")
-	flag.IntVar(&o.NRef, "nref", 833, "test inputs solved by the reference solver (first rows of the test batch)")
-	flag.IntVar(&o.Batch, "batch", 200, "batch size (the paper: 200)")
-	flag.IntVar(&o.Width, "width", 200, "width of the 2 hidden ReLU layers (the paper: 200)")
-	flag.Float64Var(&o.LR, "lr", 1e-4, "Adam learning rate (the paper: 1e-4)")
-	flag.IntVar(&o.Seeds, "seeds", 1, "model seeds; mean ± std over them (the paper: 5)")
-	flag.StringVar(&o.Sizes, "sizes", "", "comma-separated indices into the paper's sizes (default: all)")
-	flag.StringVar(&o.Out, "out", "", "directory for the per-epoch history (CSV), the loss and depth plots (PNG) and the tables (Markdown); none if empty")
-	flag.Uint64Var(&o.Seed, "seed", 1, "seed of the problem instance and the data")
-	softs := flag.String("soft", "5,1,0.1", "λ_C values of the Soft baseline (the paper: 5, 1, 0.1)")
-	f32 := flag.Bool("float32", false, "AdaNP in enforce.Float32 precision (single-precision steps far from the constraint set, float64 at the end; the tolerances are unchanged)")
-	flag.BoolVar(&o.DC3, "dc3", e.DC3, "train the DC3 baseline (linear completion, or Newton completion for nonlinear equalities)")
-	flag.Parse()
-	set := map[string]bool{}
-	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *quick {
-		def := func(name string, apply func()) {
-			if !set[name] {
-				apply()
-			}
-		}
-		def("epochs", func() { o.Epochs = 20 })
-		def("dc3epochs", func() { o.DC3Epochs = 20 })
-		def("ntrain", func() { o.NTrain = 400 })
-		def("ntest", func() { o.NTest = 200 })
-		def("nref", func() { o.NRef = 20 })
-		def("width", func() { o.Width = 64 })
-		def("lr", func() { o.LR = 1e-3 })
-		def("sizes", func() { o.Sizes = "0" })
-		def("soft", func() { *softs = "1" })
-	}
-	if *f32 {
+// Flags registers the command line of the experiment e on o and returns
+// it; -soft and -float32 are parsed into o by Options.finish when Main
+// runs.
+func Flags(e Experiment, o *Options) *harness.Flags {
+	name := "nonconvex-" + e.Name
+	f := harness.New(name, fmt.Sprintf("The ENFORCE paper's nonconvex %s benchmark (§5.3): reference optima, then MLP, Soft, DC3 and ENFORCE trained on the objective.", e.Name))
+	*o = Options{Epochs: 1000, DC3Epochs: 3500, NTrain: 8334, NTest: 833, NRef: 833, Batch: 200, Width: 200, LR: 1e-4, Seeds: 1, Seed: 1, DC3: e.DC3, softs: "5,1,0.1"}
+	f.IntVar(&o.Epochs, "epochs", o.Epochs, "epochs for MLP, Soft and ENFORCE (the paper: 1000)")
+	f.IntVar(&o.DC3Epochs, "dc3epochs", o.DC3Epochs, "epochs for DC3 (the paper: 3500)")
+	f.IntVar(&o.NTrain, "ntrain", o.NTrain, "training inputs (DC3's split of 10,000: 8334 train, 833 valid, 833 test)")
+	f.IntVar(&o.NTest, "ntest", o.NTest, "test inputs, one inference batch (the paper: 833)")
+	f.IntVar(&o.NRef, "nref", o.NRef, "test inputs solved by the reference solver (first rows of the test batch)")
+	f.IntVar(&o.Batch, "batch", o.Batch, "batch size (the paper: 200)")
+	f.IntVar(&o.Width, "width", o.Width, "width of the 2 hidden ReLU layers (the paper: 200)")
+	f.Float64Var(&o.LR, "lr", o.LR, "Adam learning rate (the paper: 1e-4)")
+	f.IntVar(&o.Seeds, "seeds", o.Seeds, "model seeds; mean ± std over them (the paper: 5)")
+	f.StringVar(&o.Sizes, "sizes", "", "comma-separated indices into the paper's sizes (default: all)")
+	f.Out(&o.Out)
+	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the problem instance and the data")
+	f.StringVar(&o.softs, "soft", o.softs, "λ_C values of the Soft baseline (the paper: 5, 1, 0.1)")
+	f.BoolVar(&o.float32, "float32", false, "AdaNP in enforce.Float32 precision (single-precision steps far from the constraint set, float64 at the end; the tolerances are unchanged)")
+	f.BoolVar(&o.DC3, "dc3", o.DC3, "train the DC3 baseline (linear completion, or Newton completion for nonlinear equalities)")
+	f.Quick("epochs", "20").Quick("dc3epochs", "20").Quick("ntrain", "400").Quick("ntest", "200").Quick("nref", "20").
+		Quick("width", "64").Quick("lr", "1e-3").Quick("sizes", "0").Quick("soft", "1")
+	return f
+}
+
+// finish parses the flags -soft and -float32 into o.
+func (o *Options) finish() error {
+	if o.float32 {
 		o.Precision = enforce.Float32
 	}
-	for _, s := range splitComma(*softs) {
+	o.Soft = o.Soft[:0]
+	for _, s := range splitComma(o.softs) {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "bad -soft:", err)
-			os.Exit(2)
+			return fmt.Errorf("bad -soft: %w", err)
 		}
 		o.Soft = append(o.Soft, v)
 	}
-	if err := Run(os.Stdout, os.Stderr, e, o); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	return nil
+}
+
+// Command returns the entry point of the command of the experiment e: it
+// runs the command with the arguments args and returns its exit status
+// (harness.Flags.Main).
+func Command(e Experiment) func(args []string, stdout, stderr io.Writer) int {
+	return func(args []string, stdout, stderr io.Writer) int {
+		var o Options
+		return Flags(e, &o).Main(args, stderr, func() error {
+			if err := o.finish(); err != nil {
+				return err
+			}
+			return Run(stdout, stderr, e, o)
+		})
 	}
 }
 
@@ -311,44 +317,25 @@ func save(dir string, s Size, fStar float64, t *report.Table, runs []report.Run)
 		return nil
 	}
 	base := filepath.Join(dir, fmt.Sprintf("%d-%d", s.NO, s.NC))
-	if err := writeFile(base+"-table.md", t.WriteMarkdown); err != nil {
+	if err := report.WriteFile(base+"-table.md", t.WriteMarkdown); err != nil {
 		return err
 	}
-	if err := writeFile(base+"-history.csv", func(w io.Writer) error { return report.WriteHistoryCSV(w, runs...) }); err != nil {
+	if err := report.WriteFile(base+"-history.csv", func(w io.Writer) error { return report.WriteHistoryCSV(w, runs...) }); err != nil {
 		return err
 	}
 	// The objective minus the unconstrained minimum is never negative, so
 	// a log axis shows every method, DC3's large early values included.
 	obj := report.HistorySeries(func(e train.Epoch) float64 { return e.Task - fStar }, true, runs...)
 	if err := report.SavePlot(base+"-objective.png", report.Figure{
-		Title: fmt.Sprintf("training objective, (N_O, N_C) = (%d, %d)", s.NO, s.NC), XLabel: "epoch",
-		YLabel: "batch mean of f − unconstrained min f*", LogY: true,
+		Title: fmt.Sprintf("training objective f − f* (batch mean; f* the unconstrained min), (N_O, N_C) = (%d, %d)", s.NO, s.NC), XLabel: "epoch",
+		YLabel: "f − f*", LogY: true, Width: 7,
 	}, obj...); err != nil {
 		return err
 	}
-	var enf []report.Run
-	for _, r := range runs {
-		if len(r.Label) >= 7 && r.Label[:7] == "ENFORCE" {
-			enf = append(enf, r)
-		}
-	}
-	depth := report.HistorySeries(func(e train.Epoch) float64 { return e.Depth }, false, enf...)
+	depth := report.HistorySeries(func(e train.Epoch) float64 { return e.Depth }, false, report.Select("ENFORCE", runs...)...)
 	return report.SavePlot(base+"-depth.png", report.Figure{
 		Title: "ENFORCE: mean AdaNP depth in training", XLabel: "epoch", YLabel: "NP steps per sample",
 	}, depth...)
-}
-
-func writeFile(path string, write func(io.Writer) error) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return write(f)
 }
 
 // trainModel trains one train.Model and evaluates it.

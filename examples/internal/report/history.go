@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/enforce-nn/enforce/train"
 )
@@ -79,4 +80,27 @@ func Projection(h train.History) (share, depth float64) {
 		depth = depthSum / projected
 	}
 	return share, depth
+}
+
+// Select returns the runs whose label starts with method followed by the
+// end of the label, a space, a comma or a colon ("ENFORCE seed 2" for
+// "ENFORCE", but not "ENFORCE-like").
+func Select(method string, runs ...Run) []Run {
+	var out []Run
+	for _, r := range runs {
+		if hasMethodPrefix(r.Label, method) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// hasMethodPrefix reports whether label names method: it is method, or
+// starts with method followed by a space, a comma or a colon.
+func hasMethodPrefix(label, method string) bool {
+	if !strings.HasPrefix(label, method) {
+		return false
+	}
+	rest := label[len(method):]
+	return rest == "" || rest[0] == ' ' || rest[0] == ',' || rest[0] == ':'
 }

@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/enforce-nn/enforce/internal/report"
+	"github.com/enforce-nn/enforce/examples/internal/report"
 )
 
 // A table with the paper's numbers beside ours, mean ± std over seeds.

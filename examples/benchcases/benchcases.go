@@ -1,6 +1,11 @@
-// Package benchcases builds the performance cases shared by the package
-// benchmarks and the bench example: the paper's problem sizes with batches
-// of predictions near the feasible set.
+// Package benchcases builds the performance cases shared by the root
+// package's benchmarks (bench_test.go) and the command examples/bench: the
+// paper's problem sizes with batches of predictions near the feasible set.
+//
+// It is support code for measurements, not part of the library's API. It
+// lives outside internal/ (which holds the numerical kernels) and outside
+// examples/internal/ because the root package's tests import it, and Go's
+// internal rule hides examples/internal/... from the module root.
 package benchcases
 
 import (

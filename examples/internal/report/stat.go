@@ -47,3 +47,13 @@ func (s Stat) Format(format string) string {
 	}
 	return fmt.Sprintf(format+" ± "+format, s.Mean, s.Std)
 }
+
+// SummarizeFunc returns Summarize of f over rs: the mean and standard
+// deviation of one quantity over the results of several seeds.
+func SummarizeFunc[R any](rs []R, f func(R) float64) Stat {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = f(r)
+	}
+	return Summarize(xs)
+}

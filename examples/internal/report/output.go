@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -29,18 +30,25 @@ func WriteOutputs(dir string, plots []Plot, history string, runs ...Run) ([]stri
 		}
 		names = append(names, pl.Name)
 	}
-	f, err := os.Create(filepath.Join(dir, history))
-	if err != nil {
+	if err := WriteFile(filepath.Join(dir, history), func(w io.Writer) error { return WriteHistoryCSV(w, runs...) }); err != nil {
 		return names, err
-	}
-	if err := WriteHistoryCSV(f, runs...); err != nil {
-		f.Close()
-		return names, err
-	}
-	if err := f.Close(); err != nil {
-		return names, fmt.Errorf("report: writing %s: %w", history, err)
 	}
 	return append(names, history), nil
+}
+
+// WriteFile creates the file path, calls write with it and closes it,
+// returning the first error, that of Close included.
+func WriteFile(path string, write func(io.Writer) error) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("report: writing %s: %w", path, cerr)
+		}
+	}()
+	return write(f)
 }
 
 // DepthAndShare returns, for each run, its mean AdaNP depth (solid) and

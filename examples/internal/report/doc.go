@@ -3,7 +3,9 @@
 // NRMSE, MSE, equality residuals, the percentage of infeasible predictions
 // per inequality), mean ± standard deviation over seeds, text and Markdown
 // tables that put the paper's numbers beside ours, PNG line and scatter
-// plots (gonum.org/v1/plot), and the per-epoch training history as CSV.
+// plots (gonum.org/v1/plot; each method keeps one colour-blind-safe colour
+// in every figure, see MethodColor, and the legend stands beside the
+// plot), and the per-epoch training history as CSV.
 //
 // Metrics take predictions and targets as n×m matrices (one sample per
 // row) in original units and panic on mismatched shapes, as gonum's mat

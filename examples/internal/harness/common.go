@@ -1,0 +1,27 @@
+package harness
+
+// Common are the settings every paper experiment has: the training budget
+// and learning rate, the backbone's width, the displacement weight, the
+// seeds, the progress lines and the output folder.
+type Common struct {
+	Epochs, Width, Seeds, LogLines int
+	LR, LambdaD                    float64
+	// Seed is the first model seed (and, where the program draws its
+	// data, the data's seed); model seeds are Seed, Seed+1, ….
+	Seed uint64
+	Out  string
+}
+
+// Register registers -epochs, -width, -lr, -lambdaD, -seed, -seeds, -log
+// and -out on f, with c's values as defaults; seedHelp says what -seed
+// seeds.
+func (c *Common) Register(f *Flags, seedHelp string) {
+	f.IntVar(&c.Epochs, "epochs", c.Epochs, "epochs per model")
+	f.IntVar(&c.Width, "width", c.Width, "width of the backbone's hidden layers")
+	f.Float64Var(&c.LR, "lr", c.LR, "Adam learning rate")
+	f.Float64Var(&c.LambdaD, "lambdaD", c.LambdaD, "λ_D, the weight of ENFORCE's displacement term")
+	f.Uint64Var(&c.Seed, "seed", c.Seed, seedHelp)
+	f.IntVar(&c.Seeds, "seeds", c.Seeds, "number of model seeds; tables give mean ± std over them")
+	f.IntVar(&c.LogLines, "log", c.LogLines, "progress lines per model on stderr (0: none)")
+	f.Out(&c.Out)
+}

@@ -1,0 +1,107 @@
+// Package harnesstest checks, in the example programs' tests, that a
+// program follows the command-line convention of package harness, and
+// holds the checks their smoke tests share.
+package harnesstest
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/enforce-nn/enforce/problems"
+)
+
+// CLI is a program's entry point: it runs the program with the arguments
+// args (without the program name) and returns its exit status.
+type CLI func(args []string, stdout, stderr io.Writer) int
+
+// CheckConvention checks that -h prints the usage, naming every flag in
+// flags, and exits with status 0 without running the program (nothing on
+// stdout), and that an unknown flag exits with status 2, again without
+// running it.
+func CheckConvention(t *testing.T, cli CLI, flags ...string) {
+	t.Helper()
+	for _, help := range []string{"-h", "-help"} {
+		var stdout, stderr bytes.Buffer
+		assert.Equal(t, 0, cli([]string{help}, &stdout, &stderr), help)
+		assert.Empty(t, stdout.String(), "%s must not run the program", help)
+		assert.Contains(t, stderr.String(), "Usage: go run ./examples/", help)
+		for _, f := range flags {
+			assert.Contains(t, stderr.String(), "  -"+f, "%s lists -%s", help, f)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 2, cli([]string{"-no-such-flag"}, &stdout, &stderr))
+	assert.Empty(t, stdout.String(), "a bad flag must not run the program")
+	assert.Contains(t, stderr.String(), "no-such-flag")
+}
+
+// Files requires that every name exists in dir and is not empty.
+func Files(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, f := range names {
+		info, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err, f)
+		assert.Positive(t, info.Size(), f)
+	}
+}
+
+// DataDir returns the shared data folder, or skips the test when the data
+// are absent.
+func DataDir(t *testing.T) string {
+	t.Helper()
+	dir, err := problems.DataDir()
+	if errors.Is(err, problems.ErrNoData) {
+		t.Skip("KKT-HardNet data not found (set ENFORCE_DATA or place ../shared/data beside the checkout):", err)
+	}
+	require.NoError(t, err)
+	return dir
+}
+
+// GoRun builds and runs the command in the test's working directory (the
+// package's folder) with args, and returns its combined output; it fails
+// the test if the command fails. It skips under -short.
+func GoRun(t *testing.T, args ...string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the command")
+	}
+	b, err := exec.Command("go", append([]string{"run", "."}, args...)...).CombinedOutput()
+	require.NoError(t, err, string(b))
+	return string(b)
+}
+
+// CheckNonconvexQuick runs the nonconvex benchmark command of the test's
+// folder with -quick (a few seconds) and checks that it prints the table,
+// that ENFORCE's predictions meet the inference tolerance max|c| ≤ 1e-3,
+// and that it writes the table, the history and the plots.
+func CheckNonconvexQuick(t *testing.T) {
+	t.Helper()
+	out := t.TempDir()
+	s := GoRun(t, "-quick", "-out", out)
+	assert.Contains(t, s, "reference: ")
+	for _, suffix := range []string{"-table.md", "-history.csv", "-objective.png", "-depth.png"} {
+		files, err := filepath.Glob(filepath.Join(out, "*"+suffix))
+		require.NoError(t, err)
+		assert.Len(t, files, 1, suffix)
+	}
+	found := false
+	for _, line := range strings.Split(s, "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[0] == "ENFORCE" {
+			found = true
+			maxEq, err := strconv.ParseFloat(f[4], 64)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, maxEq, 1e-3, "ENFORCE meets the inference tolerance")
+		}
+	}
+	assert.True(t, found, "ENFORCE row in\n%s", s)
+}

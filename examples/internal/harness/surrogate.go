@@ -1,0 +1,130 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/examples/internal/report"
+	"github.com/enforce-nn/enforce/layers"
+	"github.com/enforce-nn/enforce/problems"
+	"github.com/enforce-nn/enforce/train"
+)
+
+// Surrogate are the settings of the KKT-HardNet surrogate programs
+// (examples/distillation and examples/pooling), which train MLP and
+// ENFORCE in the reference's configuration: an nx-W-W-ny ReLU network
+// initialised as PyTorch's, Adam, x and y standardised.
+type Surrogate struct {
+	Common
+	Batch int
+	// NTrain > 0 keeps only the first NTrain training rows.
+	NTrain        int
+	AlwaysProject bool
+	// DataDir is the shared data folder; empty means problems.DataDir.
+	DataDir string
+}
+
+// DefaultSurrogate returns the reference's setting for the program name:
+// 1200 epochs of Adam at 1e-4, batch 64, width 64, λ_D = 0.5, one seed.
+func DefaultSurrogate(name string) Surrogate {
+	return Surrogate{Common: Common{Epochs: 1200, Width: 64, Seeds: 1, LogLines: 10, LR: 1e-4, LambdaD: 0.5, Seed: 1, Out: DefaultOut(name)}, Batch: 64}
+}
+
+// Register registers s's flags on f; nAll is the size of the full
+// training split, for -ntrain's help. -quick trains 30 epochs.
+func (s *Surrogate) Register(f *Flags, nAll int) {
+	s.Common.Register(f, "first model seed; model seeds are seed, seed+1, …")
+	f.IntVar(&s.Batch, "batch", s.Batch, "mini-batch size")
+	f.IntVar(&s.NTrain, "ntrain", s.NTrain, fmt.Sprintf("use only the first n training rows (0: all %d)", nAll))
+	f.BoolVar(&s.AlwaysProject, "alwaysproject", s.AlwaysProject, "project every training batch (bypass the activation rule)")
+	f.StringVar(&s.DataDir, "data", s.DataDir, "the shared data folder (default: $ENFORCE_DATA or ../shared/data)")
+	f.Quick("epochs", "30")
+}
+
+// Load checks s and loads the data set with load from s.DataDir (or
+// problems.DataDir), partitioned by the reference's split, the training
+// rows cut to NTrain. Missing data give an error that wraps
+// problems.ErrNoData.
+func (s Surrogate) Load(load func(dir string) (problems.Dataset, problems.Split, error)) (dir string, trainSet, testSet problems.Dataset, err error) {
+	if s.Seeds < 1 || s.Epochs < 1 || s.Width < 1 || s.Batch < 1 || s.NTrain < 0 {
+		return "", trainSet, testSet, errors.New("-seeds, -epochs, -width and -batch must be positive, -ntrain not negative")
+	}
+	dir = s.DataDir
+	if dir == "" {
+		if dir, err = problems.DataDir(); err != nil {
+			return "", trainSet, testSet, fmt.Errorf("the KKT-HardNet data are not available: %w", err)
+		}
+	}
+	all, split, err := load(dir)
+	if err != nil {
+		return "", trainSet, testSet, err
+	}
+	trainSet, _, testSet = all.Partition(split)
+	if s.NTrain > 0 && s.NTrain < trainSet.Len() {
+		idx := make([]int, s.NTrain)
+		for i := range idx {
+			idx[i] = i
+		}
+		trainSet = trainSet.Rows(idx)
+	}
+	return dir, trainSet, testSet, nil
+}
+
+// Config returns the train.Config of one model: mode, seed, constraint c
+// on nx inputs and ny outputs, AdaNP settings ts in training and infer at
+// inference.
+func (s Surrogate) Config(mode train.Mode, seed uint64, nx, ny int, c enforce.Constraint, ts, infer enforce.Settings) train.Config {
+	return train.Config{
+		Sizes: []int{nx, s.Width, s.Width, ny}, Hidden: layers.ReLU, PyTorchInit: true,
+		Constraint: c, Mode: mode, Train: &ts, Infer: infer,
+		LearnRate: s.LR, BatchSize: s.Batch, Epochs: s.Epochs, Seed: seed,
+		LambdaD: s.LambdaD, Standardize: true, AlwaysProject: s.AlwaysProject,
+	}
+}
+
+// Parity returns predicted against true values of the columns cols of y,
+// one point cloud per mode (pred[mode]), and the diagonal y = x over
+// their range.
+func Parity(y *mat.Dense, pred map[train.Mode]*mat.Dense, modes []train.Mode, cols []int) []report.Series {
+	var out []report.Series
+	lo, hi := 0.0, 0.0
+	for k, mode := range modes {
+		s := report.Series{Label: mode.String(), Points: true}
+		for _, j := range cols {
+			s.X = append(s.X, mat.Col(nil, j, y)...)
+			s.Y = append(s.Y, mat.Col(nil, j, pred[mode])...)
+		}
+		for i, v := range s.X {
+			if k == 0 && i == 0 {
+				lo, hi = v, v
+			}
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		out = append(out, s)
+	}
+	return append(out, report.Series{Label: "y = x", X: []float64{lo, hi}, Y: []float64{lo, hi}, Dashed: true})
+}
+
+// SurrogateFigures writes name_parity.png (the parity series, laid out by
+// fig), name_loss.png (training loss against the epoch), name_depth.png
+// (ENFORCE's AdaNP depth and share of projected batches) and
+// name_history.csv into dir, and names them on stdout.
+func SurrogateFigures(dir, name string, fig report.Figure, parity []report.Series, runs []report.Run, stdout io.Writer) error {
+	plots := []report.Plot{
+		{Name: name + "_parity.png", Fig: fig, Series: parity},
+		{Name: name + "_loss.png", Fig: report.Figure{Title: "Training loss (standardised units)", XLabel: "epoch", YLabel: "loss", LogY: true},
+			Series: report.HistorySeries(func(e train.Epoch) float64 { return e.Loss }, true, runs...)},
+		{Name: name + "_depth.png", Fig: report.Figure{Title: "ENFORCE: AdaNP depth and share of projected batches", XLabel: "epoch", YLabel: "NP steps / share"},
+			Series: report.DepthAndShare(report.Select(train.ENFORCE.String(), runs...)...)},
+	}
+	names, err := report.WriteOutputs(dir, plots, name+"_history.csv", runs...)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nwrote %v to %s\n", names, dir)
+	return nil
+}
