@@ -1,7 +1,8 @@
 // Command bench measures one NP step of AdaNP on the paper's benchmark
 // sizes and prints one table: our time per step and its spread over the
-// repetitions, the PyTorch reference's time on this kind of machine (2
-// cores, CPU, float32, from the project's REFERENCE.md), their ratio, the
+// repetitions, a stored figure for the PyTorch reference's time (2 CPU
+// threads, float32, torch's default BLAS; not measured in this run, see
+// benchcases.Case.RefSec), their ratio, the
 // arithmetic rate achieved and its fraction of the dgemm ceiling measured in
 // the same run. It then measures a training step (forward + Unrolled
 // backward) against the forward step, and the memory a trace holds against

@@ -23,9 +23,12 @@ type Case struct {
 	Name    string
 	C       enforce.Constraint
 	X, YHat *mat.Dense
-	// RefSec is the PyTorch reference's time per NP step on the project's
-	// CPU machine (analytic Jacobian, float32; the quiet re-measurement in
-	// REFERENCE.md), or 0 if not published.
+	// RefSec is a stored figure: the PyTorch reference's time per NP step
+	// (enforce-nn 1.0.4, torch 1.13 on 2 CPU threads with its default BLAS,
+	// analytic Jacobian, float32), timed earlier on a machine of the kind
+	// the README's performance section describes, or 0 if not measured. It
+	// is not a same-run measurement: with OpenBLAS as torch's BLAS the
+	// reference is about twice as fast.
 	RefSec float64
 	// Flops is the arithmetic of one forward step over the full batch.
 	Flops float64

@@ -38,8 +38,9 @@
 // (-alwaysproject) makes the loss diverge. The table's "projected" column
 // shows the fraction of training batches AdaNP projected.
 //
-// The data are read from ../shared/data (or $ENFORCE_DATA); without them
-// the program exits with a message saying where it looked.
+// The data ship with package problems (problems/data/kkt_hardnet, with
+// their licence and provenance); -data DIR or $ENFORCE_DATA reads another
+// copy.
 //
 //	go run ./examples/distillation -quick
 //	go run ./examples/distillation            # the paper's scale

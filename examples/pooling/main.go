@@ -30,10 +30,11 @@
 //
 // The data have one degree of freedom that x does not determine (the
 // split of the pool outflow between the products), so every method's MSE
-// stays near 60–70 (see ../shared/data/kkt_hardnet/SOURCE.md).
+// stays near 60–70 (see problems/data/kkt_hardnet/README.md).
 //
-// The data are read from ../shared/data (or $ENFORCE_DATA); without them
-// the program exits with a message saying where it looked.
+// The data ship with package problems (problems/data/kkt_hardnet, with
+// their licence and provenance); -data DIR or $ENFORCE_DATA reads another
+// copy.
 //
 //	go run ./examples/pooling -quick
 //	go run ./examples/pooling            # the paper's scale (our choice of setting)

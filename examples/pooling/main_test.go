@@ -13,8 +13,7 @@ import (
 )
 
 // TestQuick trains both models for two epochs on 256 training rows and
-// checks the table, ENFORCE's feasibility at inference and the files. It
-// skips when the shared data are absent.
+// checks the table, ENFORCE's feasibility at inference and the files.
 func TestQuick(t *testing.T) {
 	o := defaults()
 	o.Epochs, o.NTrain, o.LogLines, o.Out, o.DataDir = 2, 256, 0, t.TempDir(), harnesstest.DataDir(t)

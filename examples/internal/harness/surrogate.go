@@ -24,7 +24,9 @@ type Surrogate struct {
 	// NTrain > 0 keeps only the first NTrain training rows.
 	NTrain        int
 	AlwaysProject bool
-	// DataDir is the shared data folder; empty means problems.DataDir.
+	// DataDir is a folder holding the data files; empty means
+	// problems.DataDir ($ENFORCE_DATA, or the copy embedded in package
+	// problems).
 	DataDir string
 }
 
@@ -41,14 +43,13 @@ func (s *Surrogate) Register(f *Flags, nAll int) {
 	f.IntVar(&s.Batch, "batch", s.Batch, "mini-batch size")
 	f.IntVar(&s.NTrain, "ntrain", s.NTrain, fmt.Sprintf("use only the first n training rows (0: all %d)", nAll))
 	f.BoolVar(&s.AlwaysProject, "alwaysproject", s.AlwaysProject, "project every training batch (bypass the activation rule)")
-	f.StringVar(&s.DataDir, "data", s.DataDir, "the shared data folder (default: $ENFORCE_DATA or ../shared/data)")
+	f.StringVar(&s.DataDir, "data", s.DataDir, "a folder holding the data files (default: $ENFORCE_DATA, else the copy embedded in package problems)")
 	f.Quick("epochs", "30")
 }
 
 // Load checks s and loads the data set with load from s.DataDir (or
 // problems.DataDir), partitioned by the reference's split, the training
-// rows cut to NTrain. Missing data give an error that wraps
-// problems.ErrNoData.
+// rows cut to NTrain. A folder that does not hold the files is an error.
 func (s Surrogate) Load(load func(dir string) (problems.Dataset, problems.Split, error)) (dir string, trainSet, testSet problems.Dataset, err error) {
 	if s.Seeds < 1 || s.Epochs < 1 || s.Width < 1 || s.Batch < 1 || s.NTrain < 0 {
 		return "", trainSet, testSet, errors.New("-seeds, -epochs, -width and -batch must be positive, -ntrain not negative")
@@ -56,7 +57,7 @@ func (s Surrogate) Load(load func(dir string) (problems.Dataset, problems.Split,
 	dir = s.DataDir
 	if dir == "" {
 		if dir, err = problems.DataDir(); err != nil {
-			return "", trainSet, testSet, fmt.Errorf("the KKT-HardNet data are not available: %w", err)
+			return "", trainSet, testSet, fmt.Errorf("the KKT-HardNet data: %w", err)
 		}
 	}
 	all, split, err := load(dir)
