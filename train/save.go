@@ -212,7 +212,7 @@ func (m *Model) Save(w io.Writer) error {
 			Output:        cfg.Output,
 			Constraint:    constraintDims(cfg.Constraint),
 			Mode:          cfg.Mode,
-			Train:         fromSettings(*cfg.Train),
+			Train:         fromSettings(cfg.Train),
 			Infer:         fromSettings(cfg.Infer),
 			LambdaD:       m.cfg.lambdaD,
 			LambdaC:       m.cfg.LambdaC,
@@ -353,10 +353,9 @@ func load(r io.Reader, c enforce.Constraint, build BackboneFunc) (*Model, error)
 		return nil, fmt.Errorf("train: Load: the file is for a constraint with (nx, ny, nc, latent) = %v, the given one has %v",
 			f.Constraint, got)
 	}
-	train := f.Train.settings()
 	cfg := Config{
 		Sizes: f.Sizes, Hidden: f.Hidden, Output: f.Output, Constraint: c, Mode: f.Mode,
-		Train: &train, Infer: f.Infer.settings(),
+		Train: f.Train.settings(), Infer: f.Infer.settings(),
 		LambdaD: f.LambdaD, LambdaC: f.LambdaC, LearnRate: f.LearnRate,
 		BatchSize: f.BatchSize, Epochs: f.Epochs, Seed: f.Seed,
 		AlwaysProject: f.AlwaysProject, Standardize: f.Standardize,

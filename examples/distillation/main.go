@@ -181,7 +181,7 @@ func run(o options, stdout, progress io.Writer) error {
 			}
 			cfg := train.Config{
 				Sizes: []int{3, o.width, o.width, 9}, Hidden: layers.ReLU, PyTorchInit: true,
-				Constraint: p.Equalities(), Mode: mode, Train: &ts,
+				Constraint: p.Equalities(), Mode: mode, Train: ts,
 				Infer:     infer,
 				LearnRate: o.lr, BatchSize: o.batch, Epochs: o.epochs, Seed: seed,
 				LambdaD: o.lambdaD, Standardize: true, AlwaysProject: o.alwaysProject,

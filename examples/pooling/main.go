@@ -176,7 +176,7 @@ func run(o options, stdout, progress io.Writer) error {
 			ts.Reg, ts.Weights, ts.Diag = problems.PoolingReg, enforce.Diagonal, ones
 			cfg := train.Config{
 				Sizes: []int{4, o.width, o.width, 5}, Hidden: layers.ReLU, PyTorchInit: true,
-				Constraint: c, Mode: mode, Train: &ts,
+				Constraint: c, Mode: mode, Train: ts,
 				Infer:     enforce.Settings{Reg: problems.PoolingReg, Weights: enforce.Diagonal, Diag: ones},
 				LearnRate: o.lr, BatchSize: o.batch, Epochs: o.epochs, Seed: seed,
 				LambdaD: o.lambdaD, Standardize: true, AlwaysProject: o.alwaysProject,
