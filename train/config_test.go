@@ -58,7 +58,9 @@ func TestTrainInferDefaults(t *testing.T) {
 			ts, enforce.Settings{Tol: enforce.DefaultTol, MinDepth: enforce.DefaultMinDepth, MaxDepth: enforce.DefaultMaxDepth, Measure: enforce.MeanAbs}},
 		{"other fields", enforce.Settings{Weights: enforce.AutoDiagonal, Reg: 1e-8, MinDepth: 2, LineSearch: true},
 			enforce.Settings{Weights: enforce.AutoDiagonal, Reg: 1e-8, Grad: enforce.Projector},
-			withTrain(func(s *enforce.Settings) { s.Weights, s.Reg, s.MinDepth, s.LineSearch = enforce.AutoDiagonal, 1e-8, 2, true }),
+			withTrain(func(s *enforce.Settings) {
+				s.Weights, s.Reg, s.MinDepth, s.LineSearch = enforce.AutoDiagonal, 1e-8, 2, true
+			}),
 			enforce.Settings{Tol: enforce.DefaultTol, MinDepth: enforce.DefaultMinDepth, MaxDepth: enforce.DefaultMaxDepth,
 				Weights: enforce.AutoDiagonal, Reg: 1e-8, Grad: enforce.Projector}},
 	} {
