@@ -102,7 +102,9 @@ type scale struct {
 }
 
 // settings is enforce.Settings with its enumerations as integers (their
-// String forms are for people; the numbers are the API's constants).
+// String forms are for people; the numbers are the API's constants). It
+// holds every field of enforce.Settings: TestSaveLoadEverySetting fails
+// for a field that is not saved.
 type settings struct {
 	Tol      float64   `json:"tol"`
 	MinDepth int       `json:"minDepth"`
@@ -116,18 +118,21 @@ type settings struct {
 	Recompute  bool    `json:"recompute,omitempty"`
 	MaxStep    float64 `json:"maxStep,omitempty"`
 	LineSearch bool    `json:"lineSearch,omitempty"`
+	// Added in format version 2 after its first release; absent (files
+	// written before) means Auto, which those files' models used.
+	Precision int `json:"precision,omitempty"`
 }
 
 func fromSettings(s enforce.Settings) settings {
 	return settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: int(s.Measure),
 		Reg: s.Reg, Weights: int(s.Weights), Diag: s.Diag, Grad: int(s.Grad),
-		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch}
+		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: int(s.Precision)}
 }
 
 func (s settings) settings() enforce.Settings {
 	return enforce.Settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: enforce.Measure(s.Measure),
 		Reg: s.Reg, Weights: enforce.Weighting(s.Weights), Diag: s.Diag, Grad: enforce.GradMode(s.Grad),
-		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch}
+		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: enforce.Precision(s.Precision)}
 }
 
 // v1Grad maps a version-1 gradient mode to today's: version 1's Implicit
