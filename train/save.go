@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -263,11 +264,21 @@ func (m *Model) Save(w io.Writer) error {
 // and renames it over path, so that a failed save leaves an existing file
 // untouched and no reader ever sees a partial file. A new file gets
 // permissions 0644; an existing one keeps its permissions.
+//
+// A symbolic link is followed (through any chain of links): the file it
+// points to is replaced, atomically in that file's folder, and the link
+// stays a link. SaveFile returns an error, and changes nothing, when path
+// is a folder or a link to one, a dangling link, or anything else that is
+// not a regular file.
 func (m *Model) SaveFile(path string) (err error) {
 	if m == nil {
 		return fmt.Errorf("train: SaveFile: %w", errNilModel)
 	}
-	dir, base := filepath.Split(path)
+	target, mode, err := saveTarget(path)
+	if err != nil {
+		return fmt.Errorf("train: SaveFile: %w", err)
+	}
+	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
 	}
@@ -281,10 +292,6 @@ func (m *Model) SaveFile(path string) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
 	bw := bufio.NewWriter(tmp)
 	if err := m.Save(bw); err != nil {
 		return err
@@ -301,7 +308,7 @@ func (m *Model) SaveFile(path string) (err error) {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("train: SaveFile: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := os.Rename(tmp.Name(), target); err != nil {
 		return fmt.Errorf("train: SaveFile: %w", err)
 	}
 	// Make the rename durable where the platform allows syncing a folder.
@@ -310,6 +317,45 @@ func (m *Model) SaveFile(path string) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// saveTarget returns the file that saving to path replaces or creates:
+// path itself, or the file a symbolic link at path finally points to, and
+// the permissions the saved file gets: the existing file's, or 0644 for a
+// new one. It returns an error for a folder, a dangling link and any other
+// existing path that is not a regular file.
+func saveTarget(path string) (string, os.FileMode, error) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return path, 0o644, nil
+	case err != nil:
+		return "", 0, err
+	}
+	target, what := path, path
+	if fi.Mode().Type() == fs.ModeSymlink {
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", 0, err
+		}
+		if target, err = filepath.EvalSymlinks(path); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", 0, fmt.Errorf("%s is a symbolic link to %s, which does not exist", path, dest)
+			}
+			return "", 0, err
+		}
+		if fi, err = os.Stat(target); err != nil {
+			return "", 0, err
+		}
+		what = fmt.Sprintf("%s is a symbolic link to %s, which", path, target)
+	}
+	switch {
+	case fi.IsDir():
+		return "", 0, fmt.Errorf("%s is a folder", what)
+	case !fi.Mode().IsRegular():
+		return "", 0, fmt.Errorf("%s is not a regular file (%v)", what, fi.Mode().Type())
+	}
+	return target, fi.Mode().Perm(), nil
 }
 
 // saved is a decoded document of any version.
