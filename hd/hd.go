@@ -42,11 +42,7 @@ func Neg(a Number) Number { return Scale(-1, a) }
 // Scale returns k·a. A zero dual part of a stays zero for every k,
 // infinite or NaN included.
 func Scale(k float64, a Number) Number {
-	s := Number{Real: k * a.Real, E1mag: k * a.E1mag, E2mag: k * a.E2mag, E1E2mag: k * a.E1E2mag}
-	if hasNaNPart(s) {
-		s.E1mag, s.E2mag, s.E1E2mag = part(k, a.E1mag), part(k, a.E2mag), part(k, a.E1E2mag)
-	}
-	return s
+	return Number{Real: k * a.Real, E1mag: part(k, a.E1mag), E2mag: part(k, a.E2mag), E1E2mag: part(k, a.E1E2mag)}
 }
 
 // Mul returns the product of factors, or 1 if there are none.
@@ -56,28 +52,37 @@ func Mul(factors ...Number) Number {
 	}
 	p := factors[0]
 	for _, f := range factors[1:] {
-		p = mul(p, f)
+		p = hyperdual.Mul(p, f)
+	}
+	if hasNaNPart(p) { // a NaN part, once made, stays NaN to the end
+		p = factors[0]
+		for _, f := range factors[1:] {
+			p = mulParts(p, f)
+		}
 	}
 	return p
 }
 
-// mul returns a·b, with a term that has a zero dual part as a factor
-// contributing nothing, so that a product of constants is a constant even
+// mulParts returns a·b with each product that has a zero dual part as a
+// factor taken as 0, so that a product of constants is a constant even
 // when one of them is infinite or NaN (hyperdual.Mul gives ∞·0 = NaN
-// parts). Products whose parts are not NaN take the plain formula.
-func mul(a, b Number) Number {
-	p := hyperdual.Mul(a, b)
-	if hasNaNPart(p) {
-		p.E1mag = part(a.Real, b.E1mag) + part(b.Real, a.E1mag)
-		p.E2mag = part(a.Real, b.E2mag) + part(b.Real, a.E2mag)
-		p.E1E2mag = part(a.Real, b.E1E2mag) + both(a.E1mag, b.E2mag) + both(a.E2mag, b.E1mag) + part(b.Real, a.E1E2mag)
+// parts). Mul, Square and Dot use hyperdual.Mul and call mulParts only when
+// that gives a NaN part, so other products keep hyperdual.Mul's bits.
+func mulParts(a, b Number) Number {
+	return Number{
+		Real:    a.Real * b.Real,
+		E1mag:   part(a.Real, b.E1mag) + part(b.Real, a.E1mag),
+		E2mag:   part(a.Real, b.E2mag) + part(b.Real, a.E2mag),
+		E1E2mag: part(a.Real, b.E1E2mag) + both(a.E1mag, b.E2mag) + both(a.E2mag, b.E1mag) + part(b.Real, a.E1E2mag),
 	}
-	return p
 }
 
-// hasNaNPart reports whether a dual part of n is NaN.
+// hasNaNPart reports whether a dual part of n is NaN, or whether two are
+// infinite with opposite signs (then the careful formula, which gives the
+// same parts, is taken for nothing): one test of their sum.
 func hasNaNPart(n Number) bool {
-	return n.E1mag != n.E1mag || n.E2mag != n.E2mag || n.E1E2mag != n.E1E2mag
+	s := n.E1mag + n.E2mag + n.E1E2mag
+	return s != s
 }
 
 // Div returns a/b. It divides by b's real part, never by its square, so
@@ -94,11 +99,19 @@ func Div(a, b Number) Number {
 	q12 := (a.E1E2mag - part(q1, b.E2mag) - part(q2, b.E1mag) - part(q, b.E1E2mag)) / b.Real
 	d := Number{Real: q, E1mag: q1, E2mag: q2, E1E2mag: q12}
 	if hasNaNPart(d) {
-		d.E1mag = over(a.E1mag-part(q, b.E1mag), b.Real)
-		d.E2mag = over(a.E2mag-part(q, b.E2mag), b.Real)
-		d.E1E2mag = over(a.E1E2mag-part(d.E1mag, b.E2mag)-part(d.E2mag, b.E1mag)-part(q, b.E1E2mag), b.Real)
+		return divParts(a, b)
 	}
 	return d
+}
+
+// divParts is Div with each dual part whose numerator is exactly 0 taken
+// as 0.
+func divParts(a, b Number) Number {
+	q := a.Real / b.Real
+	q1 := over(a.E1mag-part(q, b.E1mag), b.Real)
+	q2 := over(a.E2mag-part(q, b.E2mag), b.Real)
+	q12 := over(a.E1E2mag-part(q1, b.E2mag)-part(q2, b.E1mag)-part(q, b.E1E2mag), b.Real)
+	return Number{Real: q, E1mag: q1, E2mag: q2, E1E2mag: q12}
 }
 
 // over returns n/d, or 0 if n is 0: the dual part of a quotient along a
@@ -115,7 +128,13 @@ func over(n, d float64) float64 {
 func Inv(a Number) Number { return Div(Const(1), a) }
 
 // Square returns a².
-func Square(a Number) Number { return mul(a, a) }
+func Square(a Number) Number {
+	p := hyperdual.Mul(a, a)
+	if hasNaNPart(p) {
+		return mulParts(a, a)
+	}
+	return p
+}
 
 // Pow returns a^p. For a negative real part p must be an integer, else
 // the real part and the dual parts along which a varies are NaN (the others
@@ -208,7 +227,13 @@ func Dot(a, b []Number) Number {
 	}
 	var s Number
 	for i, ai := range a {
-		s = addTo(s, mul(ai, b[i]))
+		s = addTo(s, hyperdual.Mul(ai, b[i]))
+	}
+	if hasNaNPart(s) { // a NaN part, once made, stays NaN to the end
+		s = Number{}
+		for i, ai := range a {
+			s = addTo(s, mulParts(ai, b[i]))
+		}
 	}
 	return s
 }
