@@ -144,7 +144,7 @@ type Config struct {
 	//
 	// Every other zero field means enforce's default in both (orthogonal
 	// projection, no regularisation, unrolled gradients, float64). Model's
-	// Config reports Train with its defaults filled in. With Standardize,
+	// Config reports both with their defaults filled in. With Standardize,
 	// Identity weights in either mean the metric of standardised units
 	// (see Standardize).
 	Train enforce.Settings
