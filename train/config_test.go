@@ -42,7 +42,7 @@ func TestTrainInferDefaults(t *testing.T) {
 		name         string
 		train, infer enforce.Settings
 		wantTrain    enforce.Settings // as Model.Config reports it
-		wantInfer    enforce.Settings // as the inference AdaNP uses it
+		wantInfer    enforce.Settings // as the inference AdaNP uses it and Model.Config reports it
 	}{
 		{"zero", enforce.Settings{}, enforce.Settings{}, ts,
 			enforce.Settings{Tol: enforce.DefaultTol, MinDepth: enforce.DefaultMinDepth, MaxDepth: enforce.DefaultMaxDepth}},
@@ -76,6 +76,7 @@ func TestTrainInferDefaults(t *testing.T) {
 			}
 			assert.Equal(t, used, m.TrainAdaNP().Settings(), "training AdaNP")
 			assert.Equal(t, tc.wantInfer, m.InferAdaNP().Settings(), "inference AdaNP")
+			assert.Equal(t, tc.wantInfer, m.Config().Infer, "Config().Infer")
 
 			again, err := New(m.Config())
 			require.NoError(t, err)
