@@ -266,7 +266,7 @@ func (m *Model) build() (err error) {
 	bs := m.cfg.BatchSize
 	m.g = gorgonia.NewGraph()
 	sizes := append(append([]int{m.nC}, m.cfg.Hidden...), m.nO-m.nC)
-	if m.mlp, err = layers.NewMLP(m.g, sizes, layers.ReLU, layers.Identity, layers.WithSeed(int64(m.cfg.Seed))); err != nil {
+	if m.mlp, err = layers.NewMLP(m.g, sizes, layers.ReLU, layers.Identity, layers.WithSeed(m.cfg.Seed)); err != nil {
 		return err
 	}
 	m.x = gorgonia.NewMatrix(m.g, tensor.Float64, gorgonia.WithShape(bs, m.nC), gorgonia.WithName("x"))

@@ -33,23 +33,28 @@
 // and Atan here keep the f′(0)·a₁₂ term that gonum's versions drop when the
 // real part is exactly zero (for example the curvature of sin(y²) at y = 0).
 //
-// A dual part that is zero in the argument contributes nothing to the
-// result, so a constant stays a constant: Sqrt(Const(0)) is exactly 0 with
-// zero derivatives, not NaN. Where a derivative is genuinely infinite along
-// a direction a depends on (Sqrt or Log at 0; Pow(a, p) at 0, the first
-// derivative for p < 1 and the second for p < 2, except p = 0 and p = 1)
-// the part is ±Inf, and outside a function's domain (Sqrt or Log of a negative
-// number, Pow of a negative number to a non-integer power) every part is
-// NaN. Div(a, b) divides by b's real part directly, never by its square,
-// so it is accurate for |b| down to the smallest normal numbers; parts whose
-// closed form exceeds the float64 range overflow to ±Inf, as the formula
-// does; and Div(a, b) with b's real part exactly 0 returns ±Inf or NaN in
-// its parts. enforce reports a constraint value or Jacobian that is not
-// finite at the prediction as an error naming the sample, and stops a
-// sample's iteration before a step that would make them non-finite, so none
-// of these values turn silently into a projected output. A ratio constraint
-// u/v = r is better written multiplied out, u − r·v = 0, when v can
-// approach zero.
+// A dual part that is zero in every argument is zero in the result, so a
+// constant stays a constant: every function of constants returns exactly
+// zero dual parts, whatever its value, never NaN ones. Sqrt(Const(0)) is 0;
+// Inv(Const(0)) and Div(Const(1), Const(0)) are +Inf (Inv(Const(-0)) is
+// −Inf, Div(Const(0), Const(0)) NaN); Log(Const(0)) is −Inf; Sqrt(Const(-1))
+// is NaN; Mul(Const(Inf), Const(2)) is +Inf: each with zero dual parts
+// (TestConstantsStayConstant tries every function on constants). Where a derivative is genuinely infinite along a direction a
+// depends on (Sqrt or Log at 0; Pow(a, p) at 0, the first derivative for
+// p < 1 and the second for p < 2, except p = 0 and p = 1) the part is
+// ±Inf, and outside a function's domain (Sqrt or Log of a negative number,
+// Pow of a negative number to a non-integer power) the real part and the
+// parts along directions a depends on are NaN. Div(a, b) divides by b's
+// real part directly, never by its square, so it is accurate for |b| down
+// to the smallest normal numbers; parts whose closed form exceeds the
+// float64 range overflow to ±Inf, as the formula does; and Div(a, b) with
+// b's real part exactly 0 returns ±Inf or NaN in its real part and in the
+// parts along directions a or b depends on. enforce reports a constraint
+// value or Jacobian that is not finite at the prediction as an error naming
+// the sample, and stops a sample's iteration before a step that would make
+// them non-finite, so none of these values turn silently into a projected
+// output. A ratio constraint u/v = r is better written multiplied out,
+// u − r·v = 0, when v can approach zero.
 //
 // The functions do not allocate, so a constraint written with them keeps
 // enforce.Func's promise of no allocation in steady state.

@@ -39,9 +39,10 @@ func Sub(a, b Number) Number {
 // Neg returns −a.
 func Neg(a Number) Number { return Scale(-1, a) }
 
-// Scale returns k·a.
+// Scale returns k·a. A zero dual part of a stays zero for every k,
+// infinite or NaN included.
 func Scale(k float64, a Number) Number {
-	return Number{Real: k * a.Real, E1mag: k * a.E1mag, E2mag: k * a.E2mag, E1E2mag: k * a.E1E2mag}
+	return Number{Real: k * a.Real, E1mag: part(k, a.E1mag), E2mag: part(k, a.E2mag), E1E2mag: part(k, a.E1E2mag)}
 }
 
 // Mul returns the product of factors, or 1 if there are none.
@@ -53,35 +54,97 @@ func Mul(factors ...Number) Number {
 	for _, f := range factors[1:] {
 		p = hyperdual.Mul(p, f)
 	}
+	if hasNaNPart(p) { // a NaN part, once made, stays NaN to the end
+		p = factors[0]
+		for _, f := range factors[1:] {
+			p = mulParts(p, f)
+		}
+	}
 	return p
+}
+
+// mulParts returns a·b with each product that has a zero dual part as a
+// factor taken as 0, so that a product of constants is a constant even
+// when one of them is infinite or NaN (hyperdual.Mul gives ∞·0 = NaN
+// parts). Mul, Square and Dot use hyperdual.Mul and call mulParts only when
+// that gives a NaN part, so other products keep hyperdual.Mul's bits.
+func mulParts(a, b Number) Number {
+	return Number{
+		Real:    a.Real * b.Real,
+		E1mag:   part(a.Real, b.E1mag) + part(b.Real, a.E1mag),
+		E2mag:   part(a.Real, b.E2mag) + part(b.Real, a.E2mag),
+		E1E2mag: part(a.Real, b.E1E2mag) + both(a.E1mag, b.E2mag) + both(a.E2mag, b.E1mag) + part(b.Real, a.E1E2mag),
+	}
+}
+
+// hasNaNPart reports whether a dual part of n is NaN, or whether two are
+// infinite with opposite signs (then the careful formula, which gives the
+// same parts, is taken for nothing): one test of their sum.
+func hasNaNPart(n Number) bool {
+	s := n.E1mag + n.E2mag + n.E1E2mag
+	return s != s
 }
 
 // Div returns a/b. It divides by b's real part, never by its square, so
 // the result is accurate whenever its parts are within the float64 range;
-// parts beyond it overflow to ±Inf. If b's real part is 0 the parts are
-// ±Inf or NaN.
+// parts beyond it overflow to ±Inf. If b's real part is 0 the real part is
+// ±Inf (NaN for 0/0) and the dual parts along directions a or b depends on
+// are ±Inf or NaN; a dual part along which neither depends is zero, so the
+// quotient of two constants is a constant: Div(Const(1), Const(0)) is +Inf
+// with zero dual parts.
 func Div(a, b Number) Number {
 	q := a.Real / b.Real
 	q1 := (a.E1mag - part(q, b.E1mag)) / b.Real
 	q2 := (a.E2mag - part(q, b.E2mag)) / b.Real
 	q12 := (a.E1E2mag - part(q1, b.E2mag) - part(q2, b.E1mag) - part(q, b.E1E2mag)) / b.Real
+	d := Number{Real: q, E1mag: q1, E2mag: q2, E1E2mag: q12}
+	if hasNaNPart(d) {
+		return divParts(a, b)
+	}
+	return d
+}
+
+// divParts is Div with each dual part whose numerator is exactly 0 taken
+// as 0.
+func divParts(a, b Number) Number {
+	q := a.Real / b.Real
+	q1 := over(a.E1mag-part(q, b.E1mag), b.Real)
+	q2 := over(a.E2mag-part(q, b.E2mag), b.Real)
+	q12 := over(a.E1E2mag-part(q1, b.E2mag)-part(q2, b.E1mag)-part(q, b.E1E2mag), b.Real)
 	return Number{Real: q, E1mag: q1, E2mag: q2, E1E2mag: q12}
 }
 
-// Inv returns 1/a, with Div's behaviour near zero.
+// over returns n/d, or 0 if n is 0: the dual part of a quotient along a
+// direction that neither operand depends on, even where d is 0 or NaN.
+func over(n, d float64) float64 {
+	if n == 0 {
+		return 0
+	}
+	return n / d
+}
+
+// Inv returns 1/a, with Div's behaviour near zero: Inv(Const(0)) is +Inf
+// and Inv(Const(-0)) is −Inf, with zero dual parts.
 func Inv(a Number) Number { return Div(Const(1), a) }
 
 // Square returns a².
-func Square(a Number) Number { return hyperdual.Mul(a, a) }
+func Square(a Number) Number {
+	p := hyperdual.Mul(a, a)
+	if hasNaNPart(p) {
+		return mulParts(a, a)
+	}
+	return p
+}
 
 // Pow returns a^p. For a negative real part p must be an integer, else
-// every part is NaN. At a real part of 0, along directions a depends on,
+// the real part and the dual parts along which a varies are NaN (the others
+// stay zero). At a real part of 0, along directions a depends on,
 // first derivatives are ±Inf for p < 1 and second derivatives for p < 2,
 // except for p = 0 and p = 1, whose derivatives are exact everywhere.
 func Pow(a Number, p float64) Number {
 	r := a.Real
 	if r < 0 && p != math.Trunc(p) {
-		return nan()
+		return nan(a)
 	}
 	var d1, d2 float64
 	if p != 0 {
@@ -93,11 +156,12 @@ func Pow(a Number, p float64) Number {
 	return chain(a, math.Pow(r, p), d1, d2)
 }
 
-// Sqrt returns √a: NaN in every part if a's real part is negative, and
-// infinite derivatives at 0 along directions a depends on.
+// Sqrt returns √a: NaN in the real part and in the dual parts along which
+// a varies if a's real part is negative, and infinite derivatives at 0
+// along directions a depends on.
 func Sqrt(a Number) Number {
 	if a.Real < 0 {
-		return nan()
+		return nan(a)
 	}
 	s := math.Sqrt(a.Real)
 	return chain(a, s, 0.5/s, -0.25/(s*a.Real))
@@ -109,12 +173,12 @@ func Exp(a Number) Number {
 	return chain(a, e, e, e)
 }
 
-// Log returns the natural logarithm of a: NaN in every part if a's real
-// part is negative, −Inf at 0 with infinite derivatives along directions a
-// depends on.
+// Log returns the natural logarithm of a: NaN in the real part and in the
+// dual parts along which a varies if a's real part is negative, −Inf at 0
+// with infinite derivatives along directions a depends on.
 func Log(a Number) Number {
 	if a.Real < 0 {
-		return nan()
+		return nan(a)
 	}
 	return chain(a, math.Log(a.Real), 1/a.Real, -1/(a.Real*a.Real))
 }
@@ -123,7 +187,7 @@ func Log(a Number) Number {
 // equation), with Log's behaviour at and below 0.
 func Log10(a Number) Number {
 	if a.Real < 0 {
-		return nan()
+		return nan(a)
 	}
 	return chain(a, math.Log10(a.Real), 1/(math.Ln10*a.Real), -1/(math.Ln10*a.Real*a.Real))
 }
@@ -165,6 +229,12 @@ func Dot(a, b []Number) Number {
 	for i, ai := range a {
 		s = addTo(s, hyperdual.Mul(ai, b[i]))
 	}
+	if hasNaNPart(s) { // a NaN part, once made, stays NaN to the end
+		s = Number{}
+		for i, ai := range a {
+			s = addTo(s, mulParts(ai, b[i]))
+		}
+	}
 	return s
 }
 
@@ -197,7 +267,8 @@ func chain(a Number, f0, d1, d2 float64) Number {
 }
 
 // part returns d·e, or 0 if e is 0: a direction the argument does not
-// depend on contributes nothing, even where the derivative d is infinite.
+// depend on contributes nothing, even where the derivative d is infinite
+// or NaN.
 func part(d, e float64) float64 {
 	if e == 0 {
 		return 0
@@ -205,8 +276,19 @@ func part(d, e float64) float64 {
 	return d * e
 }
 
-// nan returns NaN in every part.
-func nan() Number {
+// both returns the product e·f of two dual parts, or 0 if either is 0: the
+// ϵ₁ϵ₂ term of a direction one factor does not depend on.
+func both(e, f float64) float64 {
+	if e == 0 || f == 0 {
+		return 0
+	}
+	return e * f
+}
+
+// nan returns the result of a function outside its domain at a: NaN in
+// the real part and in the dual parts along which a depends, zero in the
+// others (so a constant stays a constant).
+func nan(a Number) Number {
 	n := math.NaN()
-	return Number{Real: n, E1mag: n, E2mag: n, E1E2mag: n}
+	return chain(a, n, n, n)
 }

@@ -69,7 +69,7 @@ func newDense(g *gorgonia.ExprGraph, in, out int, act Activation, cfg config, pr
 		}
 	}()
 
-	rng := rand.New(rand.NewPCG(uint64(cfg.seed), stream))
+	rng := rand.New(rand.NewPCG(cfg.seed, stream))
 	a := cfg.init.bound(in, out, act)
 	w := make([]float64, in*out)
 	for i := range w {

@@ -52,7 +52,7 @@ func (i Init) bound(in, out int, act Activation) float64 {
 type Option func(*config)
 
 type config struct {
-	seed    int64
+	seed    uint64
 	dtype   tensor.Dtype
 	init    Init
 	name    string
@@ -72,7 +72,7 @@ func newConfig(opts []Option) (config, error) {
 // WithSeed sets the seed of the weight initialisation (default 0). Weights
 // are drawn from math/rand/v2's PCG source seeded with (seed, layer index):
 // the same seed always gives the same weights, on every platform.
-func WithSeed(seed int64) Option {
+func WithSeed(seed uint64) Option {
 	return func(c *config) { c.seed = seed }
 }
 

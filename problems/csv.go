@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -21,8 +22,11 @@ import (
 //
 // Every selected value must be a finite decimal number such as 12, -0.5 or
 // 1.5e-3: LoadCSV returns an error naming the file, line and column for an
-// empty cell, NaN, Inf, a value outside the float64 range, and the other
-// forms strconv.ParseFloat would accept (1_000, 0x1p-2). It also returns an
+// empty cell, NaN, Inf, a value outside the float64 range (one that
+// overflows, or a nonzero value below the smallest normal magnitude
+// 2.2250738585072014e-308, which would read as 0 or as a subnormal), and
+// the other forms strconv.ParseFloat would accept (1_000, 0x1p-2). Zero in
+// any form (0, -0.0, 0e-400) is read as zero. It also returns an
 // error for a missing, duplicated or twice-requested column name, a row
 // with another number of fields than the header, and a file without data
 // rows.
@@ -112,7 +116,11 @@ func LoadCSV(path string, xCols, yCols []string) (Dataset, error) {
 // parseNumber parses a finite decimal number: optional sign, digits with an
 // optional decimal point, optional exponent; surrounding spaces are
 // ignored. Unlike strconv.ParseFloat alone, it rejects NaN, Inf, digit
-// separators (1_000), hexadecimal floats and values that overflow float64.
+// separators (1_000), hexadecimal floats and values outside the float64
+// range: those that overflow, and nonzero values of magnitude below the
+// smallest normal float64 (2.2250738585072014e-308), which ParseFloat
+// rounds to 0 or to a subnormal without an error. Zero in any form (0,
+// -0.0, 0e-400) is accepted.
 func parseNumber(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
@@ -129,6 +137,17 @@ func parseNumber(s string) (float64, error) {
 		return 0, fmt.Errorf("%q is outside the float64 range", s)
 	case err != nil:
 		return 0, fmt.Errorf("%q is not a finite decimal number", s)
+	case math.Abs(v) < 0x1p-1022 && nonzeroMantissa(t):
+		return 0, fmt.Errorf("%q is outside the float64 range (nonzero, below the smallest normal magnitude 2.2250738585072014e-308)", s)
 	}
 	return v, nil
+}
+
+// nonzeroMantissa reports whether the decimal number t has a nonzero digit
+// before its exponent.
+func nonzeroMantissa(t string) bool {
+	if i := strings.IndexAny(t, "eE"); i >= 0 {
+		t = t[:i]
+	}
+	return strings.ContainsAny(t, "123456789")
 }

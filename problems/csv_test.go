@@ -1,6 +1,7 @@
 package problems
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,6 +54,10 @@ func TestLoadCSVErrors(t *testing.T) {
 		{"underscore", write("x\n1_000\n"), xy, nil, `"1_000" is not a finite`, true},
 		{"hex", write("x\n0x1p-2\n"), xy, nil, `"0x1p-2" is not a finite`, true},
 		{"overflow", write("x\n1e400\n"), xy, nil, `"1e400" is outside the float64 range`, true},
+		{"underflow to zero", write("x\n1e-400\n"), xy, nil, `:2: column 1 ("x"): "1e-400" is outside the float64 range`, true},
+		{"negative underflow", write("x\n-0.0001e-320\n"), xy, nil, `"-0.0001e-320" is outside the float64 range`, true},
+		{"smallest subnormal", write("x\n1\n4.9e-324\n"), xy, nil, `:3: column 1 ("x"): "4.9e-324" is outside the float64 range`, true},
+		{"subnormal", write("x\n2e-308\n"), xy, nil, `"2e-308" is outside the float64 range`, true},
 		{"empty cell", write("x,y\n1,2\n,3\n"), xy, nil, `:3: column 1 ("x"): empty value`, true},
 		{"garbage", write("x\n1.2.3\n"), xy, nil, `"1.2.3" is not a finite`, true},
 	} {
@@ -72,7 +77,7 @@ func TestLoadCSVErrors(t *testing.T) {
 // reader rejects values strconv.ParseFloat would accept, naming the file,
 // line and column.
 func TestReadTableRejectsNonFinite(t *testing.T) {
-	for _, bad := range []string{"NaN", "Inf", "-inf", "1_000", "0x10", "1e999"} {
+	for _, bad := range []string{"NaN", "Inf", "-inf", "1_000", "0x10", "1e999", "1e-999", "1e-310"} {
 		t.Run(bad, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "t.csv")
 			require.NoError(t, os.WriteFile(p, []byte("a,b,\n1,2,\n3,"+bad+",\n"), 0o644))
@@ -86,4 +91,30 @@ func TestReadTableRejectsNonFinite(t *testing.T) {
 	d, err := readTable(p, []string{"a", "b"}, 1)
 	require.NoError(t, err)
 	assert.Equal(t, 0.25, d.Y.At(0, 0))
+}
+
+// TestParseNumberRange checks the edges of the float64 range that
+// parseNumber accepts: zero written in any form, the smallest normal and
+// the largest finite magnitudes, and nothing in between zero and the
+// smallest normal magnitude (a nonzero literal that would read as 0 or as
+// a subnormal).
+func TestParseNumberRange(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want float64
+	}{
+		{"0", 0}, {"-0", math.Copysign(0, -1)}, {"0e-400", 0}, {"0.000e5", 0}, {"-0.0E-999", math.Copysign(0, -1)}, {"00", 0},
+		{"2.2250738585072014e-308", 0x1p-1022}, {"-2.2250738585072014e-308", -0x1p-1022},
+		{"1.7976931348623157e308", math.MaxFloat64}, {"1e-300", 1e-300}, {".5", 0.5}, {"5.", 5},
+	} {
+		got, err := parseNumber(tc.in)
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, math.Float64bits(tc.want), math.Float64bits(got), tc.in)
+	}
+	for _, in := range []string{"2.225073858507201e-308", "1e-308", "4.9e-324", "1e-324", "1e-400", "-1e-400", "0.0001e-320", "1e400", "-1e400"} {
+		_, err := parseNumber(in)
+		if assert.Error(t, err, in) {
+			assert.Contains(t, err.Error(), "outside the float64 range", in)
+		}
+	}
 }

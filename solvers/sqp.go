@@ -88,7 +88,9 @@ const (
 	DefaultMaxIterations = 1000
 )
 
-// Settings configures Solve. The zero value means the defaults.
+// Settings configures Solve. The zero value means the defaults: a zero
+// field means its default. Solve returns an error for a field that is
+// negative, NaN or infinite.
 type Settings struct {
 	// Tol is the stationarity tolerance on ‖∇f + Jᵀλ‖∞ with least-squares
 	// multipliers λ (default DefaultTol).
@@ -100,21 +102,32 @@ type Settings struct {
 	MaxIterations int
 }
 
-func (s *Settings) resolve() Settings {
+// resolve validates s (nil means the zero value) and returns it with
+// defaults in place of zero fields.
+func (s *Settings) resolve() (Settings, error) {
 	var r Settings
 	if s != nil {
 		r = *s
 	}
-	if r.Tol <= 0 {
-		r.Tol = DefaultTol
+	for _, f := range []struct {
+		name string
+		v    *float64
+		def  float64
+	}{{"Tol", &r.Tol, DefaultTol}, {"FeasTol", &r.FeasTol, DefaultFeasTol}} {
+		switch {
+		case math.IsNaN(*f.v) || math.IsInf(*f.v, 0) || *f.v < 0:
+			return r, fmt.Errorf("solvers: Settings.%s = %v, want a finite value ≥ 0 (0 means the default %v)", f.name, *f.v, f.def)
+		case *f.v == 0:
+			*f.v = f.def
+		}
 	}
-	if r.FeasTol <= 0 {
-		r.FeasTol = DefaultFeasTol
-	}
-	if r.MaxIterations <= 0 {
+	switch {
+	case r.MaxIterations < 0:
+		return r, fmt.Errorf("solvers: Settings.MaxIterations = %d, want ≥ 0 (0 means the default %d)", r.MaxIterations, DefaultMaxIterations)
+	case r.MaxIterations == 0:
 		r.MaxIterations = DefaultMaxIterations
 	}
-	return r
+	return r, nil
 }
 
 // Result is the outcome of a solve.
@@ -151,12 +164,16 @@ type Result struct {
 // It stops with Success when max|c| ≤ FeasTol and ‖∇f + Jᵀλ‖∞ ≤ Tol with
 // least-squares multipliers λ. Near a nondegenerate local minimum the
 // iterates converge quadratically. It returns an error only for a
-// malformed problem or starting point; numerical trouble is a Status.
+// malformed problem, starting point or Settings; numerical trouble is a
+// Status.
 func Solve(p NLP, init []float64, settings *Settings) (*Result, error) {
 	if err := p.validate(init); err != nil {
 		return nil, err
 	}
-	s := settings.resolve()
+	s, err := settings.resolve()
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	w := newWorkspace(p)
 	copy(w.y, init)

@@ -67,7 +67,7 @@ func (m *Model) Params() []Param {
 func mlpBuilder(r resolved) BackboneFunc {
 	return func(g *gorgonia.ExprGraph) (Backbone, error) {
 		return layers.NewMLP(g, r.Sizes, r.Hidden, r.Output,
-			layers.WithSeed(int64(r.Seed)), layers.WithInit(r.Init), layers.WithName("mlp"))
+			layers.WithSeed(r.Seed), layers.WithInit(r.Init), layers.WithName("mlp"))
 	}
 }
 

@@ -75,7 +75,7 @@ func newResidual(g *gorgonia.ExprGraph, nx, width, ny, blocks int) (*residual, e
 		return nil, err
 	}
 	for k := range blocks {
-		b, err := layers.NewDense(g, width, width, layers.Tanh, layers.WithSeed(int64(2+k)), layers.WithName(fmt.Sprintf("res.block%d", k)))
+		b, err := layers.NewDense(g, width, width, layers.Tanh, layers.WithSeed(uint64(2+k)), layers.WithName(fmt.Sprintf("res.block%d", k)))
 		if err != nil {
 			return nil, err
 		}

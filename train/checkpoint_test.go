@@ -81,7 +81,7 @@ func resumeCases(t *testing.T) []resumeCase {
 	f32 := base
 	ts := TrainSettings()
 	ts.Precision = enforce.Float32
-	f32.Train, f32.Infer = &ts, enforce.Settings{Precision: enforce.Float32}
+	f32.Train, f32.Infer = ts, enforce.Settings{Precision: enforce.Float32}
 	py := base
 	py.PyTorchInit, py.Hidden, py.Mode, py.Standardize = true, layers.ReLU, Soft, false
 	custom := base
@@ -301,7 +301,7 @@ func TestResumeConfigMismatch(t *testing.T) {
 		{"sizes", "sizes", func(c *Config) { c.Sizes = []int{1, 13, 2} }},
 		{"hidden", "hidden", func(c *Config) { c.Hidden = layers.ReLU }},
 		{"mode", "mode", func(c *Config) { c.Mode = MLP }},
-		{"precision", "train", func(c *Config) { c.Train = &f32 }},
+		{"precision", "train", func(c *Config) { c.Train = f32 }},
 		{"infer", "infer", func(c *Config) { c.Infer.Tol = 1e-5 }},
 		{"learn rate", "learnRate", func(c *Config) { c.LearnRate = 2e-2 }},
 		{"batch size", "batchSize", func(c *Config) { c.BatchSize = 20 }},

@@ -82,7 +82,8 @@ const (
 
 // TrainSettings returns the paper's AdaNP settings for training: stop on
 // mean|c| ≤ ε_T = 1e-4 after 1 to 100 steps, orthogonal projection, exact
-// (unrolled) gradients.
+// (unrolled) gradients. They are what the zero fields of Config.Train
+// mean.
 func TrainSettings() enforce.Settings {
 	return enforce.Settings{Tol: DefaultTrainTol, Measure: enforce.MeanAbs, MaxDepth: enforce.DefaultMaxDepth}
 }
@@ -127,15 +128,26 @@ type Config struct {
 	Constraint enforce.Constraint
 	// Mode selects ENFORCE (the default), MLP or Soft.
 	Mode Mode
-	// Train are the settings of the AdaNP on the training graph; nil means
-	// TrainSettings(). A non-nil Train is used as given, its zero fields
-	// taking enforce's defaults (MaxAbs, 1e-6), so start from
-	// TrainSettings() to change one field. Infer are the settings of the
-	// AdaNP applied by Predict; the zero value is the paper's inference
-	// setting, max|c| ≤ ε_I = 1e-6 after 1 to 100 steps. With
-	// Standardize, Identity weights in either mean the metric of
-	// standardised units (see Standardize).
-	Train *enforce.Settings
+	// Train are the settings of the AdaNP on the training graph and Infer
+	// those of the AdaNP applied by Predict. In both, a zero field means
+	// that AdaNP's default, so the zero Config gets the paper's settings
+	// and setting one field changes only that field:
+	//
+	//   - Train's defaults are TrainSettings()'s: stop on mean|c| ≤
+	//     ε_T = DefaultTrainTol = 1e-4 after 1 to 100 steps. Measure's zero
+	//     value is MaxAbs, so in Train it cannot be told from an unset
+	//     Measure and means MeanAbs: the training AdaNP always stops on
+	//     mean|c|, as in the paper (with MinDepth == MaxDepth the measure
+	//     plays no part).
+	//   - Infer's defaults are enforce's (see enforce.Settings): stop on
+	//     max|c| ≤ ε_I = enforce.DefaultTol = 1e-6 after 1 to 100 steps.
+	//
+	// Every other zero field means enforce's default in both (orthogonal
+	// projection, no regularisation, unrolled gradients, float64). Model's
+	// Config reports both with their defaults filled in. With Standardize,
+	// Identity weights in either mean the metric of standardised units
+	// (see Standardize).
+	Train enforce.Settings
 	Infer enforce.Settings
 
 	// LambdaD is λ_D, the weight of the displacement (1/N)Σ‖ŷ−ỹ‖² in
@@ -312,13 +324,25 @@ func resolve(cfg Config) (resolved, error) {
 	if cfg.LogEvery == 0 {
 		r.LogEvery = (r.Epochs + 49) / 50
 	}
-	r.train = TrainSettings()
-	if cfg.Train != nil {
-		r.train = *cfg.Train
-		r.train.Diag = append([]float64(nil), cfg.Train.Diag...)
-		if cfg.Train.Diag == nil {
-			r.train.Diag = nil
-		}
-	}
+	r.train = trainDefaults(cfg.Train)
 	return r, nil
+}
+
+// trainDefaults returns s, with a copy of its Diag, with the zero fields
+// that TrainSettings sets replaced by TrainSettings()'s values.
+func trainDefaults(s enforce.Settings) enforce.Settings {
+	d := TrainSettings()
+	if s.Tol == 0 {
+		s.Tol = d.Tol
+	}
+	if s.MaxDepth == 0 {
+		s.MaxDepth = d.MaxDepth
+	}
+	if s.Measure == enforce.MaxAbs {
+		s.Measure = d.Measure
+	}
+	if s.Diag != nil {
+		s.Diag = append([]float64(nil), s.Diag...)
+	}
+	return s
 }

@@ -87,7 +87,7 @@ func TestStandardisedMetric(t *testing.T) {
 			ts := TrainSettings()
 			ts.Weights = tc.weights
 			m, err := New(Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(), Standardize: true,
-				Train: &ts, Infer: enforce.Settings{Weights: tc.weights}, Quiet: true})
+				Train: ts, Infer: enforce.Settings{Weights: tc.weights}, Quiet: true})
 			require.NoError(t, err)
 			assert.Equal(t, tc.weights, m.TrainAdaNP().Settings().Weights, "before the output standardisation")
 			sx, err := layers.FitStandardizer(x)

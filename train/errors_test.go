@@ -56,7 +56,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"epochs", func(c *Config) { c.Epochs = -1 }, "Epochs"},
 		{"batch", func(c *Config) { c.BatchSize = -5 }, "BatchSize"},
 		{"log", func(c *Config) { c.LogEvery = -1 }, "LogEvery"},
-		{"train settings", func(c *Config) { c.Train = &enforce.Settings{Tol: -1} }, "training settings"},
+		{"train settings", func(c *Config) { c.Train = enforce.Settings{Tol: -1} }, "training settings"},
 		{"infer settings", func(c *Config) { c.Infer = enforce.Settings{MinDepth: 5, MaxDepth: 2} }, "inference settings"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -39,7 +39,7 @@ func TestGraphGradientMatchesFiniteDifferences(t *testing.T) {
 		t.Run(fmt.Sprintf("depth=%d/λC=%g/std=%v/%v", tc.depth, tc.lambdaC, tc.standardize, tc.hidden), func(t *testing.T) {
 			m, err := New(Config{
 				Sizes: []int{1, 4, 3, 2}, Hidden: tc.hidden, Constraint: p.Equalities(),
-				Train:   &enforce.Settings{MinDepth: tc.depth, MaxDepth: tc.depth},
+				Train:   enforce.Settings{MinDepth: tc.depth, MaxDepth: tc.depth},
 				LambdaC: tc.lambdaC, AlwaysProject: true, Standardize: tc.standardize, Seed: 7, Quiet: true,
 			})
 			require.NoError(t, err)

@@ -190,12 +190,7 @@ func (m *Model) Config() Config {
 	if c.LambdaD == 0 {
 		c.LambdaD = -1
 	}
-	s := m.cfg.train
-	s.Diag = append([]float64(nil), s.Diag...)
-	if m.cfg.train.Diag == nil {
-		s.Diag = nil
-	}
-	c.Train = &s
+	c.Train = trainDefaults(m.cfg.train)
 	return c
 }
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,7 +103,9 @@ type scale struct {
 }
 
 // settings is enforce.Settings with its enumerations as integers (their
-// String forms are for people; the numbers are the API's constants).
+// String forms are for people; the numbers are the API's constants). It
+// holds every field of enforce.Settings: TestSaveLoadEverySetting fails
+// for a field that is not saved.
 type settings struct {
 	Tol      float64   `json:"tol"`
 	MinDepth int       `json:"minDepth"`
@@ -116,18 +119,21 @@ type settings struct {
 	Recompute  bool    `json:"recompute,omitempty"`
 	MaxStep    float64 `json:"maxStep,omitempty"`
 	LineSearch bool    `json:"lineSearch,omitempty"`
+	// Added in format version 2 after its first release; absent (files
+	// written before) means Auto, which those files' models used.
+	Precision int `json:"precision,omitempty"`
 }
 
 func fromSettings(s enforce.Settings) settings {
 	return settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: int(s.Measure),
 		Reg: s.Reg, Weights: int(s.Weights), Diag: s.Diag, Grad: int(s.Grad),
-		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch}
+		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: int(s.Precision)}
 }
 
 func (s settings) settings() enforce.Settings {
 	return enforce.Settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: enforce.Measure(s.Measure),
 		Reg: s.Reg, Weights: enforce.Weighting(s.Weights), Diag: s.Diag, Grad: enforce.GradMode(s.Grad),
-		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch}
+		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: enforce.Precision(s.Precision)}
 }
 
 // v1Grad maps a version-1 gradient mode to today's: version 1's Implicit
@@ -212,7 +218,7 @@ func (m *Model) Save(w io.Writer) error {
 			Output:        cfg.Output,
 			Constraint:    constraintDims(cfg.Constraint),
 			Mode:          cfg.Mode,
-			Train:         fromSettings(*cfg.Train),
+			Train:         fromSettings(cfg.Train),
 			Infer:         fromSettings(cfg.Infer),
 			LambdaD:       m.cfg.lambdaD,
 			LambdaC:       m.cfg.LambdaC,
@@ -258,11 +264,21 @@ func (m *Model) Save(w io.Writer) error {
 // and renames it over path, so that a failed save leaves an existing file
 // untouched and no reader ever sees a partial file. A new file gets
 // permissions 0644; an existing one keeps its permissions.
+//
+// A symbolic link is followed (through any chain of links): the file it
+// points to is replaced, atomically in that file's folder, and the link
+// stays a link. SaveFile returns an error, and changes nothing, when path
+// is a folder or a link to one, a dangling link, or anything else that is
+// not a regular file.
 func (m *Model) SaveFile(path string) (err error) {
 	if m == nil {
 		return fmt.Errorf("train: SaveFile: %w", errNilModel)
 	}
-	dir, base := filepath.Split(path)
+	target, mode, err := saveTarget(path)
+	if err != nil {
+		return fmt.Errorf("train: SaveFile: %w", err)
+	}
+	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
 	}
@@ -276,10 +292,6 @@ func (m *Model) SaveFile(path string) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
 	bw := bufio.NewWriter(tmp)
 	if err := m.Save(bw); err != nil {
 		return err
@@ -296,7 +308,7 @@ func (m *Model) SaveFile(path string) (err error) {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("train: SaveFile: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := os.Rename(tmp.Name(), target); err != nil {
 		return fmt.Errorf("train: SaveFile: %w", err)
 	}
 	// Make the rename durable where the platform allows syncing a folder.
@@ -305,6 +317,45 @@ func (m *Model) SaveFile(path string) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// saveTarget returns the file that saving to path replaces or creates:
+// path itself, or the file a symbolic link at path finally points to, and
+// the permissions the saved file gets: the existing file's, or 0644 for a
+// new one. It returns an error for a folder, a dangling link and any other
+// existing path that is not a regular file.
+func saveTarget(path string) (string, os.FileMode, error) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return path, 0o644, nil
+	case err != nil:
+		return "", 0, err
+	}
+	target, what := path, path
+	if fi.Mode().Type() == fs.ModeSymlink {
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", 0, err
+		}
+		if target, err = filepath.EvalSymlinks(path); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", 0, fmt.Errorf("%s is a symbolic link to %s, which does not exist", path, dest)
+			}
+			return "", 0, err
+		}
+		if fi, err = os.Stat(target); err != nil {
+			return "", 0, err
+		}
+		what = fmt.Sprintf("%s is a symbolic link to %s, which", path, target)
+	}
+	switch {
+	case fi.IsDir():
+		return "", 0, fmt.Errorf("%s is a folder", what)
+	case !fi.Mode().IsRegular():
+		return "", 0, fmt.Errorf("%s is not a regular file (%v)", what, fi.Mode().Type())
+	}
+	return target, fi.Mode().Perm(), nil
 }
 
 // saved is a decoded document of any version.
@@ -353,10 +404,9 @@ func load(r io.Reader, c enforce.Constraint, build BackboneFunc) (*Model, error)
 		return nil, fmt.Errorf("train: Load: the file is for a constraint with (nx, ny, nc, latent) = %v, the given one has %v",
 			f.Constraint, got)
 	}
-	train := f.Train.settings()
 	cfg := Config{
 		Sizes: f.Sizes, Hidden: f.Hidden, Output: f.Output, Constraint: c, Mode: f.Mode,
-		Train: &train, Infer: f.Infer.settings(),
+		Train: f.Train.settings(), Infer: f.Infer.settings(),
 		LambdaD: f.LambdaD, LambdaC: f.LambdaC, LearnRate: f.LearnRate,
 		BatchSize: f.BatchSize, Epochs: f.Epochs, Seed: f.Seed,
 		AlwaysProject: f.AlwaysProject, Standardize: f.Standardize,

@@ -41,14 +41,14 @@ type residualNet struct {
 
 // newResidualNet adds a residual network 1 → width (blocks residual
 // blocks) → 2 to g, with weights drawn from seed.
-func newResidualNet(g *gorgonia.ExprGraph, width, blocks int, seed int64) (*residualNet, error) {
+func newResidualNet(g *gorgonia.ExprGraph, width, blocks int, seed uint64) (*residualNet, error) {
 	var r residualNet
 	var err error
 	if r.in, err = layers.NewDense(g, 1, width, layers.Tanh, layers.WithSeed(seed), layers.WithName("in")); err != nil {
 		return nil, err
 	}
 	for k := range blocks {
-		b, err := layers.NewDense(g, width, width, layers.Tanh, layers.WithSeed(seed+1+int64(k)), layers.WithName(fmt.Sprintf("block%d", k)))
+		b, err := layers.NewDense(g, width, width, layers.Tanh, layers.WithSeed(seed+1+uint64(k)), layers.WithName(fmt.Sprintf("block%d", k)))
 		if err != nil {
 			return nil, err
 		}
@@ -156,7 +156,7 @@ func run(w io.Writer, o options) (result, error) {
 	p := problems.FittingEquality{}
 	trainSet, testSet := p.Sample(o.n, o.seed), p.Sample(o.nTest, o.seed+1)
 	build := func(g *gorgonia.ExprGraph) (train.Backbone, error) {
-		return newResidualNet(g, o.width, o.blocks, int64(o.seed))
+		return newResidualNet(g, o.width, o.blocks, o.seed)
 	}
 	model, err := train.New(train.Config{
 		Backbone:    build, // Sizes, Hidden and Output describe an MLP: left unset

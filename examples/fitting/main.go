@@ -205,7 +205,7 @@ func (e *experiment) fit(mode train.Mode, seed uint64, lambdaD, trainTol float64
 	ts.Tol = trainTol
 	cfg := train.Config{
 		Sizes: []int{1, o.Width, 2}, Hidden: e.hidden, PyTorchInit: o.pyTorchInit,
-		Constraint: e.p.Equalities(), Mode: mode, Train: &ts,
+		Constraint: e.p.Equalities(), Mode: mode, Train: ts,
 		LearnRate: o.LR, Epochs: epochs, Seed: seed, Standardize: o.standardize,
 		LambdaD: lambdaD,
 	}

@@ -32,7 +32,8 @@ import (
 
 // Solver is a solvers.Method that calls IPOPT with the exact Hessian of
 // the Lagrangian (dense), no variable bounds and equality constraints
-// c(y) = 0. Zero fields keep IPOPT's defaults.
+// c(y) = 0. Zero fields keep IPOPT's defaults; Solve returns an error for
+// a negative, NaN or infinite Tol and a negative MaxIterations.
 type Solver struct {
 	// Tol is IPOPT's option "tol" (IPOPT's default 1e-8).
 	Tol float64
@@ -61,12 +62,18 @@ type problem struct {
 // Restoration_Failed and Search_Direction_Becomes_Too_Small are
 // LineSearchFailure, and every other status is NumericalFailure.
 // Objective, MaxViolation and Stationarity are recomputed in Go at the
-// returned point. It returns an error for a malformed problem or if
-// IPOPT rejects an option.
+// returned point. It returns an error for a malformed problem, for invalid
+// Solver fields or if IPOPT rejects an option.
 func (s Solver) Solve(p solvers.NLP, init []float64) (*solvers.Result, error) {
 	if p.N < 1 || p.M < 0 || p.M > p.N || len(init) != p.N ||
 		p.Objective == nil || p.Grad == nil || p.Constraints == nil || p.Hessian == nil {
 		return nil, fmt.Errorf("ipopt: malformed NLP (N = %d, M = %d, len(init) = %d) or nil callback", p.N, p.M, len(init))
+	}
+	switch {
+	case math.IsNaN(s.Tol) || math.IsInf(s.Tol, 0) || s.Tol < 0:
+		return nil, fmt.Errorf("ipopt: Solver.Tol = %v, want a finite value ≥ 0 (0 means IPOPT's default)", s.Tol)
+	case s.MaxIterations < 0:
+		return nil, fmt.Errorf("ipopt: Solver.MaxIterations = %d, want ≥ 0 (0 means IPOPT's default)", s.MaxIterations)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -93,3 +93,25 @@ func TestMalformed(t *testing.T) {
 	_, err := Solver{}.Solve(solvers.NLP{N: 2, M: 3}, []float64{0, 0})
 	assert.Error(t, err)
 }
+
+// TestSolverFieldsRejected checks that NaN, infinite or negative Tol and a
+// negative MaxIterations are errors naming the field, not silently IPOPT's
+// defaults.
+func TestSolverFieldsRejected(t *testing.T) {
+	lin, err := problems.NewNonconvexLinear(6, 2, 1)
+	require.NoError(t, err)
+	p := solvers.Linear(lin, lin.SampleX(1, 1).RawRowView(0))
+	for _, tc := range []struct {
+		s     Solver
+		field string
+	}{
+		{Solver{Tol: math.NaN()}, "Tol"}, {Solver{Tol: math.Inf(1)}, "Tol"}, {Solver{Tol: math.Inf(-1)}, "Tol"},
+		{Solver{Tol: -1e-8}, "Tol"}, {Solver{MaxIterations: -1}, "MaxIterations"},
+	} {
+		res, err := tc.s.Solve(p, make([]float64, 6))
+		if assert.Error(t, err, "%+v", tc.s) {
+			assert.Contains(t, err.Error(), "Solver."+tc.field)
+		}
+		assert.Nil(t, res)
+	}
+}

@@ -81,7 +81,7 @@ func (s Surrogate) Load(load func(dir string) (problems.Dataset, problems.Split,
 func (s Surrogate) Config(mode train.Mode, seed uint64, nx, ny int, c enforce.Constraint, ts, infer enforce.Settings) train.Config {
 	return train.Config{
 		Sizes: []int{nx, s.Width, s.Width, ny}, Hidden: layers.ReLU, PyTorchInit: true,
-		Constraint: c, Mode: mode, Train: &ts, Infer: infer,
+		Constraint: c, Mode: mode, Train: ts, Infer: infer,
 		LearnRate: s.LR, BatchSize: s.Batch, Epochs: s.Epochs, Seed: seed,
 		LambdaD: s.LambdaD, Standardize: true, AlwaysProject: s.AlwaysProject,
 	}

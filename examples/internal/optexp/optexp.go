@@ -347,7 +347,7 @@ func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train
 	cfg := train.Config{
 		Sizes: []int{s.NC, o.Width, o.Width, s.NO}, Hidden: layers.ReLU, PyTorchInit: true,
 		Constraint: inst.Constraint, Mode: mode, LambdaC: lambdaC,
-		Train: &trainSet, Infer: enforce.Settings{Tol: 1e-3, Precision: o.Precision},
+		Train: trainSet, Infer: enforce.Settings{Tol: 1e-3, Precision: o.Precision},
 		LearnRate: o.LR, BatchSize: o.Batch, Epochs: o.Epochs, Seed: seed,
 		Progress: prefixed{progress, fmt.Sprintf("[%d/%d %s seed %d] ", s.NO, s.NC, name, seed)},
 		LogEvery: max(1, o.Epochs/5),
