@@ -52,7 +52,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	train, err := enforce.NewAdaNP(c, enforce.Settings{Tol: 1e-4, Measure: enforce.MeanAbs})
+	trainNP, err := enforce.NewAdaNP(c, enforce.Settings{Tol: 1e-4, Measure: enforce.MeanAbs}) // projects while training: mean|c| ≤ 1e-4
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ytilde, err := train.Apply(x, yhat) // the AdaNP node: a custom Op with a hand-written gradient
+	ytilde, err := trainNP.Apply(x, yhat) // the AdaNP node: a custom Op with a hand-written gradient
 	if err != nil {
 		return err
 	}
