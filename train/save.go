@@ -201,7 +201,8 @@ func checksum(raw []byte) (string, error) {
 // rather than loaded as a different model. The constraint and a custom
 // Backbone are code and are not written (see LoadBackbone); the optimiser
 // state and the shuffling stream are not written either, so training a
-// loaded model continues with a fresh Adam. It returns an error for a nil
+// loaded model continues with a fresh Adam (a checkpoint writes them: see
+// Config.Checkpoint and Resume). It returns an error for a nil
 // model or writer, for weights that are not finite, and when w fails.
 func (m *Model) Save(w io.Writer) error {
 	if m == nil {
