@@ -106,6 +106,7 @@ func run(o options, stdout, progress io.Writer) error {
 			Sizes: []int{1, o.Width, 2}, Hidden: hidden, PyTorchInit: true, Constraint: p.Equalities(), Mode: mode,
 			LearnRate: o.LR, Epochs: o.Epochs, Seed: seed, Standardize: o.standardize, LambdaD: o.LambdaD,
 		}
+		o.Checkpoint(&cfg, mode, fmt.Sprintf("seed%d", seed))
 		harness.Progress(&cfg, progress, o.LogLines, fmt.Sprintf("%v, seed %d", mode, seed))
 		r, err := evaluate(cfg, p, trainSet, testSet)
 		return r, r.history, err

@@ -215,6 +215,7 @@ func (e *experiment) fit(mode train.Mode, seed uint64, lambdaD, trainTol float64
 	if mode == train.Soft {
 		cfg.LambdaC = o.softLambda
 	}
+	o.Checkpoint(&cfg, mode, fmt.Sprintf("seed%d", seed), fmt.Sprintf("n%d", d.Len()), fmt.Sprintf("lambdaD%g", lambdaD), fmt.Sprintf("tol%g", trainTol), fmt.Sprintf("epochs%d", epochs))
 	harness.Progress(&cfg, e.progress, o.LogLines, fmt.Sprintf("%v, seed %d, %d points, λ_D %g, ε_T %g", mode, seed, d.Len(), lambdaD, trainTol))
 	r, err := e.evaluate(cfg, d)
 	if err != nil {

@@ -145,6 +145,7 @@ func run(o options, stdout, progress io.Writer) error {
 		if mode == train.Soft {
 			cfg.LambdaC = o.softLambda
 		}
+		o.Checkpoint(&cfg, mode, fmt.Sprintf("seed%d", seed))
 		harness.Progress(&cfg, progress, o.LogLines, fmt.Sprintf("%v, seed %d", mode, seed))
 		r, err := evaluate(cfg, p, trainSet, testSet)
 		return r, r.history, err

@@ -10,10 +10,14 @@ type Common struct {
 	// data, the data's seed); model seeds are Seed, Seed+1, ….
 	Seed uint64
 	Out  string
+	// Resume is the folder of the models' checkpoints (-resume): each
+	// model checkpoints into its own subfolder (Checkpoint) every few
+	// minutes, and a run that finds a checkpoint there continues it.
+	Resume string
 }
 
-// Register registers -epochs, -width, -lr, -lambdaD, -seed, -seeds, -log
-// and -out on f, with c's values as defaults; seedHelp says what -seed
+// Register registers -epochs, -width, -lr, -lambdaD, -seed, -seeds, -log,
+// -out and -resume on f, with c's values as defaults; seedHelp says what -seed
 // seeds.
 func (c *Common) Register(f *Flags, seedHelp string) {
 	f.IntVar(&c.Epochs, "epochs", c.Epochs, "epochs per model")
@@ -24,4 +28,8 @@ func (c *Common) Register(f *Flags, seedHelp string) {
 	f.IntVar(&c.Seeds, "seeds", c.Seeds, "number of model seeds; tables give mean ± std over them")
 	f.IntVar(&c.LogLines, "log", c.LogLines, "progress lines per model on stderr (0: none)")
 	f.Out(&c.Out)
+	f.StringVar(&c.Resume, "resume", c.Resume, ResumeUsage)
 }
+
+// ResumeUsage is the help of every program's -resume flag.
+const ResumeUsage = "checkpoint every model into a subfolder of this folder every 5 minutes and at its end, and continue any model whose checkpoint is already there (run the same command again after an interruption; finished models are not trained again)"

@@ -77,14 +77,17 @@ func (s Surrogate) Load(load func(dir string) (problems.Dataset, problems.Split,
 
 // Config returns the train.Config of one model: mode, seed, constraint c
 // on nx inputs and ny outputs, AdaNP settings ts in training and infer at
-// inference.
+// inference; with -resume, it checkpoints into RunDir(s.Resume, mode,
+// "seed<seed>").
 func (s Surrogate) Config(mode train.Mode, seed uint64, nx, ny int, c enforce.Constraint, ts, infer enforce.Settings) train.Config {
-	return train.Config{
+	cfg := train.Config{
 		Sizes: []int{nx, s.Width, s.Width, ny}, Hidden: layers.ReLU, PyTorchInit: true,
 		Constraint: c, Mode: mode, Train: ts, Infer: infer,
 		LearnRate: s.LR, BatchSize: s.Batch, Epochs: s.Epochs, Seed: seed,
 		LambdaD: s.LambdaD, Standardize: true, AlwaysProject: s.AlwaysProject,
 	}
+	s.Checkpoint(&cfg, mode, fmt.Sprintf("seed%d", seed))
+	return cfg
 }
 
 // Parity returns predicted against true values of the columns cols of y,

@@ -100,20 +100,22 @@ func AdaNPCells[R Measured](rs []R) []string {
 // AdaNPColumns are the headers of AdaNPCells.
 var AdaNPColumns = []string{"AdaNP depth", "not converged", "projected batches", "train depth"}
 
-// Fit trains the model cfg describes on trainSet, predicts testX, and
-// times the prediction of the first timeRows rows of testX (all of them if
-// timeRows is 0 or larger) as the median of 11 runs after a warm-up.
+// Fit trains the model cfg describes on trainSet (resuming it from its
+// checkpoint, see NewModel), predicts testX, and times the prediction of
+// the first timeRows rows of testX (all of them if timeRows is 0 or
+// larger) as the median of 11 runs after a warm-up. The training time is
+// the model's (train.Model.TrainingTime), over every process of a resumed
+// run.
 func Fit(cfg train.Config, trainSet problems.Dataset, testX *mat.Dense, timeRows int) (Fitted, error) {
 	var f Fitted
 	var err error
-	if f.Model, err = train.New(cfg); err != nil {
+	if f.Model, err = NewModel(cfg); err != nil {
 		return f, err
 	}
-	start := time.Now()
 	if f.History, err = f.Model.Fit(trainSet.X, trainSet.Y); err != nil {
 		return f, err
 	}
-	f.Train = time.Since(start)
+	f.Train = f.Model.TrainingTime()
 	if f.Pred, f.Stats, err = f.Model.Predict(testX); err != nil {
 		return f, err
 	}

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
@@ -77,7 +76,10 @@ type Options struct {
 	Sizes                                                       string
 	Out                                                         string
 	Seed                                                        uint64
-	DC3                                                         bool
+	// Resume is the checkpoint folder of the MLP, Soft and ENFORCE models
+	// (-resume; see harness.Common.Resume). DC3 is not checkpointed.
+	Resume string
+	DC3    bool
 	// Precision is AdaNP's arithmetic in training and inference
 	// (enforce.Float32 with -float32).
 	Precision enforce.Precision
@@ -104,6 +106,7 @@ func Flags(e Experiment, o *Options) *harness.Flags {
 	f.IntVar(&o.Seeds, "seeds", o.Seeds, "model seeds; mean ± std over them (the paper: 5)")
 	f.StringVar(&o.Sizes, "sizes", "", "comma-separated indices into the paper's sizes (default: all)")
 	f.Out(&o.Out)
+	f.StringVar(&o.Resume, "resume", "", harness.ResumeUsage+"; DC3 is not checkpointed")
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the problem instance and the data")
 	f.StringVar(&o.softs, "soft", o.softs, "λ_C values of the Soft baseline (the paper: 5, 1, 0.1)")
 	f.BoolVar(&o.float32, "float32", false, "AdaNP in enforce.Float32 precision (single-precision steps far from the constraint set, float64 at the end; the tolerances are unchanged)")
@@ -352,16 +355,18 @@ func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train
 		Progress: prefixed{progress, fmt.Sprintf("[%d/%d %s seed %d] ", s.NO, s.NC, name, seed)},
 		LogEvery: max(1, o.Epochs/5),
 	}
-	m, err := train.New(cfg)
+	if dir := harness.RunDir(o.Resume, fmt.Sprintf("%dx%d", s.NO, s.NC), name, fmt.Sprintf("seed%d", seed)); dir != "" {
+		cfg.Checkpoint = train.Checkpoint{Dir: dir}
+	}
+	m, err := harness.NewModel(cfg)
 	if err != nil {
 		return metrics{}, nil, err
 	}
-	start := time.Now()
 	hist, err := m.FitUnsupervised(xTrain, func(_, y *gorgonia.Node) (*gorgonia.Node, error) { return inst.Objective.ObjectiveNode(y) })
 	if err != nil {
 		return metrics{}, nil, err
 	}
-	trainDur := time.Since(start)
+	trainDur := m.TrainingTime()
 	var y *mat.Dense
 	var st enforce.Stats
 	inferDur, err := report.MedianTime(3, func() (err error) {
