@@ -3,7 +3,6 @@ package enforce
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 
 	"gonum.org/v1/gonum/num/hyperdual"
@@ -60,6 +59,7 @@ func Func(nx, ny, nc int, f func(x, y, c []hyperdual.Number)) (Constraint, error
 		return nil, errors.New("enforce: Func: nil function")
 	}
 	fc := &funcConstraint{nx: nx, ny: ny, nc: nc, f: f}
+	fc.caps = Capabilities{JacobianX: fc.JacobianX, HessVec: fc.HessVec, MixedHessVec: fc.MixedHessVec}
 	fc.pool.New = func() any {
 		return &funcScratch{
 			x: make([]hyperdual.Number, nx),
@@ -75,6 +75,7 @@ type funcConstraint struct {
 	nx, ny, nc int
 	f          func(x, y, c []hyperdual.Number)
 	pool       sync.Pool // *funcScratch
+	caps       Capabilities
 }
 
 // funcScratch holds the hyperdual arguments of one call of f.
@@ -82,11 +83,10 @@ type funcScratch struct {
 	x, y, c []hyperdual.Number
 }
 
-var (
-	_ JacobianXer    = (*funcConstraint)(nil)
-	_ HessVecer      = (*funcConstraint)(nil)
-	_ MixedHessVecer = (*funcConstraint)(nil)
-)
+var _ Capable = (*funcConstraint)(nil)
+
+// Capabilities returns JacobianX, HessVec and MixedHessVec.
+func (fc *funcConstraint) Capabilities() Capabilities { return fc.caps }
 
 // Dims returns the sizes of x, y and c.
 func (fc *funcConstraint) Dims() (nx, ny, nc int) { return fc.nx, fc.ny, fc.nc }
@@ -237,24 +237,4 @@ func checkLen(method, arg string, s []float64, want int) {
 	if len(s) != want {
 		panic(fmt.Sprintf("enforce: %s: len(%s) = %d, want %d", method, arg, len(s), want))
 	}
-}
-
-// checkConstraintArg returns an error unless c is a usable constraint: not
-// nil, not a nil pointer, with nx ≥ 0, ny ≥ 1 and nc ≥ 1, and without
-// latent variables.
-func checkConstraintArg(c Constraint) (nx, ny, nc int, err error) {
-	if c == nil {
-		return 0, 0, 0, errors.New("nil constraint")
-	}
-	if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer && v.IsNil() {
-		return 0, 0, 0, fmt.Errorf("nil %T constraint", c)
-	}
-	nx, ny, nc = c.Dims()
-	if nx < 0 || ny < 1 || nc < 1 {
-		return 0, 0, 0, fmt.Errorf("constraint has invalid dimensions (nx, ny, nc) = (%d, %d, %d)", nx, ny, nc)
-	}
-	if l, ok := c.(Latent); ok && l.Latent() != 0 {
-		return 0, 0, 0, fmt.Errorf("constraint has %d latent variables; apply WithInequalities last", l.Latent())
-	}
-	return nx, ny, nc, nil
 }
