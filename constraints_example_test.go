@@ -22,9 +22,9 @@ func ExampleFunc() {
 	x, y := []float64{5}, []float64{3, 4}
 	c, jy, jx := make([]float64, 1), make([]float64, 2), make([]float64, 1)
 	circle.Eval(x, y, c, jy)
-	circle.(enforce.JacobianXer).JacobianX(x, y, jx)
+	enforce.CapabilitiesOf(circle).JacobianX(x, y, jx)
 	hv := make([]float64, 2)
-	circle.(enforce.HessVecer).HessVec(x, y, []float64{1}, []float64{1, 0}, hv)
+	enforce.CapabilitiesOf(circle).HessVec(x, y, []float64{1}, []float64{1, 0}, hv)
 	fmt.Println("c =", c)
 	fmt.Println("∂c/∂y =", jy)
 	fmt.Println("∂c/∂x =", jx)
@@ -57,7 +57,7 @@ func ExampleLinear() {
 	c := make([]float64, 2)
 	lin.Eval(x, y, c, nil)
 	fmt.Println("c =", c)
-	fmt.Println("constant Jacobian:", enforce.Provides(lin, enforce.CapConstantJacobian))
+	fmt.Println("constant Jacobian:", (enforce.CapabilitiesOf(lin).ConstantJacobian != nil))
 	// Output:
 	// c = [1 -1]
 	// constant Jacobian: true
@@ -74,7 +74,7 @@ func ExampleWithInequalities() {
 		log.Fatal(err)
 	}
 	nx, ny, nc := fb.Dims()
-	fmt.Println("dims:", nx, ny, nc, "latent:", fb.(enforce.Latent).Latent())
+	fmt.Println("dims:", nx, ny, nc, "latent:", enforce.CapabilitiesOf(fb).Latent)
 	c := make([]float64, 1)
 	for _, yl := range [][]float64{{3, 0}, {1, 0.5}, {0.5, 0}} {
 		fb.Eval(nil, yl, c, nil)
@@ -106,8 +106,8 @@ func ExampleStack() {
 	both.Eval(nil, []float64{0.5, 0.5}, c, jy)
 	fmt.Println("c =", c)
 	fmt.Println("∂c/∂y =", jy)
-	fmt.Println("HessVec:", enforce.Provides(both, enforce.CapHessVec),
-		"constant Jacobian:", enforce.Provides(both, enforce.CapConstantJacobian))
+	fmt.Println("HessVec:", (enforce.CapabilitiesOf(both).HessVec != nil),
+		"constant Jacobian:", (enforce.CapabilitiesOf(both).ConstantJacobian != nil))
 	// Output:
 	// c = [0 0]
 	// ∂c/∂y = [1 1 0.5 0.5]
