@@ -57,7 +57,7 @@ func ExampleLinear() {
 	c := make([]float64, 2)
 	lin.Eval(x, y, c, nil)
 	fmt.Println("c =", c)
-	fmt.Println("constant Jacobian:", (enforce.CapabilitiesOf(lin).ConstantJacobian != nil))
+	fmt.Println("constant Jacobian:", enforce.CapabilitiesOf(lin).ConstantJacobian != nil)
 	// Output:
 	// c = [1 -1]
 	// constant Jacobian: true
@@ -106,8 +106,8 @@ func ExampleStack() {
 	both.Eval(nil, []float64{0.5, 0.5}, c, jy)
 	fmt.Println("c =", c)
 	fmt.Println("∂c/∂y =", jy)
-	fmt.Println("HessVec:", (enforce.CapabilitiesOf(both).HessVec != nil),
-		"constant Jacobian:", (enforce.CapabilitiesOf(both).ConstantJacobian != nil))
+	fmt.Println("HessVec:", enforce.CapabilitiesOf(both).HessVec != nil,
+		"constant Jacobian:", enforce.CapabilitiesOf(both).ConstantJacobian != nil)
 	// Output:
 	// c = [0 0]
 	// ∂c/∂y = [1 1 0.5 0.5]

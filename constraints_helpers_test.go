@@ -146,7 +146,7 @@ func ctCheckJacobian(t *testing.T, c Constraint, x, y []float64, tol float64) {
 func ctCheckJacobianX(t *testing.T, c Constraint, x, y []float64, tol float64) {
 	t.Helper()
 	nx, _, nc := c.Dims()
-	require.True(t, (CapabilitiesOf(c).JacobianX != nil))
+	require.NotNil(t, CapabilitiesOf(c).JacobianX)
 	got := make([]float64, nc*nx)
 	CapabilitiesOf(c).JacobianX(x, y, got)
 	if nx == 0 {
@@ -163,7 +163,7 @@ func ctCheckJacobianX(t *testing.T, c Constraint, x, y []float64, tol float64) {
 func ctCheckHessVec(t *testing.T, c Constraint, x, y, w, v []float64, tol float64) {
 	t.Helper()
 	_, ny, nc := c.Dims()
-	require.True(t, (CapabilitiesOf(c).HessVec != nil))
+	require.NotNil(t, CapabilitiesOf(c).HessVec)
 	got := make([]float64, ny)
 	CapabilitiesOf(c).HessVec(x, y, w, v, got)
 	cv := make([]float64, nc)
@@ -183,7 +183,7 @@ func ctCheckHessVec(t *testing.T, c Constraint, x, y, w, v []float64, tol float6
 func ctCheckMixedHessVec(t *testing.T, c Constraint, x, y, w, v []float64, tol float64) {
 	t.Helper()
 	nx, ny, nc := c.Dims()
-	require.True(t, (CapabilitiesOf(c).MixedHessVec != nil))
+	require.NotNil(t, CapabilitiesOf(c).MixedHessVec)
 	got := make([]float64, nx)
 	CapabilitiesOf(c).MixedHessVec(x, y, w, v, got)
 	if nx == 0 {
@@ -209,13 +209,13 @@ func ctCheckDerivatives(t *testing.T, c Constraint, seed uint64, xlo, xhi, ylo, 
 	w := ctRandVec(rnd, nc, -1, 1)
 	v := ctRandVec(rnd, ny, -1, 1)
 	ctCheckJacobian(t, c, x, y, ctFDTol)
-	if (CapabilitiesOf(c).JacobianX != nil) {
+	if CapabilitiesOf(c).JacobianX != nil {
 		ctCheckJacobianX(t, c, x, y, ctFDTol)
 	}
-	if (CapabilitiesOf(c).HessVec != nil) {
+	if CapabilitiesOf(c).HessVec != nil {
 		ctCheckHessVec(t, c, x, y, w, v, ctFDTol)
 	}
-	if (CapabilitiesOf(c).MixedHessVec != nil) {
+	if CapabilitiesOf(c).MixedHessVec != nil {
 		ctCheckMixedHessVec(t, c, x, y, w, v, ctFDTol)
 	}
 }

@@ -92,7 +92,7 @@ func TestStackConstantJacobian(t *testing.T) {
 	require.NoError(t, err)
 	s, err := Stack(inner, l1)
 	require.NoError(t, err)
-	require.True(t, (CapabilitiesOf(s).ConstantJacobian != nil))
+	require.NotNil(t, CapabilitiesOf(s).ConstantJacobian)
 	var want []float64
 	want = append(want, C1.RawMatrix().Data...)
 	want = append(want, C2.RawMatrix().Data...)
