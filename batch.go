@@ -34,8 +34,8 @@ func newPart(c Constraint, k Capabilities) *part {
 
 // partLoop is the loop body of the per-sample fallbacks.
 type partLoop struct {
-	p                     *part
-	hv                    bool
+	p                      *part
+	hv                     bool
 	x, y, c, jy, w, v, out []float64
 }
 

@@ -51,7 +51,7 @@ func (a *npAffine) JacobianX(x, y, jx []float64) {
 		jx[i] = -v
 	}
 }
-func (a *npAffine) HessVec(x, y, w, v, out []float64)      { clear(out) }
+func (a *npAffine) HessVec(x, y, w, v, out []float64) { clear(out) }
 func (a *npAffine) Capabilities() Capabilities {
 	return Capabilities{JacobianX: a.JacobianX, HessVec: a.HessVec, MixedHessVec: a.MixedHessVec}
 }

@@ -145,4 +145,3 @@ func (fittingIneq) MixedHessVec(x, y, w, v, out []float64) {
 func (c fittingIneq) Capabilities() enforce.Capabilities {
 	return enforce.Capabilities{JacobianX: c.JacobianX, HessVec: c.HessVec, MixedHessVec: c.MixedHessVec, ConstantJacobian: fittingIneqJacobian}
 }
-
