@@ -420,3 +420,38 @@ func capAssertClose(t *testing.T, want, got []float64, tol float64, format strin
 		}
 	}
 }
+
+// TestWrappedBatchesDoNotAllocate: a Stack and a WithInequalities holding a
+// Quadratic and a Func project and back-propagate through their
+// synthesised batched methods, in Float64 and Float32, without allocating
+// once warm.
+func TestWrappedBatchesDoNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	kinds := capKinds(t)
+	f, q := kinds[0].c, kinds[2].c
+	s, err := Stack(q, f)
+	require.NoError(t, err)
+	fb, err := WithInequalities(q, f, 0)
+	require.NoError(t, err)
+	rnd := rand.New(rand.NewPCG(95, 96))
+	const rows = 40
+	x, yhat, grad := randDense(rnd, rows, 2, 0.5), randDense(rnd, rows, 4, 0.6), randDense(rnd, rows, 4, 1)
+	out, gy, gx := mat.NewDense(rows, 4, nil), mat.NewDense(rows, 4, nil), mat.NewDense(rows, 2, nil)
+	for _, c := range []Constraint{s, fb} {
+		for _, prec := range []Precision{Float64, Float32} {
+			a, err := NewAdaNP(c, Settings{Precision: prec})
+			require.NoError(t, err)
+			require.NotNil(t, a.k.EvalBatch)
+			var tr Trace
+			run := func() {
+				_, err := a.ProjectTrace(out, x, yhat, &tr)
+				require.NoError(t, err)
+				require.NoError(t, a.VJP(&tr, grad, gy, gx))
+			}
+			run()
+			assert.Zero(t, testing.AllocsPerRun(10, run), "%T %v", c, prec)
+		}
+	}
+}
