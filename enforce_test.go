@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// The test constraints below implement the interfaces directly, so that
+// The test constraints below implement Constraint and Capabilities directly, so that
 // the projection is tested independently of the constructors.
 
 // npAffine is c = C·y − R·x.

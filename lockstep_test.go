@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// perSample hides a constraint's batch interfaces, so that AdaNP takes the
+// perSample hides a constraint's batched capabilities, so that AdaNP takes the
 // per-sample path.
 type perSample struct{ c Constraint }
 

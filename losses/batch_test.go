@@ -11,11 +11,11 @@ import (
 	"github.com/enforce-nn/enforce/problems"
 )
 
-// TestConstraintLossBatchEvaluator checks that a constraint with
+// TestConstraintLossEvalBatch checks that a constraint with
 // EvalBatch in its enforce.Capabilities gives, through EvalBatch, the per-sample path's
 // values and gradients with respect to x and y to 1e-12 relative, for
 // both penalties, in one chunk (as eval chooses) and in several.
-func TestConstraintLossBatchEvaluator(t *testing.T) {
+func TestConstraintLossEvalBatch(t *testing.T) {
 	p, err := problems.NewNonconvexQuadratic(30, 10, 1) // nx = 10, ny = 30, nc = 10
 	require.NoError(t, err)
 	for _, tc := range []struct {
