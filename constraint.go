@@ -1,6 +1,7 @@
 package enforce
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 )
@@ -142,7 +143,7 @@ type RHS func(x, r, jx []float64)
 // without latent variables. It returns c's sizes and capabilities.
 func checkConstraintArg(c Constraint) (nx, ny, nc int, k Capabilities, err error) {
 	if c == nil {
-		return 0, 0, 0, k, fmt.Errorf("nil constraint")
+		return 0, 0, 0, k, errors.New("nil constraint")
 	}
 	if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer && v.IsNil() {
 		return 0, 0, 0, k, fmt.Errorf("nil %T constraint", c)

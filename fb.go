@@ -69,7 +69,8 @@ func WithInequalities(eq, g Constraint, epsFB float64) (Constraint, error) {
 		return nil, fmt.Errorf("enforce: WithInequalities: g: %w", err)
 	}
 	fb := &fbConstraint{g: newPart(g, gk), nx: nx, ny: ny, ng: ng, eps: epsFB}
-	eqk := Capabilities{JacobianX: noJX, HessVec: noHV, MixedHessVec: noHV}
+	// An absent eq has every derivative (all zero).
+	eqJX, eqHV, eqMHV := true, true, true
 	if eq != nil {
 		enx, eny, neq, k, err := checkConstraintArg(eq)
 		if err != nil {
@@ -79,18 +80,19 @@ func WithInequalities(eq, g Constraint, epsFB float64) (Constraint, error) {
 			return nil, fmt.Errorf("enforce: WithInequalities: eq has (nx, ny) = (%d, %d), g has (%d, %d)",
 				enx, eny, nx, ny)
 		}
-		fb.eq, fb.neq, eqk = newPart(eq, k), neq, k
+		fb.eq, fb.neq = newPart(eq, k), neq
+		eqJX, eqHV, eqMHV = k.JacobianX != nil, k.HessVec != nil, k.MixedHessVec != nil
 	}
 	k := &fb.k
 	k.Latent = ng
 	k.feasibility = fb.feasibility
-	if eqk.JacobianX != nil && gk.JacobianX != nil {
+	if eqJX && gk.JacobianX != nil {
 		k.JacobianX = fb.jacobianX
 	}
-	if eqk.HessVec != nil && gk.HessVec != nil {
+	if eqHV && gk.HessVec != nil {
 		k.HessVec = fb.hessVec
 	}
-	if eqk.MixedHessVec != nil && gk.JacobianX != nil && gk.MixedHessVec != nil {
+	if eqMHV && gk.JacobianX != nil && gk.MixedHessVec != nil {
 		k.MixedHessVec = fb.mixedHessVec
 	}
 	for _, p := range []*part{fb.eq, fb.g} {
@@ -124,13 +126,6 @@ func WithInequalities(eq, g Constraint, epsFB float64) (Constraint, error) {
 	fb.batch.New = func() any { return new(fbBatchScratch) }
 	return fb, nil
 }
-
-// noJX and noHV stand for the derivatives of an absent eq, which has none
-// to contribute.
-var (
-	noJX = func(x, y, jx []float64) {}
-	noHV = func(x, y, w, v, out []float64) {}
-)
 
 // fbConstraint is the Constraint returned by WithInequalities.
 type fbConstraint struct {
