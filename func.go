@@ -30,7 +30,8 @@ import (
 //	MixedHessVec, Σ_i w_i ∇²_xy c_i v    m     (ϵ₁ = e_k on x, ϵ₂ = v on y)
 //
 // so Func suits small systems; write an analytic Constraint, or use Linear
-// or Quadratic, when ny is large.
+// or Quadratic, when ny is large. The constraint's Capabilities declare
+// JacobianX, HessVec and MixedHessVec.
 //
 // On each call f receives x and y of lengths nx and ny and c of length nc
 // with c zeroed; it must write every c_i it defines, must not retain the

@@ -35,7 +35,10 @@ import (
 // inconsistent, or an element of A, C or d is NaN or infinite.
 //
 // One evaluation costs about 2·nc·ny² flops, dominated by the products A_i y,
-// which it computes once for both c and ∂c/∂y.
+// which it computes once for both c and ∂c/∂y. The constraint's
+// Capabilities declare JacobianX, HessVec and MixedHessVec, and the batched
+// methods EvalBatch and HessVecBatch with their single-precision forms
+// EvalBatch32 and HessVecBatch32, which Settings.Precision Float32 uses.
 func Quadratic(nx int, A []*mat.SymDense, C *mat.Dense, d []float64, r RHS) (Constraint, error) {
 	if nx < 0 {
 		return nil, fmt.Errorf("enforce: Quadratic: nx = %d, want nx ≥ 0", nx)
