@@ -194,6 +194,10 @@ func (s *stackConstraint) evalBatch(rows int, x, y, c, jy []float64) {
 		jyLen = len(jy)
 	}
 	s.checkBatchLen("EvalBatch", rows, x, y, c, jyLen)
+	if len(s.parts) == 1 {
+		s.parts[0].evalBatch(rows, x, y, c, jy) // its rows are the Stack's
+		return
+	}
 	sc := s.scratch.Get().(*stackScratch)
 	defer s.scratch.Put(sc)
 	ny, nc := s.ny, s.nc
@@ -219,6 +223,10 @@ func (s *stackConstraint) evalBatch(rows int, x, y, c, jy []float64) {
 // their Jacobians rounded.
 func (s *stackConstraint) evalBatch32(rows int, x, y, c []float64, jy []float32) {
 	s.checkBatchLen("EvalBatch32", rows, x, y, c, len(jy))
+	if len(s.parts) == 1 {
+		s.parts[0].evalBatch32(rows, x, y, c, jy)
+		return
+	}
 	sc := s.scratch.Get().(*stackScratch)
 	defer s.scratch.Put(sc)
 	ny, nc := s.ny, s.nc
@@ -253,6 +261,10 @@ func (s *stackConstraint) hessVecBatchWith(rows int, x, y, w, v, out []float64,
 	if rows < 0 || len(x) != rows*s.nx || len(y) != rows*ny || len(w) != rows*nc || len(v) != rows*ny || len(out) != rows*ny {
 		panic(fmt.Sprintf("enforce: Stack.HessVecBatch: rows=%d len(x)=%d len(y)=%d len(w)=%d len(v)=%d len(out)=%d",
 			rows, len(x), len(y), len(w), len(v), len(out)))
+	}
+	if len(s.parts) == 1 {
+		hv(s.parts[0], rows, x, y, w, v, out)
+		return
 	}
 	sc := s.scratch.Get().(*stackScratch)
 	defer s.scratch.Put(sc)
