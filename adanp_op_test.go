@@ -294,6 +294,12 @@ type opCounting struct {
 	n *atomic.Int64
 }
 
+func (c opCounting) Capabilities() Capabilities {
+	k := c.npQuad.Capabilities()
+	k.HessVec = c.HessVec
+	return k
+}
+
 func (c opCounting) HessVec(x, y, w, v, out []float64) {
 	c.n.Add(1)
 	c.npQuad.HessVec(x, y, w, v, out)

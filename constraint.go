@@ -1,5 +1,11 @@
 package enforce
 
+import (
+	"errors"
+	"fmt"
+	"reflect"
+)
+
 // Constraint is a system of nc equality constraints c(x, y) = 0 on a
 // prediction y ∈ ℝ^ny given an input x ∈ ℝ^nx, evaluated one sample at a time.
 //
@@ -9,9 +15,11 @@ package enforce
 // and must be safe to call from several goroutines at once: AdaNP evaluates
 // the samples of a batch in parallel.
 //
-// A Constraint may also implement JacobianXer, HessVecer and MixedHessVecer.
-// AdaNP discovers them by type assertion; they enable gradients with respect
-// to x and the exact (curvature-aware) Unrolled gradient.
+// Everything else a constraint can do (derivatives with respect to x,
+// curvature, a constant Jacobian, latent variables, batched and
+// single-precision evaluation) is declared in one place: the Capabilities
+// it returns if it implements Capable. Func, Linear, Quadratic, Stack and
+// WithInequalities do; a hand-written constraint may.
 type Constraint interface {
 	// Dims returns the sizes of x, y and c.
 	Dims() (nx, ny, nc int)
@@ -19,38 +27,110 @@ type Constraint interface {
 	Eval(x, y, c, jy []float64)
 }
 
-// JacobianXer is implemented by constraints that can differentiate with
-// respect to their input x. It is needed for gradients with respect to x.
-type JacobianXer interface {
-	// JacobianX writes ∂c/∂x at (x, y) into jx (nc×nx, row-major).
-	JacobianX(x, y, jx []float64)
+// Capable is implemented by constraints that can do more than Eval. AdaNP,
+// Stack, WithInequalities and the losses and train packages call
+// Capabilities once, when they are built, and keep the functions it
+// returns: its result must not change afterwards.
+type Capable interface {
+	Constraint
+	Capabilities() Capabilities
 }
 
-// HessVecer is implemented by constraints that provide curvature in y.
-// It is needed for the exact Unrolled gradient through nonlinear constraints.
-type HessVecer interface {
-	// HessVec writes out = Σ_i w_i ∇²_yy c_i(x, y) · v, with w of length nc
-	// and v, out of length ny.
-	HessVec(x, y, w, v, out []float64)
-}
-
-// MixedHessVecer is implemented by constraints that provide the mixed second
-// derivative. It is needed for the exact Unrolled gradient with respect to x
-// when the Jacobian ∂c/∂y depends on x.
-type MixedHessVecer interface {
+// Capabilities declares what a constraint can do beyond Dims and Eval, in
+// the style of gonum/optimize's Problem: every field is optional, and a nil
+// (or zero) field means the constraint does not have that capability. The
+// functions follow Eval's rules: they must not retain or modify their
+// inputs, must not allocate in steady state, and must be safe for
+// concurrent use. All slices are row-major.
+//
+// A wrapper (Stack, WithInequalities) builds its Capabilities from its
+// parts' when it is constructed: a field is set when every part provides
+// what it needs, or when the wrapper can build it from what the parts have
+// (a Stack of a Quadratic and a Func evaluates batches with the Quadratic's
+// EvalBatch and the Func's Eval). No capability is lost by wrapping.
+//
+// What AdaNP does with each field:
+//
+//	JacobianX        gradients with respect to x
+//	HessVec          the exact Unrolled and Implicit gradients (curvature in y)
+//	MixedHessVec     the exact x-gradient when ∂c/∂y depends on x
+//	ConstantJacobian one factorisation of G per AdaNP instead of per sample and step
+//	Latent           latent variables appended as zeros and dropped (WithInequalities)
+//	EvalBatch        the samples of a batch advance in lockstep, one call per step
+//	HessVecBatch     VJP back-propagates a batch in lockstep, one call per step
+//	EvalBatch32      Settings.Precision Float32: evaluations far from the set in single precision
+//	HessVecBatch32   Settings.Precision Float32: curvature products in single precision
+type Capabilities struct {
+	// JacobianX writes ∂c/∂x at (x, y) into jx (nc×nx).
+	JacobianX func(x, y, jx []float64)
+	// HessVec writes out = Σ_i w_i ∇²_yy c_i(x, y) · v, with w of length
+	// nc and v, out of length ny.
+	HessVec func(x, y, w, v, out []float64)
 	// MixedHessVec writes out = Σ_i w_i ∇²_xy c_i(x, y) · v, that is
 	// out_k = Σ_i Σ_j w_i ∂²c_i/∂x_k∂y_j v_j, with w of length nc, v of
 	// length ny and out of length nx.
-	MixedHessVec(x, y, w, v, out []float64)
+	MixedHessVec func(x, y, w, v, out []float64)
+	// ConstantJacobian, if not nil, is ∂c/∂y (nc×ny) for every x and y:
+	// the constraint is affine in y with a constant matrix. It must not be
+	// modified.
+	ConstantJacobian []float64
+	// Latent is the number of trailing variables of y that are internal
+	// to the constraint system rather than predicted, such as the
+	// Fischer–Burmeister multipliers added by WithInequalities. AdaNP
+	// appends them as zeros before projecting and drops them afterwards,
+	// so a caller sees only the first ny − Latent variables.
+	Latent int
+	// EvalBatch evaluates rows samples at once, faster than one by one
+	// (Quadratic computes every A_i·y of the batch with one matrix
+	// product). x (rows×nx), y (rows×ny) and c (rows×nc) are row-major;
+	// jy, when not nil, receives the rows Jacobians one after another
+	// (rows×nc×ny). It may use all cores.
+	EvalBatch func(rows int, x, y, c, jy []float64)
+	// HessVecBatch writes out_s = Σ_i w_si ∇²_yy c_i(x_s, y_s)·v_s for
+	// rows samples; x (rows×nx), y, v, out (rows×ny) and w (rows×nc). It
+	// may use all cores.
+	HessVecBatch func(rows int, x, y, w, v, out []float64)
+	// EvalBatch32 is EvalBatch with jy not nil, computed in single
+	// precision where it pays, with the Jacobians returned in float32: c
+	// and jy may carry relative errors of about 1e-7 of the terms summed.
+	// A Jacobian entry that is not finite must make its sample's c not
+	// finite too. AdaNP uses it with Settings.Precision Float32 for the
+	// samples still far from the constraint set, and EvalBatch (or Eval)
+	// for the rest; a sample whose single-precision evaluation is not
+	// finite is evaluated again in float64.
+	EvalBatch32 func(rows int, x, y, c []float64, jy []float32)
+	// HessVecBatch32 is HessVecBatch computed in single precision where it
+	// pays.
+	HessVecBatch32 func(rows int, x, y, w, v, out []float64)
+
+	// finiteJ: c is not finite wherever the Jacobian is not (at finite
+	// y), so the projection need not scan J.
+	finiteJ bool
+	// feasibility, if set, writes the residual a user checks at (x, y),
+	// y without latent variables, when it is not c itself
+	// (WithInequalities: the equalities and max(g, 0)).
+	feasibility func(x, y, r []float64)
 }
 
-// Latent is implemented by constraints whose last Latent() variables of y
-// are internal to the constraint system rather than predicted, such as the
-// Fischer–Burmeister multipliers added by WithInequalities. AdaNP appends
-// them as zeros before projecting and drops them afterwards, so a caller
-// sees only the first ny−Latent() variables.
-type Latent interface {
-	Latent() int
+// CapabilitiesOf returns what c declares it can do: c.Capabilities() if c
+// is Capable, and no capability otherwise.
+func CapabilitiesOf(c Constraint) Capabilities {
+	if k, ok := c.(Capable); ok {
+		return k.Capabilities()
+	}
+	return Capabilities{}
+}
+
+// check returns an error unless the capabilities fit a constraint of the
+// given sizes.
+func (k *Capabilities) check(nx, ny, nc int) error {
+	switch {
+	case k.Latent < 0 || k.Latent >= ny:
+		return fmt.Errorf("constraint has %d latent variables out of ny = %d", k.Latent, ny)
+	case k.ConstantJacobian != nil && len(k.ConstantJacobian) != nc*ny:
+		return fmt.Errorf("constant Jacobian has length %d, want nc·ny = %d", len(k.ConstantJacobian), nc*ny)
+	}
+	return nil
 }
 
 // RHS is a right-hand side r(x) of nc components that depends on the input
@@ -58,93 +138,26 @@ type Latent interface {
 // is not nil, ∂r/∂x (nc×nx, row-major) into jx. A nil RHS means r(x) = 0.
 type RHS func(x, r, jx []float64)
 
-// ConstantJacobianer is implemented by constraints whose Jacobian ∂c/∂y is
-// the same for every x and y (constraints affine in y with a constant
-// matrix, such as Linear). AdaNP then factors G = BW⁻¹Bᵀ once per batch
-// instead of once per sample and step.
-type ConstantJacobianer interface {
-	// ConstantJacobian returns ∂c/∂y (nc×ny, row-major). The caller must
-	// not modify it.
-	ConstantJacobian() []float64
-}
-
-// Capability names one of the optional interfaces a Constraint may
-// implement.
-type Capability int
-
-const (
-	CapJacobianX Capability = iota
-	CapHessVec
-	CapMixedHessVec
-	CapConstantJacobian
-)
-
-// Provider is implemented by constraint combinators (Stack,
-// WithInequalities) whose optional methods exist on their type but work only
-// when every wrapped constraint provides them. Provides reports whether the
-// capability is really available.
-type Provider interface {
-	Provides(Capability) bool
-}
-
-// Provides reports whether c offers the optional capability: it implements
-// the corresponding interface and, if it is a Provider, says it provides it.
-func Provides(c Constraint, capability Capability) bool {
-	var ok bool
-	switch capability {
-	case CapJacobianX:
-		_, ok = c.(JacobianXer)
-	case CapHessVec:
-		_, ok = c.(HessVecer)
-	case CapMixedHessVec:
-		_, ok = c.(MixedHessVecer)
-	case CapConstantJacobian:
-		_, ok = c.(ConstantJacobianer)
+// checkConstraintArg returns an error unless c is a usable part of a
+// wrapper: not nil, not a nil pointer, with nx ≥ 0, ny ≥ 1 and nc ≥ 1, and
+// without latent variables. It returns c's sizes and capabilities.
+func checkConstraintArg(c Constraint) (nx, ny, nc int, k Capabilities, err error) {
+	if c == nil {
+		return 0, 0, 0, k, errors.New("nil constraint")
 	}
-	if !ok {
-		return false
+	if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer && v.IsNil() {
+		return 0, 0, 0, k, fmt.Errorf("nil %T constraint", c)
 	}
-	if p, isProvider := c.(Provider); isProvider {
-		return p.Provides(capability)
+	nx, ny, nc = c.Dims()
+	if nx < 0 || ny < 1 || nc < 1 {
+		return 0, 0, 0, k, fmt.Errorf("constraint has invalid dimensions (nx, ny, nc) = (%d, %d, %d)", nx, ny, nc)
 	}
-	return true
-}
-
-// BatchEvaluator is implemented by constraints that evaluate many samples
-// faster together than one by one (Quadratic computes every A_i·y of the
-// batch with one matrix product). AdaNP then advances the unconverged
-// samples of a batch in lockstep and evaluates them with one call per step.
-type BatchEvaluator interface {
-	// EvalBatch evaluates rows samples at once. x (rows×nx), y (rows×ny)
-	// and c (rows×nc) are row-major; jy, when not nil, receives the rows
-	// Jacobians one after another (rows×nc×ny). It may use all cores.
-	EvalBatch(rows int, x, y, c, jy []float64)
-}
-
-// BatchHessVecer is implemented by constraints whose curvature products
-// are faster for many samples together (Quadratic). VJP then back-propagates
-// the samples of a batch in lockstep, one call per step and product.
-type BatchHessVecer interface {
-	// HessVecBatch writes out_s = Σ_i w_si ∇²_yy c_i(x_s, y_s)·v_s for
-	// rows samples; x (rows×nx), y, v, out (rows×ny) and w (rows×nc) are
-	// row-major. It may use all cores.
-	HessVecBatch(rows int, x, y, w, v, out []float64)
-}
-
-// Float32Batcher is implemented by batch constraints that can do their
-// heavy arithmetic in single precision (Quadratic: the products A_i·y).
-// AdaNP uses it with Settings.Precision Float32 for the samples that are
-// still far from the constraint set, and the float64 methods for the rest
-// (see Float32); a sample whose single-precision evaluation is not finite
-// is evaluated again with EvalBatch.
-type Float32Batcher interface {
-	// EvalBatch32 is EvalBatch (with jy not nil) computed in single
-	// precision where it pays, with the Jacobians returned in float32:
-	// c and jy may carry relative errors of about 1e-7 of the terms
-	// summed. AdaNP keeps jy in float32 while it uses it (for the Gram
-	// matrix and the step), which halves the memory an evaluation writes.
-	EvalBatch32(rows int, x, y, c []float64, jy []float32)
-	// HessVecBatch32 is HessVecBatch (BatchHessVecer) computed in single
-	// precision where it pays.
-	HessVecBatch32(rows int, x, y, w, v, out []float64)
+	k = CapabilitiesOf(c)
+	if k.Latent != 0 {
+		return 0, 0, 0, k, fmt.Errorf("constraint has %d latent variables; apply WithInequalities last", k.Latent)
+	}
+	if err := k.check(nx, ny, nc); err != nil {
+		return 0, 0, 0, k, err
+	}
+	return nx, ny, nc, k, nil
 }

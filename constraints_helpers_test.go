@@ -146,9 +146,9 @@ func ctCheckJacobian(t *testing.T, c Constraint, x, y []float64, tol float64) {
 func ctCheckJacobianX(t *testing.T, c Constraint, x, y []float64, tol float64) {
 	t.Helper()
 	nx, _, nc := c.Dims()
-	require.True(t, Provides(c, CapJacobianX))
+	require.NotNil(t, CapabilitiesOf(c).JacobianX)
 	got := make([]float64, nc*nx)
-	c.(JacobianXer).JacobianX(x, y, got)
+	CapabilitiesOf(c).JacobianX(x, y, got)
 	if nx == 0 {
 		return
 	}
@@ -163,9 +163,9 @@ func ctCheckJacobianX(t *testing.T, c Constraint, x, y []float64, tol float64) {
 func ctCheckHessVec(t *testing.T, c Constraint, x, y, w, v []float64, tol float64) {
 	t.Helper()
 	_, ny, nc := c.Dims()
-	require.True(t, Provides(c, CapHessVec))
+	require.NotNil(t, CapabilitiesOf(c).HessVec)
 	got := make([]float64, ny)
-	c.(HessVecer).HessVec(x, y, w, v, got)
+	CapabilitiesOf(c).HessVec(x, y, w, v, got)
 	cv := make([]float64, nc)
 	jy := make([]float64, nc*ny)
 	h := mat.NewDense(ny, ny, nil)
@@ -183,9 +183,9 @@ func ctCheckHessVec(t *testing.T, c Constraint, x, y, w, v []float64, tol float6
 func ctCheckMixedHessVec(t *testing.T, c Constraint, x, y, w, v []float64, tol float64) {
 	t.Helper()
 	nx, ny, nc := c.Dims()
-	require.True(t, Provides(c, CapMixedHessVec))
+	require.NotNil(t, CapabilitiesOf(c).MixedHessVec)
 	got := make([]float64, nx)
-	c.(MixedHessVecer).MixedHessVec(x, y, w, v, got)
+	CapabilitiesOf(c).MixedHessVec(x, y, w, v, got)
 	if nx == 0 {
 		return
 	}
@@ -209,13 +209,13 @@ func ctCheckDerivatives(t *testing.T, c Constraint, seed uint64, xlo, xhi, ylo, 
 	w := ctRandVec(rnd, nc, -1, 1)
 	v := ctRandVec(rnd, ny, -1, 1)
 	ctCheckJacobian(t, c, x, y, ctFDTol)
-	if Provides(c, CapJacobianX) {
+	if CapabilitiesOf(c).JacobianX != nil {
 		ctCheckJacobianX(t, c, x, y, ctFDTol)
 	}
-	if Provides(c, CapHessVec) {
+	if CapabilitiesOf(c).HessVec != nil {
 		ctCheckHessVec(t, c, x, y, w, v, ctFDTol)
 	}
-	if Provides(c, CapMixedHessVec) {
+	if CapabilitiesOf(c).MixedHessVec != nil {
 		ctCheckMixedHessVec(t, c, x, y, w, v, ctFDTol)
 	}
 }
@@ -237,4 +237,30 @@ func (e ctEvalOnly) Eval(x, y, c, jy []float64) {
 			jy[j*e.ny+j] = 1
 		}
 	}
+}
+
+// ctCaps returns the names of the capabilities c declares, in the order of
+// Capabilities' fields.
+func ctCaps(c Constraint) []string {
+	k := CapabilitiesOf(c)
+	var names []string
+	for _, f := range []struct {
+		name string
+		has  bool
+	}{
+		{"JacobianX", k.JacobianX != nil},
+		{"HessVec", k.HessVec != nil},
+		{"MixedHessVec", k.MixedHessVec != nil},
+		{"ConstantJacobian", k.ConstantJacobian != nil},
+		{"Latent", k.Latent != 0},
+		{"EvalBatch", k.EvalBatch != nil},
+		{"HessVecBatch", k.HessVecBatch != nil},
+		{"EvalBatch32", k.EvalBatch32 != nil},
+		{"HessVecBatch32", k.HessVecBatch32 != nil},
+	} {
+		if f.has {
+			names = append(names, f.name)
+		}
+	}
+	return names
 }

@@ -8,18 +8,54 @@
 //
 // until each sample's residual is below a tolerance.
 //
+// Where to find what:
+//
+//	constraint.go    Constraint, Capabilities (what a constraint can do), RHS
+//	func.go          Func: a constraint from Go code over hyperdual numbers (see package hd)
+//	linear.go        Linear: C·y − r(x) = 0, constant Jacobian
+//	quadratic.go     Quadratic: yᵀA_i y + C_i·y + d_i − r_i(x) = 0, batched
+//	quadratic32.go   Quadratic's single-precision batched arithmetic
+//	stack.go         Stack: concatenated systems
+//	fb.go            WithInequalities: g ≤ 0 by Fischer–Burmeister
+//	batch.go         how wrappers build batched methods from their parts'
+//	enforce.go       AdaNP, NewAdaNP, Stats
+//	settings.go      Settings, GradMode, Precision, Weighting
+//	driver.go        the projection of a batch, one sample at a time
+//	lockstep.go      the projection of a batch with one EvalBatch per step
+//	step.go          the maths of one NP step and of its derivative
+//	trace.go, vjp.go ProjectTrace, Trace and VJP: gradients
+//	adanp_op.go      the gorgonia Op: AdaNP.Apply
+//
 // # Constraints
 //
-// A Constraint evaluates c(x, y) and ∂c/∂y one sample at a time. Func builds
-// one from an ordinary Go function over hyperdual numbers, with exact first
-// and second derivatives; Linear and Quadratic are the affine and quadratic
-// families with analytic derivatives; Stack concatenates systems; and
+// Most constraints are written with Func and package hd, as ordinary Go
+// code whose exact first and second derivatives come from hyperdual
+// numbers:
+//
+//	// y₁² + y₂² = x₁²
+//	circle, err := enforce.Func(1, 2, 1, func(x, y, c []hd.Number) {
+//		c[0] = hd.Sub(hd.Add(hd.Square(y[0]), hd.Square(y[1])), hd.Square(x[0]))
+//	})
+//
+// Linear and Quadratic are the affine and quadratic families with analytic
+// derivatives (Quadratic's evaluated a batch at a time); Stack concatenates systems; and
 // WithInequalities adds g(x, y) ≤ 0 through the Fischer–Burmeister
 // reformulation, with multipliers that AdaNP appends as zeros and drops,
-// so callers only ever see y. Optional interfaces (JacobianXer, HessVecer,
-// MixedHessVecer, BatchEvaluator, BatchHessVecer, Float32Batcher) add
-// gradients with respect to x, exact curvature-aware gradients and batched
-// (and single-precision) evaluation.
+// so callers only ever see y.
+//
+// A hand-written Constraint is two methods, Dims and Eval. Everything else
+// a constraint can do (derivatives in x, curvature, a constant Jacobian,
+// latent variables, batched and single-precision evaluation) it declares
+// in one place, the Capabilities struct it returns if it is Capable: a
+// struct of optional functions, as gonum/optimize's Problem, rather than
+// one optional interface per capability. That choice is what lets the
+// wrappers keep every capability by construction: Stack and
+// WithInequalities build their Capabilities from their parts' when they
+// are built, setting a field when every part has it or when they can
+// build it from what the parts have, so there is no forwarding method to
+// forget, and a new capability is a new field that every wrapper sees.
+// AdaNP, like the losses and train packages, reads a constraint's
+// Capabilities once, when it is built.
 //
 // # Projection
 //
@@ -55,13 +91,9 @@
 // Float32 precision) and rounded back, so a float32 output carries a
 // residual of about 1e-7·|∂c/∂y|·|y| from that rounding alone.
 //
-// A minimal use, in plain Go:
+// A minimal use, in plain Go, with the circle above:
 //
-//	c, _ := enforce.Func(1, 2, 1, func(x, y, c []hyperdual.Number) {
-//		// y1² + y2² = x²
-//		c[0] = hyperdual.Sub(hyperdual.Add(hyperdual.Mul(y[0], y[0]), hyperdual.Mul(y[1], y[1])), hyperdual.Mul(x[0], x[0]))
-//	})
-//	p, _ := enforce.NewAdaNP(c, enforce.Settings{})
+//	p, err := enforce.NewAdaNP(circle, enforce.Settings{})
 //	y, stats, err := p.Project(x, yhat) // x: batch×1, yhat: batch×2
 //
 // and in a graph: ytilde, err := p.Apply(xNode, yhatNode). See the examples
@@ -73,7 +105,8 @@
 // The step loop does not allocate. Constraints with a constant Jacobian
 // (Linear) factor G once; Quadratic evaluates a whole batch with one matrix
 // product per step. Settings.Precision Float32 forms Gram matrices and, for
-// Float32Batcher constraints (Quadratic), evaluates in single precision
+// constraints with EvalBatch32 (Quadratic, and a Stack or WithInequalities
+// that contains one), evaluates in single precision
 // while a sample is far from the set (Go-assembly AVX-512 or AVX2/FMA
 // kernels in the default build, chosen at run time), then finishes in
 // float64, so the tolerance is met in float64 arithmetic. Building with the openblas tag (and libopenblas-dev)

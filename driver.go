@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/enforce-nn/enforce/internal/dense"
 	"github.com/enforce-nn/enforce/internal/par"
 )
 
@@ -21,7 +22,7 @@ import (
 // search), or stops the sample. The schedulers differ only in how the
 // evaluations are grouped: one sample at a time inside a worker (the
 // constraint evaluates rows one by one), or all pending samples of the
-// batch in one EvalBatch call (BatchEvaluator). Both call the same step
+// batch in one EvalBatch call (Capabilities.EvalBatch). Both call the same step
 // and accept functions, so they compute the same numbers.
 
 // Per-sample outcome flags of a forward pass.
@@ -164,14 +165,6 @@ func resize[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// row returns row i of m, or nil for an empty matrix.
-func row(m blas64.General, i int) []float64 {
-	if m.Cols == 0 {
-		return nil
-	}
-	return m.Data[i*m.Stride : i*m.Stride+m.Cols]
-}
-
 // checkShapes validates x (which may be nil when nx = 0) and a matrix
 // with ny columns against a, and returns their raw views.
 func (a *AdaNP) checkShapes(x, y *mat.Dense, what string) (xr, yr blas64.General, rows int, err error) {
@@ -229,7 +222,7 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool) (st St
 	if tr != nil {
 		tr.reset(a, xr, rows)
 	}
-	if be, ok := a.c.(BatchEvaluator); ok && a.constB == nil && !noSteps {
+	if be := a.k.EvalBatch; be != nil && a.constB == nil && !noSteps {
 		if err := b.lock.run(b, be, rows); err != nil {
 			return Stats{}, err
 		}
@@ -319,7 +312,7 @@ func (b *batch) runSample(ws *workspace, s int) (ok bool) {
 		b.check(ws, s, st)
 		return true
 	}
-	xs := row(b.x, s)
+	xs := dense.Row(b.x, s)
 	for n := nextEval; n != nextDone; {
 		if n == nextStep {
 			n = b.step(ws, s, st)
@@ -363,7 +356,7 @@ func absStats(c []float64) (mx, sum float64) {
 // x or ŷ is not finite.
 func (b *batch) start(s int, st *sampleState) bool {
 	a := b.a
-	xs, yhat := row(b.x, s), row(b.yhat, s)
+	xs, yhat := dense.Row(b.x, s), dense.Row(b.yhat, s)
 	copy(st.yT, yhat)
 	clear(st.yT[a.ny:])
 	st.scalars = scalars{init: true, lo: a.lo}
@@ -379,10 +372,10 @@ func (b *batch) start(s int, st *sampleState) bool {
 // violations max(g, 0).
 func (b *batch) check(ws *workspace, s int, st *sampleState) {
 	a := b.a
-	xs := row(b.x, s)
+	xs := dense.Row(b.x, s)
 	copy(st.y, st.yT)
-	if fc, ok := a.c.(feasibilityChecker); ok {
-		fc.feasibility(xs, st.y[:a.ny], st.c)
+	if f := a.k.feasibility; f != nil {
+		f(xs, st.y[:a.ny], st.c)
 	} else {
 		a.eval(xs, st.y, st.c, nil)
 	}
@@ -579,7 +572,7 @@ func (b *batch) continues(st *sampleState) bool {
 // traces.
 func (b *batch) finish(ws *workspace, s int, st *sampleState) {
 	a := b.a
-	yhat := row(b.yhat, s)
+	yhat := dense.Row(b.yhat, s)
 	var d2 float64
 	for j, v := range yhat {
 		t := st.y[j] - v
@@ -589,7 +582,7 @@ func (b *batch) finish(ws *workspace, s int, st *sampleState) {
 	if b.final {
 		b.recordFinal(ws, s, st, yhat)
 	}
-	copy(row(b.dst, s), st.y[:a.ny])
+	copy(dense.Row(b.dst, s), st.y[:a.ny])
 	b.depth[s] = st.depth
 	b.afterMax[s], b.afterSum[s] = absStats(st.c)
 	if st.measure > a.s.Tol {
@@ -609,7 +602,7 @@ func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float6
 	if (!st.jAtY || st.J32 != nil) && a.constB == nil {
 		// No Jacobian at y, or one in single precision: the record's is
 		// evaluated in float64.
-		a.eval(row(b.x, s), st.y, ws.cEval, ws.bEval)
+		a.eval(dense.Row(b.x, s), st.y, ws.cEval, ws.bEval)
 		B = ws.bEval
 	}
 	d, f := a.constD, &a.constG

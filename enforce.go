@@ -31,6 +31,7 @@ import (
 // An AdaNP is safe for concurrent use by several goroutines.
 type AdaNP struct {
 	c      Constraint
+	k      Capabilities // c's, read once
 	s      Settings
 	nx     int // inputs
 	ny     int // predicted outputs seen by the caller
@@ -40,12 +41,13 @@ type AdaNP struct {
 
 	hasJX, hasHV, hasMHV bool
 
-	// Float32 precision: lo is set (G in single precision), fb is the
-	// constraint's single-precision batch methods (nil if it has none),
-	// refineAt the residual measure below which a sample's evaluations
-	// switch to float64.
+	// Float32 precision: lo is set (G in single precision), eval32 and
+	// hv32 are the constraint's single-precision batch methods (both nil
+	// unless it has EvalBatch32), refineAt the residual measure below
+	// which a sample's evaluations switch to float64.
 	lo       bool
-	fb       Float32Batcher
+	eval32   func(rows int, x, y, c []float64, jy []float32)
+	hv32     func(rows int, x, y, w, v, out []float64)
 	refineAt float64
 	// finiteJ: the constraint's c is not finite wherever its Jacobian is
 	// not (at finite y), so accept need not scan J.
@@ -78,10 +80,8 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 		return nil, errors.New("enforce: nil constraint")
 	}
 	nx, n, nc := c.Dims()
-	latent := 0
-	if l, ok := c.(Latent); ok {
-		latent = l.Latent()
-	}
+	k := CapabilitiesOf(c)
+	latent := k.Latent
 	switch {
 	case nx < 0 || n <= 0 || nc <= 0:
 		return nil, fmt.Errorf("enforce: constraint has invalid dimensions nx=%d ny=%d nc=%d", nx, n, nc)
@@ -94,17 +94,25 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &AdaNP{
-		c: c, s: s, nx: nx, ny: n - latent, n: n, nc: nc, latent: latent,
-		hasJX:   Provides(c, CapJacobianX),
-		hasHV:   Provides(c, CapHessVec),
-		hasMHV:  Provides(c, CapMixedHessVec),
-		eigWork: dense.EigWorkLen(nc),
+	if err := k.check(nx, n, nc); err != nil {
+		return nil, fmt.Errorf("enforce: %w", err)
 	}
-	_, a.finiteJ = c.(finiteJacobianer)
+	a := &AdaNP{
+		c: c, k: k, s: s, nx: nx, ny: n - latent, n: n, nc: nc, latent: latent,
+		hasJX:   k.JacobianX != nil,
+		hasHV:   k.HessVec != nil,
+		hasMHV:  k.MixedHessVec != nil,
+		eigWork: dense.EigWorkLen(nc),
+		finiteJ: k.finiteJ,
+	}
 	if s.Precision == Float32 {
 		a.lo = true
-		a.fb, _ = c.(Float32Batcher)
+		if k.EvalBatch32 != nil && k.EvalBatch != nil {
+			a.eval32, a.hv32 = k.EvalBatch32, k.HessVecBatch32
+			if a.hv32 == nil {
+				a.hv32 = k.HessVecBatch
+			}
+		}
 		a.refineAt = s.Tol
 		if s.Tol < 1 {
 			a.refineAt = math.Sqrt(s.Tol)
@@ -122,11 +130,7 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 	a.pool.New = func() any { return a.newWorkspace() }
 	a.batches.New = func() any { return new(batch) }
 	a.vjps.New = func() any { return new(vjpJob) }
-	if Provides(c, CapConstantJacobian) {
-		b := c.(ConstantJacobianer).ConstantJacobian()
-		if len(b) != nc*n {
-			return nil, fmt.Errorf("enforce: constant Jacobian has length %d, want nc·ny = %d", len(b), nc*n)
-		}
+	if b := k.ConstantJacobian; b != nil {
 		if !allFinite(b) {
 			return nil, errors.New("enforce: constant Jacobian is not finite")
 		}

@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// The test constraints below implement the interfaces directly, so that
+// The test constraints below implement Constraint and Capabilities directly, so that
 // the projection is tested independently of the constructors.
 
 // npAffine is c = C·y − R·x.
@@ -51,13 +51,20 @@ func (a *npAffine) JacobianX(x, y, jx []float64) {
 		jx[i] = -v
 	}
 }
-func (a *npAffine) HessVec(x, y, w, v, out []float64)      { clear(out) }
+func (a *npAffine) HessVec(x, y, w, v, out []float64) { clear(out) }
+func (a *npAffine) Capabilities() Capabilities {
+	return Capabilities{JacobianX: a.JacobianX, HessVec: a.HessVec, MixedHessVec: a.MixedHessVec}
+}
 func (a *npAffine) MixedHessVec(x, y, w, v, out []float64) { clear(out) }
 
 // npConstAffine is npAffine advertising its constant Jacobian.
 type npConstAffine struct{ *npAffine }
 
-func (a npConstAffine) ConstantJacobian() []float64 { return a.C }
+func (a npConstAffine) Capabilities() Capabilities {
+	k := a.npAffine.Capabilities()
+	k.ConstantJacobian = a.C
+	return k
+}
 
 // npQuad is c_i = yᵀA_i·y + b_iᵀy + (e_iᵀy)(f_iᵀx) + d_i − x_i³ with nx = nc:
 // nonlinear in y, with a Jacobian that depends on x.
@@ -93,6 +100,9 @@ func newNPQuad(rnd *rand.Rand, ny, nc int, scale float64) *npQuad {
 }
 
 func (q *npQuad) Dims() (int, int, int) { return q.nc, q.ny, q.nc }
+func (q *npQuad) Capabilities() Capabilities {
+	return Capabilities{JacobianX: q.JacobianX, HessVec: q.HessVec, MixedHessVec: q.MixedHessVec}
+}
 func (q *npQuad) Eval(x, y, c, jy []float64) {
 	n := q.ny
 	for i := 0; i < q.nc; i++ {
@@ -149,6 +159,9 @@ func (npFitting) Eval(x, y, c, jy []float64) {
 func (npFitting) JacobianX(x, y, jx []float64)         { jx[0] = 2 * x[0] }
 func (npFitting) HessVec(x, y, w, v, out []float64)    { out[0], out[1] = 0.5*w[0]*v[0], 0 }
 func (npFitting) MixedHessVec(x, y, w, v, o []float64) { o[0] = 0 }
+func (f npFitting) Capabilities() Capabilities {
+	return Capabilities{JacobianX: f.JacobianX, HessVec: f.HessVec, MixedHessVec: f.MixedHessVec}
+}
 
 // npSphere is ‖y‖² = x² (no curvature information: Eval only).
 type npSphere struct{ ny int }

@@ -53,13 +53,10 @@ func TestWithInequalitiesDerivatives(t *testing.T) {
 			require.NoError(t, err)
 			nx, nye, nce := c.Dims()
 			require.Equal(t, []int{2, 3 + 2, test.neq + 2}, []int{nx, nye, nce})
-			require.Implements(t, (*Latent)(nil), c)
-			assert.Equal(t, 2, c.(Latent).Latent())
+			assert.Equal(t, 2, CapabilitiesOf(c).Latent)
 			assert.Equal(t, test.wantEps, c.(*fbConstraint).eps)
-			for _, capability := range []Capability{CapJacobianX, CapHessVec, CapMixedHessVec} {
-				assert.True(t, Provides(c, capability), "capability %d", capability)
-			}
-			assert.False(t, Provides(c, CapConstantJacobian))
+			assert.Subset(t, ctCaps(c), []string{"JacobianX", "HessVec", "MixedHessVec", "Latent"})
+			assert.NotContains(t, ctCaps(c), "ConstantJacobian")
 			for seed := range uint64(5) {
 				ctCheckDerivatives(t, c, seed, -1, 1, test.lo, test.hi)
 			}
@@ -220,7 +217,7 @@ func TestWithInequalitiesNewton(t *testing.T) {
 	}
 }
 
-func TestWithInequalitiesProvides(t *testing.T) {
+func TestWithInequalitiesCapabilities(t *testing.T) {
 	t.Parallel()
 	full, err := Func(2, 3, 2, ctDiscFunc)
 	require.NoError(t, err)
@@ -237,18 +234,16 @@ func TestWithInequalitiesProvides(t *testing.T) {
 	} {
 		c, err := WithInequalities(test.eq, test.g, 0)
 		require.NoError(t, err, test.name)
-		for k, capability := range []Capability{CapJacobianX, CapHessVec, CapMixedHessVec} {
-			assert.Equal(t, test.want[k], Provides(c, capability), "%s: capability %d", test.name, capability)
-		}
-		assert.False(t, Provides(c, CapConstantJacobian), test.name)
+		k := CapabilitiesOf(c)
+		got := [3]bool{k.JacobianX != nil, k.HessVec != nil, k.MixedHessVec != nil}
+		assert.Equal(t, test.want, got, test.name)
+		assert.Nil(t, k.ConstantJacobian, test.name)
 		_, nye, _ := c.Dims()
 		ctCheckJacobian(t, c, []float64{0.1, 0.2}, ctRandVec(rand.New(rand.NewPCG(1, 1)), nye, -1, 1), ctFDTol)
 	}
 	c, err := WithInequalities(nil, bare, 0)
 	require.NoError(t, err)
-	assert.Panics(t, func() {
-		c.(HessVecer).HessVec([]float64{0, 0}, make([]float64, 6), make([]float64, 3), make([]float64, 6), make([]float64, 6))
-	})
+	assert.Nil(t, CapabilitiesOf(c).HessVec, "a missing capability is nil, not a method that panics")
 }
 
 func TestWithInequalitiesErrors(t *testing.T) {
@@ -301,7 +296,7 @@ func TestWithInequalitiesZeroAllocs(t *testing.T) {
 	cv, jy, jx := make([]float64, 5), make([]float64, 25), make([]float64, 10)
 	hv, mv := make([]float64, 5), make([]float64, 2)
 	ctAssertZeroAllocs(t, "Eval", func() { c.Eval(x, y, cv, jy) })
-	ctAssertZeroAllocs(t, "JacobianX", func() { c.(JacobianXer).JacobianX(x, y, jx) })
-	ctAssertZeroAllocs(t, "HessVec", func() { c.(HessVecer).HessVec(x, y, w, v, hv) })
-	ctAssertZeroAllocs(t, "MixedHessVec", func() { c.(MixedHessVecer).MixedHessVec(x, y, w, v, mv) })
+	ctAssertZeroAllocs(t, "JacobianX", func() { CapabilitiesOf(c).JacobianX(x, y, jx) })
+	ctAssertZeroAllocs(t, "HessVec", func() { CapabilitiesOf(c).HessVec(x, y, w, v, hv) })
+	ctAssertZeroAllocs(t, "MixedHessVec", func() { CapabilitiesOf(c).MixedHessVec(x, y, w, v, mv) })
 }

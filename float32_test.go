@@ -45,7 +45,7 @@ func f32Quadratic(t *testing.T, rnd *rand.Rand, ny, nc int, scale float64) Const
 	return q
 }
 
-// TestFloat32Projection checks, for the batched (Float32Batcher) and the
+// TestFloat32Projection checks, for the batched (EvalBatch32) and the
 // per-sample path and several settings, far from the constraint set, that
 // Float32 meets the tolerance in float64 arithmetic on every sample,
 // lands where Float64 does (within 1e-4 in the max row sum of |Δy|; about

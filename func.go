@@ -3,7 +3,6 @@ package enforce
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 
 	"gonum.org/v1/gonum/num/hyperdual"
@@ -31,7 +30,8 @@ import (
 //	MixedHessVec, Σ_i w_i ∇²_xy c_i v    m     (ϵ₁ = e_k on x, ϵ₂ = v on y)
 //
 // so Func suits small systems; write an analytic Constraint, or use Linear
-// or Quadratic, when ny is large.
+// or Quadratic, when ny is large. The constraint's Capabilities declare
+// JacobianX, HessVec and MixedHessVec.
 //
 // On each call f receives x and y of lengths nx and ny and c of length nc
 // with c zeroed; it must write every c_i it defines, must not retain the
@@ -60,6 +60,7 @@ func Func(nx, ny, nc int, f func(x, y, c []hyperdual.Number)) (Constraint, error
 		return nil, errors.New("enforce: Func: nil function")
 	}
 	fc := &funcConstraint{nx: nx, ny: ny, nc: nc, f: f}
+	fc.caps = Capabilities{JacobianX: fc.JacobianX, HessVec: fc.HessVec, MixedHessVec: fc.MixedHessVec}
 	fc.pool.New = func() any {
 		return &funcScratch{
 			x: make([]hyperdual.Number, nx),
@@ -75,6 +76,7 @@ type funcConstraint struct {
 	nx, ny, nc int
 	f          func(x, y, c []hyperdual.Number)
 	pool       sync.Pool // *funcScratch
+	caps       Capabilities
 }
 
 // funcScratch holds the hyperdual arguments of one call of f.
@@ -82,11 +84,10 @@ type funcScratch struct {
 	x, y, c []hyperdual.Number
 }
 
-var (
-	_ JacobianXer    = (*funcConstraint)(nil)
-	_ HessVecer      = (*funcConstraint)(nil)
-	_ MixedHessVecer = (*funcConstraint)(nil)
-)
+var _ Capable = (*funcConstraint)(nil)
+
+// Capabilities returns JacobianX, HessVec and MixedHessVec.
+func (fc *funcConstraint) Capabilities() Capabilities { return fc.caps }
 
 // Dims returns the sizes of x, y and c.
 func (fc *funcConstraint) Dims() (nx, ny, nc int) { return fc.nx, fc.ny, fc.nc }
@@ -237,24 +238,4 @@ func checkLen(method, arg string, s []float64, want int) {
 	if len(s) != want {
 		panic(fmt.Sprintf("enforce: %s: len(%s) = %d, want %d", method, arg, len(s), want))
 	}
-}
-
-// checkConstraintArg returns an error unless c is a usable constraint: not
-// nil, not a nil pointer, with nx ≥ 0, ny ≥ 1 and nc ≥ 1, and without
-// latent variables.
-func checkConstraintArg(c Constraint) (nx, ny, nc int, err error) {
-	if c == nil {
-		return 0, 0, 0, errors.New("nil constraint")
-	}
-	if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer && v.IsNil() {
-		return 0, 0, 0, fmt.Errorf("nil %T constraint", c)
-	}
-	nx, ny, nc = c.Dims()
-	if nx < 0 || ny < 1 || nc < 1 {
-		return 0, 0, 0, fmt.Errorf("constraint has invalid dimensions (nx, ny, nc) = (%d, %d, %d)", nx, ny, nc)
-	}
-	if l, ok := c.(Latent); ok && l.Latent() != 0 {
-		return 0, 0, 0, fmt.Errorf("constraint has %d latent variables; apply WithInequalities last", l.Latent())
-	}
-	return nx, ny, nc, nil
 }

@@ -87,10 +87,7 @@ func TestFuncDerivatives(t *testing.T) {
 		t.Run(test.name, func(t *testing.T) {
 			c, err := Func(test.nx, test.ny, test.nc, test.f)
 			require.NoError(t, err)
-			for _, capability := range []Capability{CapJacobianX, CapHessVec, CapMixedHessVec} {
-				assert.True(t, Provides(c, capability), "capability %d", capability)
-			}
-			assert.False(t, Provides(c, CapConstantJacobian))
+			assert.Equal(t, []string{"JacobianX", "HessVec", "MixedHessVec"}, ctCaps(c))
 			for seed := range uint64(5) {
 				ctCheckDerivatives(t, c, seed, -1.5, 1.5, -1.5, 1.5)
 			}
@@ -124,16 +121,16 @@ func TestFuncMatchesQuadratic(t *testing.T) {
 			ctAssertClose(t, qc, fc, tol, "c")
 			ctAssertClose(t, qj, fj, tol, "∂c/∂y")
 			qx, fx := make([]float64, nc*nx), make([]float64, nc*nx)
-			q.(JacobianXer).JacobianX(x, y, qx)
-			f.(JacobianXer).JacobianX(x, y, fx)
+			CapabilitiesOf(q).JacobianX(x, y, qx)
+			CapabilitiesOf(f).JacobianX(x, y, fx)
 			ctAssertClose(t, qx, fx, tol, "∂c/∂x")
 			qh, fh := make([]float64, ny), make([]float64, ny)
-			q.(HessVecer).HessVec(x, y, w, v, qh)
-			f.(HessVecer).HessVec(x, y, w, v, fh)
+			CapabilitiesOf(q).HessVec(x, y, w, v, qh)
+			CapabilitiesOf(f).HessVec(x, y, w, v, fh)
 			ctAssertClose(t, qh, fh, tol, "HessVec")
 			qm, fm := make([]float64, nx), make([]float64, nx)
-			q.(MixedHessVecer).MixedHessVec(x, y, w, v, qm)
-			f.(MixedHessVecer).MixedHessVec(x, y, w, v, fm)
+			CapabilitiesOf(q).MixedHessVec(x, y, w, v, qm)
+			CapabilitiesOf(f).MixedHessVec(x, y, w, v, fm)
 			ctAssertClose(t, qm, fm, tol, "MixedHessVec")
 		}
 	}
@@ -170,8 +167,8 @@ func TestFuncNaN(t *testing.T) {
 	hv, mv := make([]float64, 2), make([]float64, 1)
 	require.NotPanics(t, func() {
 		c.Eval(x, y, cv, jy)
-		c.(HessVecer).HessVec(x, y, []float64{1, 1}, []float64{1, 1}, hv)
-		c.(MixedHessVecer).MixedHessVec(x, y, []float64{1, 1}, []float64{1, 1}, mv)
+		CapabilitiesOf(c).HessVec(x, y, []float64{1, 1}, []float64{1, 1}, hv)
+		CapabilitiesOf(c).MixedHessVec(x, y, []float64{1, 1}, []float64{1, 1}, mv)
 	})
 	assert.True(t, math.IsNaN(cv[0]))
 	assert.True(t, math.IsNaN(cv[1]))
@@ -190,10 +187,10 @@ func TestFuncShapePanics(t *testing.T) {
 		c.Eval(make([]float64, 2), make([]float64, 3), make([]float64, 3), make([]float64, 8))
 	})
 	assert.PanicsWithValue(t, "enforce: Func.JacobianX: len(jx) = 0, want 6", func() {
-		c.(JacobianXer).JacobianX(make([]float64, 2), make([]float64, 3), nil)
+		CapabilitiesOf(c).JacobianX(make([]float64, 2), make([]float64, 3), nil)
 	})
 	assert.PanicsWithValue(t, "enforce: Func.MixedHessVec: len(out) = 3, want 2", func() {
-		c.(MixedHessVecer).MixedHessVec(make([]float64, 2), make([]float64, 3),
+		CapabilitiesOf(c).MixedHessVec(make([]float64, 2), make([]float64, 3),
 			make([]float64, 3), make([]float64, 3), make([]float64, 3))
 	})
 }
@@ -234,8 +231,8 @@ func TestFuncConcurrent(t *testing.T) {
 func ctFuncAll(c Constraint, x, y, dst []float64) {
 	ones := []float64{1, 1, 1}
 	c.Eval(x, y, dst[:3], dst[3:12])
-	c.(MixedHessVecer).MixedHessVec(x, y, ones, ones, dst[12:14])
-	c.(HessVecer).HessVec(x, y, ones, ones, dst[14:17])
+	CapabilitiesOf(c).MixedHessVec(x, y, ones, ones, dst[12:14])
+	CapabilitiesOf(c).HessVec(x, y, ones, ones, dst[14:17])
 }
 
 func TestFuncZeroAllocs(t *testing.T) {
@@ -247,9 +244,9 @@ func TestFuncZeroAllocs(t *testing.T) {
 	cv, jy, jx := make([]float64, 6), make([]float64, 54), make([]float64, 18)
 	hv, mv := make([]float64, 9), make([]float64, 3)
 	ctAssertZeroAllocs(t, "Eval", func() { c.Eval(x, y, cv, jy) })
-	ctAssertZeroAllocs(t, "JacobianX", func() { c.(JacobianXer).JacobianX(x, y, jx) })
-	ctAssertZeroAllocs(t, "HessVec", func() { c.(HessVecer).HessVec(x, y, w, v, hv) })
-	ctAssertZeroAllocs(t, "MixedHessVec", func() { c.(MixedHessVecer).MixedHessVec(x, y, w, v, mv) })
+	ctAssertZeroAllocs(t, "JacobianX", func() { CapabilitiesOf(c).JacobianX(x, y, jx) })
+	ctAssertZeroAllocs(t, "HessVec", func() { CapabilitiesOf(c).HessVec(x, y, w, v, hv) })
+	ctAssertZeroAllocs(t, "MixedHessVec", func() { CapabilitiesOf(c).MixedHessVec(x, y, w, v, mv) })
 }
 
 func BenchmarkFuncEval(b *testing.B) {

@@ -45,9 +45,7 @@ func FuzzVJP(f *testing.F) {
 		c := cs[int(which)%len(cs)]
 		nx, nyExt, _ := c.Dims()
 		ny := nyExt
-		if l, ok := c.(Latent); ok {
-			ny -= l.Latent()
-		}
+		ny -= CapabilitiesOf(c).Latent
 		p, err := NewAdaNP(c, fzSettings(settings, ny))
 		require.NoError(t, err)
 		xv := make([]float64, nx)
@@ -86,27 +84,30 @@ func gtCircleIneqX1(t *testing.T) Constraint {
 type ineqOneInput struct{ c Constraint }
 
 func (w ineqOneInput) Dims() (int, int, int) { _, ny, nc := w.c.Dims(); return 1, ny, nc }
-func (w ineqOneInput) Latent() int           { return w.c.(Latent).Latent() }
 func (w ineqOneInput) Eval(x, y, c, jy []float64) {
 	w.c.Eval([]float64{x[0], 1}, y, c, jy)
 }
 func (w ineqOneInput) JacobianX(x, y, jx []float64) {
 	j := make([]float64, 2*len(jx))
-	w.c.(JacobianXer).JacobianX([]float64{x[0], 1}, y, j)
+	CapabilitiesOf(w.c).JacobianX([]float64{x[0], 1}, y, j)
 	for i := range jx {
 		jx[i] = j[2*i]
 	}
 }
 func (w ineqOneInput) HessVec(x, y, wt, v, out []float64) {
-	w.c.(HessVecer).HessVec([]float64{x[0], 1}, y, wt, v, out)
+	CapabilitiesOf(w.c).HessVec([]float64{x[0], 1}, y, wt, v, out)
 }
 func (w ineqOneInput) MixedHessVec(x, y, wt, v, out []float64) {
 	o := make([]float64, 2)
-	w.c.(MixedHessVecer).MixedHessVec([]float64{x[0], 1}, y, wt, v, o)
+	CapabilitiesOf(w.c).MixedHessVec([]float64{x[0], 1}, y, wt, v, o)
 	out[0] = o[0]
 }
 func (w ineqOneInput) feasibility(x, y, r []float64) {
-	w.c.(feasibilityChecker).feasibility([]float64{x[0], 1}, y, r)
+	CapabilitiesOf(w.c).feasibility([]float64{x[0], 1}, y, r)
+}
+func (w ineqOneInput) Capabilities() Capabilities {
+	return Capabilities{JacobianX: w.JacobianX, HessVec: w.HessVec, MixedHessVec: w.MixedHessVec,
+		Latent: CapabilitiesOf(w.c).Latent, feasibility: w.feasibility}
 }
 
 // FuzzInequalities projects one sample onto the unit circle with y1 ≤ x

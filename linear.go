@@ -17,8 +17,9 @@ import (
 //
 // with C a constant nc×ny matrix, which Linear copies, and r an RHS of nc
 // components of x ∈ ℝ^nx; a nil r means r(x) = 0. The Jacobians are
-// ∂c/∂y = C and ∂c/∂x = −∂r/∂x; the second derivatives are zero. The
-// constraint implements ConstantJacobianer, so AdaNP factors CW⁻¹Cᵀ once.
+// ∂c/∂y = C and ∂c/∂x = −∂r/∂x; the second derivatives are zero. Its
+// Capabilities declare C as the constant Jacobian, so AdaNP factors CW⁻¹Cᵀ
+// once.
 //
 // Linear returns an error if nx < 0, C is nil or empty, or C has a NaN or
 // infinite element.
@@ -41,6 +42,7 @@ func Linear(nx int, C *mat.Dense, r RHS) (Constraint, error) {
 		}
 	}
 	l := &linearConstraint{nx: nx, ny: ny, nc: nc, c: cm, r: r}
+	l.caps = Capabilities{JacobianX: l.JacobianX, HessVec: l.HessVec, MixedHessVec: l.MixedHessVec, ConstantJacobian: cm}
 	l.pool.New = func() any {
 		s := make([]float64, nc)
 		return &s
@@ -54,14 +56,14 @@ type linearConstraint struct {
 	c          []float64 // C, nc×ny row-major.
 	r          RHS       // may be nil.
 	pool       sync.Pool // *[]float64 of length nc, for r(x) in JacobianX.
+	caps       Capabilities
 }
 
-var (
-	_ JacobianXer        = (*linearConstraint)(nil)
-	_ HessVecer          = (*linearConstraint)(nil)
-	_ MixedHessVecer     = (*linearConstraint)(nil)
-	_ ConstantJacobianer = (*linearConstraint)(nil)
-)
+var _ Capable = (*linearConstraint)(nil)
+
+// Capabilities returns JacobianX, HessVec, MixedHessVec and the constant
+// Jacobian C.
+func (l *linearConstraint) Capabilities() Capabilities { return l.caps }
 
 // Dims returns the sizes of x, y and c.
 func (l *linearConstraint) Dims() (nx, ny, nc int) { return l.nx, l.ny, l.nc }
@@ -112,7 +114,3 @@ func (l *linearConstraint) MixedHessVec(x, y, w, v, out []float64) {
 	checkHessVecLen("Linear.MixedHessVec", l.nx, l.ny, l.nc, l.nx, x, y, w, v, out)
 	clear(out)
 }
-
-// ConstantJacobian returns C (nc×ny, row-major). The caller must not modify
-// it.
-func (l *linearConstraint) ConstantJacobian() []float64 { return l.c }

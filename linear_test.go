@@ -52,10 +52,8 @@ func TestLinear(t *testing.T) {
 			require.NoError(t, err)
 			nx, ny, nc := l.Dims()
 			require.Equal(t, []int{test.nx, test.ny, test.nc}, []int{nx, ny, nc})
-			for _, capability := range []Capability{CapJacobianX, CapHessVec, CapMixedHessVec, CapConstantJacobian} {
-				assert.True(t, Provides(l, capability), "capability %d", capability)
-			}
-			assert.Equal(t, C.RawMatrix().Data, l.(ConstantJacobianer).ConstantJacobian())
+			assert.Equal(t, []string{"JacobianX", "HessVec", "MixedHessVec", "ConstantJacobian"}, ctCaps(l))
+			assert.Equal(t, C.RawMatrix().Data, CapabilitiesOf(l).ConstantJacobian)
 
 			x := ctRandVec(rnd, nx, -2, 2)
 			y := ctRandVec(rnd, ny, -2, 2)
@@ -73,8 +71,8 @@ func TestLinear(t *testing.T) {
 			ctCheckDerivatives(t, l, 1, -2, 2, -2, 2)
 			w, v := ctRandVec(rnd, nc, -1, 1), ctRandVec(rnd, ny, -1, 1)
 			hv, mv := ctRandVec(rnd, ny, 1, 2), ctRandVec(rnd, nx, 1, 2)
-			l.(HessVecer).HessVec(x, y, w, v, hv)
-			l.(MixedHessVecer).MixedHessVec(x, y, w, v, mv)
+			CapabilitiesOf(l).HessVec(x, y, w, v, hv)
+			CapabilitiesOf(l).MixedHessVec(x, y, w, v, mv)
 			assert.Equal(t, make([]float64, ny), hv)
 			assert.Equal(t, make([]float64, nx), mv)
 		})
@@ -122,5 +120,5 @@ func TestLinearZeroAllocs(t *testing.T) {
 	x, y := ctRandVec(rnd, 2, -1, 1), ctRandVec(rnd, 6, -1, 1)
 	cv, jy, jx := make([]float64, 4), make([]float64, 24), make([]float64, 8)
 	ctAssertZeroAllocs(t, "Eval", func() { l.Eval(x, y, cv, jy) })
-	ctAssertZeroAllocs(t, "JacobianX", func() { l.(JacobianXer).JacobianX(x, y, jx) })
+	ctAssertZeroAllocs(t, "JacobianX", func() { CapabilitiesOf(l).JacobianX(x, y, jx) })
 }

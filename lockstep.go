@@ -3,18 +3,22 @@ package enforce
 import (
 	"fmt"
 
+	"github.com/enforce-nn/enforce/internal/dense"
 	"github.com/enforce-nn/enforce/internal/par"
 )
 
+// evalBatchFunc is the type of Capabilities.EvalBatch.
+type evalBatchFunc = func(rows int, x, y, c, jy []float64)
+
 // lockstep schedules a forward pass for a constraint that evaluates many
-// samples at once (BatchEvaluator): every round, each active sample that
+// samples at once (Capabilities.EvalBatch): every round, each active sample that
 // has an accepted iterate takes a step, then all pending trial points are
 // evaluated by one EvalBatch call, then each sample accepts or rejects its
 // trial. The per-sample arithmetic is that of batch.step and batch.accept,
 // the same functions the one-sample-at-a-time scheduler calls.
 type lockstep struct {
 	b        *batch
-	be       BatchEvaluator
+	be       evalBatchFunc
 	y, c, yT []float64 // rows×n, rows×nc, rows×n
 	delta    []float64 // rows×n
 	sc       []scalars
@@ -32,7 +36,7 @@ const (
 	phaseAccept        // samples accept or reject their evaluated trial
 )
 
-func (l *lockstep) reset(b *batch, be BatchEvaluator, rows int) {
+func (l *lockstep) reset(b *batch, be evalBatchFunc, rows int) {
 	a := b.a
 	l.b, l.be = b, be
 	l.y = resize(l.y, rows*a.n)
@@ -47,7 +51,7 @@ func (l *lockstep) reset(b *batch, be BatchEvaluator, rows int) {
 	l.ya = resize(l.ya, rows*a.n)
 	l.ca = resize(l.ca, rows*a.nc)
 	l.ja = resize(l.ja, rows*a.nc*a.n)
-	if a.fb != nil {
+	if a.eval32 != nil {
 		l.ja32 = resize(l.ja32, rows*a.nc*a.n)
 	}
 }
@@ -74,7 +78,7 @@ func (l *lockstep) state(s int) (sampleState, []float64) {
 }
 
 // run projects the whole batch. It returns an error if EvalBatch panics.
-func (l *lockstep) run(b *batch, be BatchEvaluator, rows int) error {
+func (l *lockstep) run(b *batch, be evalBatchFunc, rows int) error {
 	l.reset(b, be, rows)
 	for s := 0; s < rows; s++ {
 		st, _ := l.state(s)
@@ -113,18 +117,18 @@ func (l *lockstep) evaluate() (err error) {
 	// constraint has no single-precision methods.
 	gather := func(lo bool) {
 		for _, s := range l.act {
-			if a.fb != nil && l.sc[s].lo != lo {
+			if a.eval32 != nil && l.sc[s].lo != lo {
 				continue
 			}
-			copy(l.xa[p*nx:(p+1)*nx], row(l.b.x, s))
+			copy(l.xa[p*nx:(p+1)*nx], dense.Row(l.b.x, s))
 			copy(l.ya[p*n:(p+1)*n], l.yT[s*n:(s+1)*n])
 			l.pos[s] = p
-			l.sc[s].loEval = lo && a.fb != nil
+			l.sc[s].loEval = lo && a.eval32 != nil
 			p++
 		}
 	}
 	k32 := 0
-	if a.fb != nil {
+	if a.eval32 != nil {
 		gather(true)
 		k32 = p
 	}
@@ -137,11 +141,11 @@ func (l *lockstep) evaluate() (err error) {
 		}
 	}()
 	if k32 > 0 {
-		a.fb.EvalBatch32(k32, l.xa[:k32*nx], l.ya[:k32*n], l.ca[:k32*nc], l.ja32[:k32*nc*n])
+		a.eval32(k32, l.xa[:k32*nx], l.ya[:k32*n], l.ca[:k32*nc], l.ja32[:k32*nc*n])
 	}
 	if k > k32 {
 		what = "EvalBatch"
-		l.be.EvalBatch(k-k32, l.xa[k32*nx:k*nx], l.ya[k32*n:k*n], l.ca[k32*nc:k*nc], l.ja[k32*nc*n:k*nc*n])
+		l.be(k-k32, l.xa[k32*nx:k*nx], l.ya[k32*n:k*n], l.ca[k32*nc:k*nc], l.ja[k32*nc*n:k*nc*n])
 	}
 	return nil
 }

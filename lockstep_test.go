@@ -10,16 +10,19 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// perSample hides a constraint's batch interfaces, so that AdaNP takes the
+// perSample hides a constraint's batched capabilities, so that AdaNP takes the
 // per-sample path.
 type perSample struct{ c Constraint }
 
 func (p perSample) Dims() (int, int, int)             { return p.c.Dims() }
 func (p perSample) Eval(x, y, c, jy []float64)        { p.c.Eval(x, y, c, jy) }
-func (p perSample) JacobianX(x, y, jx []float64)      { p.c.(JacobianXer).JacobianX(x, y, jx) }
-func (p perSample) HessVec(x, y, w, v, out []float64) { p.c.(HessVecer).HessVec(x, y, w, v, out) }
+func (p perSample) JacobianX(x, y, jx []float64)      { CapabilitiesOf(p.c).JacobianX(x, y, jx) }
+func (p perSample) HessVec(x, y, w, v, out []float64) { CapabilitiesOf(p.c).HessVec(x, y, w, v, out) }
 func (p perSample) MixedHessVec(x, y, w, v, out []float64) {
-	p.c.(MixedHessVecer).MixedHessVec(x, y, w, v, out)
+	CapabilitiesOf(p.c).MixedHessVec(x, y, w, v, out)
+}
+func (p perSample) Capabilities() Capabilities {
+	return Capabilities{JacobianX: p.JacobianX, HessVec: p.HessVec, MixedHessVec: p.MixedHessVec}
 }
 
 // randomQuadratic is a Quadratic with c_i = yᵀA_i y + C_i·y + d_i − x_i³.
@@ -56,8 +59,7 @@ func randomQuadratic(t *testing.T, rnd *rand.Rand, ny, nc int, scale float64) Co
 func TestLockstepMatchesPerSample(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(41, 42))
 	q := randomQuadratic(t, rnd, 30, 12, 1)
-	_, isBatch := q.(BatchEvaluator)
-	require.True(t, isBatch)
+	require.NotNil(t, CapabilitiesOf(q).EvalBatch)
 	const rows = 70
 	x := randDense(rnd, rows, 12, 0.3)
 	yhat := randDense(rnd, rows, 30, 0.2)
@@ -109,8 +111,12 @@ func TestLockstepGradientMatchesFiniteDifferences(t *testing.T) {
 // lockstep path's undo of a step it cannot evaluate.
 type explodingQuadratic struct{ Constraint }
 
+func (e explodingQuadratic) Capabilities() Capabilities {
+	return Capabilities{EvalBatch: e.EvalBatch}
+}
+
 func (e explodingQuadratic) EvalBatch(rows int, x, y, c, jy []float64) {
-	e.Constraint.(BatchEvaluator).EvalBatch(rows, x, y, c, jy)
+	CapabilitiesOf(e.Constraint).EvalBatch(rows, x, y, c, jy)
 	_, ny, nc := e.Dims()
 	for s := 0; s < rows; s++ {
 		for _, v := range y[s*ny : (s+1)*ny] {
@@ -241,8 +247,12 @@ func (e jacobianNaN) Eval(x, y, c, jy []float64) {
 
 type jacobianNaNBatch struct{ jacobianNaN }
 
+func (e jacobianNaNBatch) Capabilities() Capabilities {
+	return Capabilities{EvalBatch: e.EvalBatch}
+}
+
 func (e jacobianNaNBatch) EvalBatch(rows int, x, y, c, jy []float64) {
-	e.Constraint.(BatchEvaluator).EvalBatch(rows, x, y, c, jy)
+	CapabilitiesOf(e.Constraint).EvalBatch(rows, x, y, c, jy)
 	_, ny, nc := e.Dims()
 	for s := 0; s < rows; s++ {
 		e.poison(y[s*ny:(s+1)*ny], jy[s*nc*ny:(s+1)*nc*ny])

@@ -35,7 +35,10 @@ import (
 // inconsistent, or an element of A, C or d is NaN or infinite.
 //
 // One evaluation costs about 2·nc·ny² flops, dominated by the products A_i y,
-// which it computes once for both c and ∂c/∂y.
+// which it computes once for both c and ∂c/∂y. The constraint's
+// Capabilities declare JacobianX, HessVec and MixedHessVec, and the batched
+// methods EvalBatch and HessVecBatch with their single-precision forms
+// EvalBatch32 and HessVecBatch32, which Settings.Precision Float32 uses.
 func Quadratic(nx int, A []*mat.SymDense, C *mat.Dense, d []float64, r RHS) (Constraint, error) {
 	if nx < 0 {
 		return nil, fmt.Errorf("enforce: Quadratic: nx = %d, want nx ≥ 0", nx)
@@ -80,6 +83,12 @@ func Quadratic(nx int, A []*mat.SymDense, C *mat.Dense, d []float64, r RHS) (Con
 			}
 		}
 		q.d = append([]float64(nil), d...)
+	}
+	q.caps = Capabilities{
+		JacobianX: q.JacobianX, HessVec: q.HessVec, MixedHessVec: q.MixedHessVec,
+		EvalBatch: q.EvalBatch, HessVecBatch: q.HessVecBatch,
+		EvalBatch32: q.EvalBatch32, HessVecBatch32: q.HessVecBatch32,
+		finiteJ: true,
 	}
 	q.hvBuf.New = func() any { return new([]float64) }
 	q.jobs.New = func() any { return new(quadraticJobs) }
@@ -171,9 +180,10 @@ type quadraticConstraint struct {
 	pool       sync.Pool // *quadraticScratch
 	jobs       sync.Pool // *quadraticJobs
 	ahOnce     sync.Once
-	q32        quadratic32               // single-precision data, for Float32Batcher
+	q32        quadratic32               // single-precision data, for EvalBatch32
 	hvBuf      sync.Pool                 // *[]float64, HessVecBatch's products
 	hvLast     atomic.Pointer[[]float64] // the last one, kept from the GC
+	caps       Capabilities
 }
 
 // batchGemm selects one matrix product in EvalBatch, which pays off with
@@ -268,10 +278,8 @@ func (j *quadraticProducts) Run(lo, hi int) {
 	}
 }
 
-var _ BatchHessVecer = (*quadraticConstraint)(nil)
-
 // HessVecBatch writes out_s = 2Σ_i w_si A_i v_s for rows samples (see
-// BatchHessVecer), with the products A_i v_s computed as in EvalBatch, a
+// Capabilities.HessVecBatch), with the products A_i v_s computed as in EvalBatch, a
 // block of constraints at a time.
 func (q *quadraticConstraint) HessVecBatch(rows int, x, y, w, v, out []float64) {
 	nx, ny, nc := q.nx, q.ny, q.nc
@@ -325,15 +333,6 @@ func (q *quadraticConstraint) sideBySide() {
 	}
 }
 
-// finiteJacobianer marks constraints whose residual is not finite wherever
-// their Jacobian is not, at finite y (so the driver need not scan J).
-type finiteJacobianer interface{ finiteJacobian() }
-
-// finiteJacobian: J_i = C_i + 2A_i y, and every method computes c_i as a
-// sum containing y_j·(A_i y)_j for every j (0·Inf is NaN), with C, d and
-// r(x)'s coefficients finite; a non-finite r(x) makes c non-finite itself.
-func (q *quadraticConstraint) finiteJacobian() {}
-
 // quadraticJobs holds the loop bodies of the batch methods, pooled so that
 // a call allocates nothing.
 type quadraticJobs struct {
@@ -356,11 +355,15 @@ type quadraticScratch struct {
 	jWide []float64 // q32Rows·nc·ny, allocated on first use by evalWide32
 }
 
-var (
-	_ JacobianXer    = (*quadraticConstraint)(nil)
-	_ HessVecer      = (*quadraticConstraint)(nil)
-	_ MixedHessVecer = (*quadraticConstraint)(nil)
-)
+var _ Capable = (*quadraticConstraint)(nil)
+
+// Capabilities returns JacobianX, HessVec, MixedHessVec and the batched
+// methods in float64 and float32. Its c is not finite wherever its Jacobian
+// is not, at finite y: J_i = C_i + 2A_i y, and every method computes c_i
+// as a sum containing y_j·(A_i y)_j for every j (0·Inf is NaN), with C, d
+// and r(x)'s coefficients finite; a non-finite r(x) makes c non-finite
+// itself.
+func (q *quadraticConstraint) Capabilities() Capabilities { return q.caps }
 
 // Dims returns the sizes of x, y and c.
 func (q *quadraticConstraint) Dims() (nx, ny, nc int) { return q.nx, q.ny, q.nc }
@@ -448,9 +451,7 @@ func (q *quadraticConstraint) MixedHessVec(x, y, w, v, out []float64) {
 	clear(out)
 }
 
-var _ BatchEvaluator = (*quadraticConstraint)(nil)
-
-// EvalBatch evaluates rows samples at once (see BatchEvaluator). All
+// EvalBatch evaluates rows samples at once (see Capabilities.EvalBatch). All
 // products A_i·y_s come from one matrix product Y·[A_1 … A_nc], which
 // runs at the speed of the registered BLAS instead of reading every A_i
 // once per sample. If jy is nil a temporary of rows·nc·ny is allocated.

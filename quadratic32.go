@@ -5,11 +5,13 @@ import (
 	"math"
 	"sync"
 
+	"github.com/enforce-nn/enforce/internal/dense"
 	"github.com/enforce-nn/enforce/internal/par"
 	"github.com/enforce-nn/enforce/internal/sgemm"
 )
 
-// Single-precision batch arithmetic of Quadratic (Float32Batcher): the
+// Single-precision batch arithmetic of Quadratic (EvalBatch32 and
+// HessVecBatch32 in its Capabilities): the
 // products A_i·y_s, which are almost all of an evaluation's work, run in
 // float32 with internal/sgemm's kernel on [A_1 … A_nc] packed once (also
 // with the openblas build tag: OpenBLAS's sgemm packs the 4·nc·ny² bytes
@@ -21,8 +23,6 @@ import (
 // into jy. The residual is then c_i = ½·y_s·J_i + ½·C_i·y_s + d_i − r_i(x),
 // with the dot products summed in float64 and C·y_s from one more small
 // product; d and r stay float64.
-
-var _ Float32Batcher = (*quadraticConstraint)(nil)
 
 // q32Rows is the number of samples per single-precision product, and
 // q32Cols the number of columns of [A_1 … A_nc] per block of its output.
@@ -168,7 +168,7 @@ func (j *q32Job) Run(lo, hi int) {
 }
 
 // EvalBatch32 is EvalBatch with the products A_i·y_s (and C·y_s) in single
-// precision and the Jacobians in float32 (see Float32Batcher): c and jy
+// precision and the Jacobians in float32 (see Capabilities): c and jy
 // carry float32 rounding of those products, about 1e-7 relative to the
 // terms summed. An entry of jy that is not finite (float32 overflowed)
 // makes the residual of its sample not finite too, so that AdaNP, which
@@ -212,13 +212,8 @@ func (q *quadraticConstraint) evalWide32(rows int, x, y, c []float64, jy []float
 		q.EvalBatch(m, x[s0*nx:(s0+m)*nx], y[s0*ny:(s0+m)*ny], c[s0*nc:(s0+m)*nc], j64)
 		for r := range m {
 			s := s0 + r
-			js := jy[s*nc*ny : (s+1)*nc*ny]
-			var chk float64
-			for i, v := range j64[r*nc*ny : (r+1)*nc*ny] {
-				js[i] = float32(v)
-				chk += float64(js[i])
-			}
-			if chk-chk != 0 { // as convertRow: c shows a Jacobian beyond float32
+			if !dense.Round32(jy[s*nc*ny:(s+1)*nc*ny], j64[r*nc*ny:(r+1)*nc*ny]) {
+				// c shows a Jacobian beyond float32.
 				for i := range nc {
 					c[s*nc+i] = math.Inf(1)
 				}
@@ -318,7 +313,7 @@ func (j *quadraticRest) Run(lo, hi int) {
 }
 
 // HessVecBatch32 is HessVecBatch with the products A_i·v_s in single
-// precision (see Float32Batcher).
+// precision (see Capabilities).
 func (q *quadraticConstraint) HessVecBatch32(rows int, x, y, w, v, out []float64) {
 	nx, ny, nc := q.nx, q.ny, q.nc
 	if rows < 0 || len(x) != rows*nx || len(y) != rows*ny || len(w) != rows*nc || len(v) != rows*ny || len(out) != rows*ny {

@@ -34,13 +34,13 @@ func TestQuadraticFloat32(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			be, fb := q.(BatchEvaluator), q.(Float32Batcher)
+			k := CapabilitiesOf(q)
 			rows := sz.rows
 			x, y := ctRandVec(rnd, rows*sz.nx, -1, 1), ctRandVec(rnd, rows*sz.ny, -2, 2)
 			c64, j64 := make([]float64, rows*sz.nc), make([]float64, rows*sz.nc*sz.ny)
 			c32, j32 := make([]float64, rows*sz.nc), make([]float32, rows*sz.nc*sz.ny)
-			be.EvalBatch(rows, x, y, c64, j64)
-			fb.EvalBatch32(rows, x, y, c32, j32)
+			k.EvalBatch(rows, x, y, c64, j64)
+			k.EvalBatch32(rows, x, y, c32, j32)
 			scale := 4 * float64(sz.ny) // |yᵀA_i y| ≲ ny·|y|²·|A|
 			for i := range c64 {
 				if math.Abs(c32[i]-c64[i]) > 1e-6*scale {
@@ -55,8 +55,8 @@ func TestQuadraticFloat32(t *testing.T) {
 			w, v := ctRandVec(rnd, rows*sz.nc, -1, 1), ctRandVec(rnd, rows*sz.ny, -1, 1)
 			w[0] = 0
 			h64, h32 := make([]float64, rows*sz.ny), make([]float64, rows*sz.ny)
-			q.(BatchHessVecer).HessVecBatch(rows, x, y, w, v, h64)
-			fb.HessVecBatch32(rows, x, y, w, v, h32)
+			CapabilitiesOf(q).HessVecBatch(rows, x, y, w, v, h64)
+			k.HessVecBatch32(rows, x, y, w, v, h32)
 			for i := range h64 {
 				if math.Abs(h32[i]-h64[i]) > 1e-6*scale {
 					t.Fatalf("%v full=%v: HessVec[%d] = %v, float64 %v", sz, full, i, h32[i], h64[i])
@@ -92,7 +92,7 @@ func TestQuadraticFloat32Overflow(t *testing.T) {
 		y := ctRandVec(rnd, rows*ny, -1, 1)
 		y[2*ny+2] = tc.big
 		c, jy := make([]float64, rows*nc), make([]float32, rows*nc*ny)
-		q.(Float32Batcher).EvalBatch32(rows, nil, y, c, jy)
+		CapabilitiesOf(q).EvalBatch32(rows, nil, y, c, jy)
 		for s := range rows {
 			overflows := !allFinite(jy[s*nc*ny : (s+1)*nc*ny])
 			if overflows && allFinite(c[s*nc:(s+1)*nc]) {

@@ -92,6 +92,12 @@ func TestPanicsInUserCodeAreErrors(t *testing.T) {
 
 type rbPanickyBatch struct{ rbPanicky }
 
+func (p rbPanickyBatch) Capabilities() Capabilities {
+	k := p.rbPanicky.Capabilities()
+	k.EvalBatch = p.EvalBatch
+	return k
+}
+
 func (p rbPanickyBatch) EvalBatch(rows int, x, y, c, jy []float64) {
 	for s := range rows {
 		p.Eval(x[s:s+1], y[2*s:2*s+2], c[s:s+1], jy[2*s:2*s+2])
@@ -102,6 +108,11 @@ func (p rbPanickyBatch) EvalBatch(rows int, x, y, c, jy []float64) {
 type rbPanickyHess struct{ npFitting }
 
 func (rbPanickyHess) HessVec(x, y, w, v, out []float64) { panic("no curvature today") }
+func (p rbPanickyHess) Capabilities() Capabilities {
+	k := p.npFitting.Capabilities()
+	k.HessVec = p.HessVec
+	return k
+}
 
 func TestPanicInVJPIsAnError(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(33, 34))

@@ -148,8 +148,8 @@ const (
 	// sizes in single precision: the Gram matrix G = B·W⁻¹·Bᵀ (O(nc²·ny)
 	// per sample) at every step, and, while a sample is far from the
 	// constraint set, the constraint evaluation and its curvature products
-	// (O(nc·ny²) for Quadratic) when the constraint implements
-	// Float32Batcher, whose Jacobian then stays in float32 for the Gram
+	// (O(nc·ny²) for Quadratic) when the constraint's Capabilities have
+	// EvalBatch32, whose Jacobian then stays in float32 for the Gram
 	// matrix and the step (it is converted only where a trace stores it;
 	// the batched forward pass holds a float32 Jacobian buffer beside the
 	// float64 one, 4·rows·nc·ny bytes, 100 MB at (833, 200, 150)).

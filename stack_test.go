@@ -32,11 +32,10 @@ func TestStack(t *testing.T) {
 	require.NoError(t, err)
 	nx, ny, nc := s.Dims()
 	require.Equal(t, []int{2, 3, 8}, []int{nx, ny, nc})
-	for _, capability := range []Capability{CapJacobianX, CapHessVec, CapMixedHessVec} {
-		assert.True(t, Provides(s, capability), "capability %d", capability)
-	}
-	assert.False(t, Provides(s, CapConstantJacobian))
-	assert.Nil(t, s.(ConstantJacobianer).ConstantJacobian())
+	// Linear, Quadratic and Func: the derivatives all three have, and the
+	// Quadratic's batched methods.
+	assert.Equal(t, []string{"JacobianX", "HessVec", "MixedHessVec",
+		"EvalBatch", "HessVecBatch", "EvalBatch32", "HessVecBatch32"}, ctCaps(s))
 
 	rnd := rand.New(rand.NewPCG(2, 2))
 	for range 3 {
@@ -49,13 +48,13 @@ func TestStack(t *testing.T) {
 			_, _, pnc := p.Dims()
 			cv, jy := ctEval(t, p, x, y)
 			jx := make([]float64, pnc*nx)
-			p.(JacobianXer).JacobianX(x, y, jx)
+			CapabilitiesOf(p).JacobianX(x, y, jx)
 			wantC = append(wantC, cv...)
 			wantJy = append(wantJy, jy...)
 			wantJx = append(wantJx, jx...)
 			h, m := make([]float64, ny), make([]float64, nx)
-			p.(HessVecer).HessVec(x, y, w[off:off+pnc], v, h)
-			p.(MixedHessVecer).MixedHessVec(x, y, w[off:off+pnc], v, m)
+			CapabilitiesOf(p).HessVec(x, y, w[off:off+pnc], v, h)
+			CapabilitiesOf(p).MixedHessVec(x, y, w[off:off+pnc], v, m)
 			for k := range h {
 				wantH[k] += h[k]
 			}
@@ -68,11 +67,11 @@ func TestStack(t *testing.T) {
 		assert.Equal(t, wantC, cv)
 		assert.Equal(t, wantJy, jy)
 		jx := make([]float64, nc*nx)
-		s.(JacobianXer).JacobianX(x, y, jx)
+		CapabilitiesOf(s).JacobianX(x, y, jx)
 		assert.Equal(t, wantJx, jx)
 		h, m := make([]float64, ny), make([]float64, nx)
-		s.(HessVecer).HessVec(x, y, w, v, h)
-		s.(MixedHessVecer).MixedHessVec(x, y, w, v, m)
+		CapabilitiesOf(s).HessVec(x, y, w, v, h)
+		CapabilitiesOf(s).MixedHessVec(x, y, w, v, m)
 		ctAssertClose(t, wantH, h, 1e-15, "HessVec")
 		ctAssertClose(t, wantM, m, 1e-15, "MixedHessVec")
 	}
@@ -93,37 +92,31 @@ func TestStackConstantJacobian(t *testing.T) {
 	require.NoError(t, err)
 	s, err := Stack(inner, l1)
 	require.NoError(t, err)
-	require.True(t, Provides(s, CapConstantJacobian))
+	require.NotNil(t, CapabilitiesOf(s).ConstantJacobian)
 	var want []float64
 	want = append(want, C1.RawMatrix().Data...)
 	want = append(want, C2.RawMatrix().Data...)
 	want = append(want, C1.RawMatrix().Data...)
-	assert.Equal(t, want, s.(ConstantJacobianer).ConstantJacobian())
+	assert.Equal(t, want, CapabilitiesOf(s).ConstantJacobian)
 	_, jy := ctEval(t, s, []float64{0.5}, ctRandVec(rnd, 4, -1, 1))
 	assert.Equal(t, want, jy)
 }
 
-func TestStackProvides(t *testing.T) {
+func TestStackCapabilities(t *testing.T) {
 	t.Parallel()
 	parts := ctStackParts(t, 4)
 	bare := ctEvalOnly{nx: 2, ny: 3}
 	s, err := Stack(parts[0], bare, parts[2])
 	require.NoError(t, err)
-	for _, capability := range []Capability{CapJacobianX, CapHessVec, CapMixedHessVec, CapConstantJacobian} {
-		assert.False(t, Provides(s, capability), "capability %d", capability)
-	}
+	// A part with Eval alone: no derivative survives.
+	assert.Empty(t, ctCaps(s))
+	// But a Quadratic's batched evaluation does (the other parts evaluated
+	// sample by sample); its batched curvature needs HessVec of every part.
 	outer, err := Stack(s, parts[1])
 	require.NoError(t, err)
-	assert.False(t, Provides(outer, CapHessVec), "nested Stack")
+	assert.Equal(t, []string{"EvalBatch", "EvalBatch32"}, ctCaps(outer), "nested Stack")
 
 	x, y := []float64{0.1, 0.2}, []float64{0.3, 0.4, 0.5}
-	assert.PanicsWithValue(t, "enforce: Stack.HessVec: part 1 does not implement it (check Provides first)", func() {
-		s.(HessVecer).HessVec(x, y, make([]float64, 8), make([]float64, 3), make([]float64, 3))
-	})
-	assert.Panics(t, func() { s.(JacobianXer).JacobianX(x, y, make([]float64, 16)) })
-	assert.Panics(t, func() {
-		s.(MixedHessVecer).MixedHessVec(x, y, make([]float64, 8), make([]float64, 3), make([]float64, 2))
-	})
 	ctCheckJacobian(t, s, x, y, ctFDTol)
 }
 
@@ -168,7 +161,7 @@ func TestStackZeroAllocs(t *testing.T) {
 	cv, jy, jx := make([]float64, 8), make([]float64, 24), make([]float64, 16)
 	hv, mv := make([]float64, 3), make([]float64, 2)
 	ctAssertZeroAllocs(t, "Eval", func() { s.Eval(x, y, cv, jy) })
-	ctAssertZeroAllocs(t, "JacobianX", func() { s.(JacobianXer).JacobianX(x, y, jx) })
-	ctAssertZeroAllocs(t, "HessVec", func() { s.(HessVecer).HessVec(x, y, w, v, hv) })
-	ctAssertZeroAllocs(t, "MixedHessVec", func() { s.(MixedHessVecer).MixedHessVec(x, y, w, v, mv) })
+	ctAssertZeroAllocs(t, "JacobianX", func() { CapabilitiesOf(s).JacobianX(x, y, jx) })
+	ctAssertZeroAllocs(t, "HessVec", func() { CapabilitiesOf(s).HessVec(x, y, w, v, hv) })
+	ctAssertZeroAllocs(t, "MixedHessVec", func() { CapabilitiesOf(s).MixedHessVec(x, y, w, v, mv) })
 }

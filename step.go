@@ -378,7 +378,7 @@ func (a *AdaNP) backStep(ws *workspace, st *stepRecord, xs, g, gx []float64, cur
 	}
 	xacc := ws.gxAcc
 	if wantX {
-		a.c.(JacobianXer).JacobianX(xs, st.y, ws.jx)
+		a.k.JacobianX(xs, st.y, ws.jx)
 		clear(xacc)
 		for i := 0; i < nc; i++ {
 			wi := ws.w[i]
@@ -388,12 +388,12 @@ func (a *AdaNP) backStep(ws *workspace, st *stepRecord, xs, g, gx []float64, cur
 		}
 	}
 	if curvX {
-		h := a.c.(MixedHessVecer)
-		h.MixedHessVec(xs, st.y, mu, ws.dp, ws.gxHV)
+		h := a.k.MixedHessVec
+		h(xs, st.y, mu, ws.dp, ws.gxHV)
 		for m, v := range ws.gxHV {
 			xacc[m] += v
 		}
-		h.MixedHessVec(xs, st.y, ws.w, ws.delta, ws.gxHV)
+		h(xs, st.y, ws.w, ws.delta, ws.gxHV)
 		for m, v := range ws.gxHV {
 			xacc[m] -= v
 		}
@@ -403,7 +403,7 @@ func (a *AdaNP) backStep(ws *workspace, st *stepRecord, xs, g, gx []float64, cur
 			ws.bmu[k] *= ws.p[k] // ∂ℓ/∂D
 		}
 		if a.autoDiagonalVJP(B, ws.bmu, ws.bbar, ws.dt) {
-			h := a.c.(HessVecer)
+			h := a.k.HessVec
 			for i := 0; i < nc; i++ {
 				bi := ws.bbar[i*n : (i+1)*n]
 				if allZero(bi) {
@@ -411,12 +411,12 @@ func (a *AdaNP) backStep(ws *workspace, st *stepRecord, xs, g, gx []float64, cur
 				}
 				clear(ws.unit)
 				ws.unit[i] = 1
-				h.HessVec(xs, st.y, ws.unit, bi, ws.hv)
+				h(xs, st.y, ws.unit, bi, ws.hv)
 				for k, v := range ws.hv {
 					ws.acc[k] += v
 				}
 				if curvX {
-					a.c.(MixedHessVecer).MixedHessVec(xs, st.y, ws.unit, bi, ws.gxHV)
+					a.k.MixedHessVec(xs, st.y, ws.unit, bi, ws.gxHV)
 					for m, v := range ws.gxHV {
 						xacc[m] += v
 					}
@@ -462,7 +462,7 @@ func finishBackStep(g, acc, hMu, hW []float64, alpha float64) {
 // distance, or no convergence), leaving g and gx unchanged.
 func (a *AdaNP) implicitVJP(ws *workspace, st *stepRecord, xs, g, gx []float64, wantX bool) bool {
 	n := a.n
-	hv := a.c.(HessVecer)
+	hv := a.k.HessVec
 	u, r, z, p, hp := ws.u, ws.r, ws.z, ws.pk, ws.hpk
 	clear(u)
 	for i, v := range g {
@@ -522,14 +522,14 @@ func (a *AdaNP) implicitVJP(ws *workspace, st *stepRecord, xs, g, gx []float64, 
 		}
 		dense.MulVec(ws.w, st.B, a.nc, n, hp)
 		st.f.solve(a.nc, ws.w, ws.tmp)
-		a.c.(JacobianXer).JacobianX(xs, st.y, ws.jx)
+		a.k.JacobianX(xs, st.y, ws.jx)
 		for i := 0; i < a.nc; i++ {
 			for m := 0; m < a.nx; m++ {
 				gx[m] -= ws.jx[i*a.nx+m] * ws.w[i]
 			}
 		}
 		if a.hasMHV {
-			a.c.(MixedHessVecer).MixedHessVec(xs, st.y, st.mu, u, ws.gxHV)
+			a.k.MixedHessVec(xs, st.y, st.mu, u, ws.gxHV)
 			for m, v := range ws.gxHV {
 				gx[m] -= v
 			}
@@ -546,8 +546,8 @@ func (a *AdaNP) implicitVJP(ws *workspace, st *stepRecord, xs, g, gx []float64, 
 
 // hessLagrangian writes out = (W + Σ_i λ_i ∇²c_i)·v at the record's point,
 // with λ stored in st.mu.
-func (a *AdaNP) hessLagrangian(h HessVecer, ws *workspace, st *stepRecord, xs, v, out []float64) {
-	h.HessVec(xs, st.y, st.mu, v, out)
+func (a *AdaNP) hessLagrangian(h func(x, y, w, v, out []float64), ws *workspace, st *stepRecord, xs, v, out []float64) {
+	h(xs, st.y, st.mu, v, out)
 	for i, vi := range v {
 		if st.d != nil {
 			vi /= st.d[i]

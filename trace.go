@@ -2,6 +2,8 @@ package enforce
 
 import (
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/enforce-nn/enforce/internal/dense"
 )
 
 // Trace records what VJP needs of a forward pass made by ProjectTrace: per
@@ -80,7 +82,7 @@ func (t *Trace) reset(a *AdaNP, x blas64.General, rows int) {
 	t.grad = GradStats{}
 	t.x = resize(t.x, rows*a.nx)
 	for s := 0; s < rows; s++ {
-		copy(t.x[s*a.nx:(s+1)*a.nx], row(x, s))
+		copy(t.x[s*a.nx:(s+1)*a.nx], dense.Row(x, s))
 	}
 	if cap(t.recs) < rows {
 		t.recs = append(t.recs[:cap(t.recs)], make([][][]float64, rows-cap(t.recs))...)

@@ -8,8 +8,12 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/enforce-nn/enforce/internal/dense"
 	"github.com/enforce-nn/enforce/internal/par"
 )
+
+// hessVecBatchFunc is the type of Capabilities.HessVecBatch.
+type hessVecBatchFunc = func(rows int, x, y, w, v, out []float64)
 
 // vjpJob is the state of one backward pass.
 type vjpJob struct {
@@ -75,7 +79,7 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 		j.gx, j.wantX = gx.RawMatrix(), true
 	}
 	for s := 0; s < tr.rows; s++ {
-		if !allFinite(row(j.grad, s)) {
+		if !allFinite(dense.Row(j.grad, s)) {
 			return fmt.Errorf("enforce: gradient of sample %d is not finite", s)
 		}
 	}
@@ -87,7 +91,7 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 	clear(j.gain)
 	clear(j.bad)
 	j.panics.reset()
-	if bh, ok := a.c.(BatchHessVecer); ok && a.s.Grad == Unrolled && a.hasHV && !a.rec.recomputeB {
+	if bh := a.k.HessVecBatch; bh != nil && a.s.Grad == Unrolled && a.hasHV && !a.rec.recomputeB {
 		if err := j.lock.run(j, bh); err != nil {
 			return err
 		}
@@ -180,9 +184,9 @@ func (j *vjpJob) sample(ws *workspace, s int) {
 			}
 			a.backStep(ws, &rec, xs, g, gx, curv, curvX, j.wantX)
 			if curv {
-				h := a.c.(HessVecer)
-				h.HessVec(xs, rec.y, rec.mu, ws.dp, ws.hMu)
-				h.HessVec(xs, rec.y, ws.w, ws.delta, ws.hW)
+				h := a.k.HessVec
+				h(xs, rec.y, rec.mu, ws.dp, ws.hMu)
+				h(xs, rec.y, ws.w, ws.delta, ws.hW)
 				finishBackStep(g, ws.acc, ws.hMu, ws.hW, rec.alpha)
 			} else {
 				finishBackStep(g, ws.acc, nil, nil, rec.alpha)
@@ -211,7 +215,7 @@ const kktTol = 1e-6
 // load initialises ḡ from the output gradient of sample s (zero for the
 // latent variables) and the x-gradient to zero.
 func (j *vjpJob) load(s int, g, gx []float64) {
-	copy(g, row(j.grad, s))
+	copy(g, dense.Row(j.grad, s))
 	clear(g[j.a.ny:])
 	clear(gx)
 }
@@ -219,7 +223,7 @@ func (j *vjpJob) load(s int, g, gx []float64) {
 // store writes the gradients of sample s, and its gain and finiteness.
 func (j *vjpJob) store(s int, g, gx []float64) {
 	ny := j.a.ny
-	in := norm2(row(j.grad, s))
+	in := norm2(dense.Row(j.grad, s))
 	out := norm2(g[:ny])
 	if in > 0 {
 		j.gain[s] = out / in
@@ -229,21 +233,21 @@ func (j *vjpJob) store(s int, g, gx []float64) {
 		return
 	}
 	if j.wantY {
-		copy(row(j.gyhat, s), g[:ny])
+		copy(dense.Row(j.gyhat, s), g[:ny])
 	}
 	if j.wantX {
-		copy(row(j.gx, s), gx)
+		copy(dense.Row(j.gx, s), gx)
 	}
 }
 
 // vjpLock back-propagates a batch in lockstep when the constraint computes
-// curvature products for many samples at once (BatchHessVecer): at step k,
+// curvature products for many samples at once (Capabilities.HessVecBatch): at step k,
 // every sample deeper than k goes through backStep in parallel, then two
 // batched products supply the curvature terms, then finishBackStep. Per
 // sample, the arithmetic is that of vjpJob.sample.
 type vjpLock struct {
 	j         *vjpJob
-	bh        BatchHessVecer
+	bh        hessVecBatchFunc
 	g, gx     []float64 // rows×n and rows×nx gradients
 	act       []int     // samples deeper than k
 	k         int
@@ -257,7 +261,7 @@ type vjpLock struct {
 	exact     []bool
 }
 
-func (l *vjpLock) run(j *vjpJob, bh BatchHessVecer) (err error) {
+func (l *vjpLock) run(j *vjpJob, bh hessVecBatchFunc) (err error) {
 	a, tr := j.a, j.tr
 	rows, n, nc, nx := tr.rows, a.n, a.nc, a.nx
 	l.j, l.bh = j, bh
@@ -314,9 +318,9 @@ func (l *vjpLock) products(m int) (err error) {
 			err = fmt.Errorf("enforce: VJP: HessVecBatch panicked on a batch of %d samples: %v", m, r)
 		}
 	}()
-	hv := l.bh.HessVecBatch
-	if a.fb != nil {
-		hv = a.fb.HessVecBatch32 // Float32: the curvature products in single precision
+	hv := l.bh
+	if a.hv32 != nil {
+		hv = a.hv32 // Float32: the curvature products in single precision
 	}
 	hv(m, l.xa[:m*nx], l.ya[:m*n], l.mu[:m*nc], l.dp[:m*n], l.hMu[:m*n])
 	hv(m, l.xa[:m*nx], l.ya[:m*n], l.w[:m*nc], l.delta[:m*n], l.hW[:m*n])

@@ -248,11 +248,11 @@ func TestNoAllocation(t *testing.T) {
 	require.NoError(t, err)
 	x, y := []float64{1, 0.4}, []float64{0.5, 0.5, 0.3, 0.5}
 	cv, jy := make([]float64, 3), make([]float64, 12)
-	hv := c.(enforce.HessVecer)
+	hv := enforce.CapabilitiesOf(c).HessVec
 	w, v, out := []float64{1, -1, 0.5}, []float64{1, 2, 3, 4}, make([]float64, 4)
 	allocs := testing.AllocsPerRun(100, func() {
 		c.Eval(x, y, cv, jy)
-		hv.HessVec(x, y, w, v, out)
+		hv(x, y, w, v, out)
 	})
 	assert.Zero(t, allocs)
 }
@@ -297,7 +297,7 @@ func TestBeforeAfter(t *testing.T) {
 	assert.InDeltaSlice(t, jb[:], ja[:], 1e-15)
 	w, v := []float64{1, -2, 0.5}, []float64{0.3, -1, 2, 0.7}
 	var hb, ha [4]float64
-	before.(enforce.HessVecer).HessVec(x, y, w, v, hb[:])
-	after.(enforce.HessVecer).HessVec(x, y, w, v, ha[:])
+	enforce.CapabilitiesOf(before).HessVec(x, y, w, v, hb[:])
+	enforce.CapabilitiesOf(after).HessVec(x, y, w, v, ha[:])
 	assert.InDeltaSlice(t, hb[:], ha[:], 1e-14)
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/enforce-nn/enforce/problems"
 )
 
-// TestConstraintLossBatchEvaluator checks that a constraint implementing
-// enforce.BatchEvaluator gives, through EvalBatch, the per-sample path's
+// TestConstraintLossEvalBatch checks that a constraint with
+// EvalBatch in its enforce.Capabilities gives, through EvalBatch, the per-sample path's
 // values and gradients with respect to x and y to 1e-12 relative, for
 // both penalties, in one chunk (as eval chooses) and in several.
-func TestConstraintLossBatchEvaluator(t *testing.T) {
+func TestConstraintLossEvalBatch(t *testing.T) {
 	p, err := problems.NewNonconvexQuadratic(30, 10, 1) // nx = 10, ny = 30, nc = 10
 	require.NoError(t, err)
 	for _, tc := range []struct {
@@ -26,7 +26,8 @@ func TestConstraintLossBatchEvaluator(t *testing.T) {
 		{"row by row", loopBatch{}},
 	} {
 		nx, ny, _ := tc.c.Dims()
-		require.Implements(t, (*enforce.BatchEvaluator)(nil), tc.c)
+		be := enforce.CapabilitiesOf(tc.c).EvalBatch
+		require.NotNil(t, be)
 		const n = 23
 		x, y := randData(31, n*nx, -2, 2), randData(32, n*ny, -1, 1)
 		for _, b := range builders {
@@ -46,7 +47,7 @@ func TestConstraintLossBatchEvaluator(t *testing.T) {
 				for i := range per {
 					per[i] = math.NaN()
 				}
-				require.NoError(t, op.evalBatch(tc.c.(enforce.BatchEvaluator), x, y, n, k, per, gx, gy, 0.3))
+				require.NoError(t, op.evalBatch(be, x, y, n, k, per, gx, gy, 0.3))
 				total = 0
 				for _, v := range per {
 					total += v

@@ -40,7 +40,8 @@ type constraintLossOp struct {
 	id         string // identity of c, for hashing
 	lambda     float64
 	nx, ny, nc int
-	jx         bool // c provides ∂c/∂x
+	k          enforce.Capabilities // c's, read once
+	jx         bool                 // c provides ∂c/∂x
 	// bufs keeps evalBatch's residual and Jacobian buffers between calls
 	// (tens of megabytes at the quadratic benchmark's largest size).
 	bufs sync.Pool // *batchBufs
@@ -63,15 +64,17 @@ func newConstraintLossOp(p penalty, c enforce.Constraint, lambda float64) (*cons
 	if nx < 1 || ny < 1 || nc < 1 {
 		return nil, fmt.Errorf("constraint dimensions (nx, ny, nc) = (%d, %d, %d) must be positive", nx, ny, nc)
 	}
+	k := enforce.CapabilitiesOf(c)
 	return &constraintLossOp{
 		penalty: p,
+		k:       k,
 		c:       c,
 		id:      identity(c),
 		lambda:  lambda,
 		nx:      nx,
 		ny:      ny,
 		nc:      nc,
-		jx:      enforce.Provides(c, enforce.CapJacobianX),
+		jx:      k.JacobianX != nil,
 	}, nil
 }
 
@@ -331,14 +334,14 @@ func scalarOf(v gorgonia.Value) (float64, error) {
 //
 // Samples are evaluated in parallel blocks when the batch is large enough
 // (the Constraint contract makes Eval safe for concurrent use), or, if the
-// constraint implements enforce.BatchEvaluator, in chunks of rows with
+// constraint has a batched evaluation (enforce.Capabilities.EvalBatch), in chunks of rows with
 // EvalBatch (which parallelises itself); the per-sample penalties are
 // summed in sample order, so the result does not depend on the number of
 // goroutines. An error names the first failing sample.
 func (op *constraintLossOp) eval(x, y []float64, n int, gx, gy []float64, w float64) (float64, error) {
 	per := make([]float64, n)
 	var err error
-	if be, ok := op.c.(enforce.BatchEvaluator); ok {
+	if be := op.k.EvalBatch; be != nil {
 		err = op.evalBatch(be, x, y, n, min(n, max(1, batchEntries/(op.nc*op.ny))), per, gx, gy, w)
 	} else {
 		err = parallelBlocks(n, op.samplesPerBlock(), func(lo, hi int) error {
@@ -392,11 +395,11 @@ func parallelBlocks(n, minBlock int, f func(lo, hi int) error) error {
 // A_i fewer times.
 const batchEntries = 1 << 23
 
-// evalBatch is eval for a BatchEvaluator: chunks of k rows are evaluated
+// evalBatch is eval for a constraint with EvalBatch (be): chunks of k rows are evaluated
 // by EvalBatch, always with a Jacobian buffer (Quadratic computes the
 // Jacobians in any case and would otherwise allocate them), then each
 // sample is finished by sample as in evalRange.
-func (op *constraintLossOp) evalBatch(be enforce.BatchEvaluator, x, y []float64, n, k int, per, gx, gy []float64, w float64) error {
+func (op *constraintLossOp) evalBatch(be func(rows int, x, y, c, jy []float64), x, y []float64, n, k int, per, gx, gy []float64, w float64) error {
 	nx, ny, nc := op.nx, op.ny, op.nc
 	b, _ := op.bufs.Get().(*batchBufs)
 	if b == nil {
@@ -417,7 +420,7 @@ func (op *constraintLossOp) evalBatch(be enforce.BatchEvaluator, x, y []float64,
 	for lo := 0; lo < n; lo += k {
 		hi := min(n, lo+k)
 		m := hi - lo
-		be.EvalBatch(m, x[lo*nx:hi*nx], y[lo*ny:hi*ny], c[:m*nc], jy[:m*nc*ny])
+		be(m, x[lo*nx:hi*nx], y[lo*ny:hi*ny], c[:m*nc], jy[:m*nc*ny])
 		for i := lo; i < hi; i++ {
 			s := i - lo
 			var jyi []float64
@@ -488,7 +491,7 @@ func (op *constraintLossOp) sample(x, y []float64, i int, c, jy, jx, per, gx, gy
 		}
 	}
 	if gx != nil {
-		op.c.(enforce.JacobianXer).JacobianX(xi, yi, jx)
+		op.k.JacobianX(xi, yi, jx)
 		if err := transposeTimes(gx[i*nx:(i+1)*nx], jx, c, k); err != nil {
 			return fmt.Errorf("%v: ∂c/∂x at sample %d: %w", op, i, err)
 		}

@@ -11,8 +11,8 @@
 // Every builder takes batch nodes whose first axis indexes the N samples,
 // returns a scalar node of the inputs' dtype (Float64 or Float32) and an
 // error, and never panics on bad input. Residual and SoftPenalty evaluate
-// the constraint sample by sample in plain Go (in chunks of samples for an
-// enforce.BatchEvaluator) through a custom gorgonia Op whose gradient is
+// the constraint sample by sample in plain Go (in chunks of samples for a
+// constraint with a batched evaluation, enforce.Capabilities.EvalBatch) through a custom gorgonia Op whose gradient is
 // another Op, so they work with gorgonia.Grad and the TapeMachine as well
 // as with the LispMachine.
 //

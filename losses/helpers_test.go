@@ -30,6 +30,10 @@ func (twoCircles) Eval(x, y, c, jy []float64) {
 	}
 }
 
+func (c twoCircles) Capabilities() enforce.Capabilities {
+	return enforce.Capabilities{JacobianX: c.JacobianX}
+}
+
 func (twoCircles) JacobianX(x, y, jx []float64) {
 	copy(jx, []float64{
 		-2 * x[0], 0,
@@ -52,16 +56,21 @@ func (c *circle) Eval(x, y, out, jy []float64) {
 
 func (c *circle) JacobianX(x, y, jx []float64) { jx[0] = -2 * c.r * c.r * x[0] }
 
+func (c *circle) Capabilities() enforce.Capabilities {
+	return enforce.Capabilities{JacobianX: c.JacobianX}
+}
+
 // withoutJX hides the JacobianX method of a constraint.
 type withoutJX struct{ c enforce.Constraint }
 
 func (w withoutJX) Dims() (nx, ny, nc int)     { return w.c.Dims() }
 func (w withoutJX) Eval(x, y, c, jy []float64) { w.c.Eval(x, y, c, jy) }
 
-// declinesJX has JacobianX but says, as a Provider, that it does not work.
+// declinesJX has a JacobianX method but does not declare it in its
+// Capabilities: the method does not count.
 type declinesJX struct{ twoCircles }
 
-func (declinesJX) Provides(enforce.Capability) bool { return false }
+func (declinesJX) Capabilities() enforce.Capabilities { return enforce.Capabilities{} }
 
 // sqrtConstraint is c = √y0 − x0, NaN for y0 < 0.
 type sqrtConstraint struct{}
@@ -135,6 +144,12 @@ func (w withRHS) Eval(x, y, c, jy []float64) {
 
 // loopBatch gives a constraint an EvalBatch that evaluates row by row.
 type loopBatch struct{ twoCircles }
+
+func (l loopBatch) Capabilities() enforce.Capabilities {
+	k := l.twoCircles.Capabilities()
+	k.EvalBatch = l.EvalBatch
+	return k
+}
 
 func (l loopBatch) EvalBatch(rows int, x, y, c, jy []float64) {
 	nx, ny, nc := l.Dims()

@@ -14,11 +14,11 @@ import (
 // with (nx, ny, nc) = c.Dims(). lambdaC must be finite and non-negative.
 //
 // The constraint is evaluated sample by sample in plain Go, or a chunk of
-// samples at a time if it implements enforce.BatchEvaluator (as
-// enforce.Quadratic does); float32 graphs are converted to float64 and
+// samples at a time if its enforce.Capabilities have EvalBatch (as
+// enforce.Quadratic's do); float32 graphs are converted to float64 and
 // back. Its gradient with respect to y_i is
 // (λ_C/N)·J_yᵀc/‖c‖, and 0 for a sample with c = 0 (a subgradient of the
-// norm). If enforce.Provides(c, enforce.CapJacobianX), the node is also
+// norm). If c's enforce.Capabilities have JacobianX, the node is also
 // differentiable with respect to x, with gradient (λ_C/N)·J_xᵀc/‖c‖;
 // gorgonia.Grad then builds that gradient too, and the machine evaluates it
 // on every run, even when x is data. Otherwise the node is not

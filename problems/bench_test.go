@@ -33,19 +33,19 @@ func BenchmarkDistillation(b *testing.B) {
 		b.Run(impl.name+"/JacobianX", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				impl.c.(enforce.JacobianXer).JacobianX(x, y, jx)
+				enforce.CapabilitiesOf(impl.c).JacobianX(x, y, jx)
 			}
 		})
 		b.Run(impl.name+"/HessVec", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				impl.c.(enforce.HessVecer).HessVec(x, y, w, v, hv)
+				enforce.CapabilitiesOf(impl.c).HessVec(x, y, w, v, hv)
 			}
 		})
 		b.Run(impl.name+"/MixedHessVec", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				impl.c.(enforce.MixedHessVecer).MixedHessVec(x, y, w, v, mv)
+				enforce.CapabilitiesOf(impl.c).MixedHessVec(x, y, w, v, mv)
 			}
 		})
 	}

@@ -47,9 +47,9 @@ func derivativeCases(t *testing.T) []struct {
 func TestConstraintDerivatives(t *testing.T) {
 	for _, tc := range derivativeCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.True(t, enforce.Provides(tc.c, enforce.CapJacobianX), "JacobianX")
-			assert.True(t, enforce.Provides(tc.c, enforce.CapHessVec), "HessVec")
-			assert.True(t, enforce.Provides(tc.c, enforce.CapMixedHessVec), "MixedHessVec")
+			assert.NotNil(t, enforce.CapabilitiesOf(tc.c).JacobianX, "JacobianX")
+			assert.NotNil(t, enforce.CapabilitiesOf(tc.c).HessVec, "HessVec")
+			assert.NotNil(t, enforce.CapabilitiesOf(tc.c).MixedHessVec, "MixedHessVec")
 			nx, ny, nc := tc.c.Dims()
 			rnd := newRand(11, 0)
 			normals := func(n int) []float64 {
@@ -68,10 +68,10 @@ func TestConstraintDerivatives(t *testing.T) {
 
 func TestConstantJacobian(t *testing.T) {
 	c := FittingInequality{}.Inequalities()
-	require.True(t, enforce.Provides(c, enforce.CapConstantJacobian))
+	require.NotNil(t, enforce.CapabilitiesOf(c).ConstantJacobian)
 	jy := make([]float64, 2)
 	c.Eval([]float64{1.3}, []float64{-0.4}, make([]float64, 2), jy)
-	assert.Equal(t, jy, c.(enforce.ConstantJacobianer).ConstantJacobian())
+	assert.Equal(t, jy, enforce.CapabilitiesOf(c).ConstantJacobian)
 }
 
 func TestEvalPanicsOnBadLengths(t *testing.T) {

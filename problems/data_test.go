@@ -197,9 +197,9 @@ func TestDistillationFuncMatchesAnalytic(t *testing.T) {
 		cv, jy, jx := make([]float64, 6), make([]float64, 54), make([]float64, 18)
 		hv, mv := make([]float64, 9), make([]float64, 3)
 		c.Eval(p.x, p.y, cv, jy)
-		c.(enforce.JacobianXer).JacobianX(p.x, p.y, jx)
-		c.(enforce.HessVecer).HessVec(p.x, p.y, w, v, hv)
-		c.(enforce.MixedHessVecer).MixedHessVec(p.x, p.y, w, v, mv)
+		enforce.CapabilitiesOf(c).JacobianX(p.x, p.y, jx)
+		enforce.CapabilitiesOf(c).HessVec(p.x, p.y, w, v, hv)
+		enforce.CapabilitiesOf(c).MixedHessVec(p.x, p.y, w, v, mv)
 		return [][]float64{cv, jy, jx, hv, mv}
 	}
 	names := []string{"c", "∂c/∂y", "∂c/∂x", "HessVec", "MixedHessVec"}

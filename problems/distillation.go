@@ -49,7 +49,7 @@ func (Distillation) Name() string { return "distillation" }
 func (Distillation) Dims() (nx, ny int) { return 3, 9 }
 
 // Equalities returns h₁..h₆ (nc = 6) written analytically. It implements
-// JacobianXer, HessVecer and MixedHessVecer; the only nonzero mixed second
+// JacobianX, HessVec and MixedHessVec in its Capabilities; the only nonzero mixed second
 // derivative is ∂²h₆/∂x₃∂y₁ = 1.
 func (Distillation) Equalities() enforce.Constraint { return distillationEq{} }
 
@@ -141,4 +141,9 @@ func (distillationEq) MixedHessVec(x, y, w, v, out []float64) {
 	checkHess("distillationEq.MixedHessVec", x, y, w, v, out, 3, 9, 6, 3)
 	out[0], out[1] = 0, 0
 	out[2] = w[5] * v[0]
+}
+
+// Capabilities declares JacobianX, HessVec and MixedHessVec.
+func (c distillationEq) Capabilities() enforce.Capabilities {
+	return enforce.Capabilities{JacobianX: c.JacobianX, HessVec: c.HessVec, MixedHessVec: c.MixedHessVec}
 }

@@ -6,9 +6,9 @@
 // c(x, y) = 0, Inequalities g(x, y) ≤ 0 and Constraint, the system AdaNP
 // projects onto (the equalities, extended by enforce.WithInequalities with
 // ε_FB = FBEpsilon when there are inequalities). The hand-written
-// constraints implement every optional derivative interface of package
-// enforce (JacobianXer, HessVecer, MixedHessVecer), so AdaNP can compute
-// exact Unrolled gradients through them.
+// constraints declare every derivative in their enforce.Capabilities
+// (JacobianX, HessVec, MixedHessVec), so AdaNP can compute exact Unrolled
+// gradients through them.
 //
 //	problem                 nx    ny    eq  ineq  data
 //	FittingEquality          1     2     1     0  Sample: x ~ U(−2, 2), noise-free

@@ -44,7 +44,7 @@ func (FittingEquality) Dims() (nx, ny int) { return 1, 2 }
 
 // Equalities returns c(x, y) = ¼y₁² + x² + y₂ (nc = 1), analytic, with
 // ∂c/∂y = [½y₁, 1], ∂c/∂x = 2x, ∇²_yy c = diag(½, 0) and ∇²_xy c = 0.
-// It implements JacobianXer, HessVecer and MixedHessVecer.
+// Its Capabilities declare JacobianX, HessVec and MixedHessVec.
 func (FittingEquality) Equalities() enforce.Constraint { return fittingEq{} }
 
 // Inequalities returns nil: there are none.
@@ -116,6 +116,11 @@ func (fittingEq) MixedHessVec(x, y, w, v, out []float64) {
 	out[0] = 0
 }
 
+// Capabilities declares JacobianX, HessVec and MixedHessVec.
+func (c fittingEq) Capabilities() enforce.Capabilities {
+	return enforce.Capabilities{JacobianX: c.JacobianX, HessVec: c.HessVec, MixedHessVec: c.MixedHessVec}
+}
+
 // Cusp is the regression benchmark whose constraint has a cusp, so its
 // zero set is not locally C^{1,1} at the origin (paper, appendix "Zero-set
 // not locally C^{1,1}"): x ∈ [−2, 2] and the targets
@@ -134,7 +139,7 @@ func (Cusp) Dims() (nx, ny int) { return 1, 2 }
 
 // Equalities returns c(x, y) = y₁² − y₂³ (nc = 1), analytic, with
 // ∂c/∂y = [2y₁, −3y₂²], ∂c/∂x = 0, ∇²_yy c = diag(2, −6y₂) and
-// ∇²_xy c = 0. It implements JacobianXer, HessVecer and MixedHessVecer.
+// ∇²_xy c = 0. Its Capabilities declare JacobianX, HessVec and MixedHessVec.
 func (Cusp) Equalities() enforce.Constraint { return cuspEq{} }
 
 // Inequalities returns nil: there are none.
@@ -188,4 +193,9 @@ func (cuspEq) HessVec(x, y, w, v, out []float64) {
 func (cuspEq) MixedHessVec(x, y, w, v, out []float64) {
 	checkHess("cuspEq.MixedHessVec", x, y, w, v, out, 1, 2, 1, 1)
 	out[0] = 0
+}
+
+// Capabilities declares JacobianX, HessVec and MixedHessVec.
+func (c cuspEq) Capabilities() enforce.Capabilities {
+	return enforce.Capabilities{JacobianX: c.JacobianX, HessVec: c.HessVec, MixedHessVec: c.MixedHessVec}
 }

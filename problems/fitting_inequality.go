@@ -51,8 +51,8 @@ func (FittingInequality) Equalities() enforce.Constraint { return nil }
 
 // Inequalities returns g(x, y) = (y − h(x), −h(x) − y) (nc = 2), analytic,
 // with ∂g/∂y = [1; −1], ∂g/∂x = [−h′(x); −h′(x)], h′(x) = 2x/(3π²), and
-// zero second derivatives. It implements JacobianXer, HessVecer,
-// MixedHessVecer and ConstantJacobianer.
+// zero second derivatives. Its Capabilities declare JacobianX,
+// HessVec, MixedHessVec and the constant Jacobian.
 func (FittingInequality) Inequalities() enforce.Constraint { return fittingIneq{} }
 
 // Constraint returns enforce.WithInequalities(nil, g, FBEpsilon): the
@@ -141,4 +141,7 @@ func (fittingIneq) MixedHessVec(x, y, w, v, out []float64) {
 	out[0] = 0
 }
 
-func (fittingIneq) ConstantJacobian() []float64 { return fittingIneqJacobian }
+// Capabilities declares JacobianX, HessVec, MixedHessVec and the constant Jacobian.
+func (c fittingIneq) Capabilities() enforce.Capabilities {
+	return enforce.Capabilities{JacobianX: c.JacobianX, HessVec: c.HessVec, MixedHessVec: c.MixedHessVec, ConstantJacobian: fittingIneqJacobian}
+}

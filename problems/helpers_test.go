@@ -70,15 +70,15 @@ func checkDerivatives(t *testing.T, c enforce.Constraint, x, y, w, v []float64, 
 		return out
 	}
 
-	if enforce.Provides(c, enforce.CapJacobianX) && nx > 0 {
+	if enforce.CapabilitiesOf(c).JacobianX != nil && nx > 0 {
 		jx := make([]float64, nc*nx)
-		c.(enforce.JacobianXer).JacobianX(x, y, jx)
+		enforce.CapabilitiesOf(c).JacobianX(x, y, jx)
 		want := centralJacobian(nc, func(out, z []float64) { c.Eval(z, y, out, nil) }, x)
 		assertClose(t, want, jx, tol, "∂c/∂x")
 	}
-	if enforce.Provides(c, enforce.CapHessVec) {
+	if enforce.CapabilitiesOf(c).HessVec != nil {
 		got := make([]float64, ny)
-		c.(enforce.HessVecer).HessVec(x, y, w, v, got)
+		enforce.CapabilitiesOf(c).HessVec(x, y, w, v, got)
 		// d/dt J(x, y + t v)ᵀw at t = 0.
 		want := centralJacobian(ny, func(out, s []float64) {
 			yy := make([]float64, ny)
@@ -89,9 +89,9 @@ func checkDerivatives(t *testing.T, c enforce.Constraint, x, y, w, v []float64, 
 		}, []float64{0})
 		assertClose(t, want, got, tol, "Σ w_i ∇²_yy c_i v")
 	}
-	if enforce.Provides(c, enforce.CapMixedHessVec) && nx > 0 {
+	if enforce.CapabilitiesOf(c).MixedHessVec != nil && nx > 0 {
 		got := make([]float64, nx)
-		c.(enforce.MixedHessVecer).MixedHessVec(x, y, w, v, got)
+		enforce.CapabilitiesOf(c).MixedHessVec(x, y, w, v, got)
 		// ∂/∂x of wᵀJ(x, y)v.
 		want := fd.Gradient(nil, func(z []float64) float64 {
 			return mat.Dot(mat.NewVecDense(ny, jacT(z, y)), mat.NewVecDense(ny, v))

@@ -161,7 +161,7 @@ func TestNonconvexLinear(t *testing.T) {
 	r := make([]float64, 5)
 	p.Equalities().Eval(x, y.RawVector().Data, r, nil)
 	assert.Less(t, floats.Norm(r, math.Inf(1)), 1e-12)
-	assert.True(t, enforce.Provides(p.Equalities(), enforce.CapConstantJacobian))
+	assert.NotNil(t, enforce.CapabilitiesOf(p.Equalities()).ConstantJacobian)
 	assert.Panics(t, func() { p.SampleX(0, 1) })
 }
 

@@ -36,14 +36,14 @@ func (Pooling) Name() string { return "pooling" }
 // Dims returns nx = 4, ny = 5.
 func (Pooling) Dims() (nx, ny int) { return 4, 5 }
 
-// Equalities returns h₁..h₄ (nc = 4), analytic. It implements
-// JacobianXer, HessVecer (∂²h₄/∂y₁∂y₂ = ∂²h₄/∂y₁∂y₃ = 1) and
-// MixedHessVecer (zero).
+// Equalities returns h₁..h₄ (nc = 4), analytic. Its Capabilities declare
+// JacobianX, HessVec (∂²h₄/∂y₁∂y₂ = ∂²h₄/∂y₁∂y₃ = 1) and
+// MixedHessVec (zero).
 func (Pooling) Equalities() enforce.Constraint { return poolingEq{} }
 
-// Inequalities returns g₁, g₂ (nc = 2), analytic. It implements
-// JacobianXer, HessVecer (∂²g₁/∂y₁∂y₂ = ∂²g₂/∂y₁∂y₃ = 1) and
-// MixedHessVecer (zero).
+// Inequalities returns g₁, g₂ (nc = 2), analytic. Its Capabilities declare
+// JacobianX, HessVec (∂²g₁/∂y₁∂y₂ = ∂²g₂/∂y₁∂y₃ = 1) and
+// MixedHessVec (zero).
 func (Pooling) Inequalities() enforce.Constraint { return poolingIneq{} }
 
 // Constraint returns enforce.WithInequalities(h, g, FBEpsilon): 6
@@ -109,6 +109,11 @@ func (poolingEq) MixedHessVec(x, y, w, v, out []float64) {
 	clear(out)
 }
 
+// Capabilities declares JacobianX, HessVec and MixedHessVec.
+func (c poolingEq) Capabilities() enforce.Capabilities {
+	return enforce.Capabilities{JacobianX: c.JacobianX, HessVec: c.HessVec, MixedHessVec: c.MixedHessVec}
+}
+
 // poolingIneq is g₁, g₂ of Pooling.
 type poolingIneq struct{}
 
@@ -146,4 +151,9 @@ func (poolingIneq) HessVec(x, y, w, v, out []float64) {
 func (poolingIneq) MixedHessVec(x, y, w, v, out []float64) {
 	checkHess("poolingIneq.MixedHessVec", x, y, w, v, out, 4, 5, 2, 4)
 	clear(out)
+}
+
+// Capabilities declares JacobianX, HessVec and MixedHessVec.
+func (c poolingIneq) Capabilities() enforce.Capabilities {
+	return enforce.Capabilities{JacobianX: c.JacobianX, HessVec: c.HessVec, MixedHessVec: c.MixedHessVec}
 }

@@ -238,10 +238,7 @@ func resolve(cfg Config) (resolved, error) {
 		return r, errors.New("train: Config.Constraint is nil")
 	}
 	cnx, cn, nc := cfg.Constraint.Dims()
-	latent := 0
-	if l, ok := cfg.Constraint.(enforce.Latent); ok {
-		latent = l.Latent()
-	}
+	latent := enforce.CapabilitiesOf(cfg.Constraint).Latent
 	if cfg.Backbone != nil {
 		switch {
 		case cfg.Hidden != 0 || cfg.Output != 0 || cfg.Init != 0 || cfg.PyTorchInit:

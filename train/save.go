@@ -149,9 +149,7 @@ func (s settings) v1Grad() settings {
 func constraintDims(c enforce.Constraint) dims {
 	var d dims
 	d.NX, d.NY, d.NC = c.Dims()
-	if l, ok := c.(enforce.Latent); ok {
-		d.Latent = l.Latent()
-	}
+	d.Latent = enforce.CapabilitiesOf(c).Latent
 	return d
 }
 

@@ -15,12 +15,12 @@ import (
 // multipliers of enforce.WithInequalities, are appended as zeros, as AdaNP
 // does before projecting). The loss terms losses.Residual and
 // losses.SoftPenalty see this view (through loss), so they work for every
-// constraint a Model accepts. It implements no optional interface (the
-// batchView of a BatchEvaluator adds EvalBatch only): the graph needs no
+// constraint a Model accepts. It declares no capability (the batchView of
+// a constraint with EvalBatch declares EvalBatch only): the graph needs no
 // gradient with respect to x, which is data.
 //
-// When the constraint has no latent variables and implements
-// enforce.BatchEvaluator (enforce.Quadratic), meanNorm and the loss terms
+// When the constraint has no latent variables and its enforce.Capabilities
+// have EvalBatch (enforce.Quadratic), meanNorm and the loss terms
 // evaluate it a chunk of rows at a time with EvalBatch instead of one row
 // at a time: for Quadratic at (N_O, N_C) = (200, 150) that reads the 48 MB
 // of A_i once per chunk instead of once per sample.
@@ -32,10 +32,10 @@ type view struct {
 	cn     int // the constraint's own ny: ny + latent
 	pool   sync.Pool
 
-	be    enforce.BatchEvaluator // c, when batched evaluation applies; else nil
-	chunk int                    // rows per EvalBatch call in meanNorm
-	bufs  sync.Pool              // *batchBuf, meanNorm's scratch
-	loss  enforce.Constraint     // what the loss terms see: v, or a batchView of v
+	be    func(rows int, x, y, c, jy []float64) // c's EvalBatch, when batched evaluation applies; else nil
+	chunk int                                   // rows per EvalBatch call in meanNorm
+	bufs  sync.Pool                             // *batchBuf, meanNorm's scratch
+	loss  enforce.Constraint                    // what the loss terms see: v, or a batchView of v
 }
 
 // batchEntries bounds the Jacobian entries of one EvalBatch chunk in
@@ -53,8 +53,13 @@ type batchBuf struct {
 }
 
 // batchView is the view as the loss terms see it when batched evaluation
-// applies: it adds EvalBatch, which losses uses when it is there.
+// applies: it declares EvalBatch, which losses uses when it is there.
 type batchView struct{ *view }
+
+// Capabilities declares EvalBatch.
+func (b batchView) Capabilities() enforce.Capabilities {
+	return enforce.Capabilities{EvalBatch: b.EvalBatch}
+}
 
 // EvalBatch evaluates rows samples (x rows×nx, y rows×ny, row-major) with
 // the constraint's EvalBatch. It is safe for concurrent use if the
@@ -63,22 +68,20 @@ func (b batchView) EvalBatch(rows int, x, y, c, jy []float64) {
 	if b.cnx == 0 {
 		x = nil
 	}
-	b.be.EvalBatch(rows, x, y, c, jy)
+	b.be(rows, x, y, c, jy)
 }
 
 func newView(c enforce.Constraint, nx int) *view {
 	cnx, cn, nc := c.Dims()
-	ny := cn
-	if l, ok := c.(enforce.Latent); ok {
-		ny -= l.Latent()
-	}
+	k := enforce.CapabilitiesOf(c)
+	ny := cn - k.Latent
 	v := &view{c: c, nx: nx, ny: ny, nc: nc, cnx: cnx, cn: cn}
 	v.pool.New = func() any {
 		buf := make([]float64, cn+nc*cn)
 		return &buf
 	}
 	v.loss = v
-	if be, ok := c.(enforce.BatchEvaluator); ok && cn == ny {
+	if be := k.EvalBatch; be != nil && cn == ny {
 		v.be = be
 		v.chunk = max(1, batchEntries/max(1, nc*cn))
 		v.bufs.New = func() any { return new(batchBuf) }
@@ -158,7 +161,7 @@ func (v *view) meanNormBatch(x, y *mat.Dense) float64 {
 		}
 		ys := rowBlock(y, lo, k, b.y)
 		c := b.c[:k*nc]
-		v.be.EvalBatch(k, xs, ys, c, b.jy[:k*nc*v.cn])
+		v.be(k, xs, ys, c, b.jy[:k*nc*v.cn])
 		for s := range k {
 			sum += norm(c[s*nc : (s+1)*nc])
 		}

@@ -18,6 +18,12 @@ import (
 // that the view's batched path can be checked with any constraint.
 type loopBatch struct{ enforce.Constraint }
 
+func (l loopBatch) Capabilities() enforce.Capabilities {
+	k := enforce.CapabilitiesOf(l.Constraint)
+	k.EvalBatch = l.EvalBatch
+	return k
+}
+
 func (l loopBatch) EvalBatch(rows int, x, y, c, jy []float64) {
 	nx, ny, nc := l.Dims()
 	for s := range rows {
@@ -113,7 +119,7 @@ func TestMeanNormBatch(t *testing.T) {
 			const rows = 5
 			x, y := randDense(rng, rows, tc.nx, false), randDense(rng, rows, cny, false)
 			c, jy := make([]float64, rows*cnc), make([]float64, rows*cnc*cny)
-			v.loss.(enforce.BatchEvaluator).EvalBatch(rows, x.RawMatrix().Data, y.RawMatrix().Data, c, jy)
+			enforce.CapabilitiesOf(v.loss).EvalBatch(rows, x.RawMatrix().Data, y.RawMatrix().Data, c, jy)
 			ci, ji := make([]float64, cnc), make([]float64, cnc*cny)
 			for s := range rows {
 				v.Eval(x.RawRowView(s), y.RawRowView(s), ci, ji)

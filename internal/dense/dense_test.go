@@ -110,3 +110,12 @@ func TestMulVec(t *testing.T) {
 	MulTransVec(dt, a32, 2, 3, []float64{1, -1})
 	assert.Equal(t, []float64{-3, -3, -3}, dt)
 }
+
+func TestRound32(t *testing.T) {
+	dst := make([]float32, 3)
+	assert.True(t, Round32(dst, []float64{1, -2.5, 3e38}))
+	assert.Equal(t, []float32{1, -2.5, 3e38}, dst)
+	assert.False(t, Round32(dst, []float64{1, 4e38, 0}), "beyond float32")
+	assert.False(t, Round32(dst, []float64{math.NaN(), 0, 0}))
+	assert.False(t, Round32(dst, []float64{math.Inf(-1), 0, 0}))
+}
