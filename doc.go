@@ -25,6 +25,11 @@
 //	step.go          the maths of one NP step and of its derivative
 //	trace.go, vjp.go ProjectTrace, Trace and VJP: gradients
 //	adanp_op.go      the gorgonia Op: AdaNP.Apply
+//	stats_string.go  how a Stats prints
+//	blas_*.go        the BLAS each build gives gonum and gorgonia (pure Go, or OpenBLAS)
+//	internal/        the numerical kernels: dense (the step's linear algebra),
+//	                 sgemm (float32 matrix product), fastblas (gorgonia's float32
+//	                 BLAS on sgemm), par (parallel loops)
 //
 // # Constraints
 //
