@@ -56,10 +56,11 @@ const (
 	Identity Weighting = iota
 	// Diagonal is W = diag(Settings.Diag), fixed for all samples.
 	Diagonal
-	// AutoDiagonal is the reference implementation's per-sample diagonal,
-	// recomputed at every step from the Jacobian B: with
-	// d_k = max(mean_i |B_ik|, 1), W⁻¹ = diag(max_j d_j / d_k). Outputs with
-	// large Jacobian columns move less. Unrolled gradients differentiate
+	// AutoDiagonal is the reference implementation's per-sample diagonal
+	// (its weighting option 5), recomputed at every step from the Jacobian
+	// B: with d_k = max(mean_i |B_ik|, 1), W = diag(max_j d_j / d_k), so
+	// W⁻¹ = diag(d_k / max_j d_j). Outputs with large Jacobian columns move
+	// more; those whose column mean is at most 1 move least. Unrolled gradients differentiate
 	// through W (through B, with the curvature of c), as the reference's
 	// autograd does.
 	AutoDiagonal

@@ -80,7 +80,8 @@ func weights[T sgemm.Real](a *AdaNP, ws *workspace, b []T) []float64 {
 }
 
 // autoWeights writes AutoDiagonal's W⁻¹ diagonal for the nc×n Jacobian b
-// into d: with m_k = mean_i |B_ik|, d_k = max_j max(m_j, 1) / max(m_k, 1).
+// into d: with m_k = mean_i |B_ik|, d_k = max(m_k, 1) / max_j max(m_j, 1).
+// (The reference builds W = diag(max_j d_j / d_k) and inverts it.)
 func autoWeights[T sgemm.Real](d []float64, b []T, nc, n int) {
 	top := 0.0
 	for k := 0; k < n; k++ {
@@ -92,16 +93,16 @@ func autoWeights[T sgemm.Real](d []float64, b []T, nc, n int) {
 		top = math.Max(top, d[k])
 	}
 	for k := range d[:n] {
-		d[k] = top / d[k]
+		d[k] /= top
 	}
 }
 
 // autoDiagonalVJP back-propagates through AutoDiagonal's weights: given
 // dbar = ∂ℓ/∂D for D = W⁻¹ computed from b, it writes ∂ℓ/∂B into bbar
 // (nc×n) and reports whether any entry is non-zero. With m_k = mean_i |B_ik|,
-// d_k = max(m_k, 1), t = max_j d_j and D_k = t/d_k:
+// d_k = max(m_k, 1), t = max_j d_j and D_k = d_k/t:
 //
-//	∂ℓ/∂d_k = −dbar_k·t/d_k² + [k = argmax d]·Σ_j dbar_j/d_j,
+//	∂ℓ/∂d_k = dbar_k/t − [k = argmax d]·Σ_j dbar_j·d_j/t²,
 //	∂ℓ/∂B_ik = ∂ℓ/∂d_k · sign(B_ik)/nc   where m_k > 1 (else 0).
 //
 // At the kinks (m_k = 1, ties in the maximum, B_ik = 0) it uses the
@@ -121,13 +122,14 @@ func (a *AdaNP) autoDiagonalVJP(b, dbar, bbar, dt []float64) bool {
 	}
 	var topBar float64
 	for k := range dt {
-		topBar += dbar[k] / dt[k]
+		topBar += dbar[k] * dt[k]
 	}
+	topBar /= top * top
 	any := false
 	for k := 0; k < n; k++ {
-		g := -dbar[k] * top / (dt[k] * dt[k])
+		g := dbar[k] / top
 		if k == arg {
-			g += topBar
+			g -= topBar
 		}
 		active := dt[k] > 1 // d_k = max(m_k, 1) > 1 exactly when m_k > 1
 		for i := 0; i < nc; i++ {
