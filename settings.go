@@ -10,8 +10,12 @@ import (
 type Measure int
 
 const (
+	// DefaultMeasure, the zero value, is the projection's default
+	// measure: MaxAbs for an AdaNP, MeanAbs for the training projection
+	// of package train (train.TrainSettings).
+	DefaultMeasure Measure = iota
 	// MaxAbs is max_i |c_i|, the inference criterion of the paper.
-	MaxAbs Measure = iota
+	MaxAbs
 	// MeanAbs is mean_i |c_i|, the training criterion of the paper.
 	MeanAbs
 )
@@ -23,6 +27,8 @@ func (m Measure) String() string {
 		return "max|c|"
 	case MeanAbs:
 		return "mean|c|"
+	case DefaultMeasure:
+		return "default measure"
 	}
 	return fmt.Sprintf("Measure(%d)", int(m))
 }
@@ -271,6 +277,9 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 	}
 	if s.MaxDepth == 0 {
 		s.MaxDepth = DefaultMaxDepth
+	}
+	if s.Measure == DefaultMeasure {
+		s.Measure = MaxAbs
 	}
 	switch {
 	case !(s.Tol > 0) || math.IsInf(s.Tol, 1):

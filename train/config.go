@@ -134,11 +134,9 @@ type Config struct {
 	// and setting one field changes only that field:
 	//
 	//   - Train's defaults are TrainSettings()'s: stop on mean|c| ≤
-	//     ε_T = DefaultTrainTol = 1e-4 after 1 to 100 steps. Measure's zero
-	//     value is MaxAbs, so in Train it cannot be told from an unset
-	//     Measure and means MeanAbs: the training AdaNP always stops on
-	//     mean|c|, as in the paper (with MinDepth == MaxDepth the measure
-	//     plays no part).
+	//     ε_T = DefaultTrainTol = 1e-4 after 1 to 100 steps (Measure's zero
+	//     value, enforce.DefaultMeasure, is MeanAbs here; set MaxAbs to
+	//     train on max|c|).
 	//   - Infer's defaults are enforce's (see enforce.Settings): stop on
 	//     max|c| ≤ ε_I = enforce.DefaultTol = 1e-6 after 1 to 100 steps.
 	//
@@ -335,7 +333,7 @@ func trainDefaults(s enforce.Settings) enforce.Settings {
 	if s.MaxDepth == 0 {
 		s.MaxDepth = d.MaxDepth
 	}
-	if s.Measure == enforce.MaxAbs {
+	if s.Measure == enforce.DefaultMeasure {
 		s.Measure = d.Measure
 	}
 	if s.Diag != nil {

@@ -45,15 +45,15 @@ func TestTrainInferDefaults(t *testing.T) {
 		wantInfer    enforce.Settings // as the inference AdaNP uses it and Model.Config reports it
 	}{
 		{"zero", enforce.Settings{}, enforce.Settings{}, ts,
-			enforce.Settings{Tol: enforce.DefaultTol, MinDepth: enforce.DefaultMinDepth, MaxDepth: enforce.DefaultMaxDepth}},
+			enforce.Settings{Tol: enforce.DefaultTol, MinDepth: enforce.DefaultMinDepth, MaxDepth: enforce.DefaultMaxDepth, Measure: enforce.MaxAbs}},
 		{"TrainSettings", TrainSettings(), enforce.Settings{}, ts,
-			enforce.Settings{Tol: enforce.DefaultTol, MinDepth: enforce.DefaultMinDepth, MaxDepth: enforce.DefaultMaxDepth}},
+			enforce.Settings{Tol: enforce.DefaultTol, MinDepth: enforce.DefaultMinDepth, MaxDepth: enforce.DefaultMaxDepth, Measure: enforce.MaxAbs}},
 		{"one depth field each", enforce.Settings{MaxDepth: 5}, enforce.Settings{MaxDepth: 7},
 			withTrain(func(s *enforce.Settings) { s.MaxDepth = 5 }),
-			enforce.Settings{Tol: enforce.DefaultTol, MinDepth: enforce.DefaultMinDepth, MaxDepth: 7}},
+			enforce.Settings{Tol: enforce.DefaultTol, MinDepth: enforce.DefaultMinDepth, MaxDepth: 7, Measure: enforce.MaxAbs}},
 		{"Tol keeps mean|c| in Train", enforce.Settings{Tol: 1e-7}, enforce.Settings{Tol: 1e-3},
 			withTrain(func(s *enforce.Settings) { s.Tol = 1e-7 }),
-			enforce.Settings{Tol: 1e-3, MinDepth: enforce.DefaultMinDepth, MaxDepth: enforce.DefaultMaxDepth}},
+			enforce.Settings{Tol: 1e-3, MinDepth: enforce.DefaultMinDepth, MaxDepth: enforce.DefaultMaxDepth, Measure: enforce.MaxAbs}},
 		{"MeanAbs in Infer", enforce.Settings{Measure: enforce.MeanAbs}, enforce.Settings{Measure: enforce.MeanAbs},
 			ts, enforce.Settings{Tol: enforce.DefaultTol, MinDepth: enforce.DefaultMinDepth, MaxDepth: enforce.DefaultMaxDepth, Measure: enforce.MeanAbs}},
 		{"other fields", enforce.Settings{Weights: enforce.AutoDiagonal, Reg: 1e-8, MinDepth: 2, LineSearch: true},
@@ -62,7 +62,10 @@ func TestTrainInferDefaults(t *testing.T) {
 				s.Weights, s.Reg, s.MinDepth, s.LineSearch = enforce.AutoDiagonal, 1e-8, 2, true
 			}),
 			enforce.Settings{Tol: enforce.DefaultTol, MinDepth: enforce.DefaultMinDepth, MaxDepth: enforce.DefaultMaxDepth,
-				Weights: enforce.AutoDiagonal, Reg: 1e-8, Grad: enforce.Projector}},
+				Measure: enforce.MaxAbs, Weights: enforce.AutoDiagonal, Reg: 1e-8, Grad: enforce.Projector}},
+		{"MaxAbs in Train", enforce.Settings{Measure: enforce.MaxAbs}, enforce.Settings{},
+			withTrain(func(s *enforce.Settings) { s.Measure = enforce.MaxAbs }),
+			enforce.Settings{Tol: enforce.DefaultTol, MinDepth: enforce.DefaultMinDepth, MaxDepth: enforce.DefaultMaxDepth, Measure: enforce.MaxAbs}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: problems.FittingEquality{}.Equalities(),

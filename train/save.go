@@ -110,7 +110,7 @@ type settings struct {
 	Tol      float64   `json:"tol"`
 	MinDepth int       `json:"minDepth"`
 	MaxDepth int       `json:"maxDepth"`
-	Measure  int       `json:"measure"`
+	Measure  *int      `json:"measure,omitempty"` // absent: enforce.DefaultMeasure
 	Reg      float64   `json:"reg"`
 	Weights  int       `json:"weights"`
 	Diag     []float64 `json:"diag,omitempty"`
@@ -124,14 +124,44 @@ type settings struct {
 	Precision int `json:"precision,omitempty"`
 }
 
+// The saved measure keeps the numbering of the files written before
+// enforce.DefaultMeasure existed, 0 for max|c| and 1 for mean|c|, and
+// DefaultMeasure is written as no measure at all.
+func measureCode(m enforce.Measure) *int {
+	var code int
+	switch m {
+	case enforce.DefaultMeasure:
+		return nil
+	case enforce.MaxAbs:
+		code = 0
+	case enforce.MeanAbs:
+		code = 1
+	default:
+		code = int(m) + 100 // not a measure: rejected when loaded
+	}
+	return &code
+}
+
+func measureOf(code *int) enforce.Measure {
+	switch {
+	case code == nil:
+		return enforce.DefaultMeasure
+	case *code == 0:
+		return enforce.MaxAbs
+	case *code == 1:
+		return enforce.MeanAbs
+	}
+	return enforce.Measure(*code + 100) // not a measure: NewAdaNP rejects it
+}
+
 func fromSettings(s enforce.Settings) settings {
-	return settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: int(s.Measure),
+	return settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureCode(s.Measure),
 		Reg: s.Reg, Weights: int(s.Weights), Diag: s.Diag, Grad: int(s.Grad),
 		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: int(s.Precision)}
 }
 
 func (s settings) settings() enforce.Settings {
-	return enforce.Settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: enforce.Measure(s.Measure),
+	return enforce.Settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureOf(s.Measure),
 		Reg: s.Reg, Weights: enforce.Weighting(s.Weights), Diag: s.Diag, Grad: enforce.GradMode(s.Grad),
 		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: enforce.Precision(s.Precision)}
 }

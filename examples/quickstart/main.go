@@ -66,7 +66,7 @@ func run(epochs, n int) error {
 		return err
 	}
 	// 2. Training projects to mean|c| ≤ 1e-4; inference to max|c| ≤ 1e-6.
-	train, err := enforce.NewAdaNP(c, enforce.Settings{Tol: 1e-4, Measure: enforce.MeanAbs})
+	trainNP, err := enforce.NewAdaNP(c, enforce.Settings{Tol: 1e-4, Measure: enforce.MeanAbs})
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func run(epochs, n int) error {
 	if err != nil {
 		return err
 	}
-	ytilde, err := train.Apply(xn, yhat)
+	ytilde, err := trainNP.Apply(xn, yhat)
 	if err != nil {
 		return err
 	}
