@@ -126,3 +126,49 @@ func TestPredictMatchesGraph(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, mat.EqualApprox(mq.net.predict(batch), forwardStats(mq.net, batch, mq.net.runMean, mq.net.runVar), 1e-12), "newton: evaluation mode")
 }
+
+// TestPaperDefaults trains the default Config (DC3's NNSolver: 2×200,
+// Dropout 0.2, batch 200, Adam 1e-4) for one epoch on the paper's
+// (N_O, N_C) = (100, 50) instance and its DC3 split: the layer sizes are
+// DC3's, the test predictions satisfy Cy = x to 1e-9, and the mean test
+// objective falls by more than half (from the untrained network in
+// evaluation mode, whose BatchNorm still has running estimates 0 and 1).
+// With -short it trains on the first 1000 training inputs.
+func TestPaperDefaults(t *testing.T) {
+	p, err := problems.NewNonconvexLinear(100, 50, problems.PaperSeed)
+	require.NoError(t, err)
+	train, _, test := p.PaperData()
+	xTrain := train.X
+	if testing.Short() {
+		xTrain = mat.DenseCopyOf(train.X.Slice(0, 1000, 0, 50))
+	}
+	m, err := New(p, Config{Epochs: 1, Seed: 1, Quiet: true})
+	require.NoError(t, err)
+	defer m.Close()
+	assert.Equal(t, []int{50, 200, 200, 50}, m.net.sizes)
+	assert.Len(t, m.net.masks, 2)
+	assert.Equal(t, 0.2, m.cfg.Dropout)
+	assert.Equal(t, 200, m.cfg.BatchSize)
+	assert.Equal(t, 1e-4, m.cfg.LearnRate)
+
+	meanObj := func(y *mat.Dense) float64 {
+		n, _ := y.Dims()
+		s := 0.0
+		for i := range n {
+			s += p.Objective(nil, y.RawRowView(i)) / float64(n)
+		}
+		return s
+	}
+	y0, err := m.Predict(test.X)
+	require.NoError(t, err)
+	_, err = m.Fit(xTrain)
+	require.NoError(t, err)
+	y, err := m.Predict(test.X)
+	require.NoError(t, err)
+	var r mat.Dense
+	r.Mul(y, p.C.T())
+	r.Sub(&r, test.X)
+	assert.Less(t, mat.Norm(&r, math.Inf(1)), 1e-9)
+	assert.Less(t, meanObj(y), meanObj(y0)/2)
+	t.Logf("mean test objective %.1f → %.1f", meanObj(y0), meanObj(y))
+}
