@@ -4,15 +4,14 @@
 //
 //	min_y ½yᵀQy + pᵀ sin y   s.t.   Cy = x.
 //
-// Equality completion: a backbone MLP predicts the N_O − N_C "partial"
-// variables y_p; the other N_C variables are completed by solving
-// C_o y_o = x − C_p y_p, where C_p and C_o are the columns of C of the
-// partial and the other variables, so every prediction satisfies Cy = x up
-// to rounding. The completion is linear, y = xK_x + y_pK_y with constant
+// Equality completion: a network (DC3's NNSolver, below) predicts the
+// N_O − N_C "partial" variables y_p; the other N_C variables are completed
+// by solving C_o y_o = x − C_p y_p, where C_p and C_o are the columns of C
+// of the partial and the other variables, so every prediction satisfies
+// Cy = x up to rounding. The completion is linear, y = xK_x + y_pK_y with constant
 // matrices, and enters the gorgonia graph as two matrix products, so the
-// objective's gradient flows through it exactly. The loss is the mean
-// objective (DC3's soft penalty on the equalities is identically zero up to
-// rounding after completion and is left out).
+// objective's gradient flows through it exactly. The loss is the objective
+// summed over the batch, as DC3 back-propagates it (train_loss.sum()).
 //
 // For nonlinear equalities (NewNewton, used for the quadratic benchmark of
 // §5.3.2, where the ENFORCE paper reports no DC3 results) the completion
