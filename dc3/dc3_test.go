@@ -1,6 +1,7 @@
 package dc3
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"testing"
@@ -171,4 +172,25 @@ func TestPaperDefaults(t *testing.T) {
 	assert.Less(t, mat.Norm(&r, math.Inf(1)), 1e-9)
 	assert.Less(t, meanObj(y), meanObj(y0)/2)
 	t.Logf("mean test objective %.1f → %.1f", meanObj(y0), meanObj(y))
+}
+
+// BenchmarkStep times one training step (forward, backward, Adam,
+// running estimates) of the default Config at the paper's sizes.
+func BenchmarkStep(b *testing.B) {
+	for _, sz := range [][2]int{{100, 50}, {200, 150}} {
+		b.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(b *testing.B) {
+			p, err := problems.NewNonconvexLinear(sz[0], sz[1], problems.PaperSeed)
+			require.NoError(b, err)
+			m, err := New(p, Config{Quiet: true})
+			require.NoError(b, err)
+			defer m.Close()
+			xb := tensor.New(tensor.WithShape(200, sz[1]), tensor.WithBacking(mat.DenseCopyOf(p.Examples(200)).RawMatrix().Data))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := m.step(xb); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
