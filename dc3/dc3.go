@@ -428,7 +428,9 @@ func checkFinite(where string, x *mat.Dense) error {
 // computed in plain Go from the current weights in evaluation mode
 // (BatchNorm with its running estimates, no Dropout): c(x, y) = 0 up to
 // rounding (linear completion) or to NewtonCompletion's tolerance. It
-// returns an error for a nil x, a wrong width or a non-finite entry.
+// returns an error for a nil x, a wrong width or a non-finite entry, and
+// if a prediction is not finite (an input so large that the network
+// overflows).
 func (m *Model) Predict(x *mat.Dense) (*mat.Dense, error) {
 	if x == nil {
 		return nil, errors.New("dc3: Predict: nil x")
@@ -440,7 +442,19 @@ func (m *Model) Predict(x *mat.Dense) (*mat.Dense, error) {
 	if err := checkFinite("Predict", x); err != nil {
 		return nil, err
 	}
-	return m.comp.complete(x, m.net.predict(x))
+	y, err := m.comp.complete(x, m.net.predict(x))
+	if err != nil {
+		return nil, err
+	}
+	n, _ := y.Dims()
+	for i := range n {
+		for _, v := range y.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("dc3: Predict: the prediction for x[%d] is not finite (%v)", i, v)
+			}
+		}
+	}
+	return y, nil
 }
 
 // Close releases the training machine.

@@ -43,7 +43,8 @@ func TestFitRecoversFromNonFiniteObjective(t *testing.T) {
 
 // TestNilAndNonFiniteInputs: Fit and Predict return errors, not panics,
 // for a nil x, and errors naming the entry for a NaN or infinite one
-// (Predict used to return NaN predictions without an error).
+// (Predict used to return NaN predictions without an error); Predict
+// returns an error, not Inf or NaN, where a finite input overflows.
 func TestNilAndNonFiniteInputs(t *testing.T) {
 	p, err := problems.NewNonconvexLinear(10, 4, 1)
 	require.NoError(t, err)
@@ -68,6 +69,11 @@ func TestNilAndNonFiniteInputs(t *testing.T) {
 	}
 	_, err = m.Fit(p.SampleX(10, 1))
 	assert.NoError(t, err, "a rejected input leaves the model usable")
+	huge := p.SampleX(10, 1)
+	huge.Set(4, 0, 1e308)
+	_, err = m.Predict(huge)
+	require.Error(t, err, "an overflowing prediction")
+	assert.Contains(t, err.Error(), "x[4]")
 }
 
 // TestNewtonCompletionValidate: index lists that overlap, leave a
