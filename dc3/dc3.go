@@ -131,7 +131,9 @@ type Model struct {
 }
 
 // Epoch is one epoch of training: the mean objective over its batches,
-// measured before each step.
+// measured before each step in training mode (BatchNorm on the batch's
+// statistics, Dropout on), so it differs from the objective of Predict's
+// predictions.
 type Epoch struct {
 	Epoch     int
 	Objective float64
