@@ -200,8 +200,8 @@ const PaperExamples = 10000
 // the entries of C = normal(0, 1) row by row. Examples continues the same
 // stream with the inputs. With seed = PaperSeed these are the paper's
 // instances. The entries of Q, p and of the inputs are NumPy's bit for
-// bit; about one entry of C in 1000 differs from NumPy's (on glibc) in
-// its last bit (see nprand).
+// bit; a few entries of C in 10,000 differ from NumPy's (on glibc) in
+// their last bit (see problems/internal/nprand).
 //
 // It returns an error unless 1 ≤ nC ≤ nO and seed < 2³² (the seeds NumPy
 // accepts).
