@@ -4,15 +4,14 @@
 //
 //	min_y ½yᵀQy + pᵀ sin y   s.t.   Cy = x.
 //
-// Equality completion: a backbone MLP predicts the N_O − N_C "partial"
-// variables y_p; the other N_C variables are completed by solving
-// C_o y_o = x − C_p y_p, where C_p and C_o are the columns of C of the
-// partial and the other variables, so every prediction satisfies Cy = x up
-// to rounding. The completion is linear, y = xK_x + y_pK_y with constant
+// Equality completion: a network (DC3's NNSolver, below) predicts the
+// N_O − N_C "partial" variables y_p; the other N_C variables are completed
+// by solving C_o y_o = x − C_p y_p, where C_p and C_o are the columns of C
+// of the partial and the other variables, so every prediction satisfies
+// Cy = x up to rounding. The completion is linear, y = xK_x + y_pK_y with constant
 // matrices, and enters the gorgonia graph as two matrix products, so the
-// objective's gradient flows through it exactly. The loss is the mean
-// objective (DC3's soft penalty on the equalities is identically zero up to
-// rounding after completion and is left out).
+// objective's gradient flows through it exactly. The loss is the objective
+// summed over the batch, as DC3 back-propagates it (train_loss.sum()).
 //
 // For nonlinear equalities (NewNewton, used for the quadratic benchmark of
 // §5.3.2, where the ENFORCE paper reports no DC3 results) the completion
@@ -24,10 +23,26 @@
 // the quadratic benchmark most predictions stay infeasible (see
 // RESULTS.md, §5.3).
 //
+// The network is DC3's NNSolver (locuslab/DC3, method.py): for each hidden
+// width a Linear layer, BatchNorm1d, ReLU and Dropout(0.2), then a Linear
+// output layer with N_O − N_C outputs; Linear weights drawn with Kaiming
+// (He) normal initialisation, N(0, 2/fan_in), biases U(±1/√fan_in)
+// (PyTorch's Linear default), BatchNorm's scale 1 and shift 0. In training
+// BatchNorm normalises with the batch's mean and (biased) variance and
+// updates running estimates (momentum 0.1, the unbiased variance), and
+// Dropout zeroes each hidden unit with probability 0.2 and scales the
+// survivors by 1/0.8; Predict is DC3's evaluation mode: BatchNorm uses the
+// running estimates and Dropout is off. DC3 feeds the inputs unscaled; so
+// does Model (the first BatchNorm normalises the first layer's outputs).
+// Config's defaults are DC3's and the paper's, field by field.
+//
 // Gradient-based correction, DC3's second ingredient, moves the partial
 // variables along the gradient of the inequality violation; the paper's
-// problems have no inequalities, so correction is a no-op there and is
-// not implemented.
+// problems have no inequalities, so correction (in training and at test
+// time) is a no-op there and is not implemented. DC3's soft penalty on the
+// equalities, 10·0.5·‖c(x, y)‖₂ per sample, is left out: after a completion
+// it is zero up to rounding (or Newton's tolerance), and so is its
+// gradient with respect to the network's outputs, ∂c/∂y_p + ∂c/∂y_o·∂y_o/∂y_p = 0.
 package dc3
 
 import (
@@ -44,26 +59,36 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/enforce-nn/enforce"
-	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems"
 )
 
-// Config configures a Model. Zero fields mean the defaults stated.
+// Config configures a Model. Zero fields mean the defaults stated, which
+// are DC3's (locuslab/DC3 default_args.py, method_default_args for the
+// "simple" and "nonconvex" problems, and method.py) unless the paper says
+// otherwise.
 type Config struct {
-	// Hidden are the widths of the hidden layers (default [200, 200], the
-	// paper's backbone), with ReLU activations and package layers' default
-	// initialisation (He uniform, zero biases).
+	// Hidden are the widths of the hidden layers (default [200, 200]:
+	// DC3's hiddenSize = 200, two hidden layers in NNSolver; the paper's
+	// 2×200 backbone).
 	Hidden []int
-	// LearnRate is Adam's step size (default 1e-4, the paper's).
+	// Dropout is the probability with which Dropout zeroes a hidden unit
+	// in training (default 0.2, NNSolver's nn.Dropout(p=0.2)); NoDropout
+	// turns Dropout off.
+	Dropout   float64
+	NoDropout bool
+	// LearnRate is Adam's step size (default 1e-4: DC3's lr and the
+	// paper's).
 	LearnRate float64
-	// BatchSize is the number of samples per step (default 200). An epoch
-	// drops the last incomplete batch of its shuffled order.
+	// BatchSize is the number of samples per step (default 200: DC3's
+	// batchSize and the paper's). An epoch visits the samples in a new
+	// random order and drops the last incomplete batch (DC3's DataLoader
+	// keeps it: 42 steps per epoch on 8334 samples where Model takes 41).
 	BatchSize int
 	// Epochs is the number of passes per Fit call (default 3500, the
-	// paper's DC3 setting).
+	// paper's DC3 setting, §5.3; DC3's own default is 1000).
 	Epochs int
-	// Seed seeds the choice of partial variables, the weights and the
-	// shuffling.
+	// Seed seeds the choice of partial variables, the initial weights, the
+	// shuffling and the dropout masks.
 	Seed uint64
 	// Progress receives one line per LogEvery epochs (default os.Stderr,
 	// every ⌈Epochs/20⌉); Quiet suppresses it.
@@ -71,6 +96,15 @@ type Config struct {
 	Quiet    bool
 	LogEvery int
 }
+
+// BatchNorm's constants: PyTorch's BatchNorm1d defaults, which DC3 uses.
+const (
+	// BatchNormEps is added to the variance before its square root.
+	BatchNormEps = 1e-5
+	// BatchNormMomentum is the weight of a batch's statistics in the
+	// running estimates: r ← (1 − m)·r + m·batch.
+	BatchNormMomentum = 0.1
+)
 
 // completion maps the inputs and the predicted variables to the full
 // prediction, in the graph and in plain Go.
@@ -87,7 +121,7 @@ type Model struct {
 	partial  []int // indices of the predicted variables
 	comp     completion
 	g        *gorgonia.ExprGraph
-	mlp      *layers.MLP
+	net      *network
 	x, loss  *gorgonia.Node
 	vm       gorgonia.VM
 	solver   gorgonia.Solver
@@ -97,7 +131,9 @@ type Model struct {
 }
 
 // Epoch is one epoch of training: the mean objective over its batches,
-// measured before each step.
+// measured before each step in training mode (BatchNorm on the batch's
+// statistics, Dropout on), so it differs from the objective of Predict's
+// predictions.
 type Epoch struct {
 	Epoch     int
 	Objective float64
@@ -190,6 +226,12 @@ func newModel(obj problems.SineQuadratic, nO, nC int, cfg Config) (*Model, error
 	if cfg.Hidden == nil {
 		cfg.Hidden = []int{200, 200}
 	}
+	if cfg.Dropout == 0 {
+		cfg.Dropout = 0.2
+	}
+	if cfg.NoDropout {
+		cfg.Dropout = 0
+	}
 	if cfg.LearnRate == 0 {
 		cfg.LearnRate = 1e-4
 	}
@@ -205,9 +247,11 @@ func newModel(obj problems.SineQuadratic, nO, nC int, cfg Config) (*Model, error
 	if cfg.Progress == nil {
 		cfg.Progress = os.Stderr
 	}
-	if !(cfg.LearnRate > 0) || cfg.BatchSize < 0 || cfg.Epochs < 0 || cfg.LogEvery < 0 {
-		return nil, fmt.Errorf("dc3: invalid Config (LearnRate %v, BatchSize %d, Epochs %d, LogEvery %d)",
-			cfg.LearnRate, cfg.BatchSize, cfg.Epochs, cfg.LogEvery)
+	if !(cfg.LearnRate > 0) || math.IsInf(cfg.LearnRate, 0) || cfg.BatchSize < 2 || cfg.Epochs < 0 || cfg.LogEvery < 0 ||
+		!(cfg.Dropout >= 0 && cfg.Dropout < 1) {
+		return nil, fmt.Errorf("dc3: invalid Config (LearnRate %v, BatchSize %d, Epochs %d, LogEvery %d, Dropout %v): "+
+			"want a finite LearnRate > 0, BatchSize ≥ 2 (BatchNorm needs two samples), Epochs, LogEvery ≥ 0 and 0 ≤ Dropout < 1",
+			cfg.LearnRate, cfg.BatchSize, cfg.Epochs, cfg.LogEvery, cfg.Dropout)
 	}
 	for _, h := range cfg.Hidden {
 		if h <= 0 {
@@ -256,7 +300,9 @@ func (lc *linearCompletion) complete(x, yp *mat.Dense) (*mat.Dense, error) {
 	return y, nil
 }
 
-// build adds the training graph for one batch.
+// build adds the training graph for one batch: the network in training
+// mode, the completion and the summed objective (DC3 back-propagates
+// train_loss.sum()).
 func (m *Model) build() (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -266,11 +312,11 @@ func (m *Model) build() (err error) {
 	bs := m.cfg.BatchSize
 	m.g = gorgonia.NewGraph()
 	sizes := append(append([]int{m.nC}, m.cfg.Hidden...), m.nO-m.nC)
-	if m.mlp, err = layers.NewMLP(m.g, sizes, layers.ReLU, layers.Identity, layers.WithSeed(m.cfg.Seed)); err != nil {
+	if m.net, err = newNetwork(m.g, sizes, bs, m.cfg.Dropout, m.rnd); err != nil {
 		return err
 	}
 	m.x = gorgonia.NewMatrix(m.g, tensor.Float64, gorgonia.WithShape(bs, m.nC), gorgonia.WithName("x"))
-	yp, err := m.mlp.Forward(m.x)
+	yp, err := m.net.forward(m.x)
 	if err != nil {
 		return err
 	}
@@ -282,13 +328,13 @@ func (m *Model) build() (err error) {
 	if err != nil {
 		return err
 	}
-	if m.loss, err = gorgonia.Mean(f); err != nil {
+	if m.loss, err = gorgonia.Sum(f); err != nil {
 		return err
 	}
-	if _, err = gorgonia.Grad(m.loss, m.mlp.Learnables()...); err != nil {
+	if _, err = gorgonia.Grad(m.loss, m.net.learnables()...); err != nil {
 		return err
 	}
-	m.vm = gorgonia.NewTapeMachine(m.g, gorgonia.BindDualValues(m.mlp.Learnables()...))
+	m.vm = gorgonia.NewTapeMachine(m.g, gorgonia.BindDualValues(m.net.learnables()...))
 	m.solver = gorgonia.NewAdamSolver(gorgonia.WithLearnRate(m.cfg.LearnRate))
 	return nil
 }
@@ -299,15 +345,22 @@ func (m *Model) Partial() []int { return append([]int(nil), m.partial...) }
 // TrainTime returns the wall-clock time spent in Fit so far.
 func (m *Model) TrainTime() time.Duration { return m.trainDur }
 
-// Fit trains on the inputs x (n×N_C, n ≥ BatchSize) for Config.Epochs
-// epochs of shuffled batches, one Adam step per batch, and returns the
-// per-epoch mean objective. It returns an error for bad input or when the
-// objective becomes non-finite.
+// Fit trains on the inputs x (n×N_C, n ≥ BatchSize, all finite) for
+// Config.Epochs epochs of shuffled batches, one Adam step per batch, and
+// returns the per-epoch mean objective. It returns an error for bad input
+// or when the objective becomes non-finite; the model is then as it was
+// after its last completed step and can be trained again.
 func (m *Model) Fit(x *mat.Dense) ([]Epoch, error) {
+	if x == nil {
+		return nil, errors.New("dc3: Fit: nil x")
+	}
 	n, nx := x.Dims()
 	bs := m.cfg.BatchSize
 	if nx != m.nC || n < bs {
 		return nil, fmt.Errorf("dc3: Fit: x is %d×%d, want at least %d rows of %d", n, nx, bs, m.nC)
+	}
+	if err := checkFinite("Fit", x); err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	defer func() { m.trainDur += time.Since(start) }()
@@ -321,22 +374,12 @@ func (m *Model) Fit(x *mat.Dense) ([]Epoch, error) {
 			for i, r := range order[b : b+bs] {
 				copy(buf[i*nx:(i+1)*nx], x.RawRowView(r))
 			}
-			if err := gorgonia.Let(m.x, xb); err != nil {
-				return hist, fmt.Errorf("dc3: %w", err)
+			loss, err := m.step(xb)
+			if err != nil {
+				return hist, fmt.Errorf("dc3: epoch %d: %w", e, err)
 			}
-			if err := m.vm.RunAll(); err != nil {
-				return hist, fmt.Errorf("dc3: %w", err)
-			}
-			loss := m.loss.Value().Data().(float64)
-			if math.IsNaN(loss) || math.IsInf(loss, 0) {
-				return hist, fmt.Errorf("dc3: epoch %d: the objective is %v", e, loss)
-			}
-			sum += loss
+			sum += loss / float64(bs)
 			steps++
-			if err := m.solver.Step(gorgonia.NodesToValueGrads(m.mlp.Learnables())); err != nil {
-				return hist, fmt.Errorf("dc3: %w", err)
-			}
-			m.vm.Reset()
 		}
 		hist = append(hist, Epoch{Epoch: e, Objective: sum / float64(steps)})
 		if !m.cfg.Quiet && (e%m.cfg.LogEvery == 0 || e == m.cfg.Epochs) {
@@ -346,35 +389,74 @@ func (m *Model) Fit(x *mat.Dense) ([]Epoch, error) {
 	return hist, nil
 }
 
+// step runs the graph on the batch xb with fresh dropout masks and, if the
+// summed objective it returns is finite, takes an Adam step and updates
+// BatchNorm's running estimates. The machine is reset whatever happens,
+// so that a failed step does not stop later ones.
+func (m *Model) step(xb *tensor.Dense) (float64, error) {
+	defer m.vm.Reset()
+	if err := gorgonia.Let(m.x, xb); err != nil {
+		return 0, err
+	}
+	m.net.drawMasks(m.rnd)
+	if err := m.vm.RunAll(); err != nil {
+		return 0, err
+	}
+	loss := m.loss.Value().Data().(float64)
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return loss, fmt.Errorf("the objective is %v", loss)
+	}
+	if err := m.solver.Step(gorgonia.NodesToValueGrads(m.net.learnables())); err != nil {
+		return loss, err
+	}
+	m.net.updateRunning()
+	return loss, nil
+}
+
+// checkFinite returns an error naming the first non-finite entry of x.
+func checkFinite(where string, x *mat.Dense) error {
+	n, _ := x.Dims()
+	for i := range n {
+		for j, v := range x.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("dc3: %s: x[%d][%d] = %v, want finite inputs", where, i, j, v)
+			}
+		}
+	}
+	return nil
+}
+
 // Predict returns the completed predictions y (n×N_O) for inputs x,
-// computed in plain Go from the current weights: c(x, y) = 0 up to
-// rounding (linear completion) or to NewtonCompletion's tolerance.
+// computed in plain Go from the current weights in evaluation mode
+// (BatchNorm with its running estimates, no Dropout): c(x, y) = 0 up to
+// rounding (linear completion) or to NewtonCompletion's tolerance. It
+// returns an error for a nil x, a wrong width or a non-finite entry, and
+// if a prediction is not finite (an input so large that the network
+// overflows).
 func (m *Model) Predict(x *mat.Dense) (*mat.Dense, error) {
-	n, nx := x.Dims()
+	if x == nil {
+		return nil, errors.New("dc3: Predict: nil x")
+	}
+	_, nx := x.Dims()
 	if nx != m.nC {
 		return nil, fmt.Errorf("dc3: Predict: x has %d columns, want %d", nx, m.nC)
 	}
-	w := m.mlp.Weights()
-	h := mat.DenseCopyOf(x)
-	nl := len(w) / 2
-	for l := range nl {
-		b := w[2*l+1]
-		in, out := len(w[2*l])/len(b), len(b)
-		z := mat.NewDense(n, out, nil)
-		z.Mul(h, mat.NewDense(in, out, w[2*l]))
-		raw := z.RawMatrix().Data
-		for r := range n {
-			row := raw[r*out : (r+1)*out]
-			for j := range row {
-				row[j] += b[j]
-				if l < nl-1 && row[j] < 0 {
-					row[j] = 0
-				}
+	if err := checkFinite("Predict", x); err != nil {
+		return nil, err
+	}
+	y, err := m.comp.complete(x, m.net.predict(x))
+	if err != nil {
+		return nil, err
+	}
+	n, _ := y.Dims()
+	for i := range n {
+		for _, v := range y.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("dc3: Predict: the prediction for x[%d] is not finite (%v)", i, v)
 			}
 		}
-		h = z
 	}
-	return m.comp.complete(x, h)
+	return y, nil
 }
 
 // Close releases the training machine.

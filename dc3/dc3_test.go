@@ -1,6 +1,7 @@
 package dc3
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"testing"
@@ -75,39 +76,121 @@ func TestErrors(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// TestPredictMatchesGraph checks that Predict (plain Go) and the training
-// graph compute the same objective on a batch, for both completions.
+// TestPredictMatchesGraph checks the two modes of the network against a
+// plain-Go forward pass after a few epochs of training (Dropout off, so
+// that the training graph is deterministic). With linear completion, the
+// training graph's summed objective on a batch is that of the network
+// with BatchNorm on the batch's statistics, and Predict's predictions are
+// those of the network with BatchNorm on the running estimates; the two
+// objectives differ. With Newton completion the network's outputs in
+// evaluation mode are checked (Newton's method from y_o = 0 does not
+// converge for every sample, and where it does not, its last iterate
+// amplifies rounding differences).
 func TestPredictMatchesGraph(t *testing.T) {
 	lin, err := problems.NewNonconvexLinear(20, 8, 1)
 	require.NoError(t, err)
 	quad, err := problems.NewNonconvexQuadratic(20, 8, 1)
 	require.NoError(t, err)
 	x := lin.SampleX(100, 2)
-	cfg := Config{Hidden: []int{16, 16}, LearnRate: 1e-3, BatchSize: 50, Epochs: 3, Seed: 2, Quiet: true}
-	ml, err := New(lin, cfg)
+	cfg := Config{Hidden: []int{16, 16}, NoDropout: true, LearnRate: 1e-3, BatchSize: 50, Epochs: 3, Seed: 2, Quiet: true}
+	m, err := New(lin, cfg)
 	require.NoError(t, err)
-	defer ml.Close()
+	defer m.Close()
+	_, err = m.Fit(x)
+	require.NoError(t, err)
+	batch := mat.DenseCopyOf(x.Slice(0, 50, 0, 8))
+	require.NoError(t, gorgonia.Let(m.x, tensor.New(tensor.WithShape(50, 8), tensor.WithBacking(batch.RawMatrix().Data))))
+	require.NoError(t, m.vm.RunAll())
+	graphLoss := m.loss.Value().Data().(float64)
+	m.vm.Reset()
+	sumObj := func(y *mat.Dense) float64 {
+		s := 0.0
+		for i := range 50 {
+			s += lin.Objective(nil, y.RawRowView(i))
+		}
+		return s
+	}
+	yTrain, err := m.comp.complete(batch, forwardBatchStats(m.net, batch))
+	require.NoError(t, err)
+	assert.InDelta(t, graphLoss, sumObj(yTrain), 1e-9*(1+math.Abs(graphLoss)), "training mode")
+	y, err := m.Predict(batch)
+	require.NoError(t, err)
+	yEval, err := m.comp.complete(batch, forwardStats(m.net, batch, m.net.runMean, m.net.runVar))
+	require.NoError(t, err)
+	assert.True(t, mat.EqualApprox(y, yEval, 1e-10), "evaluation mode")
+	assert.Greater(t, math.Abs(sumObj(y)-graphLoss), 1e-6*math.Abs(graphLoss), "the modes differ")
+
 	mq, err := NewNewton(quad.SineQuadratic, quad.Equalities(), cfg)
 	require.NoError(t, err)
 	defer mq.Close()
-	for _, tc := range []struct {
-		name string
-		m    *Model
-		obj  problems.SineQuadratic
-	}{{"linear", ml, lin.SineQuadratic}, {"newton", mq, quad.SineQuadratic}} {
-		_, err := tc.m.Fit(x)
-		require.NoError(t, err)
-		batch := mat.DenseCopyOf(x.Slice(0, 50, 0, 8))
-		require.NoError(t, gorgonia.Let(tc.m.x, tensor.New(tensor.WithShape(50, 8), tensor.WithBacking(batch.RawMatrix().Data))))
-		require.NoError(t, tc.m.vm.RunAll())
-		graphLoss := tc.m.loss.Value().Data().(float64)
-		tc.m.vm.Reset()
-		y, err := tc.m.Predict(batch)
-		require.NoError(t, err)
-		mean := 0.0
-		for i := range 50 {
-			mean += tc.obj.Objective(nil, y.RawRowView(i)) / 50
+	_, err = mq.Fit(x)
+	require.NoError(t, err)
+	assert.True(t, mat.EqualApprox(mq.net.predict(batch), forwardStats(mq.net, batch, mq.net.runMean, mq.net.runVar), 1e-12), "newton: evaluation mode")
+}
+
+// TestPaperDefaults trains the default Config (DC3's NNSolver: 2×200,
+// Dropout 0.2, batch 200, Adam 1e-4) for one epoch on the paper's
+// (N_O, N_C) = (100, 50) instance and its DC3 split: the layer sizes are
+// DC3's, the test predictions satisfy Cy = x to 1e-9, and the mean test
+// objective falls by more than half (from the untrained network in
+// evaluation mode, whose BatchNorm still has running estimates 0 and 1).
+// With -short it trains on the first 1000 training inputs.
+func TestPaperDefaults(t *testing.T) {
+	p, err := problems.NewNonconvexLinear(100, 50, problems.PaperSeed)
+	require.NoError(t, err)
+	train, _, test := p.PaperData()
+	xTrain := train.X
+	if testing.Short() {
+		xTrain = mat.DenseCopyOf(train.X.Slice(0, 1000, 0, 50))
+	}
+	m, err := New(p, Config{Epochs: 1, Seed: 1, Quiet: true})
+	require.NoError(t, err)
+	defer m.Close()
+	assert.Equal(t, []int{50, 200, 200, 50}, m.net.sizes)
+	assert.Len(t, m.net.masks, 2)
+	assert.Equal(t, 0.2, m.cfg.Dropout)
+	assert.Equal(t, 200, m.cfg.BatchSize)
+	assert.Equal(t, 1e-4, m.cfg.LearnRate)
+
+	meanObj := func(y *mat.Dense) float64 {
+		n, _ := y.Dims()
+		s := 0.0
+		for i := range n {
+			s += p.Objective(nil, y.RawRowView(i)) / float64(n)
 		}
-		assert.InDelta(t, graphLoss, mean, 1e-9*(1+math.Abs(mean)), tc.name)
+		return s
+	}
+	y0, err := m.Predict(test.X)
+	require.NoError(t, err)
+	_, err = m.Fit(xTrain)
+	require.NoError(t, err)
+	y, err := m.Predict(test.X)
+	require.NoError(t, err)
+	var r mat.Dense
+	r.Mul(y, p.C.T())
+	r.Sub(&r, test.X)
+	assert.Less(t, mat.Norm(&r, math.Inf(1)), 1e-9)
+	assert.Less(t, meanObj(y), meanObj(y0)/2)
+	t.Logf("mean test objective %.1f → %.1f", meanObj(y0), meanObj(y))
+}
+
+// BenchmarkStep times one training step (forward, backward, Adam,
+// running estimates) of the default Config at the paper's sizes.
+func BenchmarkStep(b *testing.B) {
+	for _, sz := range [][2]int{{100, 50}, {200, 150}} {
+		b.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(b *testing.B) {
+			p, err := problems.NewNonconvexLinear(sz[0], sz[1], problems.PaperSeed)
+			require.NoError(b, err)
+			m, err := New(p, Config{Quiet: true})
+			require.NoError(b, err)
+			defer m.Close()
+			xb := tensor.New(tensor.WithShape(200, sz[1]), tensor.WithBacking(mat.DenseCopyOf(p.Examples(200)).RawMatrix().Data))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := m.step(xb); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

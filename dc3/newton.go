@@ -59,13 +59,68 @@ func (nc *NewtonCompletion) settings() (float64, int) {
 	return tol, it
 }
 
+// Validate returns an error unless C is set, has as many inputs as
+// equalities, and Partial and Other partition 0..N_O−1 with
+// len(Other) = N_C: every index in range, none repeated, none missing.
+func (nc *NewtonCompletion) Validate() error {
+	if nc.C == nil {
+		return errors.New("dc3: NewtonCompletion: nil constraint C")
+	}
+	nx, nO, m := nc.C.Dims()
+	if nx != m {
+		return fmt.Errorf("dc3: NewtonCompletion: C has %d inputs and %d equalities, want as many inputs as equalities", nx, m)
+	}
+	if len(nc.Other) != m || len(nc.Partial)+len(nc.Other) != nO {
+		return fmt.Errorf("dc3: NewtonCompletion: %d partial and %d other variables, want %d and %d (N_O = %d, N_C = %d)",
+			len(nc.Partial), len(nc.Other), nO-m, m, nO, m)
+	}
+	seen := make([]string, nO)
+	for _, list := range []struct {
+		name string
+		idx  []int
+	}{{"Partial", nc.Partial}, {"Other", nc.Other}} {
+		for _, j := range list.idx {
+			if j < 0 || j >= nO {
+				return fmt.Errorf("dc3: NewtonCompletion: %s holds index %d, out of range [0, %d)", list.name, j, nO)
+			}
+			if seen[j] != "" {
+				return fmt.Errorf("dc3: NewtonCompletion: variable %d is in %s and in %s", j, seen[j], list.name)
+			}
+			seen[j] = list.name
+		}
+	}
+	return nil
+}
+
 // Complete writes into y (length N_O) the completion of yp (length
-// len(Partial)) for input x, starting Newton's method from the values of
-// y at Other, and returns max|c(x, y)| at the end and whether it is at
-// most Tol. A completion need not exist for every y_p, and Newton's
-// method need not find one that exists: it converges from a start close
-// enough to a solution with a nonsingular ∂c/∂y_o.
-func (nc *NewtonCompletion) Complete(x, yp, y []float64) (float64, bool) {
+// len(Partial)) for input x (length N_C), starting Newton's method from
+// the values of y at Other, and returns max|c(x, y)| at the end and
+// whether it is at most Tol. A completion need not exist for every y_p,
+// and Newton's method need not find one that exists: it converges from a
+// start close enough to a solution with a nonsingular ∂c/∂y_o. It returns
+// an error if the completion is invalid (Validate) or a length is wrong.
+func (nc *NewtonCompletion) Complete(x, yp, y []float64) (float64, bool, error) {
+	if err := nc.check(x, yp, y); err != nil {
+		return 0, false, err
+	}
+	res, ok := nc.newton(x, yp, y)
+	return res, ok, nil
+}
+
+// check validates nc and the lengths of x, a partial vector and a full one.
+func (nc *NewtonCompletion) check(x, yp, y []float64) error {
+	if err := nc.Validate(); err != nil {
+		return err
+	}
+	nx, nO, _ := nc.C.Dims()
+	if len(x) != nx || len(yp) != len(nc.Partial) || len(y) != nO {
+		return fmt.Errorf("dc3: NewtonCompletion: lengths %d, %d, %d, want %d, %d, %d", len(x), len(yp), len(y), nx, len(nc.Partial), nO)
+	}
+	return nil
+}
+
+// newton is Complete without the checks.
+func (nc *NewtonCompletion) newton(x, yp, y []float64) (float64, bool) {
 	_, nO, m := nc.C.Dims()
 	tol, maxIter := nc.settings()
 	for i, j := range nc.Partial {
@@ -118,8 +173,20 @@ func (nc *NewtonCompletion) Complete(x, yp, y []float64) (float64, bool) {
 
 // VJP writes into gp (length len(Partial)) the gradient with respect to
 // y_p of a loss whose gradient with respect to the completed y is g, at
-// the completed point y. It returns an error if ∂c/∂y_o is singular there.
+// the completed point y. It returns an error if the completion is invalid
+// (Validate), a length is wrong, or ∂c/∂y_o is singular there.
 func (nc *NewtonCompletion) VJP(x, y, g, gp []float64) error {
+	if err := nc.check(x, gp, y); err != nil {
+		return err
+	}
+	if len(g) != len(y) {
+		return fmt.Errorf("dc3: NewtonCompletion: VJP: len(g) = %d, want %d", len(g), len(y))
+	}
+	return nc.vjp(x, y, g, gp)
+}
+
+// vjp is VJP without the checks.
+func (nc *NewtonCompletion) vjp(x, y, g, gp []float64) error {
 	_, nO, m := nc.C.Dims()
 	c, jac := make([]float64, m), make([]float64, m*nO)
 	nc.C.Eval(x, y, c, jac)
@@ -150,6 +217,9 @@ func (nc *NewtonCompletion) VJP(x, y, g, gp []float64) error {
 }
 
 func (nc *NewtonCompletion) node(x, yp *gorgonia.Node) (*gorgonia.Node, error) {
+	if err := nc.Validate(); err != nil {
+		return nil, err
+	}
 	return gorgonia.ApplyOp(&newtonOp{nc: nc}, x, yp)
 }
 
@@ -158,7 +228,9 @@ func (nc *NewtonCompletion) complete(x, yp *mat.Dense) (*mat.Dense, error) {
 	_, nO, _ := nc.C.Dims()
 	y := mat.NewDense(n, nO, nil) // y_o starts at zero
 	for i := range n {
-		nc.Complete(x.RawRowView(i), yp.RawRowView(i), y.RawRowView(i))
+		if _, _, err := nc.Complete(x.RawRowView(i), yp.RawRowView(i), y.RawRowView(i)); err != nil {
+			return nil, err
+		}
 	}
 	return y, nil
 }
@@ -213,7 +285,9 @@ func (op *newtonOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	n := len(x) / nx
 	y := make([]float64, n*nO)
 	for i := range n {
-		op.nc.Complete(x[i*nx:(i+1)*nx], yp[i*k:(i+1)*k], y[i*nO:(i+1)*nO])
+		if _, _, err := op.nc.Complete(x[i*nx:(i+1)*nx], yp[i*k:(i+1)*k], y[i*nO:(i+1)*nO]); err != nil {
+			return nil, err
+		}
 	}
 	return tensor.New(tensor.WithShape(n, nO), tensor.WithBacking(y)), nil
 }

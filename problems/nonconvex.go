@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/problems/internal/nprand"
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -162,41 +163,125 @@ func vectorNode(g *gorgonia.ExprGraph, dt tensor.Dtype, prefix string, v []float
 //	min_y ½yᵀQy + pᵀ sin y   s.t.   Cy = x,
 //
 // with y ∈ ℝ^{N_O} and x ∈ ℝ^{N_C}. The network learns y(x) without labels:
-// the loss is the objective (ObjectiveNode). The paper uses N_O = 200,
-// N_C = 150 (and 100/50, 100/70) and, following DC3, tests on one batch of
-// 833 samples of x; a 2×200 ReLU backbone, batch 200, Adam 1e-4, 1000
-// epochs and tolerances 1e-3 (training mean, inference max). Reference
-// optimum (IPOPT) at 200/150: −10.64.
+// the loss is the objective (ObjectiveNode). The paper uses
+// (N_O, N_C) = (100, 50), (100, 70) and (200, 150), the instances of DC3's
+// generator with seed PaperSeed and x ~ U(−5, 5) (NewNonconvexLinear,
+// PaperData), and, following DC3, tests on one batch of the 833 test
+// samples; a 2×200 ReLU backbone, batch 200, Adam 1e-4, 1000 epochs and
+// tolerances 1e-3 (training mean, inference max). Reference optima (IPOPT)
+// in the paper: −11.11, −4.84 and −10.64 at the three sizes.
 type NonconvexLinear struct {
 	SineQuadratic
 	// NO and NC are N_O (outputs) and N_C (constraints, and inputs).
 	NO, NC int
 	// C is the N_C×N_O constraint matrix.
 	C *mat.Dense
-	// XMax is the half-width of SampleX's range U(−XMax, XMax);
-	// NewNonconvexLinear sets DefaultXMax.
+	// XMax is the half-width of the input range U(−XMax, XMax) of
+	// SampleX and Examples; NewNonconvexLinear sets DefaultXMax.
 	XMax float64
 
-	eq enforce.Constraint
+	eq     enforce.Constraint
+	afterC nprand.RandomState // the generator's state after C, for Examples
 }
 
-// NewNonconvexLinear draws an instance from a PCG generator seeded by seed,
-// in this order: Q_k ~ U[0, 1) for k = 1..N_O, then p_k ~ U[0, 1), then the
-// entries of C ~ N(0, 1) row by row. It returns an error unless
-// 1 ≤ nC ≤ nO.
+// PaperSeed is the seed of DC3's instance generator, np.random.seed(17) in
+// locuslab/DC3 datasets/simple/make_dataset.py; the ENFORCE paper's
+// nonconvex instances are that generator's.
+const PaperSeed = 17
+
+// PaperExamples is the number of inputs DC3's generator draws per
+// instance (num_examples in datasets/simple/make_dataset.py).
+const PaperExamples = 10000
+
+// NewNonconvexLinear draws the instance of DC3's generator
+// (locuslab/DC3, datasets/simple/make_dataset.py) for seed: NumPy's legacy
+// generator seeded by np.random.seed(seed) (package problems/internal/nprand
+// reproduces it), then Q_k = random() for k = 1..N_O, p_k = random(), and
+// the entries of C = normal(0, 1) row by row. Examples continues the same
+// stream with the inputs. With seed = PaperSeed these are the paper's
+// instances. The entries of Q, p and of the inputs are NumPy's bit for
+// bit; a few entries of C in 10,000 differ from NumPy's (on glibc) in
+// their last bit (see problems/internal/nprand).
+//
+// It returns an error unless 1 ≤ nC ≤ nO and seed < 2³² (the seeds NumPy
+// accepts).
 func NewNonconvexLinear(nO, nC int, seed uint64) (*NonconvexLinear, error) {
 	if nC < 1 || nO < nC {
 		return nil, fmt.Errorf("problems: NewNonconvexLinear: nO = %d, nC = %d, want 1 ≤ nC ≤ nO", nO, nC)
 	}
-	rnd := newRand(seed, streamInstance)
+	if seed > math.MaxUint32 {
+		return nil, fmt.Errorf("problems: NewNonconvexLinear: seed %d, want seed < 2³² (NumPy's range)", seed)
+	}
+	rnd, err := nprand.New(int64(seed))
+	if err != nil {
+		return nil, fmt.Errorf("problems: NewNonconvexLinear: %w", err)
+	}
 	p := &NonconvexLinear{NO: nO, NC: nC, XMax: DefaultXMax}
-	p.Q, p.P = uniformVec(rnd, nO), uniformVec(rnd, nO)
-	p.C = normalMat(rnd, nC, nO)
-	var err error
+	p.Q, p.P = npUniformVec(rnd, nO), npUniformVec(rnd, nO)
+	p.C = mat.NewDense(nC, nO, nil)
+	raw := p.C.RawMatrix().Data
+	for i := range raw {
+		raw[i] = rnd.Normal(0, 1)
+	}
+	p.afterC = *rnd
 	if p.eq, err = enforce.Linear(nC, p.C, identityRHS(nC)); err != nil {
 		return nil, fmt.Errorf("problems: NewNonconvexLinear: %w", err)
 	}
 	return p, nil
+}
+
+// Examples returns the first n (n ≥ 1) of the inputs DC3's generator
+// draws for this instance, X = np.random.uniform(−XMax, XMax, (n, N_C))
+// right after C, as an n×N_C matrix: the first rows do not depend on n,
+// and Examples(PaperExamples) is DC3's X (with the paper's XMax = 5; DC3
+// itself used 1). It panics if n < 1.
+func (p *NonconvexLinear) Examples(n int) *mat.Dense {
+	if n < 1 {
+		panic(fmt.Sprintf("problems: NonconvexLinear.Examples: n = %d, want n ≥ 1", n))
+	}
+	rnd := p.afterC
+	x := mat.NewDense(n, p.NC, nil)
+	raw := x.RawMatrix().Data
+	for i := range raw {
+		raw[i] = rnd.Uniform(-p.XMax, p.XMax)
+	}
+	return x
+}
+
+// PaperData returns the paper's data for this instance: the
+// PaperExamples inputs of Examples split as DC3 splits them (DC3Split):
+// the first 8334 rows for training, the next 833 for validation and the
+// last 833, the paper's test batch, for testing. The datasets are
+// unsupervised (Y is nil).
+func (p *NonconvexLinear) PaperData() (train, val, test Dataset) {
+	return Dataset{X: p.Examples(PaperExamples)}.Partition(DC3Split(PaperExamples))
+}
+
+// DC3Split is DC3's split of n examples (utils.py, valid_frac =
+// test_frac = 0.0833), in order, not shuffled: rows
+// [0, ⌊n(1 − 0.0833 − 0.0833)⌋) train, up to ⌊n(1 − 0.0833)⌋ validate and
+// the rest test, the floors taken of the same floating-point products as
+// DC3's, so that n = 10000 gives 8334, 833 and 833. It panics if n < 0.
+func DC3Split(n int) Split {
+	if n < 0 {
+		panic(fmt.Sprintf("problems: DC3Split(%d): want n ≥ 0", n))
+	}
+	const frac = 0.0833
+	trainFrac := 1 - frac - frac
+	nTrain := int(float64(n) * trainFrac)
+	nVal := int(float64(n)*(trainFrac+frac)) - nTrain
+	s := Split{}
+	for i := range n {
+		switch {
+		case i < nTrain:
+			s.Train = append(s.Train, i)
+		case i < nTrain+nVal:
+			s.Val = append(s.Val, i)
+		default:
+			s.Test = append(s.Test, i)
+		}
+	}
+	return s
 }
 
 // Name returns "nonconvex-linear-N_O-N_C".
@@ -248,11 +333,20 @@ func sampleUniform(n, m int, h float64, seed uint64) *mat.Dense {
 	return x
 }
 
-// uniformVec returns n draws from U[0, 1).
+// uniformVec returns n draws from U[0, 1) of a PCG generator.
 func uniformVec(rnd interface{ Float64() float64 }, n int) []float64 {
 	v := make([]float64, n)
 	for i := range v {
 		v[i] = rnd.Float64()
+	}
+	return v
+}
+
+// npUniformVec returns n draws of NumPy's random().
+func npUniformVec(rnd *nprand.RandomState, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = rnd.Random()
 	}
 	return v
 }

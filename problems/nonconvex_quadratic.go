@@ -62,9 +62,11 @@ const QuadraticGamma = 8
 // NewNonconvexQuadratic draws an instance from a PCG generator seeded by
 // seed. It requires 1 ≤ nC < nO and, with k = nO − nC, proceeds as follows.
 //
-//  1. Q, p and Ĉ are drawn exactly as Q, p and C by
-//     NewNonconvexLinear(nO, nC, seed) (Q_k, p_k ~ U[0, 1), Ĉ ~ N(0, 1)
-//     row by row).
+//  1. Q_k ~ U[0, 1) for k = 1..N_O, then p_k ~ U[0, 1), then the entries
+//     of Ĉ ~ N(0, 1) row by row: the distributions of NewNonconvexLinear,
+//     from this package's PCG generator (the paper does not publish its
+//     quadratic instances, and the reference code has no generator for
+//     them: it loads a parameter file that is not public).
 //  2. P = I − Ĉᵀ(ĈĈᵀ)⁻¹Ĉ is the orthogonal projector onto null(Ĉ), of
 //     rank k.
 //  3. For i = 1..N_C in turn: G_i is an N_O×N_O matrix of N(0, 1) draws

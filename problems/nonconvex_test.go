@@ -1,7 +1,11 @@
 package problems
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -100,13 +104,8 @@ func TestNonconvexQuadraticStructure(t *testing.T) {
 	require.NoError(t, err)
 	other, err := NewNonconvexQuadratic(20, 8, 5)
 	require.NoError(t, err)
-	lin, err := NewNonconvexLinear(20, 8, 4)
-	require.NoError(t, err)
 	assert.True(t, mat.Equal(p.C, q.C) && mat.Equal(p.A[3], q.A[3]) && floats.Equal(p.D, q.D), "deterministic")
 	assert.False(t, mat.Equal(p.A[0], other.A[0]))
-	var gammaC mat.Dense
-	gammaC.Scale(QuadraticGamma, lin.C)
-	assert.True(t, mat.Equal(p.C, &gammaC) && floats.Equal(p.Q, lin.Q) && floats.Equal(p.P, lin.P), "shares Q, p and γC with NonconvexLinear")
 	ystar, _ := p.Minimizer()
 	assert.Equal(t, ystar, p.Y0, "y₀ is the unconstrained minimiser")
 	assert.InDelta(t, 0.5*math.Sqrt(20.0/13), p.Scale, 1e-15)
@@ -163,6 +162,77 @@ func TestNonconvexLinear(t *testing.T) {
 	assert.Less(t, floats.Norm(r, math.Inf(1)), 1e-12)
 	assert.NotNil(t, enforce.CapabilitiesOf(p.Equalities()).ConstantJacobian)
 	assert.Panics(t, func() { p.SampleX(0, 1) })
+	assert.Panics(t, func() { p.Examples(0) })
+	_, err = NewNonconvexLinear(12, 5, 1<<32)
+	assert.Error(t, err, "NumPy takes seeds below 2³²")
+}
+
+// TestNonconvexLinearPaper checks NewNonconvexLinear(·, ·, PaperSeed) and
+// PaperData against NumPy's run of DC3's recipe with x ~ U(−5, 5) at the
+// paper's three sizes (internal/nprand/testdata/gen.py): three entries of
+// the first test row bit for bit, the sums of Q, p, C and X to within the
+// difference between NumPy's pairwise summation and a plain loop (the
+// entries themselves are checked bit for bit in package nprand), and the
+// split 8334/833/833 with the test set starting at row 9167.
+func TestNonconvexLinearPaper(t *testing.T) {
+	b, err := os.ReadFile("internal/nprand/testdata/numpy-1.24.2.json")
+	require.NoError(t, err)
+	var fx map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(b, &fx))
+	hexf := func(s string) float64 {
+		v, err := strconv.ParseFloat(s, 64)
+		require.NoError(t, err)
+		return v
+	}
+	sizes := [][2]int{{100, 50}, {100, 70}, {200, 150}}
+	if testing.Short() {
+		sizes = sizes[:1]
+	}
+	for _, sz := range sizes {
+		var want struct {
+			QSum     string   `json:"Q_sum"`
+			PSum     string   `json:"p_sum"`
+			ASum     string   `json:"A_sum"`
+			XSum     string   `json:"X_sum"`
+			XRow9167 []string `json:"X_row9167"`
+		}
+		require.NoError(t, json.Unmarshal(fx[fmt.Sprintf("dc3_%d_%d", sz[0], sz[1])], &want))
+		p, err := NewNonconvexLinear(sz[0], sz[1], PaperSeed)
+		require.NoError(t, err)
+		assert.InDelta(t, hexf(want.QSum), sum(p.Q), 1e-12, "%v: Q", sz)
+		assert.InDelta(t, hexf(want.PSum), sum(p.P), 1e-12, "%v: p", sz)
+		assert.InDelta(t, hexf(want.ASum), sum(p.C.RawMatrix().Data), 1e-12, "%v: C", sz)
+		train, val, test := p.PaperData()
+		require.Equal(t, []int{8334, 833, 833}, []int{train.Len(), val.Len(), test.Len()})
+		assert.Nil(t, train.Y)
+		all := p.Examples(PaperExamples)
+		assert.InDelta(t, hexf(want.XSum), sum(all.RawMatrix().Data), 1e-8, "%v: X", sz)
+		for j, w := range want.XRow9167 {
+			assert.Equal(t, hexf(w), test.X.At(0, j), "%v: first test row", sz)
+		}
+		assert.True(t, mat.Equal(p.Examples(3), all.Slice(0, 3, 0, sz[1])), "the first rows do not depend on n")
+	}
+}
+
+// sum adds v left to right.
+func sum(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+func TestDC3Split(t *testing.T) {
+	s := DC3Split(10000)
+	assert.Equal(t, []int{8334, 833, 833}, []int{len(s.Train), len(s.Val), len(s.Test)})
+	assert.Equal(t, 0, s.Train[0])
+	assert.Equal(t, 8334, s.Val[0])
+	assert.Equal(t, 9167, s.Test[0])
+	assert.Equal(t, 9999, s.Test[832])
+	s = DC3Split(0)
+	assert.Empty(t, s.Train)
+	assert.Panics(t, func() { DC3Split(-1) })
 }
 
 func TestObjective(t *testing.T) {
