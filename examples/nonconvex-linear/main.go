@@ -4,8 +4,11 @@
 //
 //	min_y ½yᵀQy + pᵀ sin y   s.t.   Cy = x,   x ~ U(−5, 5),
 //
-// at (N_O, N_C) = (100, 50), (100, 70), (200, 150), instance
-// problems.NewNonconvexLinear. It computes reference optima with the
+// at (N_O, N_C) = (100, 50), (100, 70), (200, 150), on the paper's
+// instances: problems.NewNonconvexLinear with -seed problems.PaperSeed (the
+// default), DC3's generator reproduced bit for bit, with its 10,000
+// inputs split as DC3 splits them (8334 training, 833 test, in order); any
+// other -seed draws another instance of the same class. It computes reference optima with the
 // pure-Go solvers.Solve (the paper uses IPOPT; the two agree on these
 // instances, see solvers/ipopt), trains MLP, Soft (λ_C = 5, 1, 0.1), DC3
 // and ENFORCE unsupervised on the objective with the paper's
@@ -32,7 +35,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/enforce-nn/enforce/dc3"
 	"github.com/enforce-nn/enforce/examples/internal/optexp"
@@ -50,6 +56,7 @@ var experiment = optexp.Experiment{
 	Name:  "linear",
 	Sizes: []optexp.Size{{NO: 100, NC: 50}, {NO: 100, NC: 70}, {NO: 200, NC: 150}},
 	DC3:   true,
+	Seed:  problems.PaperSeed,
 	Build: func(s optexp.Size, seed uint64) (optexp.Instance, error) {
 		p, err := problems.NewNonconvexLinear(s.NO, s.NC, seed)
 		if err != nil {
@@ -57,8 +64,9 @@ var experiment = optexp.Experiment{
 		}
 		return optexp.Instance{
 			Objective: p.SineQuadratic, Constraint: p.Equalities(), SampleX: p.SampleX,
-			NLP: func(x []float64) solvers.NLP { return solvers.Linear(p, x) },
-			DC3: func(cfg dc3.Config) (*dc3.Model, error) { return dc3.New(p, cfg) },
+			NLP:  func(x []float64) solvers.NLP { return solvers.Linear(p, x) },
+			DC3:  func(cfg dc3.Config) (*dc3.Model, error) { return dc3.New(p, cfg) },
+			Data: paperData(p),
 		}, nil
 	},
 	Paper: map[string][]optexp.Paper{
@@ -70,4 +78,23 @@ var experiment = optexp.Experiment{
 		"DC3":            {{Obj: -10.31}, {Obj: -2.76}, {Obj: -6.27}},
 		"ENFORCE":        {{Obj: -11.50}, {Obj: -4.86}, {Obj: -10.59}},
 	},
+}
+
+// paperData returns the training and test inputs of DC3's split of the
+// instance's Examples (problems.NonconvexLinear.PaperData): the first
+// nTrain of its 8334 training inputs and the first nTest of its 833 test
+// inputs.
+func paperData(p *problems.NonconvexLinear) func(nTrain, nTest int) (*mat.Dense, *mat.Dense, error) {
+	return func(nTrain, nTest int) (*mat.Dense, *mat.Dense, error) {
+		tr, _, te := p.PaperData()
+		if nTrain > tr.Len() || nTest > te.Len() {
+			return nil, nil, fmt.Errorf("the paper's data have %d training and %d test inputs; -ntrain %d and -ntest %d ask for more", tr.Len(), te.Len(), nTrain, nTest)
+		}
+		return firstRows(tr.X, nTrain), firstRows(te.X, nTest), nil
+	}
+}
+
+func firstRows(x *mat.Dense, n int) *mat.Dense {
+	_, c := x.Dims()
+	return mat.DenseCopyOf(x.Slice(0, n, 0, c))
 }

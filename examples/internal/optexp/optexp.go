@@ -56,6 +56,10 @@ type Experiment struct {
 	// DC3 says whether the DC3 baseline runs by default (the -dc3 flag
 	// overrides it).
 	DC3 bool
+	// Seed is the default of -seed, the seed of the instance and its data
+	// (the paper's instances for the linear benchmark: problems.PaperSeed);
+	// 0 means 1.
+	Seed uint64
 }
 
 // Instance is one drawn problem.
@@ -63,7 +67,11 @@ type Instance struct {
 	Objective  problems.SineQuadratic
 	Constraint enforce.Constraint
 	SampleX    func(n int, seed uint64) *mat.Dense
-	NLP        func(x []float64) solvers.NLP
+	// Data, if not nil, returns the training and test inputs in place of
+	// SampleX (the paper's instances come with DC3's inputs and split): at
+	// most nTrain and nTest rows.
+	Data func(nTrain, nTest int) (xTrain, xTest *mat.Dense, err error)
+	NLP  func(x []float64) solvers.NLP
 	// DC3 builds the DC3 baseline for the instance.
 	DC3 func(cfg dc3.Config) (*dc3.Model, error)
 }
@@ -94,7 +102,7 @@ type Options struct {
 func Flags(e Experiment, o *Options) *harness.Flags {
 	name := "nonconvex-" + e.Name
 	f := harness.New(name, fmt.Sprintf("The ENFORCE paper's nonconvex %s benchmark (§5.3): reference optima, then MLP, Soft, DC3 and ENFORCE trained on the objective.", e.Name))
-	*o = Options{Epochs: 1000, DC3Epochs: 3500, NTrain: 8334, NTest: 833, NRef: 833, Batch: 200, Width: 200, LR: 1e-4, Seeds: 1, Seed: 1, DC3: e.DC3, softs: "5,1,0.1"}
+	*o = Options{Epochs: 1000, DC3Epochs: 3500, NTrain: 8334, NTest: 833, NRef: 833, Batch: 200, Width: 200, LR: 1e-4, Seeds: 1, Seed: max(e.Seed, 1), DC3: e.DC3, softs: "5,1,0.1"}
 	f.IntVar(&o.Epochs, "epochs", o.Epochs, "epochs for MLP, Soft and ENFORCE (the paper: 1000)")
 	f.IntVar(&o.DC3Epochs, "dc3epochs", o.DC3Epochs, "epochs for DC3 (the paper: 3500)")
 	f.IntVar(&o.NTrain, "ntrain", o.NTrain, "training inputs (DC3's split of 10,000: 8334 train, 833 valid, 833 test)")
@@ -200,8 +208,14 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 		if err != nil {
 			return err
 		}
-		xTrain := inst.SampleX(o.NTrain, o.Seed+100)
-		xTest := inst.SampleX(o.NTest, o.Seed+200)
+		var xTrain, xTest *mat.Dense
+		if inst.Data != nil {
+			if xTrain, xTest, err = inst.Data(o.NTrain, o.NTest); err != nil {
+				return err
+			}
+		} else {
+			xTrain, xTest = inst.SampleX(o.NTrain, o.Seed+100), inst.SampleX(o.NTest, o.Seed+200)
+		}
 
 		// Reference optima.
 		fmt.Fprintf(progress, "[%d/%d] reference: solving %d instances with %s\n", s.NO, s.NC, o.NRef, reference.name)
