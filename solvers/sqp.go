@@ -59,8 +59,10 @@ const (
 	Success Status = iota
 	// IterationLimit: Settings.MaxIterations were taken first.
 	IterationLimit
-	// LineSearchFailure: no step decreased the merit function; the point
-	// returned is the last accepted one.
+	// LineSearchFailure: no step decreased the merit function (or three
+	// steps in a row decreased it by no more than rounding); the point
+	// returned is the last accepted one, and Result's Stationarity and
+	// MaxViolation say how far from Tol and FeasTol it is.
 	LineSearchFailure
 	// NumericalFailure: the constraint Jacobian lost rank, or the
 	// problem's callbacks returned non-finite values.
@@ -185,6 +187,7 @@ func Solve(p NLP, init []float64, settings *Settings) (*Result, error) {
 		return res, nil
 	}
 	mu := 0.0
+	stalled := 0 // consecutive steps that left the merit unchanged to rounding
 	for {
 		if !w.factor() {
 			res.Status = NumericalFailure
@@ -207,9 +210,34 @@ func Solve(p NLP, init []float64, settings *Settings) (*Result, error) {
 			return res, nil
 		}
 		mu = math.Max(mu, w.penalty())
+		phi0 := w.f + mu*floats.Norm(w.c, 1)
 		if !w.lineSearch(mu, res) {
 			res.Status = LineSearchFailure
 			return res, nil
+		}
+		// A step the line search accepts but that changes the merit by no
+		// more than its rounding makes no progress: after three in a row
+		// the point cannot be improved (typically a stationarity a little
+		// above Tol at a nearly singular reduced Hessian), so stop rather
+		// than spend the remaining iterations there.
+		if phi := w.merit(w.y, mu, res); phi0-phi <= 64*epsilon*math.Max(math.Abs(phi0), 1) {
+			if stalled++; stalled >= 3 {
+				res.Status = LineSearchFailure
+				// y moved by rounding only: report its own measures.
+				if !w.evaluate(res) || !w.factor() {
+					res.Status = NumericalFailure
+					return res, nil
+				}
+				w.leastSquaresMultipliers(w.g, w.lambda)
+				res.Stationarity = w.stationarity()
+				res.Objective, res.MaxViolation = w.f, floats.Norm(w.c, math.Inf(1))
+				if res.MaxViolation <= s.FeasTol && res.Stationarity <= s.Tol {
+					res.Status = Success
+				}
+				return res, nil
+			}
+		} else {
+			stalled = 0
 		}
 		copy(w.lambda, w.lambdaNext)
 		if !w.evaluate(res) {
@@ -477,6 +505,9 @@ func identity(n int) *mat.Dense {
 	}
 	return id
 }
+
+// epsilon is the float64 machine epsilon.
+const epsilon = 0x1p-52
 
 // minEigenRatio bounds the eigenvalues of an indefinite reduced Hessian
 // below, relative to the largest in magnitude, and maxStepRatio bounds the null-space step

@@ -200,3 +200,28 @@ func TestQuadraticOptimumRange(t *testing.T) {
 		assert.True(t, mean >= -31.5 && mean <= -9.7, "(100, %d): mean optimum %.2f outside the paper's range", nc, mean)
 	}
 }
+
+// TestStallStops checks the exit for steps that no longer change the
+// merit: on this paper-family instance SQP reaches stationarity 1.3e-8,
+// a little above Tol = 1e-8, where its steps only move y by rounding. It
+// must stop there with LineSearchFailure after a few iterations (it used
+// to run to MaxIterations, 65 evaluations per iteration), at the point a
+// looser Tol certifies, and report that point's stationarity.
+func TestStallStops(t *testing.T) {
+	lin, err := problems.NewNonconvexLinear(20, 8, 1)
+	require.NoError(t, err)
+	nlp := Linear(lin, lin.SampleX(3, 201).RawRowView(2))
+	y0, err := LeastNormStart(nlp)
+	require.NoError(t, err)
+	r, err := Solve(nlp, y0, nil)
+	require.NoError(t, err)
+	assert.Equal(t, LineSearchFailure, r.Status)
+	assert.Less(t, r.Iterations, 30)
+	assert.Greater(t, r.Stationarity, DefaultTol)
+	assert.Less(t, r.Stationarity, 1e-6)
+	assert.Less(t, r.MaxViolation, 1e-12)
+	loose, err := Solve(nlp, y0, &Settings{Tol: 1e-6})
+	require.NoError(t, err)
+	require.Equal(t, Success, loose.Status)
+	assert.InDelta(t, loose.Objective, r.Objective, 1e-12)
+}
