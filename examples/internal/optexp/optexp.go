@@ -79,11 +79,15 @@ type Instance struct {
 // Options are the command-line settings.
 type Options struct {
 	Epochs, DC3Epochs, NTrain, NTest, NRef, Batch, Seeds, Width int
-	LR                                                          float64
-	Soft                                                        []float64
-	Sizes                                                       string
-	Out                                                         string
-	Seed                                                        uint64
+	// Layers is the number of hidden layers of the MLP, Soft and ENFORCE
+	// backbones (-layers; the paper: 2; the reference's code builds 3,
+	// see docs/setup.md §1.1). DC3 keeps its own two.
+	Layers int
+	LR     float64
+	Soft   []float64
+	Sizes  string
+	Out    string
+	Seed   uint64
 	// Resume is the checkpoint folder of the MLP, Soft and ENFORCE models
 	// (-resume; see harness.Common.Resume). DC3 is not checkpointed.
 	Resume string
@@ -102,14 +106,15 @@ type Options struct {
 func Flags(e Experiment, o *Options) *harness.Flags {
 	name := "nonconvex-" + e.Name
 	f := harness.New(name, fmt.Sprintf("The ENFORCE paper's nonconvex %s benchmark (§5.3): reference optima, then MLP, Soft, DC3 and ENFORCE trained on the objective.", e.Name))
-	*o = Options{Epochs: 1000, DC3Epochs: 3500, NTrain: 8334, NTest: 833, NRef: 833, Batch: 200, Width: 200, LR: 1e-4, Seeds: 1, Seed: max(e.Seed, 1), DC3: e.DC3, softs: "5,1,0.1"}
+	*o = Options{Epochs: 1000, DC3Epochs: 3500, NTrain: 8334, NTest: 833, NRef: 833, Batch: 200, Width: 200, Layers: 2, LR: 1e-4, Seeds: 1, Seed: max(e.Seed, 1), DC3: e.DC3, softs: "5,1,0.1"}
 	f.IntVar(&o.Epochs, "epochs", o.Epochs, "epochs for MLP, Soft and ENFORCE (the paper: 1000)")
 	f.IntVar(&o.DC3Epochs, "dc3epochs", o.DC3Epochs, "epochs for DC3 (the paper: 3500)")
 	f.IntVar(&o.NTrain, "ntrain", o.NTrain, "training inputs (DC3's split of 10,000: 8334 train, 833 valid, 833 test)")
 	f.IntVar(&o.NTest, "ntest", o.NTest, "test inputs, one inference batch (the paper: 833)")
 	f.IntVar(&o.NRef, "nref", o.NRef, "test inputs solved by the reference solver (first rows of the test batch)")
 	f.IntVar(&o.Batch, "batch", o.Batch, "batch size (the paper: 200)")
-	f.IntVar(&o.Width, "width", o.Width, "width of the 2 hidden ReLU layers (the paper: 200)")
+	f.IntVar(&o.Width, "width", o.Width, "width of the hidden ReLU layers (the paper: 200)")
+	f.IntVar(&o.Layers, "layers", o.Layers, "hidden layers of the MLP, Soft and ENFORCE backbones (the paper: 2; the reference's code: 3)")
 	f.Float64Var(&o.LR, "lr", o.LR, "Adam learning rate (the paper: 1e-4)")
 	f.IntVar(&o.Seeds, "seeds", o.Seeds, "model seeds; mean ± std over them (the paper: 5)")
 	f.StringVar(&o.Sizes, "sizes", "", "comma-separated indices into the paper's sizes (default: all)")
@@ -181,6 +186,9 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 	if o.Seeds < 1 || o.NTest < 1 || o.NRef < 0 || o.NRef > o.NTest || o.NTrain < o.Batch {
 		return fmt.Errorf("optexp: need -seeds ≥ 1, 0 ≤ -nref ≤ -ntest, -ntrain ≥ -batch")
 	}
+	if o.Layers < 1 || o.Width < 1 {
+		return fmt.Errorf("optexp: need -layers ≥ 1 and -width ≥ 1")
+	}
 	idx := make([]int, len(e.Sizes))
 	for i := range idx {
 		idx[i] = i
@@ -200,8 +208,8 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "§5.3 of the ENFORCE paper, nonconvex %s benchmark: %d training / %d test inputs, x ~ U(−5, 5), 2×%d ReLU, Adam %g, batch %d, %d epochs (DC3 %d), %d seed(s)\n",
-		e.Name, o.NTrain, o.NTest, o.Width, o.LR, o.Batch, o.Epochs, o.DC3Epochs, o.Seeds)
+	fmt.Fprintf(w, "§5.3 of the ENFORCE paper, nonconvex %s benchmark: %d training / %d test inputs, x ~ U(−5, 5), %d×%d ReLU, Adam %g, batch %d, %d epochs (DC3 %d), %d seed(s)\n",
+		e.Name, o.NTrain, o.NTest, o.Layers, o.Width, o.LR, o.Batch, o.Epochs, o.DC3Epochs, o.Seeds)
 	for _, si := range idx {
 		s := e.Sizes[si]
 		inst, err := e.Build(s, o.Seed)
@@ -362,7 +370,7 @@ func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train
 	trainSet.Tol = 1e-3
 	trainSet.Precision = o.Precision
 	cfg := train.Config{
-		Sizes: []int{s.NC, o.Width, o.Width, s.NO}, Hidden: layers.ReLU, PyTorchInit: true,
+		Sizes: hiddenSizes(s.NC, o.Width, o.Layers, s.NO), Hidden: layers.ReLU, PyTorchInit: true,
 		Constraint: inst.Constraint, Mode: mode, LambdaC: lambdaC,
 		Train: trainSet, Infer: enforce.Settings{Tol: 1e-3, Precision: o.Precision},
 		LearnRate: o.LR, BatchSize: o.Batch, Epochs: o.Epochs, Seed: seed,
@@ -462,4 +470,13 @@ func (p prefixed) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return p.w.Write(b)
+}
+
+// hiddenSizes returns [nIn, width × layers, nOut].
+func hiddenSizes(nIn, width, layers, nOut int) []int {
+	sizes := []int{nIn}
+	for range layers {
+		sizes = append(sizes, width)
+	}
+	return append(sizes, nOut)
 }

@@ -1,6 +1,7 @@
 package optexp
 
 import (
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,6 +28,10 @@ func TestFlags(t *testing.T) {
 	assert.Equal(t, []float64{5, 1, 0.1}, o.Soft)
 	assert.False(t, o.DC3)
 	assert.Equal(t, 1000, o.Epochs)
+	assert.Equal(t, 2, o.Layers, "the paper's two hidden layers")
+	assert.Equal(t, []int{50, 200, 200, 100}, hiddenSizes(50, o.Width, o.Layers, 100))
+	assert.Equal(t, []int{50, 200, 200, 200, 100}, hiddenSizes(50, 200, 3, 100), "-layers 3: the reference's code")
+	assert.ErrorContains(t, Run(io.Discard, io.Discard, Experiment{Name: "linear"}, Options{Seeds: 1, NTest: 1, NTrain: 1, Batch: 1, Width: 8}), "-layers")
 
 	f = Flags(Experiment{Name: "quadratic"}, &o)
 	require.NoError(t, f.Parse([]string{"-soft", "1,x"}))
