@@ -90,20 +90,20 @@ func run(o options, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.Seeds < 1 || o.n < 1 || o.nTest < 2 || o.Epochs < 1 || o.Width < 1 {
+	if o.Seeds < 1 || o.n < 1 || o.nTest < 2 || o.Epochs < 1 || o.Width < 1 || o.Layers < 0 {
 		return fmt.Errorf("-seeds, -n, -epochs and -width must be positive and -ntest at least 2")
 	}
 	p := problems.Cusp{}
 	trainSet, testSet := p.Sample(o.n, o.Seed), p.Sample(o.nTest, o.Seed+1_000_003)
 	fmt.Fprintf(stdout, "ENFORCE appendix (cusp): fitting y₁ = sin x, y₂ = (sin² x)^⅓ under c = y₁² − y₂³ = 0\n")
 	fmt.Fprintf(stdout, "data: %d training and %d test points, x ~ U(−2, 2) (problems.Cusp, data seed %d)\n", o.n, o.nTest, o.Seed)
-	fmt.Fprintf(stdout, "backbone: 1×%d %v, PyTorch init, Adam lr %g, full batch, %d epochs, λ_D %g, standardise %v (the paper is silent: §5.1's setting); %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
-		o.Width, hidden, o.LR, o.Epochs, o.LambdaD, o.standardize, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(stdout, "backbone: %d×%d %v, PyTorch init, Adam lr %g, full batch, %d epochs, λ_D %g, standardise %v (the paper is silent: §5.1's setting); %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
+		max(o.Layers, 1), o.Width, hidden, o.LR, o.Epochs, o.LambdaD, o.standardize, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
 
 	modes := []train.Mode{train.MLP, train.ENFORCE}
 	results, runs, err := harness.Trials(modes, o.Seed, o.Seeds, func(mode train.Mode, seed uint64) (result, train.History, error) {
 		cfg := train.Config{
-			Sizes: []int{1, o.Width, 2}, Hidden: hidden, PyTorchInit: true, Constraint: p.Equalities(), Mode: mode,
+			Sizes: o.Sizes(1, 2), Hidden: hidden, PyTorchInit: true, Constraint: p.Equalities(), Mode: mode,
 			LearnRate: o.LR, Epochs: o.Epochs, Seed: seed, Standardize: o.standardize, LambdaD: o.LambdaD,
 		}
 		o.Checkpoint(&cfg, mode, fmt.Sprintf("seed%d", seed))

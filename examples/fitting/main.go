@@ -132,7 +132,7 @@ func run(o options, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.Seeds < 1 || o.n < 10 || o.nTest < 2 || o.Epochs < 1 || o.Width < 1 || o.sweepEpochs < 0 {
+	if o.Seeds < 1 || o.n < 10 || o.nTest < 2 || o.Epochs < 1 || o.Width < 1 || o.Layers < 0 || o.sweepEpochs < 0 {
 		return fmt.Errorf("-seeds, -epochs and -width must be positive, -n at least 10, -ntest at least 2, -sweepepochs not negative")
 	}
 	p := problems.FittingEquality{}
@@ -140,8 +140,8 @@ func run(o options, stdout, progress io.Writer) error {
 	fmt.Fprintf(stdout, "ENFORCE §5.1: fitting y₁ = 2 sin 5x, y₂ = −sin² 5x − x² under c = (½y₁)² + x² + y₂ = 0\n")
 	fmt.Fprintf(stdout, "data: %d training and %d test points, x ~ U(−2, 2), noise-free (problems.FittingEquality, data seed %d)\n",
 		o.n, o.nTest, o.Seed)
-	fmt.Fprintf(stdout, "backbone: 1×%d %v MLP, Adam lr %g, full batch, %d epochs, standardise %v, PyTorch init %v; %d model seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
-		o.Width, hidden, o.LR, o.Epochs, o.standardize, o.pyTorchInit, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(stdout, "backbone: %d×%d %v MLP, Adam lr %g, full batch, %d epochs, standardise %v, PyTorch init %v; %d model seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
+		max(o.Layers, 1), o.Width, hidden, o.LR, o.Epochs, o.standardize, o.pyTorchInit, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
 
 	modes := []train.Mode{train.MLP, train.Soft, train.ENFORCE}
 	results, runs, err := harness.Trials(modes, o.Seed, o.Seeds, func(mode train.Mode, seed uint64) (result, train.History, error) {
@@ -204,7 +204,7 @@ func (e *experiment) fit(mode train.Mode, seed uint64, lambdaD, trainTol float64
 	ts := train.TrainSettings()
 	ts.Tol = trainTol
 	cfg := train.Config{
-		Sizes: []int{1, o.Width, 2}, Hidden: e.hidden, PyTorchInit: o.pyTorchInit,
+		Sizes: o.Sizes(1, 2), Hidden: e.hidden, PyTorchInit: o.pyTorchInit,
 		Constraint: e.p.Equalities(), Mode: mode, Train: ts,
 		LearnRate: o.LR, Epochs: epochs, Seed: seed, Standardize: o.standardize,
 		LambdaD: lambdaD,

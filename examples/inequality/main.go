@@ -118,7 +118,7 @@ var paperRows = map[train.Mode][5]string{
 }
 
 func run(o options, stdout, progress io.Writer) error {
-	if o.Seeds < 1 || o.n < 1 || o.nTest < 2 || o.Epochs < 1 || o.Width < 1 || o.batch < 1 {
+	if o.Seeds < 1 || o.n < 1 || o.nTest < 2 || o.Epochs < 1 || o.Width < 1 || o.Layers < 0 || o.batch < 1 {
 		return fmt.Errorf("-seeds, -n, -epochs, -width and -batch must be positive and -ntest at least 2")
 	}
 	p := problems.FittingInequality{}
@@ -131,13 +131,13 @@ func run(o options, stdout, progress io.Writer) error {
 	fmt.Fprintf(stdout, "ENFORCE §5.2: fitting f = h(x) sin x under |y| ≤ h(x) = 1 + x²/(3π²)\n")
 	fmt.Fprintf(stdout, "data: %d noisy training points (bias 0.1, σ 0.3), %d noiseless test points, x ~ U(0, 3π), data seed %d\n",
 		o.n, o.nTest, o.Seed)
-	fmt.Fprintf(stdout, "backbone: 1×%d ReLU, PyTorch init, Adam lr %g, batch %d, %d epochs; λ_D %g, Soft λ_C %g; activation rule %v, standardise %v; %d seed(s) from %d\n\n",
-		o.Width, o.LR, o.batch, o.Epochs, o.LambdaD, o.softLambda, o.activation, o.standardize, o.Seeds, o.Seed)
+	fmt.Fprintf(stdout, "backbone: %d×%d ReLU, PyTorch init, Adam lr %g, batch %d, %d epochs; λ_D %g, Soft λ_C %g; activation rule %v, standardise %v; %d seed(s) from %d\n\n",
+		max(o.Layers, 1), o.Width, o.LR, o.batch, o.Epochs, o.LambdaD, o.softLambda, o.activation, o.standardize, o.Seeds, o.Seed)
 
 	modes := []train.Mode{train.MLP, train.Soft, train.ENFORCE}
 	results, runs, err := harness.Trials(modes, o.Seed, o.Seeds, func(mode train.Mode, seed uint64) (result, train.History, error) {
 		cfg := train.Config{
-			Sizes: []int{1, o.Width, 1}, Hidden: layers.ReLU, PyTorchInit: true,
+			Sizes: o.Sizes(1, 1), Hidden: layers.ReLU, PyTorchInit: true,
 			Constraint: c, Mode: mode,
 			LearnRate: o.LR, BatchSize: o.batch, Epochs: o.Epochs, Seed: seed,
 			LambdaD: o.LambdaD, AlwaysProject: !o.activation, Standardize: o.standardize,

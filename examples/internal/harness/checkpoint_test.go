@@ -74,3 +74,16 @@ func equalDense(a, b []float64) bool {
 	}
 	return true
 }
+
+// TestLayers checks -layers and Common.Sizes: the default is one hidden
+// layer (two for the surrogates), and -layers N gives N of width Width.
+func TestLayers(t *testing.T) {
+	c := Common{Width: 64}
+	assert.Equal(t, []int{1, 64, 2}, c.Sizes(1, 2), "zero means one hidden layer")
+	f := New("x", "test")
+	c.Register(f, "seed")
+	require.NoError(t, f.Parse([]string{"-layers", "2"}))
+	assert.Equal(t, []int{3, 64, 64, 9}, c.Sizes(3, 9), "-layers 2: the reference's 1-64-64-n")
+	s := DefaultSurrogate("distillation")
+	assert.Equal(t, []int{3, 64, 64, 9}, s.Sizes(3, 9), "the surrogates' default")
+}

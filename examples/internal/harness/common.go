@@ -5,7 +5,10 @@ package harness
 // seeds, the progress lines and the output folder.
 type Common struct {
 	Epochs, Width, Seeds, LogLines int
-	LR, LambdaD                    float64
+	// Layers is the number of hidden layers of width Width (-layers);
+	// 0 means 1.
+	Layers      int
+	LR, LambdaD float64
 	// Seed is the first model seed (and, where the program draws its
 	// data, the data's seed); model seeds are Seed, Seed+1, ….
 	Seed uint64
@@ -22,6 +25,7 @@ type Common struct {
 func (c *Common) Register(f *Flags, seedHelp string) {
 	f.IntVar(&c.Epochs, "epochs", c.Epochs, "epochs per model")
 	f.IntVar(&c.Width, "width", c.Width, "width of the backbone's hidden layers")
+	f.IntVar(&c.Layers, "layers", max(c.Layers, 1), "number of hidden layers of the backbone (the reference's code builds 2 for every fitting problem: see docs/setup.md)")
 	f.Float64Var(&c.LR, "lr", c.LR, "Adam learning rate")
 	f.Float64Var(&c.LambdaD, "lambdaD", c.LambdaD, "λ_D, the weight of ENFORCE's displacement term")
 	f.Uint64Var(&c.Seed, "seed", c.Seed, seedHelp)
@@ -33,3 +37,13 @@ func (c *Common) Register(f *Flags, seedHelp string) {
 
 // ResumeUsage is the help of every program's -resume flag.
 const ResumeUsage = "checkpoint every model into a subfolder of this folder every 5 minutes and at its end, and continue any model whose checkpoint is already there (run the same command again after an interruption; finished models are not trained again)"
+
+// Sizes returns the backbone's layer sizes: nx inputs, Layers hidden
+// layers of Width, ny outputs.
+func (c Common) Sizes(nx, ny int) []int {
+	sizes := []int{nx}
+	for range max(c.Layers, 1) {
+		sizes = append(sizes, c.Width)
+	}
+	return append(sizes, ny)
+}

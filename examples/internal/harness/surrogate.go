@@ -33,7 +33,7 @@ type Surrogate struct {
 // DefaultSurrogate returns the reference's setting for the program name:
 // 1200 epochs of Adam at 1e-4, batch 64, width 64, λ_D = 0.5, one seed.
 func DefaultSurrogate(name string) Surrogate {
-	return Surrogate{Common: Common{Epochs: 1200, Width: 64, Seeds: 1, LogLines: 10, LR: 1e-4, LambdaD: 0.5, Seed: 1, Out: DefaultOut(name)}, Batch: 64}
+	return Surrogate{Common: Common{Epochs: 1200, Width: 64, Layers: 2, Seeds: 1, LogLines: 10, LR: 1e-4, LambdaD: 0.5, Seed: 1, Out: DefaultOut(name)}, Batch: 64}
 }
 
 // Register registers s's flags on f; nAll is the size of the full
@@ -51,7 +51,7 @@ func (s *Surrogate) Register(f *Flags, nAll int) {
 // problems.DataDir), partitioned by the reference's split, the training
 // rows cut to NTrain. A folder that does not hold the files is an error.
 func (s Surrogate) Load(load func(dir string) (problems.Dataset, problems.Split, error)) (dir string, trainSet, testSet problems.Dataset, err error) {
-	if s.Seeds < 1 || s.Epochs < 1 || s.Width < 1 || s.Batch < 1 || s.NTrain < 0 {
+	if s.Seeds < 1 || s.Epochs < 1 || s.Width < 1 || s.Layers < 0 || s.Batch < 1 || s.NTrain < 0 {
 		return "", trainSet, testSet, errors.New("-seeds, -epochs, -width and -batch must be positive, -ntrain not negative")
 	}
 	dir = s.DataDir
@@ -81,7 +81,7 @@ func (s Surrogate) Load(load func(dir string) (problems.Dataset, problems.Split,
 // "seed<seed>").
 func (s Surrogate) Config(mode train.Mode, seed uint64, nx, ny int, c enforce.Constraint, ts, infer enforce.Settings) train.Config {
 	cfg := train.Config{
-		Sizes: []int{nx, s.Width, s.Width, ny}, Hidden: layers.ReLU, PyTorchInit: true,
+		Sizes: s.Sizes(nx, ny), Hidden: layers.ReLU, PyTorchInit: true,
 		Constraint: c, Mode: mode, Train: ts, Infer: infer,
 		LearnRate: s.LR, BatchSize: s.Batch, Epochs: s.Epochs, Seed: seed,
 		LambdaD: s.LambdaD, Standardize: true, AlwaysProject: s.AlwaysProject,
