@@ -15,7 +15,7 @@ const BLASImplementation = "gonum (pure Go) with enforce's float32 matrix produc
 // In the default (pure-Go) build, gorgonia's BLAS is gonum's except for
 // the single-precision matrix product, which runs on enforce's kernels
 // (internal/fastblas: AVX-512 or AVX2/FMA Go assembly, split over the
-// cores; 7–20× gonum's Sgemm at a 200-wide layer on 833 inputs). This
+// cores; 7–18× gonum's Sgemm at a 200-wide layer on 833 inputs in BenchmarkSgemm). This
 // speeds up every float32 gorgonia graph in a program that imports
 // enforce; float64 graphs are unchanged. Results do not depend on
 // GOMAXPROCS.

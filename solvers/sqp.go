@@ -200,6 +200,10 @@ func Solve(p NLP, init []float64, settings *Settings) (*Result, error) {
 			res.Status = Success
 			return res, nil
 		}
+		if stalled >= 3 {
+			res.Status = LineSearchFailure
+			return res, nil
+		}
 		if res.Iterations >= s.MaxIterations {
 			res.Status = IterationLimit
 			return res, nil
@@ -211,31 +215,20 @@ func Solve(p NLP, init []float64, settings *Settings) (*Result, error) {
 		}
 		mu = math.Max(mu, w.penalty())
 		phi0 := w.f + mu*floats.Norm(w.c, 1)
-		if !w.lineSearch(mu, res) {
+		phi, ok := w.lineSearch(mu, res)
+		if !ok {
 			res.Status = LineSearchFailure
 			return res, nil
 		}
 		// A step the line search accepts but that changes the merit by no
 		// more than its rounding makes no progress: after three in a row
 		// the point cannot be improved (typically a stationarity a little
-		// above Tol at a nearly singular reduced Hessian), so stop rather
-		// than spend the remaining iterations there.
-		if phi := w.merit(w.y, mu, res); phi0-phi <= 64*epsilon*math.Max(math.Abs(phi0), 1) {
-			if stalled++; stalled >= 3 {
-				res.Status = LineSearchFailure
-				// y moved by rounding only: report its own measures.
-				if !w.evaluate(res) || !w.factor() {
-					res.Status = NumericalFailure
-					return res, nil
-				}
-				w.leastSquaresMultipliers(w.g, w.lambda)
-				res.Stationarity = w.stationarity()
-				res.Objective, res.MaxViolation = w.f, floats.Norm(w.c, math.Inf(1))
-				if res.MaxViolation <= s.FeasTol && res.Stationarity <= s.Tol {
-					res.Status = Success
-				}
-				return res, nil
-			}
+		// above Tol at a nearly singular reduced Hessian), so the next
+		// check stops there, with Success if the point meets the
+		// tolerances and LineSearchFailure otherwise, rather than spend
+		// the remaining iterations.
+		if phi0-phi <= 64*epsilon*math.Max(math.Abs(phi0), 1) {
+			stalled++
 		} else {
 			stalled = 0
 		}
@@ -446,8 +439,9 @@ func (w *workspace) merit(y []float64, mu float64, res *Result) float64 {
 }
 
 // lineSearch moves y along d (with a second-order correction if the full
-// step fails); false if no acceptable step was found.
-func (w *workspace) lineSearch(mu float64, res *Result) bool {
+// step fails) and returns the merit at the new y; false if no acceptable
+// step was found.
+func (w *workspace) lineSearch(mu float64, res *Result) (float64, bool) {
 	phi0 := w.f + mu*floats.Norm(w.c, 1)
 	slope := floats.Dot(w.g, w.d) - mu*floats.Norm(w.c, 1)
 	if slope >= 0 {
@@ -460,7 +454,7 @@ func (w *workspace) lineSearch(mu float64, res *Result) bool {
 		floats.AddScaledTo(w.trial, w.y, t, w.d)
 		if phi := w.merit(w.trial, mu, res); phi <= phi0+armijo*t*slope {
 			copy(w.y, w.trial)
-			return true
+			return phi, true
 		}
 		// Second-order correction with the constraint values at the trial
 		// point (left in cT by merit).
@@ -468,10 +462,10 @@ func (w *workspace) lineSearch(mu float64, res *Result) bool {
 		floats.Add(w.soc, w.trial)
 		if phi := w.merit(w.soc, mu, res); phi <= phi0+armijo*t*slope {
 			copy(w.y, w.soc)
-			return true
+			return phi, true
 		}
 	}
-	return false
+	return phi0, false
 }
 
 // solveUpper solves Rx = b for upper-triangular R (M×M).
