@@ -29,8 +29,26 @@ type Standardizer struct {
 // nil or empty or holds a NaN or an infinity, and for a column whose mean
 // or standard deviation overflows float64 (values near ±1e308). (A
 // computed standard deviation is 0 or at least about 1e-162, so it is
-// never below MinStd.)
+// never below MinStd.) It is FitStandardizerFloor with floor 0.
 func FitStandardizer(data *mat.Dense) (*Standardizer, error) {
+	return FitStandardizerFloor(data, 0)
+}
+
+// DefaultStdFloor is the floor the paper's reference implementation
+// applies to the standard deviations of the outputs (never the inputs):
+// an output column with σ < 1e-5 is only mean-centred (σ = 1).
+const DefaultStdFloor = 1e-5
+
+// FitStandardizerFloor is FitStandardizer with a floor on the spread: a
+// column whose standard deviation σ is below floor (σ < floor; σ = floor
+// is kept) gets Std 1, so it is only shifted, as a column with zero spread
+// always is. The reference implementation floors the outputs at
+// DefaultStdFloor, so that a near-constant output (a σ of 1e-21, say) is
+// not divided by its spread. floor must be finite and not negative.
+func FitStandardizerFloor(data *mat.Dense, floor float64) (*Standardizer, error) {
+	if !(floor >= 0) || math.IsInf(floor, 1) {
+		return nil, fmt.Errorf("layers: FitStandardizerFloor: floor %v must be finite and not negative", floor)
+	}
 	if data == nil || data.IsEmpty() {
 		return nil, fmt.Errorf("layers: FitStandardizer: empty data")
 	}
@@ -58,7 +76,7 @@ func FitStandardizer(data *mat.Dense) (*Standardizer, error) {
 		switch {
 		case math.IsInf(std, 0) || math.IsNaN(std):
 			return nil, fmt.Errorf("layers: FitStandardizer: the standard deviation of column %d overflows float64 (the values are too large; rescale the column)", j)
-		case std == 0:
+		case std == 0 || std < floor:
 			std = 1
 		}
 		s.Mean[j], s.Std[j] = mean, std

@@ -49,6 +49,31 @@ func TestFitStandardizer(t *testing.T) {
 	}
 }
 
+// TestFitStandardizerFloor checks the floor at its edge: columns ±d have
+// mean 0 and σ = d exactly, for d just below, at and just above 1e-5.
+func TestFitStandardizerFloor(t *testing.T) {
+	below := math.Nextafter(DefaultStdFloor, 0)
+	above := math.Nextafter(DefaultStdFloor, 1)
+	data := mat.NewDense(2, 5, []float64{
+		-below, -DefaultStdFloor, -above, -1e-21, 0,
+		below, DefaultStdFloor, above, 1e-21, 0,
+	})
+	s, err := FitStandardizerFloor(data, DefaultStdFloor)
+	require.NoError(t, err)
+	assert.Equal(t, []float64{1, DefaultStdFloor, above, 1, 1}, s.Std, "σ < floor → 1, σ ⩾ floor kept")
+	assert.Equal(t, []float64{0, 0, 0, 0, 0}, s.Mean)
+
+	exact, err := FitStandardizer(data)
+	require.NoError(t, err)
+	assert.Equal(t, []float64{below, DefaultStdFloor, above, 1e-21, 1}, exact.Std, "no floor: only σ = 0 → 1")
+
+	for _, floor := range []float64{-1e-5, math.NaN(), math.Inf(1)} {
+		s, err := FitStandardizerFloor(data, floor)
+		assert.ErrorContains(t, err, "must be finite and not negative", "floor %v", floor)
+		assert.Nil(t, s)
+	}
+}
+
 func TestStandardizerRoundTrip(t *testing.T) {
 	const r, c = 7, 3
 	src := mat.NewDense(r, c, randMatrix(4, r, c))

@@ -21,13 +21,17 @@ import (
 type penalty uint8
 
 const (
-	norm        penalty = iota // ‖c‖₂ (Residual)
-	squaredNorm                // ‖c‖₂² (SoftPenalty)
+	norm         penalty = iota // ‖c‖₂ (Residual)
+	squaredNorm                 // ‖c‖₂² (SoftPenalty)
+	squaredHinge                // Σ_j max(0, c_j)² (HingePenalty)
 )
 
 func (p penalty) String() string {
-	if p == squaredNorm {
+	switch p {
+	case squaredNorm:
 		return "SoftPenalty"
+	case squaredHinge:
+		return "HingePenalty"
 	}
 	return "Residual"
 }
@@ -469,18 +473,27 @@ func (op *constraintLossOp) sample(x, y []float64, i int, c, jy, jx, per, gx, gy
 	if math.IsNaN(ss) || math.IsInf(ss, 0) {
 		return fmt.Errorf("%v: constraint value %v is not finite at sample %d", op, c, i)
 	}
-	if op.penalty == squaredNorm {
-		per[i] = ss
-	} else {
+	if op.penalty == squaredHinge {
+		// c is scratch: the hinge is the squared norm of max(0, c).
+		ss = 0
+		for j, v := range c {
+			c[j] = max(v, 0)
+			ss += c[j] * c[j]
+		}
+	}
+	if op.penalty == norm {
 		per[i] = math.Sqrt(ss)
+	} else {
+		per[i] = ss
 	}
 	if gx == nil && gy == nil {
 		return nil
 	}
-	// ∂p/∂c = 2c for ‖c‖², c/‖c‖ for ‖c‖ (0 at c = 0).
+	// ∂p/∂c = 2c for ‖c‖², 2·max(0, c) for the hinge, c/‖c‖ for ‖c‖ (0
+	// at c = 0).
 	var k float64
 	switch {
-	case op.penalty == squaredNorm:
+	case op.penalty != norm:
 		k = 2 * w
 	case ss > 0:
 		k = w / math.Sqrt(ss)

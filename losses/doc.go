@@ -5,12 +5,13 @@
 //
 // with ŷ the backbone prediction and ỹ its projection, together with the
 // task losses ℓ_T of the paper's experiments (MSE for regression, Objective
-// for unsupervised parametric optimisation) and the penalty of the soft
-// constrained baseline (SoftPenalty).
+// for unsupervised parametric optimisation) and the penalties of the soft
+// constrained baseline (SoftPenalty, ‖c‖²; Residual, ‖c‖, for the paper's
+// §5.1; HingePenalty, Σ_j max(0, g_j)², for inequalities, §5.2).
 //
 // Every builder takes batch nodes whose first axis indexes the N samples,
 // returns a scalar node of the inputs' dtype (Float64 or Float32) and an
-// error, and never panics on bad input. Residual and SoftPenalty evaluate
+// error, and never panics on bad input. Residual, SoftPenalty and HingePenalty evaluate
 // the constraint sample by sample in plain Go (in chunks of samples for a
 // constraint with a batched evaluation, enforce.Capabilities.EvalBatch) through a custom gorgonia Op whose gradient is
 // another Op, so they work with gorgonia.Grad and the TapeMachine as well
@@ -24,7 +25,7 @@
 //	loss := gorgonia.Must(gorgonia.ReduceAdd(gorgonia.Nodes{task, disp, res}))
 //
 // Normalisation: MSE averages over all N·m entries (PyTorch's default
-// MSELoss); SumSquaredMean, Displacement, Residual and SoftPenalty sum over
+// MSELoss); SumSquaredMean, Displacement, Residual, SoftPenalty and HingePenalty sum over
 // the entries of a sample and average over the N samples, as the paper's
 // formulas do. For one output (m = 1) the two agree.
 package losses

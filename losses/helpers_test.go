@@ -93,12 +93,15 @@ func refLoss(c enforce.Constraint, p penalty, lambda float64, x, y []float64) fl
 		c.Eval(x[i*nx:(i+1)*nx], y[i*ny:(i+1)*ny], cv, nil)
 		var ss float64
 		for _, v := range cv {
+			if p == squaredHinge {
+				v = max(v, 0)
+			}
 			ss += v * v
 		}
-		if p == squaredNorm {
-			total += ss
-		} else {
+		if p == norm {
 			total += math.Sqrt(ss)
+		} else {
+			total += ss
 		}
 	}
 	return lambda * total / float64(n)

@@ -39,6 +39,18 @@ func SoftPenalty(c enforce.Constraint, x, y *gorgonia.Node, lambda float64) (*go
 	return constraintLoss(squaredNorm, c, x, y, lambda)
 }
 
+// HingePenalty returns λ·(1/N) Σ_i Σ_j max(0, c_j(x_i, y_i))², the
+// quadratic penalty on the violations of inequalities c_j(x, y) ⩽ 0: the
+// soft-constrained baseline of the paper's inequality experiment (§5.2).
+// Its gradient with respect to y_i is (λ/N)·2J_yᵀmax(0, c), and with
+// respect to x_i (λ/N)·2J_xᵀmax(0, c) under the same conditions as for
+// Residual, whose documentation describes the shapes and failure modes.
+// Give it the inequalities themselves, not the Fischer–Burmeister
+// constraint that enforce.WithInequalities builds from them.
+func HingePenalty(c enforce.Constraint, x, y *gorgonia.Node, lambda float64) (*gorgonia.Node, error) {
+	return constraintLoss(squaredHinge, c, x, y, lambda)
+}
+
 func constraintLoss(p penalty, c enforce.Constraint, x, y *gorgonia.Node, lambda float64) (out *gorgonia.Node, err error) {
 	where := "losses: " + p.String()
 	defer graphguard.Recover(&out, &err, where)

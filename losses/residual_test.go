@@ -23,6 +23,7 @@ var builders = []struct {
 }{
 	{norm, Residual},
 	{squaredNorm, SoftPenalty},
+	{squaredHinge, HingePenalty},
 }
 
 func TestConstraintLossValues(t *testing.T) {
@@ -412,4 +413,46 @@ func TestConstraintLossLargeBatch(t *testing.T) {
 	bad[3*2500] = math.NaN()
 	_, err = op.eval(xv, bad, n, nil, nil, 0)
 	assert.ErrorContains(t, err, "sample 2500")
+}
+
+// TestHingePenaltyClips checks that the hinge counts only positive
+// constraint values: on the data of TestConstraintLossValues, where both
+// signs occur, it lies strictly between 0 and the squared norm, and it is
+// 0 where every c_j ⩽ 0 and the squared norm where every c_j ⩾ 0.
+func TestHingePenaltyClips(t *testing.T) {
+	const n = 7
+	xv, yv := randData(1, 2*n, -1, 1), randData(2, 3*n, -1, 1)
+	hinge, sq := refLoss(twoCircles{}, squaredHinge, 1, xv, yv), refLoss(twoCircles{}, squaredNorm, 1, xv, yv)
+	assert.Greater(t, hinge, 0.0)
+	assert.Less(t, hinge, sq)
+
+	for _, tc := range []struct {
+		name string
+		y    float64
+		want float64
+	}{{"feasible", -2, 0}, {"violated", 2, 4}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := gorgonia.NewGraph()
+			x := matrixNode(g, tensor.Float64, "x", 1, 1, []float64{0})
+			y := matrixNode(g, tensor.Float64, "y", 1, 1, []float64{tc.y})
+			l, err := HingePenalty(line{}, x, y, 1)
+			require.NoError(t, err)
+			m := gorgonia.NewTapeMachine(g)
+			defer m.Close()
+			require.NoError(t, m.RunAll())
+			assert.Equal(t, tc.want, scalar(l))
+		})
+	}
+}
+
+// line is the inequality c(x, y) = y − x ⩽ 0.
+type line struct{}
+
+func (line) Dims() (nx, ny, nc int) { return 1, 1, 1 }
+
+func (line) Eval(x, y, c, jy []float64) {
+	c[0] = y[0] - x[0]
+	if jy != nil {
+		jy[0] = 1
+	}
 }

@@ -209,6 +209,11 @@ type runConfig struct {
 	Seed        any               `json:"seed"`
 	AlwaysProj  bool              `json:"alwaysProject"`
 	Standardize bool              `json:"standardize"`
+	// Added later; omitted at their defaults, so that older checkpoints
+	// (written before the fields existed, with those defaults' behaviour
+	// or with the fitted scales they restore) still match.
+	Penalty  Penalty `json:"penalty,omitempty"`
+	StdFloor float64 `json:"outputStdFloor,omitempty"`
 }
 
 // runConfig returns the JSON of m's runConfig.
@@ -219,6 +224,13 @@ func (m *Model) runConfig() (json.RawMessage, error) {
 		Constraint: constraintDims(r.Constraint), Mode: r.Mode, Train: r.train, Infer: r.Infer,
 		LambdaD: r.lambdaD, LambdaC: r.lambdaC, LambdaCObj: r.lambdaCObj, LearnRate: r.LearnRate,
 		BatchSize: r.BatchSize, Epochs: r.Epochs, Seed: r.Seed, AlwaysProj: r.AlwaysProject, Standardize: r.Standardize,
+		Penalty: r.Penalty,
+	}
+	if r.stdFloor != layers.DefaultStdFloor {
+		rc.StdFloor = r.stdFloor
+		if rc.StdFloor == 0 {
+			rc.StdFloor = -1 // no floor
+		}
 	}
 	if r.Backbone != nil {
 		rc.Backbone = backboneCustom
@@ -314,8 +326,8 @@ func (m *Model) TrainingTime() time.Duration {
 // is in dir (see Checkpoint). cfg must be the Config the run was started
 // with, its constraint and any Backbone included: every field that
 // training depends on (the architecture, the constraint's dimensions,
-// Mode, the AdaNP settings, λ_D, λ_C, LearnRate, BatchSize, Epochs, Seed,
-// AlwaysProject, Standardize) must equal the checkpoint's, otherwise
+// Mode, the AdaNP settings, λ_D, λ_C, Penalty, LearnRate, BatchSize, Epochs, Seed,
+// AlwaysProject, Standardize, OutputStdFloor) must equal the checkpoint's, otherwise
 // Resume returns an error listing the differences. Progress, Quiet,
 // LogEvery and Checkpoint may differ; an empty cfg.Checkpoint.Dir means
 // dir, so the resumed run goes on checkpointing there.

@@ -84,6 +84,8 @@ func resumeCases(t *testing.T) []resumeCase {
 	f32.Train, f32.Infer = ts, enforce.Settings{Precision: enforce.Float32}
 	py := base
 	py.PyTorchInit, py.Hidden, py.Mode, py.Standardize = true, layers.ReLU, Soft, false
+	hinge := py
+	hinge.Penalty, hinge.Standardize, hinge.OutputStdFloor = SquaredHinge, true, 0.3
 	custom := base
 	custom.Sizes, custom.Hidden, custom.Backbone = nil, 0, residualBuilder(1, 6, 2, 1)
 
@@ -106,6 +108,7 @@ func resumeCases(t *testing.T) []resumeCase {
 		{"ENFORCE float64", base, fit},
 		{"ENFORCE Precision Float32", f32, fit},
 		{"Soft PyTorchInit", py, fit},
+		{"Soft SquaredHinge, floored", hinge, fit},
 		{"custom backbone", custom, fit},
 		{"FitUnsupervised", unsup, func(m *Model) (History, error) { return m.FitUnsupervised(x, halfSquaredNorm) }},
 	}
@@ -149,7 +152,8 @@ func finish(t *testing.T, m *Model, c resumeCase, hist History) trainedState {
 // checkpoint lies some batches before the interruption, which the resumed
 // run repeats, as after a real crash. The cases cover Fit and
 // FitUnsupervised, ENFORCE with float64 and Settings.Precision Float32,
-// Soft with PyTorchInit, and a custom backbone.
+// Soft with PyTorchInit, Soft with the SquaredHinge penalty and an output
+// σ floor, and a custom backbone.
 func TestResumeBitExact(t *testing.T) {
 	for _, c := range resumeCases(t) {
 		t.Run(c.name, func(t *testing.T) {
@@ -309,6 +313,8 @@ func TestResumeConfigMismatch(t *testing.T) {
 		{"lambdaC", "lambdaC", func(c *Config) { c.LambdaC = 0.2 }},
 		{"lambdaD", "lambdaD", func(c *Config) { c.LambdaD = 0.3 }},
 		{"standardize", "standardize", func(c *Config) { c.Standardize = false }},
+		{"penalty", "penalty", func(c *Config) { c.Mode, c.Penalty = Soft, Norm }},
+		{"output floor", "outputStdFloor", func(c *Config) { c.OutputStdFloor = -1 }},
 		{"always project", "alwaysProject", func(c *Config) { c.AlwaysProject = true }},
 		{"init", "pyTorchInit", func(c *Config) { c.PyTorchInit = true }},
 		{"backbone", "backbone", func(c *Config) { c.Sizes, c.Hidden, c.Backbone = nil, 0, residualBuilder(1, 12, 2, 1) }},

@@ -22,8 +22,9 @@ const (
 	// MLP ignores the constraint: the loss is ℓ_T(ŷ) and predictions are
 	// the backbone's. The unconstrained baseline.
 	MLP
-	// Soft adds the penalty λ·(1/N)Σ‖c(x, ŷ)‖² (losses.SoftPenalty) to the
-	// loss and never projects. The soft-constrained baseline.
+	// Soft adds a penalty on c(x, ŷ), by default λ·(1/N)Σ‖c(x, ŷ)‖²
+	// (losses.SoftPenalty; see Config.Penalty for the others), to the loss
+	// and never projects. The soft-constrained baseline.
 	Soft
 )
 
@@ -157,10 +158,13 @@ type Config struct {
 	// activation rule. Zero means the default of each kind of training: 0
 	// for Fit (as in the paper's fitting experiments) and
 	// DefaultObjectiveLambdaC for FitUnsupervised; a negative value means
-	// no residual term in both. In Soft mode it weighs the penalty
-	// (1/N)Σ‖c(x, ŷ)‖₂²; zero there means DefaultSoftLambda and a negative
+	// no residual term in both. In Soft mode it weighs the penalty that
+	// Penalty selects; zero there means DefaultSoftLambda and a negative
 	// value is an error.
 	LambdaC float64
+	// Penalty selects the form of the Soft mode's penalty (default
+	// SquaredNorm). It must be zero in the other modes.
+	Penalty Penalty
 
 	// LearnRate is Adam's step size (default DefaultLearnRate). Every loss
 	// term is a batch mean, so the solver's batch size is left at 1.
@@ -199,7 +203,19 @@ type Config struct {
 	// correction that is enormous in its own units: the rule rejected
 	// every batch and a forced projection made the loss diverge. Set
 	// Weights to Diagonal or AutoDiagonal to project in original units.
+	//
+	// The outputs' standard deviations are floored as the reference
+	// implementation floors them (see OutputStdFloor), so x_D,IL is only
+	// mean-centred by default; the inputs are never floored.
 	Standardize bool
+	// OutputStdFloor is the floor on the outputs' standard deviations
+	// when Standardize fits them: an output column with σ <
+	// OutputStdFloor gets σ = 1 and is only mean-centred
+	// (layers.FitStandardizerFloor). Zero means layers.DefaultStdFloor =
+	// 1e-5, the reference implementation's; a negative value means no
+	// floor (only σ = 0 becomes 1), i.e. exact scaling. Inputs are never
+	// floored.
+	OutputStdFloor float64
 
 	// Progress receives one line per logged epoch; nil means os.Stderr.
 	// Quiet suppresses it. LogEvery is the logging interval in epochs;
@@ -221,6 +237,7 @@ type resolved struct {
 	lambdaD    float64
 	lambdaC    float64 // λ_C of Fit (and of the Soft penalty)
 	lambdaCObj float64 // λ_C of FitUnsupervised
+	stdFloor   float64 // the outputs' σ floor, 0 for none
 	nx, ny     int     // network inputs and outputs
 	constrainX bool
 }
@@ -295,6 +312,22 @@ func resolve(cfg Config) (resolved, error) {
 	}
 	if cfg.Mode != ENFORCE {
 		r.lambdaD = 0
+	}
+	switch {
+	case !cfg.Penalty.valid():
+		return r, fmt.Errorf("train: invalid %v", cfg.Penalty)
+	case cfg.Penalty != SquaredNorm && cfg.Mode != Soft:
+		return r, fmt.Errorf("train: Config.Penalty = %v selects the Soft penalty; leave it zero in %v mode", cfg.Penalty, cfg.Mode)
+	case cfg.Penalty == SquaredHinge && latent > 0:
+		return r, fmt.Errorf("train: Config.Penalty = SquaredHinge wants the raw inequalities g(x, y) ⩽ 0, but the constraint has %d latent variables (a Fischer–Burmeister constraint?)", latent)
+	}
+	switch {
+	case math.IsNaN(cfg.OutputStdFloor) || math.IsInf(cfg.OutputStdFloor, 0):
+		return r, fmt.Errorf("train: Config.OutputStdFloor = %v is not finite", cfg.OutputStdFloor)
+	case cfg.OutputStdFloor == 0:
+		r.stdFloor = layers.DefaultStdFloor
+	case cfg.OutputStdFloor > 0:
+		r.stdFloor = cfg.OutputStdFloor
 	}
 	if cfg.LearnRate == 0 {
 		r.LearnRate = DefaultLearnRate

@@ -174,7 +174,8 @@ func (m *Model) pyTorchInit() {
 }
 
 // Config returns the model's configuration with defaults filled in
-// (LambdaD is negative when the model has no displacement term). LambdaC
+// (LambdaD is negative when the model has no displacement term,
+// OutputStdFloor when it has no floor). LambdaC
 // is returned as given, since its zero value means a different default
 // for Fit and FitUnsupervised, except in Soft mode.
 func (m *Model) Config() Config {
@@ -189,6 +190,9 @@ func (m *Model) Config() Config {
 	}
 	if c.LambdaD == 0 {
 		c.LambdaD = -1
+	}
+	if c.OutputStdFloor = m.cfg.stdFloor; c.OutputStdFloor == 0 {
+		c.OutputStdFloor = -1
 	}
 	c.Train = trainDefaults(m.cfg.train)
 	return c
@@ -279,7 +283,8 @@ func (m *Model) SetStandardizers(x, y *layers.Standardizer) error {
 }
 
 // FitStandardizers fits the standardisation on training inputs x and
-// labels y (nil for unsupervised training) and sets it. It returns an
+// labels y (nil for unsupervised training) and sets it, with the outputs'
+// standard deviations floored at Config.OutputStdFloor. It returns an
 // error if Config.Standardize is off or the data are invalid.
 func (m *Model) FitStandardizers(x, y *mat.Dense) error {
 	if m == nil {
@@ -297,7 +302,7 @@ func (m *Model) FitStandardizers(x, y *mat.Dense) error {
 	}
 	var sy *layers.Standardizer
 	if y != nil {
-		if sy, err = layers.FitStandardizer(y); err != nil {
+		if sy, err = layers.FitStandardizerFloor(y, m.cfg.stdFloor); err != nil {
 			return fmt.Errorf("train: %w", err)
 		}
 	}

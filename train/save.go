@@ -52,8 +52,13 @@ type body struct {
 	Seed          uint64            `json:"seed"`
 	AlwaysProject bool              `json:"alwaysProject"`
 	Standardize   bool              `json:"standardize"`
-	XScale        *scale            `json:"xScale,omitempty"`
-	YScale        *scale            `json:"yScale,omitempty"`
+	// Added after format version 2's first release; absent means the
+	// zero value (SquaredNorm; the default floor, which matters only for
+	// refitting, since the fitted scales are saved).
+	Penalty        Penalty `json:"penalty,omitempty"`
+	OutputStdFloor float64 `json:"outputStdFloor,omitempty"`
+	XScale         *scale  `json:"xScale,omitempty"`
+	YScale         *scale  `json:"yScale,omitempty"`
 }
 
 // fileV1 is the document of format version 1: the body and the MLP's
@@ -242,23 +247,25 @@ func (m *Model) Save(w io.Writer) error {
 	cfg := m.Config()
 	doc := modelV2{
 		body: body{
-			Sizes:         cfg.Sizes,
-			Hidden:        cfg.Hidden,
-			Output:        cfg.Output,
-			Constraint:    constraintDims(cfg.Constraint),
-			Mode:          cfg.Mode,
-			Train:         fromSettings(cfg.Train),
-			Infer:         fromSettings(cfg.Infer),
-			LambdaD:       m.cfg.lambdaD,
-			LambdaC:       m.cfg.LambdaC,
-			LearnRate:     cfg.LearnRate,
-			BatchSize:     cfg.BatchSize,
-			Epochs:        cfg.Epochs,
-			Seed:          cfg.Seed,
-			AlwaysProject: cfg.AlwaysProject,
-			Standardize:   cfg.Standardize,
-			XScale:        toScale(m.sx),
-			YScale:        toScale(m.sy),
+			Sizes:          cfg.Sizes,
+			Hidden:         cfg.Hidden,
+			Output:         cfg.Output,
+			Constraint:     constraintDims(cfg.Constraint),
+			Mode:           cfg.Mode,
+			Train:          fromSettings(cfg.Train),
+			Infer:          fromSettings(cfg.Infer),
+			LambdaD:        m.cfg.lambdaD,
+			LambdaC:        m.cfg.LambdaC,
+			LearnRate:      cfg.LearnRate,
+			BatchSize:      cfg.BatchSize,
+			Epochs:         cfg.Epochs,
+			Seed:           cfg.Seed,
+			AlwaysProject:  cfg.AlwaysProject,
+			Standardize:    cfg.Standardize,
+			Penalty:        cfg.Penalty,
+			OutputStdFloor: cfg.OutputStdFloor,
+			XScale:         toScale(m.sx),
+			YScale:         toScale(m.sy),
 		},
 		Backbone: backboneMLP,
 	}
@@ -439,6 +446,7 @@ func load(r io.Reader, c enforce.Constraint, build BackboneFunc) (*Model, error)
 		LambdaD: f.LambdaD, LambdaC: f.LambdaC, LearnRate: f.LearnRate,
 		BatchSize: f.BatchSize, Epochs: f.Epochs, Seed: f.Seed,
 		AlwaysProject: f.AlwaysProject, Standardize: f.Standardize,
+		Penalty: f.Penalty, OutputStdFloor: f.OutputStdFloor,
 	}
 	if build != nil {
 		cfg.Backbone, cfg.Hidden, cfg.Output = build, 0, 0

@@ -51,8 +51,10 @@ func TestSaveLoadPredictBitIdentical(t *testing.T) {
 			Infer: enforce.Settings{Tol: 1e-9, Weights: enforce.AutoDiagonal}},
 		{Hidden: layers.Sigmoid, Mode: Soft, LambdaC: 0.7, Standardize: true, Seed: 5},
 		{Hidden: layers.Tanh, Mode: MLP, Seed: 6, AlwaysProject: true, PyTorchInit: true},
+		{Hidden: layers.Tanh, Mode: Soft, Penalty: SquaredHinge, Standardize: true, OutputStdFloor: -1, Seed: 7},
+		{Hidden: layers.Tanh, Mode: Soft, Penalty: Norm, Standardize: true, OutputStdFloor: 0.5, Seed: 8},
 	} {
-		t.Run(cfg.Mode.String(), func(t *testing.T) {
+		t.Run(cfg.Mode.String()+"/"+cfg.Penalty.String(), func(t *testing.T) {
 			m := trainedModel(t, cfg)
 			want, wantStats, err := m.Predict(xTest)
 			require.NoError(t, err)

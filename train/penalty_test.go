@@ -1,0 +1,153 @@
+package train
+
+import (
+	"bytes"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/layers"
+	"github.com/enforce-nn/enforce/problems"
+)
+
+// TestSoftPenaltyForms builds a Soft graph for each Penalty and checks its
+// loss, Loss − Task, against the penalty computed from the graph's own
+// ŷ in plain Go: λ(1/N)Σ‖c‖², λ(1/N)Σ‖c‖ and λ(1/N)Σ_iΣ_j max(0, c_j)².
+func TestSoftPenaltyForms(t *testing.T) {
+	p := problems.FittingEquality{}
+	d := p.Sample(16, 3)
+	c := p.Equalities()
+	const lambda = 0.7
+	for _, tc := range []struct {
+		pen  Penalty
+		want func(c []float64) float64
+	}{
+		{SquaredNorm, func(c []float64) float64 { return c[0] * c[0] }},
+		{Norm, func(c []float64) float64 { return math.Abs(c[0]) }},
+		{SquaredHinge, func(c []float64) float64 { return math.Pow(max(c[0], 0), 2) }},
+	} {
+		t.Run(tc.pen.String(), func(t *testing.T) {
+			m, err := New(Config{Sizes: []int{1, 8, 2}, Hidden: layers.Tanh, Constraint: c, Mode: Soft,
+				LambdaC: lambda, Penalty: tc.pen, Seed: 2, Quiet: true})
+			require.NoError(t, err)
+			assert.Equal(t, tc.pen, m.Config().Penalty)
+			g, err := m.NewGraph(16)
+			require.NoError(t, err)
+			require.NoError(t, g.SetBatch(d.X, d.Y))
+			vm := gorgonia.NewTapeMachine(g.G)
+			defer vm.Close()
+			require.NoError(t, vm.RunAll())
+			yhat, _ := g.Outputs()
+			var sum float64
+			var pos, neg int
+			cv := make([]float64, 1)
+			for i := range 16 {
+				c.Eval(d.X.RawRowView(i), yhat.RawRowView(i), cv, nil)
+				sum += tc.want(cv)
+				if cv[0] > 0 {
+					pos++
+				} else {
+					neg++
+				}
+			}
+			require.Positive(t, pos, "both signs of c, so that the forms differ")
+			require.Positive(t, neg)
+			got := g.Loss.Value().Data().(float64) - g.Task.Value().Data().(float64)
+			assert.InDelta(t, lambda*sum/16, got, 1e-12)
+		})
+	}
+}
+
+// TestPenaltyErrors requires clear errors for a Penalty outside Soft
+// mode, an unknown Penalty and SquaredHinge on a constraint with latent
+// variables.
+func TestPenaltyErrors(t *testing.T) {
+	p := problems.FittingInequality{}
+	fb, err := p.Constraint()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"ENFORCE", Config{Penalty: Norm}, "leave it zero in ENFORCE mode"},
+		{"MLP", Config{Mode: MLP, Penalty: SquaredHinge}, "leave it zero in MLP mode"},
+		{"unknown", Config{Mode: Soft, Penalty: Penalty(9)}, "Penalty(9)"},
+		{"latent", Config{Mode: Soft, Penalty: SquaredHinge, Constraint: fb}, "2 latent variables"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Sizes, cfg.Hidden = []int{1, 4, 1}, layers.ReLU
+			if cfg.Constraint == nil {
+				cfg.Constraint = p.Inequalities()
+			}
+			_, err := New(cfg)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+	var q Penalty
+	require.NoError(t, q.UnmarshalText([]byte("squaredhinge")))
+	assert.Equal(t, SquaredHinge, q)
+	assert.Error(t, q.UnmarshalText([]byte("hinge")))
+	_, err = Penalty(-1).MarshalText()
+	assert.Error(t, err)
+}
+
+// TestOutputStdFloor fits the standardisation on labels with a column of
+// spread 1e-21: by default that column gets σ = 1 (the reference's 1e-5
+// floor), with a negative OutputStdFloor its exact σ; the inputs, of
+// spread 1e-7, are never floored. Both models round-trip through Save and
+// Load.
+func TestOutputStdFloor(t *testing.T) {
+	c, err := enforce.Linear(1, mat.NewDense(1, 2, []float64{1, 1}), func(x, r, jx []float64) {
+		r[0] = x[0]
+		if jx != nil {
+			jx[0] = 1
+		}
+	})
+	require.NoError(t, err)
+	const n = 8
+	x, y := mat.NewDense(n, 1, nil), mat.NewDense(n, 2, nil)
+	for i := range n {
+		s := float64(2*(i%2) - 1) // ±1
+		x.Set(i, 0, 1+1e-7*s)
+		y.Set(i, 0, s)
+		y.Set(i, 1, 1e-21*s)
+	}
+	for _, tc := range []struct {
+		name      string
+		floor     float64
+		wantFloor float64
+		wantStd   float64
+	}{
+		{"default", 0, layers.DefaultStdFloor, 1},
+		{"exact", -1, -1, 1e-21},
+		{"higher", 2, 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := New(Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: c, Mode: MLP,
+				Standardize: true, OutputStdFloor: tc.floor, Quiet: true})
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantFloor, m.Config().OutputStdFloor)
+			require.NoError(t, m.FitStandardizers(x, y))
+			sx, sy := m.Standardizers()
+			assert.InDelta(t, 1e-7, sx.Std[0], 1e-15, "inputs are not floored")
+			assert.Equal(t, []float64{1, tc.wantStd}, sy.Std, "σ = 1 is 1 with or without the floor")
+
+			var buf bytes.Buffer
+			require.NoError(t, m.Save(&buf))
+			loaded, err := Load(&buf, c)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantFloor, loaded.Config().OutputStdFloor)
+			_, ly := loaded.Standardizers()
+			assert.Equal(t, sy, ly)
+		})
+	}
+	_, err = New(Config{Sizes: []int{1, 2}, Constraint: c, OutputStdFloor: math.NaN()})
+	assert.ErrorContains(t, err, "OutputStdFloor")
+}
