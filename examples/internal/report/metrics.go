@@ -63,28 +63,44 @@ func R2(pred, truth mat.Matrix) float64 {
 	return sum / float64(m)
 }
 
-// MAPE returns the paper's mean absolute percentage error
-// (100 %/(n·m))·Σ|(y* − ỹ)/y*| over all samples and outputs. Targets equal
-// to zero are skipped (they would make the mean infinite); targets near
-// zero dominate it, so compare MAPE only between runs on the same test set.
-func MAPE(pred, truth mat.Matrix) float64 {
+// MAPEEps is the floor on |y*| in MAPE: float64's machine epsilon
+// 2⁻⁵² ≈ 2.22e-16, as in scikit-learn.
+const MAPEEps = 0x1p-52
+
+// MAPE returns the mean absolute percentage error of each of the m
+// outputs as scikit-learn's mean_absolute_percentage_error computes it, a
+// fraction (not a percentage):
+//
+//	MAPE_j = (1/n) Σ_i |y*_ij − ỹ_ij| / max(|y*_ij|, MAPEEps).
+//
+// The paper's "MAPE [%]" column is this fraction, averaged over the
+// outputs (see MeanMAPE). A target equal to zero counts with the weight
+// 1/MAPEEps ≈ 4.5e15 and targets near zero dominate the mean, so compare
+// MAPE only between runs on the same test set (RelL1 does not have this
+// weakness).
+func MAPE(pred, truth mat.Matrix) []float64 {
 	n, m := checkSameShape(pred, truth)
-	var s float64
-	var count int
-	for i := range n {
-		for j := range m {
+	out := make([]float64, m)
+	for j := range m {
+		var s float64
+		for i := range n {
 			t := truth.At(i, j)
-			if t == 0 {
-				continue
-			}
-			s += math.Abs((t - pred.At(i, j)) / t)
-			count++
+			s += math.Abs(t-pred.At(i, j)) / math.Max(math.Abs(t), MAPEEps)
 		}
+		out[j] = s / float64(n)
 	}
-	if count == 0 {
-		return math.NaN()
+	return out
+}
+
+// MeanMAPE returns the mean over the outputs of MAPE (scikit-learn's
+// "uniform_average"), a fraction.
+func MeanMAPE(pred, truth mat.Matrix) float64 {
+	var s float64
+	per := MAPE(pred, truth)
+	for _, v := range per {
+		s += v
 	}
-	return 100 * s / float64(count)
+	return s / float64(len(per))
 }
 
 // RelL1 returns the relative L1 error 100 %·Σ|y* − ỹ|/Σ|y*| over all

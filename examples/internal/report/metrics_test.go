@@ -20,16 +20,18 @@ func TestRegressionMetrics(t *testing.T) {
 	}{
 		{"exact", []float64{1, 10, 2, 20, 3, 30, 4, 40}, 0, 1, 0, 0, 0},
 		// Output 1 off by +0.5 everywhere, output 2 exact: MSE = 0.25/2,
-		// SS_res = 1, SS_tot = 5 → R² = (0.8 + 1)/2; MAPE = 50·(1/1 + 1/2
-		// + 1/3 + 1/4)/8·…; NRMSE = 100·(0.5/√1.25)/2.
+		// SS_res = 1, SS_tot = 5 → R² = (0.8 + 1)/2; MAPE of output 1 =
+		// 0.5·(1/1 + 1/2 + 1/3 + 1/4)/4, of output 2 = 0, their mean half
+		// that; NRMSE = 100·(0.5/√1.25)/2.
 		{"offset", []float64{1.5, 10, 2.5, 20, 3.5, 30, 4.5, 40}, 0.125, 0.9,
-			100 * 0.5 * (1 + 0.5 + 1.0/3 + 0.25) / 8, 100 * 0.5 / math.Sqrt(1.25) / 2, 100 * 2.0 / 110},
+			0.5 * (1 + 0.5 + 1.0/3 + 0.25) / 4, 100 * 0.5 / math.Sqrt(1.25) / 2, 100 * 2.0 / 110},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pred := mat.NewDense(4, 2, tc.pred)
 			assert.InDelta(t, tc.mse, MSE(pred, truth), 1e-14)
 			assert.InDelta(t, tc.r2, R2(pred, truth), 1e-14)
-			assert.InDelta(t, tc.mape, MAPE(pred, truth), 1e-12)
+			assert.InDeltaSlice(t, []float64{tc.mape, 0}, MAPE(pred, truth), 1e-15)
+			assert.InDelta(t, tc.mape/2, MeanMAPE(pred, truth), 1e-15)
 			assert.InDelta(t, tc.nrmse, NRMSE(pred, truth), 1e-12)
 			assert.InDelta(t, tc.relL1, RelL1(pred, truth), 1e-12)
 		})
@@ -37,11 +39,18 @@ func TestRegressionMetrics(t *testing.T) {
 	assert.Panics(t, func() { MSE(mat.NewDense(2, 2, nil), truth) }, "shape mismatch")
 }
 
-func TestMAPESkipsZeroTargets(t *testing.T) {
-	truth := mat.NewDense(2, 1, []float64{0, 2})
-	pred := mat.NewDense(2, 1, []float64{1, 1})
-	assert.InDelta(t, 50, MAPE(pred, truth), 1e-14)
-	assert.True(t, math.IsNaN(MAPE(pred, mat.NewDense(2, 1, nil))))
+// TestMAPEZeroTargets checks scikit-learn's treatment of targets at and
+// near zero: |e|/max(|y*|, 2⁻⁵²), its documented formula (scikit-learn is
+// not installed here, so the expected values are worked by hand).
+func TestMAPEZeroTargets(t *testing.T) {
+	truth := mat.NewDense(2, 2, []float64{0, 1e-20, 2, 2})
+	pred := mat.NewDense(2, 2, []float64{1, 0, 1, 1})
+	got := MAPE(pred, truth)
+	assert.Equal(t, (1/MAPEEps+0.5)/2, got[0])
+	assert.Equal(t, (1e-20/MAPEEps+0.5)/2, got[1])
+	assert.InDelta(t, 2251799813685248.2, got[0], 1)
+	assert.Equal(t, 2.220446049250313e-16, MAPEEps)
+	assert.Equal(t, 0.0, MeanMAPE(truth, truth))
 }
 
 // difference is c(y) = y₁ − y₂ (no input).
