@@ -13,9 +13,15 @@
 // The paper gives no architecture or training setting for this case; this
 // program uses those of §5.1 (a 1×64 ReLU backbone initialised as
 // PyTorch's, 50,000 full-batch Adam epochs at learning rate 1e-3, λ_D = 0.5,
-// ε_T = 1e-4 on mean|c|, ε_I = 1e-6 on max|c|, at most 100 NP steps).
-// -quick trains a 1×32 tanh backbone on 200 standardised points for 1500
-// epochs at learning rate 1e-2.
+// ε_T = 1e-4 on mean|c|, ε_I = 1e-6 on max|c|, at most 100 NP steps), and,
+// as there, the reference implementation's (docs/setup.md §4): x and y
+// standardised for the network (-standardize=false feeds raw values) and
+// AdaNP weighted by enforce.AutoDiagonal with Tikhonov ε = 1e-8 in
+// original units, in training and at inference (-weights standardised
+// projects in the metric of standardised units instead). Here the
+// Jacobian columns |2y₁| and |3y₂²| reach 2 and 3, so the weighting
+// changes the projection. -quick trains a 1×32 tanh backbone on 200 points
+// for 1500 epochs at learning rate 1e-2.
 //
 // Figures (PNG: predictions, residual along x, loss and AdaNP depth
 // against the epoch) and the per-epoch history (CSV) go to -out; -h,
@@ -47,15 +53,15 @@ import (
 // options are the command-line settings of one experiment.
 type options struct {
 	harness.Common
-	n, nTest    int
-	act         string
-	standardize bool
+	n, nTest     int
+	act, weights string
+	standardize  bool
 }
 
 // defaults returns the paper's setting (that of §5.1).
 func defaults() options {
 	return options{Common: harness.Common{Epochs: 50000, Width: 64, Seeds: 1, LogLines: 5, LR: 1e-3, LambdaD: 0.5, Seed: 1, Out: harness.DefaultOut("cusp")},
-		n: 100, nTest: 100000, act: "relu"}
+		n: 100, nTest: 100000, act: "relu", standardize: true, weights: harness.WeightsAuto}
 }
 
 // flags registers the command line on o.
@@ -65,9 +71,10 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.n, "n", o.n, "training points")
 	f.IntVar(&o.nTest, "ntest", o.nTest, "test points")
 	f.StringVar(&o.act, "act", o.act, "hidden activation: relu, tanh, sigmoid or identity")
-	f.BoolVar(&o.standardize, "standardize", o.standardize, "standardise x and y for the network")
+	f.BoolVar(&o.standardize, "standardize", o.standardize, "standardise x and y for the network, as the reference does (constraints stay in original units)")
+	f.StringVar(&o.weights, "weights", o.weights, harness.WeightsHelp)
 	f.Quick("epochs", "1500").Quick("n", "200").Quick("ntest", "10000").Quick("width", "32").
-		Quick("act", "tanh").Quick("lr", "1e-2").Quick("standardize", "true")
+		Quick("act", "tanh").Quick("lr", "1e-2")
 	return f
 }
 
@@ -93,17 +100,21 @@ func run(o options, stdout, progress io.Writer) error {
 	if o.Seeds < 1 || o.n < 1 || o.nTest < 2 || o.Epochs < 1 || o.Width < 1 || o.Layers < 0 {
 		return fmt.Errorf("-seeds, -n, -epochs and -width must be positive and -ntest at least 2")
 	}
+	ts, infer, err := harness.AdaNPSettings(o.weights)
+	if err != nil {
+		return err
+	}
 	p := problems.Cusp{}
 	trainSet, testSet := p.Sample(o.n, o.Seed), p.Sample(o.nTest, o.Seed+1_000_003)
 	fmt.Fprintf(stdout, "ENFORCE appendix (cusp): fitting y₁ = sin x, y₂ = (sin² x)^⅓ under c = y₁² − y₂³ = 0\n")
 	fmt.Fprintf(stdout, "data: %d training and %d test points, x ~ U(−2, 2) (problems.Cusp, data seed %d)\n", o.n, o.nTest, o.Seed)
-	fmt.Fprintf(stdout, "backbone: %d×%d %v, PyTorch init, Adam lr %g, full batch, %d epochs, λ_D %g, standardise %v (the paper is silent: §5.1's setting); %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
-		max(o.Layers, 1), o.Width, hidden, o.LR, o.Epochs, o.LambdaD, o.standardize, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(stdout, "backbone: %d×%d %v, PyTorch init, Adam lr %g, full batch, %d epochs, λ_D %g, standardise %v, W %s (the paper is silent: §5.1's setting and the reference's); %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
+		max(o.Layers, 1), o.Width, hidden, o.LR, o.Epochs, o.LambdaD, o.standardize, o.weights, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
 
 	modes := []train.Mode{train.MLP, train.ENFORCE}
 	results, runs, err := harness.Trials(modes, o.Seed, o.Seeds, func(mode train.Mode, seed uint64) (result, train.History, error) {
 		cfg := train.Config{
-			Sizes: o.Sizes(1, 2), Hidden: hidden, PyTorchInit: true, Constraint: p.Equalities(), Mode: mode,
+			Sizes: o.Sizes(1, 2), Hidden: hidden, PyTorchInit: true, Constraint: p.Equalities(), Mode: mode, Train: ts, Infer: infer,
 			LearnRate: o.LR, Epochs: o.Epochs, Seed: seed, Standardize: o.standardize, LambdaD: o.LambdaD,
 		}
 		o.Checkpoint(&cfg, mode, fmt.Sprintf("seed%d", seed))

@@ -24,6 +24,8 @@ func TestQuick(t *testing.T) {
 	harnesstest.Files(t, o.Out, "cusp_predictions.png", "cusp_constraint.png", "cusp_loss.png", "cusp_depth.png", "cusp_history.csv")
 	o.Width = 0
 	assert.Error(t, run(o, io.Discard, io.Discard))
+	o.Width, o.weights = 16, "identity"
+	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-weights")
 }
 
 // TestFlags checks the examples' command-line convention and what -quick
@@ -34,7 +36,8 @@ func TestFlags(t *testing.T) {
 	require.NoError(t, flags(&o).Parse([]string{"-quick", "-width", "8"}))
 	assert.Equal(t, 1500, o.Epochs)
 	assert.Equal(t, "tanh", o.act)
-	assert.True(t, o.standardize)
+	assert.True(t, o.standardize, "the default, the reference's")
+	assert.Equal(t, "auto", o.weights)
 	assert.Equal(t, 8, o.Width, "an explicit flag keeps its value")
 	assert.Equal(t, defaults().Out, o.Out)
 }
