@@ -21,13 +21,17 @@ func TestQuick(t *testing.T) {
 	require.NoError(t, run(o, &out, io.Discard))
 	text := out.String()
 	assert.Contains(t, text, "KKT-HardNet (paper)")
-	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+[0-9.]+e-(0[7-9]|[1-9][0-9])\s`, text, "ENFORCE's max|h| ≤ 1e-6")
-	assert.Regexp(t, `ENFORCE \(ours\)(\s+\S+){6}\s+0\s`, text, "every test sample converged")
+	assert.Contains(t, text, "output σ floor 1e-05")
+	assert.Contains(t, text, "W auto")
+	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+\S+\s+([0-9.]+e-(0[7-9]|[1-9][0-9])|1\.0e-06)\s`, text, "ENFORCE's max|h| ≤ 1e-6 (printed to two digits)")
+	assert.Regexp(t, `ENFORCE \(ours\)(\s+\S+){7}\s+0\s`, text, "every test sample converged")
 	harnesstest.Files(t, o.Out, "distillation_parity.png", "distillation_loss.png", "distillation_depth.png", "distillation_history.csv")
 	o.DataDir = filepath.Join(t.TempDir(), "missing")
 	assert.Error(t, run(o, io.Discard, io.Discard))
 	o.weights = "other"
 	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-weights")
+	o.weights, o.StdFloor = "auto", -1
+	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-stdfloor not negative")
 }
 
 // TestFlags checks the examples' command-line convention and what -quick
@@ -35,8 +39,11 @@ func TestQuick(t *testing.T) {
 func TestFlags(t *testing.T) {
 	harnesstest.CheckConvention(t, cli, "quick", "out", "epochs", "data", "weights")
 	o := defaults()
-	require.NoError(t, flags(&o).Parse([]string{"-quick", "-weights", "auto"}))
+	assert.Equal(t, "auto", o.weights, "the reference's weighting by default")
+	assert.Equal(t, 1e-5, o.StdFloor, "the reference's σ floor by default")
+	require.NoError(t, flags(&o).Parse([]string{"-quick", "-weights", "standardised", "-stdfloor", "0"}))
 	assert.Equal(t, 30, o.Epochs)
-	assert.Equal(t, "auto", o.weights)
+	assert.Equal(t, "standardised", o.weights)
+	assert.Equal(t, 0.0, o.StdFloor)
 	assert.Equal(t, 1200, defaults().Epochs)
 }

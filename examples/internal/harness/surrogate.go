@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -24,6 +25,10 @@ type Surrogate struct {
 	// NTrain > 0 keeps only the first NTrain training rows.
 	NTrain        int
 	AlwaysProject bool
+	// StdFloor is the floor on the outputs' standard deviations
+	// (train.Config.OutputStdFloor): an output with σ < StdFloor is only
+	// mean-centred. 0 means exact scaling (no floor).
+	StdFloor float64
 	// DataDir is a folder holding the data files; empty means
 	// problems.DataDir ($ENFORCE_DATA, or the copy embedded in package
 	// problems).
@@ -31,9 +36,11 @@ type Surrogate struct {
 }
 
 // DefaultSurrogate returns the reference's setting for the program name:
-// 1200 epochs of Adam at 1e-4, batch 64, width 64, λ_D = 0.5, one seed.
+// 1200 epochs of Adam at 1e-4, batch 64, width 64, λ_D = 0.5, the outputs'
+// σ floored at 1e-5, one seed.
 func DefaultSurrogate(name string) Surrogate {
-	return Surrogate{Common: Common{Epochs: 1200, Width: 64, Layers: 2, Seeds: 1, LogLines: 10, LR: 1e-4, LambdaD: 0.5, Seed: 1, Out: DefaultOut(name)}, Batch: 64}
+	return Surrogate{Common: Common{Epochs: 1200, Width: 64, Layers: 2, Seeds: 1, LogLines: 10, LR: 1e-4, LambdaD: 0.5, Seed: 1, Out: DefaultOut(name)}, Batch: 64,
+		StdFloor: layers.DefaultStdFloor}
 }
 
 // Register registers s's flags on f; nAll is the size of the full
@@ -43,6 +50,7 @@ func (s *Surrogate) Register(f *Flags, nAll int) {
 	f.IntVar(&s.Batch, "batch", s.Batch, "mini-batch size")
 	f.IntVar(&s.NTrain, "ntrain", s.NTrain, fmt.Sprintf("use only the first n training rows (0: all %d)", nAll))
 	f.BoolVar(&s.AlwaysProject, "alwaysproject", s.AlwaysProject, "project every training batch (bypass the activation rule)")
+	f.Float64Var(&s.StdFloor, "stdfloor", s.StdFloor, "outputs whose training σ is below this are only mean-centred (σ = 1), as in the reference; 0: exact scaling")
 	f.StringVar(&s.DataDir, "data", s.DataDir, "a folder holding the data files (default: $ENFORCE_DATA, else the copy embedded in package problems)")
 	f.Quick("epochs", "30")
 }
@@ -51,8 +59,8 @@ func (s *Surrogate) Register(f *Flags, nAll int) {
 // problems.DataDir), partitioned by the reference's split, the training
 // rows cut to NTrain. A folder that does not hold the files is an error.
 func (s Surrogate) Load(load func(dir string) (problems.Dataset, problems.Split, error)) (dir string, trainSet, testSet problems.Dataset, err error) {
-	if s.Seeds < 1 || s.Epochs < 1 || s.Width < 1 || s.Layers < 0 || s.Batch < 1 || s.NTrain < 0 {
-		return "", trainSet, testSet, errors.New("-seeds, -epochs, -width and -batch must be positive, -ntrain not negative")
+	if s.Seeds < 1 || s.Epochs < 1 || s.Width < 1 || s.Layers < 0 || s.Batch < 1 || s.NTrain < 0 || !(s.StdFloor >= 0) || math.IsInf(s.StdFloor, 1) {
+		return "", trainSet, testSet, errors.New("-seeds, -epochs, -width and -batch must be positive, -ntrain and -stdfloor not negative")
 	}
 	dir = s.DataDir
 	if dir == "" {
@@ -85,6 +93,10 @@ func (s Surrogate) Config(mode train.Mode, seed uint64, nx, ny int, c enforce.Co
 		Constraint: c, Mode: mode, Train: ts, Infer: infer,
 		LearnRate: s.LR, BatchSize: s.Batch, Epochs: s.Epochs, Seed: seed,
 		LambdaD: s.LambdaD, Standardize: true, AlwaysProject: s.AlwaysProject,
+		OutputStdFloor: s.StdFloor,
+	}
+	if s.StdFloor == 0 {
+		cfg.OutputStdFloor = -1 // exact scaling
 	}
 	s.Checkpoint(&cfg, mode, fmt.Sprintf("seed%d", seed))
 	return cfg
