@@ -13,20 +13,24 @@
 //     system (W = I, Tikhonov ε = 1e-3 on G as the reference,
 //     problems.PoolingReg), loss MSE + λ_D·displacement, λ_D = 0.5, the
 //     activation rule, training tolerance mean|c| ≤ 1e-4 and inference
-//     tolerance max|c| ≤ 1e-6.
+//     tolerance max|c| ≤ ε_I = 1e-4 (-infertol).
 //
 // KKT-HardNet's row is the paper's (it is not reimplemented here).
 //
 // The paper is silent on the network and the training of this case; this
-// program uses the distillation case's (KKT-HardNet's configuration): a
-// 4-64-64-5 ReLU network initialised as PyTorch's, 1200 epochs of Adam at
-// learning rate 1e-4 with batch 64, x and y standardised with the training
-// mean and standard deviation (constraints evaluated and projected in
-// original units). MSE is over all five outputs of the 400 test points in
-// original units; "max eq." is max |h_k| and "max ineq." max g_j⁺ over the
-// test points; "infeas." counts test points with g_j > 1e-6; the
-// inference time is the median wall time of one prediction of the whole
-// test set.
+// program uses the reference implementation's values (its
+// benchmark_problems/config_benchmarking.py; docs/setup.md §6): a
+// 4-64-64-5 ReLU network initialised as PyTorch's, 10,000 epochs of Adam
+// at learning rate 5e-5 with batch 64, inference tolerance ε_I = 1e-4, x
+// and y standardised with the training mean and standard deviation
+// (constraints evaluated and projected in original units). The paper's
+// table claims eq. and ineq. < 1e-7, which ε_I = 1e-4 does not promise
+// (the reference's stored run reaches 9.2e-5); -infertol 1e-7 asks for it.
+// MSE is over all five outputs of the 400 test points in original units;
+// "max eq." is max |h_k| and "max ineq." max g_j⁺ over the test points;
+// "infeas." counts test points with g_j > ε_I, the reference's threshold;
+// the inference time is the median wall time of one prediction of the
+// whole test set.
 //
 // The data have one degree of freedom that x does not determine (the
 // split of the pool outflow between the products), so every method's MSE
@@ -37,13 +41,14 @@
 // copy.
 //
 //	go run ./examples/pooling -quick
-//	go run ./examples/pooling            # the paper's scale (our choice of setting)
+//	go run ./examples/pooling            # the paper's scale (the reference's setting)
 //	go run ./examples/pooling -seeds 3
 package main
 
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 
@@ -59,18 +64,22 @@ import (
 // options are the command-line settings of one experiment.
 type options struct {
 	harness.Surrogate
+	inferTol float64 // ε_I, also the infeasibility threshold
 }
 
-// defaults returns the distillation case's setting (the paper is silent
-// on this case's).
+// defaults returns the reference's setting (the paper is silent on this
+// case's): 10,000 epochs at learning rate 5e-5, ε_I = 1e-4.
 func defaults() options {
-	return options{Surrogate: harness.DefaultSurrogate("pooling")}
+	o := options{Surrogate: harness.DefaultSurrogate("pooling"), inferTol: 1e-4}
+	o.Epochs, o.LR = 10000, 5e-5
+	return o
 }
 
 // flags registers the command line on o.
 func flags(o *options) *harness.Flags {
 	f := harness.New("pooling", "The ENFORCE paper's pooling surrogate (§5.4.2, Table 5): MLP and ENFORCE under 4 equalities and 2 inequalities.")
 	o.Register(f, 1600)
+	f.Float64Var(&o.inferTol, "infertol", o.inferTol, "ε_I, the inference tolerance on max|c| and the threshold above which g_j counts as infeasible (the reference's 1e-4)")
 	return f
 }
 
@@ -98,6 +107,9 @@ var paperRows = []struct {
 }
 
 func run(o options, stdout, progress io.Writer) error {
+	if !(o.inferTol > 0) || math.IsInf(o.inferTol, 1) {
+		return fmt.Errorf("-infertol %v must be positive and finite", o.inferTol)
+	}
 	dir, trainSet, testSet, err := o.Load(problems.LoadPooling)
 	if err != nil {
 		return err
@@ -109,8 +121,8 @@ func run(o options, stdout, progress io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "ENFORCE §5.4.2: pooling surrogate under 4 equalities and 2 inequalities (KKT-HardNet data, %s)\n", dir)
 	fmt.Fprintf(stdout, "data: %d training and %d test solutions (the reference's split)\n", trainSet.Len(), testSet.Len())
-	fmt.Fprintf(stdout, "backbone: 4-%d-%d-5 ReLU, PyTorch init, standardised x and y, Adam lr %g, batch %d, %d epochs (the paper is silent: the distillation setting); λ_D %g, W = I, ε %g; activation rule %v; %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
-		o.Width, o.Width, o.LR, o.Batch, o.Epochs, o.LambdaD, problems.PoolingReg, !o.AlwaysProject, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(stdout, "backbone: 4-%d-%d-5 ReLU, PyTorch init, standardised x and y, Adam lr %g, batch %d, %d epochs (the paper is silent: the reference's setting); λ_D %g, W = I, ε %g, ε_I %g; activation rule %v; %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
+		o.Width, o.Width, o.LR, o.Batch, o.Epochs, o.LambdaD, problems.PoolingReg, o.inferTol, !o.AlwaysProject, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
 
 	modes := []train.Mode{train.MLP, train.ENFORCE}
 	results, runs, err := harness.Trials(modes, o.Seed, o.Seeds, func(mode train.Mode, seed uint64) (result, train.History, error) {
@@ -120,9 +132,9 @@ func run(o options, stdout, progress io.Writer) error {
 		ones := []float64{1, 1, 1, 1, 1}
 		ts := train.TrainSettings()
 		ts.Reg, ts.Weights, ts.Diag = problems.PoolingReg, enforce.Diagonal, ones
-		cfg := o.Config(mode, seed, 4, 5, c, ts, enforce.Settings{Reg: problems.PoolingReg, Weights: enforce.Diagonal, Diag: ones})
+		cfg := o.Config(mode, seed, 4, 5, c, ts, enforce.Settings{Tol: o.inferTol, Reg: problems.PoolingReg, Weights: enforce.Diagonal, Diag: ones})
 		harness.Progress(&cfg, progress, o.LogLines, fmt.Sprintf("%v, seed %d", mode, seed))
-		r, err := evaluate(cfg, p, trainSet, testSet)
+		r, err := evaluate(cfg, p, trainSet, testSet, o.inferTol)
 		return r, r.History, err
 	})
 	if err != nil {
@@ -152,7 +164,7 @@ func run(o options, stdout, progress io.Writer) error {
 		tab.AddRow(row...)
 	}
 	tab.AddNote("MSE over the 5 outputs in original units; max eq. = max |h_k(x, ỹ)|; max ineq. = max g_j(x, ỹ)⁺ over the test points;")
-	tab.AddNote("infeas. g_j = %% of test points with g_j > 1e-6; inf. time = median wall time of Model.Predict on the whole test set;")
+	tab.AddNote("infeas. g_j = %% of test points with g_j > ε_I = %g; inf. time = median wall time of Model.Predict on the whole test set;", o.inferTol)
 	tab.AddNote("AdaNP depth = NP steps per test sample at inference; projected batches = share of training batches that AdaNP")
 	tab.AddNote("projected; train depth = mean NP steps over those batches. The paper's numbers: A100 GPU, float32; KKT-HardNet is not")
 	tab.AddNote("reimplemented here.")
@@ -171,7 +183,8 @@ func run(o options, stdout, progress io.Writer) error {
 }
 
 // evaluate trains one model and measures it on the test set.
-func evaluate(cfg train.Config, p problems.Pooling, trainSet, testSet problems.Dataset) (result, error) {
+// A test point counts as infeasible for g_j when g_j > infeasTol.
+func evaluate(cfg train.Config, p problems.Pooling, trainSet, testSet problems.Dataset, infeasTol float64) (result, error) {
 	f, err := harness.Fit(cfg, trainSet, testSet.X, 0)
 	if err != nil {
 		return result{}, err
@@ -181,7 +194,7 @@ func evaluate(cfg train.Config, p problems.Pooling, trainSet, testSet problems.D
 	if _, r.maxC, err = report.Residual(p.Equalities(), testSet.X, pred); err != nil {
 		return r, err
 	}
-	if r.infeas, err = report.Infeasible(p.Inequalities(), testSet.X, pred, 1e-6); err != nil {
+	if r.infeas, err = report.Infeasible(p.Inequalities(), testSet.X, pred, infeasTol); err != nil {
 		return r, err
 	}
 	g := make([]float64, 2)

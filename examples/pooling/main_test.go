@@ -21,12 +21,28 @@ func TestQuick(t *testing.T) {
 	require.NoError(t, run(o, &out, io.Discard))
 	text := out.String()
 	assert.Contains(t, text, "KKT-HardNet (paper)")
-	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+[0-9.]+e-(0[7-9]|[1-9][0-9])\s`, text, "ENFORCE's max|h| ≤ 1e-6")
-	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+\S+\s+[0-9.]+e-(0[7-9]|[1-9][0-9])\s`, text, "ENFORCE's max g⁺ ≤ 1e-6")
-	assert.Regexp(t, `ENFORCE \(ours\)(\s+\S+){5}\s+0\.00\s+0\.00\s+\S+\s+0\s`, text, "no infeasible test point, every sample converged")
+	assert.Contains(t, text, "ε_I 0.0001")
+	// At most ε_I = 1e-4 (printed to two digits).
+	le := `([0-9.]+e-(0[5-9]|[1-9][0-9])|1\.0e-04)`
+	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+`+le+`\s`, text, "ENFORCE's max|h| ≤ ε_I")
+	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+\S+\s+`+le+`\s`, text, "ENFORCE's max g⁺ ≤ ε_I")
+	assert.Regexp(t, `ENFORCE \(ours\)(\s+\S+){5}\s+0\.00\s+0\.00\s+\S+\s+0\s`, text, "no test point with g_j > ε_I, every sample converged")
+
+	// The paper's claim, eq. and ineq. < 1e-7, with -infertol 1e-7.
+	o.inferTol, o.Out = 1e-7, ""
+	out.Reset()
+	require.NoError(t, run(o, &out, io.Discard))
+	text = out.String()
+	lt := `[0-9.]+e-(0[89]|[1-9][0-9])`
+	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+`+lt+`\s+`+lt+`\s`, text, "ENFORCE's max|h| and max g⁺ < 1e-7")
+	assert.Regexp(t, `ENFORCE \(ours\)(\s+\S+){5}\s+0\.00\s+0\.00\s+\S+\s+0\s`, text)
+	o.inferTol, o.Out = 1e-4, t.TempDir()
+	require.NoError(t, run(o, io.Discard, io.Discard))
 	harnesstest.Files(t, o.Out, "pooling_parity.png", "pooling_loss.png", "pooling_depth.png", "pooling_history.csv")
 	o.DataDir = filepath.Join(t.TempDir(), "missing")
 	assert.Error(t, run(o, io.Discard, io.Discard))
+	o.inferTol = 0
+	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-infertol")
 }
 
 // TestFlags checks the examples' command-line convention and what -quick
@@ -34,7 +50,11 @@ func TestQuick(t *testing.T) {
 func TestFlags(t *testing.T) {
 	harnesstest.CheckConvention(t, cli, "quick", "out", "epochs", "data", "ntrain")
 	o := defaults()
-	require.NoError(t, flags(&o).Parse([]string{"-quick", "-seeds", "2"}))
+	assert.Equal(t, 10000, o.Epochs, "the reference's epochs")
+	assert.Equal(t, 5e-5, o.LR, "the reference's learning rate")
+	assert.Equal(t, 1e-4, o.inferTol, "the reference's ε_I")
+	require.NoError(t, flags(&o).Parse([]string{"-quick", "-seeds", "2", "-infertol", "1e-6"}))
 	assert.Equal(t, 30, o.Epochs)
 	assert.Equal(t, 2, o.Seeds)
+	assert.Equal(t, 1e-6, o.inferTol)
 }
