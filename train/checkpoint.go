@@ -212,8 +212,9 @@ type runConfig struct {
 	// Added later; omitted at their defaults, so that older checkpoints
 	// (written before the fields existed, with those defaults' behaviour
 	// or with the fitted scales they restore) still match.
-	Penalty  Penalty `json:"penalty,omitempty"`
-	StdFloor float64 `json:"outputStdFloor,omitempty"`
+	Penalty           Penalty `json:"penalty,omitempty"`
+	StdFloor          float64 `json:"outputStdFloor,omitempty"`
+	PenaltyConstraint *dims   `json:"penaltyConstraint,omitempty"`
 }
 
 // runConfig returns the JSON of m's runConfig.
@@ -225,6 +226,10 @@ func (m *Model) runConfig() (json.RawMessage, error) {
 		LambdaD: r.lambdaD, LambdaC: r.lambdaC, LambdaCObj: r.lambdaCObj, LearnRate: r.LearnRate,
 		BatchSize: r.BatchSize, Epochs: r.Epochs, Seed: r.Seed, AlwaysProj: r.AlwaysProject, Standardize: r.Standardize,
 		Penalty: r.Penalty,
+	}
+	if r.PenaltyConstraint != nil {
+		d := constraintDims(r.PenaltyConstraint)
+		rc.PenaltyConstraint = &d
 	}
 	if r.stdFloor != layers.DefaultStdFloor {
 		rc.StdFloor = r.stdFloor
@@ -326,7 +331,8 @@ func (m *Model) TrainingTime() time.Duration {
 // is in dir (see Checkpoint). cfg must be the Config the run was started
 // with, its constraint and any Backbone included: every field that
 // training depends on (the architecture, the constraint's dimensions,
-// Mode, the AdaNP settings, λ_D, λ_C, Penalty, LearnRate, BatchSize, Epochs, Seed,
+// Mode, the AdaNP settings, λ_D, λ_C, Penalty and the dimensions of
+// PenaltyConstraint, LearnRate, BatchSize, Epochs, Seed,
 // AlwaysProject, Standardize, OutputStdFloor) must equal the checkpoint's, otherwise
 // Resume returns an error listing the differences. Progress, Quiet,
 // LogEvery and Checkpoint may differ; an empty cfg.Checkpoint.Dir means

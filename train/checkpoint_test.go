@@ -315,6 +315,9 @@ func TestResumeConfigMismatch(t *testing.T) {
 		{"standardize", "standardize", func(c *Config) { c.Standardize = false }},
 		{"penalty", "penalty", func(c *Config) { c.Mode, c.Penalty = Soft, Norm }},
 		{"output floor", "outputStdFloor", func(c *Config) { c.OutputStdFloor = -1 }},
+		{"penalty constraint", "penaltyConstraint", func(c *Config) {
+			c.Mode, c.PenaltyConstraint = Soft, c.Constraint
+		}},
 		{"always project", "alwaysProject", func(c *Config) { c.AlwaysProject = true }},
 		{"init", "pyTorchInit", func(c *Config) { c.PyTorchInit = true }},
 		{"backbone", "backbone", func(c *Config) { c.Sizes, c.Hidden, c.Backbone = nil, 0, residualBuilder(1, 12, 2, 1) }},

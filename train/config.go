@@ -165,6 +165,16 @@ type Config struct {
 	// Penalty selects the form of the Soft mode's penalty (default
 	// SquaredNorm). It must be zero in the other modes.
 	Penalty Penalty
+	// PenaltyConstraint, when set, is the constraint the Soft penalty acts
+	// on instead of Constraint, which still reports the residuals of
+	// predictions: for SquaredHinge on a problem whose Constraint is the
+	// Fischer–Burmeister system of enforce.WithInequalities, the raw
+	// inequalities g. It must have no latent variables, the network's ny
+	// outputs, and no inputs or the network's nx. Only Soft mode accepts
+	// it. Like Constraint it is code: Save does not write it and Load
+	// cannot restore it, so a loaded Soft model that needs it cannot train
+	// further (Resume, given the Config, can).
+	PenaltyConstraint enforce.Constraint
 
 	// LearnRate is Adam's step size (default DefaultLearnRate). Every loss
 	// term is a batch mean, so the solver's batch size is left at 1.
@@ -318,8 +328,17 @@ func resolve(cfg Config) (resolved, error) {
 		return r, fmt.Errorf("train: invalid %v", cfg.Penalty)
 	case cfg.Penalty != SquaredNorm && cfg.Mode != Soft:
 		return r, fmt.Errorf("train: Config.Penalty = %v selects the Soft penalty; leave it zero in %v mode", cfg.Penalty, cfg.Mode)
-	case cfg.Penalty == SquaredHinge && latent > 0:
-		return r, fmt.Errorf("train: Config.Penalty = SquaredHinge wants the raw inequalities g(x, y) ⩽ 0, but the constraint has %d latent variables (a Fischer–Burmeister constraint?)", latent)
+	}
+	if pc := cfg.PenaltyConstraint; pc != nil {
+		pnx, pny, pnc := pc.Dims()
+		switch {
+		case cfg.Mode != Soft:
+			return r, fmt.Errorf("train: Config.PenaltyConstraint is for Soft mode; leave it nil in %v mode", cfg.Mode)
+		case enforce.CapabilitiesOf(pc).Latent > 0:
+			return r, fmt.Errorf("train: Config.PenaltyConstraint has %d latent variables; give the raw constraint", enforce.CapabilitiesOf(pc).Latent)
+		case pny != r.ny || (pnx != 0 && pnx != r.nx) || pnc <= 0:
+			return r, fmt.Errorf("train: Config.PenaltyConstraint has (nx, ny, nc) = (%d, %d, %d), want nx 0 or %d, ny %d and nc > 0", pnx, pny, pnc, r.nx, r.ny)
+		}
 	}
 	switch {
 	case math.IsNaN(cfg.OutputStdFloor) || math.IsInf(cfg.OutputStdFloor, 0):

@@ -233,7 +233,7 @@ func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) 
 			terms = append(terms, r)
 		}
 	case Soft:
-		p, err := softPenalty(cfg.Penalty)(m.view.loss, gr.X, gr.YHat, cfg.lambdaC)
+		p, err := m.softTerm(gr.X, gr.YHat)
 		if err != nil {
 			return nil, fmt.Errorf("train: %w", err)
 		}

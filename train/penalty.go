@@ -29,7 +29,7 @@ const (
 	// inequalities g, not the Fischer–Burmeister constraint that
 	// enforce.WithInequalities builds from them (whose residual at zero
 	// multipliers is about 2·max(g_j, 0)); a constraint with latent
-	// variables is an error.
+	// variables is an error (see Config.PenaltyConstraint).
 	SquaredHinge
 )
 
@@ -64,13 +64,24 @@ func (p *Penalty) UnmarshalText(text []byte) error {
 	return fmt.Errorf("train: unknown penalty %q (want SquaredNorm, Norm or SquaredHinge)", text)
 }
 
-// softPenalty returns the loss term that builds the Soft penalty p.
-func softPenalty(p Penalty) func(enforce.Constraint, *gorgonia.Node, *gorgonia.Node, float64) (*gorgonia.Node, error) {
-	switch p {
-	case Norm:
-		return losses.Residual
-	case SquaredHinge:
-		return losses.HingePenalty
+// softTerm returns the Soft penalty on the predictions yhat for inputs x:
+// Config.Penalty's form on Config.PenaltyConstraint, or on Constraint
+// when that is nil.
+func (m *Model) softTerm(x, yhat *gorgonia.Node) (*gorgonia.Node, error) {
+	cfg := m.cfg
+	c := m.view.loss
+	switch {
+	case cfg.PenaltyConstraint != nil:
+		c = newView(cfg.PenaltyConstraint, cfg.nx).loss
+	case cfg.Penalty == SquaredHinge && enforce.CapabilitiesOf(cfg.Constraint).Latent > 0:
+		return nil, fmt.Errorf("the SquaredHinge penalty wants the raw inequalities g(x, y) ⩽ 0, but the constraint has %d latent variables (a Fischer–Burmeister constraint?): set Config.PenaltyConstraint to g",
+			enforce.CapabilitiesOf(cfg.Constraint).Latent)
 	}
-	return losses.SoftPenalty
+	switch cfg.Penalty {
+	case Norm:
+		return losses.Residual(c, x, yhat, cfg.lambdaC)
+	case SquaredHinge:
+		return losses.HingePenalty(c, x, yhat, cfg.lambdaC)
+	}
+	return losses.SoftPenalty(c, x, yhat, cfg.lambdaC)
 }

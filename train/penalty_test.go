@@ -78,7 +78,9 @@ func TestPenaltyErrors(t *testing.T) {
 		{"ENFORCE", Config{Penalty: Norm}, "leave it zero in ENFORCE mode"},
 		{"MLP", Config{Mode: MLP, Penalty: SquaredHinge}, "leave it zero in MLP mode"},
 		{"unknown", Config{Mode: Soft, Penalty: Penalty(9)}, "Penalty(9)"},
-		{"latent", Config{Mode: Soft, Penalty: SquaredHinge, Constraint: fb}, "2 latent variables"},
+		{"penalty constraint in MLP mode", Config{Mode: MLP, PenaltyConstraint: p.Inequalities()}, "leave it nil in MLP mode"},
+		{"latent penalty constraint", Config{Mode: Soft, Constraint: fb, PenaltyConstraint: fb}, "has 2 latent variables"},
+		{"penalty constraint dims", Config{Mode: Soft, PenaltyConstraint: problems.FittingEquality{}.Equalities()}, "want nx 0 or 1, ny 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
@@ -90,6 +92,14 @@ func TestPenaltyErrors(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
+	// SquaredHinge on the Fischer–Burmeister system itself: New accepts
+	// it (Load must), training refuses it.
+	m, err := New(Config{Sizes: []int{1, 4, 1}, Hidden: layers.ReLU, Mode: Soft, Penalty: SquaredHinge, Constraint: fb, Quiet: true})
+	require.NoError(t, err)
+	d := p.Sample(8, 1)
+	_, err = m.Fit(d.X, d.Y)
+	assert.ErrorContains(t, err, "set Config.PenaltyConstraint to g")
+
 	var q Penalty
 	require.NoError(t, q.UnmarshalText([]byte("squaredhinge")))
 	assert.Equal(t, SquaredHinge, q)
@@ -150,4 +160,66 @@ func TestOutputStdFloor(t *testing.T) {
 	}
 	_, err = New(Config{Sizes: []int{1, 2}, Constraint: c, OutputStdFloor: math.NaN()})
 	assert.ErrorContains(t, err, "OutputStdFloor")
+}
+
+// TestPenaltyConstraint trains a Soft model whose Constraint is the
+// Fischer–Burmeister system of §5.2 and whose SquaredHinge penalty acts on
+// the raw inequalities g (Config.PenaltyConstraint): the graph's penalty
+// is λ(1/N)Σ_iΣ_j max(0, g_j)², the model reports residuals of the
+// Fischer–Burmeister constraint, and it saves, loads and predicts.
+func TestPenaltyConstraint(t *testing.T) {
+	p := problems.FittingInequality{}
+	fb, err := p.Constraint()
+	require.NoError(t, err)
+	g := p.Inequalities()
+	d := p.SampleNoisy(32, 4)
+	const lambda = 2.0
+	cfg := Config{Sizes: []int{1, 8, 1}, Hidden: layers.Tanh, Mode: Soft, Constraint: fb, PenaltyConstraint: g,
+		Penalty: SquaredHinge, LambdaC: lambda, Seed: 5, Standardize: true, Epochs: 3, BatchSize: 16, Quiet: true}
+	m, err := New(cfg)
+	require.NoError(t, err)
+	require.NoError(t, m.FitStandardizers(d.X, d.Y))
+	w := m.Weights()
+	w[len(w)-1][0] = 1.5 // shift ŷ up, so that some predictions leave the envelope
+	require.NoError(t, m.SetWeights(w))
+	gr, err := m.NewGraph(32)
+	require.NoError(t, err)
+	require.NoError(t, gr.SetBatch(d.X, d.Y))
+	vm := gorgonia.NewTapeMachine(gr.G)
+	defer vm.Close()
+	require.NoError(t, vm.RunAll())
+	yhat, _ := gr.Outputs()
+	var sum float64
+	var violated, inside int
+	gv := make([]float64, 2)
+	for i := range 32 {
+		g.Eval(d.X.RawRowView(i), yhat.RawRowView(i), gv, nil)
+		for _, v := range gv {
+			if v > 0 {
+				violated++
+				sum += v * v
+			} else {
+				inside++
+			}
+		}
+	}
+	require.Positive(t, violated, "some predictions leave the envelope, so the penalty is not zero")
+	require.Positive(t, inside, "and some g_j are negative, which the hinge ignores")
+	got := gr.Loss.Value().Data().(float64) - gr.Task.Value().Data().(float64)
+	assert.InDelta(t, lambda*sum/32, got, 1e-12)
+
+	_, err = m.Fit(d.X, d.Y)
+	require.NoError(t, err)
+	pred, stats, err := m.Predict(d.X)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, m.Save(&buf))
+	loaded, err := Load(&buf, fb)
+	require.NoError(t, err)
+	lp, lstats, err := loaded.Predict(d.X)
+	require.NoError(t, err)
+	assert.Equal(t, bits(pred), bits(lp))
+	assert.Equal(t, stats, lstats)
+	assert.Equal(t, SquaredHinge, loaded.Config().Penalty)
+	assert.Nil(t, loaded.Config().PenaltyConstraint)
 }

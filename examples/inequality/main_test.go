@@ -25,8 +25,23 @@ func TestQuick(t *testing.T) {
 	}
 	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+\S+\s+0\.00\s+0\.00\s`, text, "ENFORCE has no infeasible test prediction")
 	harnesstest.Files(t, o.Out, "inequality_predictions.png", "inequality_loss.png", "inequality_depth.png", "inequality_history.csv")
+	assert.Contains(t, text, "ε_I 1e-06, Soft λ_C 1 (hinge penalty)")
+
+	// The reference's ε_I and the earlier Soft penalty.
+	o.inferTol, o.softPenalty, o.Out = 1e-4, "fb", ""
+	out.Reset()
+	require.NoError(t, run(o, &out, io.Discard))
+	text = out.String()
+	assert.Contains(t, text, "ε_I 0.0001, Soft λ_C 1 (fb penalty)")
+	assert.Contains(t, text, "g_j(x, ỹ) > ε_I = 0.0001")
+	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+\S+\s+0\.00\s+0\.00\s`, text)
+
 	o.Seeds = 0
 	assert.Error(t, run(o, io.Discard, io.Discard))
+	o.Seeds, o.inferTol = 1, -1
+	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-infertol")
+	o.inferTol, o.softPenalty = 1e-6, "l1"
+	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-softpenalty")
 }
 
 // TestFlags checks the examples' command-line convention and what -quick
@@ -34,8 +49,11 @@ func TestQuick(t *testing.T) {
 func TestFlags(t *testing.T) {
 	harnesstest.CheckConvention(t, cli, "quick", "out", "epochs", "activation")
 	o := defaults()
-	require.NoError(t, flags(&o).Parse([]string{"-quick"}))
+	assert.Equal(t, 1e-6, o.inferTol, "the paper's ε_I")
+	assert.Equal(t, "hinge", o.softPenalty)
+	require.NoError(t, flags(&o).Parse([]string{"-quick", "-infertol", "1e-4"}))
 	assert.Equal(t, 60, o.Epochs)
+	assert.Equal(t, 1e-4, o.inferTol)
 	o = defaults()
 	require.NoError(t, flags(&o).Parse([]string{"-epochs", "3", "-quick"}))
 	assert.Equal(t, 3, o.Epochs, "an explicit flag keeps its value")
