@@ -208,15 +208,17 @@ type Config struct {
 	// labels' standard deviations (σ_max the largest; a weight is capped
 	// at 1e300; latent variables keep enforce's own weighting). The
 	// projection is then the smallest correction as the task loss, the
-	// displacement and the activation rule measure it. With W = I an output of tiny spread
-	// (distillation's x_D,IL has σ ≈ 2e-21) takes a share of every
-	// correction that is enormous in its own units: the rule rejected
-	// every batch and a forced projection made the loss diverge. Set
-	// Weights to Diagonal or AutoDiagonal to project in original units.
+	// displacement and the activation rule measure it. With W = I and
+	// exact scaling, an output of tiny spread (distillation's x_D,IL has
+	// σ ≈ 2e-21) takes a share of every correction that is enormous in
+	// its own units: the rule rejected every batch and a forced
+	// projection made the loss diverge. Set Weights to Diagonal or
+	// AutoDiagonal to project in original units.
 	//
 	// The outputs' standard deviations are floored as the reference
-	// implementation floors them (see OutputStdFloor), so x_D,IL is only
-	// mean-centred by default; the inputs are never floored.
+	// implementation floors them (see OutputStdFloor), so by default
+	// x_D,IL is only mean-centred, not divided by its σ; the inputs are
+	// never floored.
 	Standardize bool
 	// OutputStdFloor is the floor on the outputs' standard deviations
 	// when Standardize fits them: an output column with σ <
