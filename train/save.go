@@ -52,6 +52,7 @@ type body struct {
 	Seed          uint64            `json:"seed"`
 	AlwaysProject bool              `json:"alwaysProject"`
 	Standardize   bool              `json:"standardize"`
+	Precision     enforce.Precision `json:"precision,omitempty"` // 0 for float64, so float64 files are unchanged
 	XScale        *scale            `json:"xScale,omitempty"`
 	YScale        *scale            `json:"yScale,omitempty"`
 }
@@ -257,6 +258,7 @@ func (m *Model) Save(w io.Writer) error {
 			Seed:          cfg.Seed,
 			AlwaysProject: cfg.AlwaysProject,
 			Standardize:   cfg.Standardize,
+			Precision:     m.cfg.precision(),
 			XScale:        toScale(m.sx),
 			YScale:        toScale(m.sy),
 		},
@@ -266,7 +268,7 @@ func (m *Model) Save(w io.Writer) error {
 		doc.Backbone = backboneCustom
 	}
 	for i, ps := range m.Params() {
-		v := m.params[i].Data().([]float64)
+		v, _ := float64s(m.params[i].Data())
 		if !allFinite(v) {
 			return fmt.Errorf("train: Save: learnable %q is not finite", ps.Name)
 		}
@@ -438,7 +440,7 @@ func load(r io.Reader, c enforce.Constraint, build BackboneFunc) (*Model, error)
 		Train: f.Train.settings(), Infer: f.Infer.settings(),
 		LambdaD: f.LambdaD, LambdaC: f.LambdaC, LearnRate: f.LearnRate,
 		BatchSize: f.BatchSize, Epochs: f.Epochs, Seed: f.Seed,
-		AlwaysProject: f.AlwaysProject, Standardize: f.Standardize,
+		AlwaysProject: f.AlwaysProject, Standardize: f.Standardize, Precision: f.Precision,
 	}
 	if build != nil {
 		cfg.Backbone, cfg.Hidden, cfg.Output = build, 0, 0
