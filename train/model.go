@@ -174,7 +174,7 @@ func (m *Model) pyTorchInit() {
 }
 
 // Config returns the model's configuration with defaults filled in
-// (LambdaD is negative when the model has no displacement term). LambdaC
+// (Precision is enforce.Float64 or enforce.Float32; LambdaD is negative when the model has no displacement term). LambdaC
 // is returned as given, since its zero value means a different default
 // for Fit and FitUnsupervised, except in Soft mode.
 func (m *Model) Config() Config {
@@ -191,6 +191,10 @@ func (m *Model) Config() Config {
 		c.LambdaD = -1
 	}
 	c.Train = trainDefaults(m.cfg.train)
+	c.Precision = enforce.Float64
+	if m.cfg.dtype == tensor.Float32 {
+		c.Precision = enforce.Float32
+	}
 	return c
 }
 

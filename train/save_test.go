@@ -39,9 +39,10 @@ func trainedModel(t *testing.T, cfg Config) *Model {
 	return m
 }
 
-// TestSaveLoadPredictBitIdentical saves trained models, loads them and
-// checks that the loaded models predict exactly the same bits, with the
-// same weights, standardisation and settings.
+// TestSaveLoadPredictBitIdentical saves trained models, float64 and
+// float32 backbones (Config.Precision), loads them and checks that the
+// loaded models predict exactly the same bits, with the same weights,
+// standardisation and settings, precision included.
 func TestSaveLoadPredictBitIdentical(t *testing.T) {
 	p := problems.FittingEquality{}
 	xTest := p.Sample(500, 77).X
@@ -51,8 +52,10 @@ func TestSaveLoadPredictBitIdentical(t *testing.T) {
 			Infer: enforce.Settings{Tol: 1e-9, Weights: enforce.AutoDiagonal}},
 		{Hidden: layers.Sigmoid, Mode: Soft, LambdaC: 0.7, Standardize: true, Seed: 5},
 		{Hidden: layers.Tanh, Mode: MLP, Seed: 6, AlwaysProject: true, PyTorchInit: true},
+		{Hidden: layers.Tanh, Standardize: true, Seed: 7, Precision: enforce.Float32},
+		{Hidden: layers.ReLU, Mode: MLP, Seed: 8, PyTorchInit: true, Precision: enforce.Float32},
 	} {
-		t.Run(cfg.Mode.String(), func(t *testing.T) {
+		t.Run(cfg.Mode.String()+"/"+cfg.Precision.String(), func(t *testing.T) {
 			m := trainedModel(t, cfg)
 			want, wantStats, err := m.Predict(xTest)
 			require.NoError(t, err)

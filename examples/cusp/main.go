@@ -105,6 +105,7 @@ func run(o options, stdout, progress io.Writer) error {
 		cfg := train.Config{
 			Sizes: o.Sizes(1, 2), Hidden: hidden, PyTorchInit: true, Constraint: p.Equalities(), Mode: mode,
 			LearnRate: o.LR, Epochs: o.Epochs, Seed: seed, Standardize: o.standardize, LambdaD: o.LambdaD,
+			Precision: o.Precision,
 		}
 		o.Checkpoint(&cfg, mode, fmt.Sprintf("seed%d", seed))
 		harness.Progress(&cfg, progress, o.LogLines, fmt.Sprintf("%v, seed %d", mode, seed))

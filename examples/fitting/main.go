@@ -207,7 +207,7 @@ func (e *experiment) fit(mode train.Mode, seed uint64, lambdaD, trainTol float64
 		Sizes: o.Sizes(1, 2), Hidden: e.hidden, PyTorchInit: o.pyTorchInit,
 		Constraint: e.p.Equalities(), Mode: mode, Train: ts,
 		LearnRate: o.LR, Epochs: epochs, Seed: seed, Standardize: o.standardize,
-		LambdaD: lambdaD,
+		LambdaD: lambdaD, Precision: o.Precision,
 	}
 	if lambdaD == 0 {
 		cfg.LambdaD = -1 // no displacement term (train.Config reads 0 as the default)

@@ -140,7 +140,7 @@ func run(o options, stdout, progress io.Writer) error {
 			Sizes: o.Sizes(1, 1), Hidden: layers.ReLU, PyTorchInit: true,
 			Constraint: c, Mode: mode,
 			LearnRate: o.LR, BatchSize: o.batch, Epochs: o.Epochs, Seed: seed,
-			LambdaD: o.LambdaD, AlwaysProject: !o.activation, Standardize: o.standardize,
+			LambdaD: o.LambdaD, AlwaysProject: !o.activation, Standardize: o.standardize, Precision: o.Precision,
 		}
 		if mode == train.Soft {
 			cfg.LambdaC = o.softLambda
