@@ -99,7 +99,7 @@ func (d *Dense) Forward(x *gorgonia.Node) (y *gorgonia.Node, err error) {
 	}
 	defer graphguard.Recover(&y, &err, "layers: Dense.Forward")
 	if d.dtype == tensor.Float32 {
-		if y, err = gorgonia.ApplyOp(affineOp{act: d.act, in: d.in, out: d.out}, x, d.w, d.b); err != nil {
+		if y, err = gorgonia.ApplyOp(&affineOp{act: d.act, in: d.in, out: d.out}, x, d.w, d.b); err != nil {
 			return nil, fmt.Errorf("layers: Dense.Forward: %w", err)
 		}
 		return y, nil

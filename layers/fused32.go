@@ -24,7 +24,8 @@ import (
 // BroadcastAdd with its repeated bias, the activation and their
 // gradients) costs as much again as the products on a 200-wide layer;
 // this one allocates nothing per run on a TapeMachine (every operation
-// writes into the register the machine preallocates).
+// writes into the register the machine preallocates, or into memory of
+// its own: see buffer).
 
 // blas32 is the float32 BLAS of the fused operations.
 var blas32 = fastblas.Implementation{}
@@ -51,13 +52,23 @@ func float32Data(op string, vals ...gorgonia.Value) ([][]float32, error) {
 	return out, nil
 }
 
-// output returns prealloc's float32 tensor when it has the shape, else a
-// new one.
-func output(prealloc gorgonia.Value, shape ...int) *tensor.Dense {
+// buffer is the output a fused operation owns: a TapeMachine clears its
+// registers on Reset, so an operation that allocated its output would
+// allocate on every run; one that keeps its own reuses it (the machine
+// then treats it as a register's memory: the value is valid until the
+// register is written again).
+type buffer struct{ t *tensor.Dense }
+
+// output returns prealloc when it is a float32 tensor of the shape, else
+// the operation's own buffer, made or remade to the shape.
+func (b *buffer) output(prealloc gorgonia.Value, shape ...int) *tensor.Dense {
 	if t, ok := prealloc.(*tensor.Dense); ok && t.Dtype() == tensor.Float32 && t.Shape().Eq(tensor.Shape(shape)) {
 		return t
 	}
-	return tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float32))
+	if b.t == nil || !b.t.Shape().Eq(tensor.Shape(shape)) {
+		b.t = tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float32))
+	}
+	return b.t
 }
 
 var (
@@ -69,13 +80,14 @@ var (
 type affineOp struct {
 	act     Activation
 	in, out int
+	buffer
 }
 
-func (op affineOp) Arity() int { return 3 }
-func (op affineOp) Type() hm.Type {
+func (op *affineOp) Arity() int { return 3 }
+func (op *affineOp) Type() hm.Type {
 	return hm.NewFnType(matrixType, matrixType, vectorType, matrixType)
 }
-func (op affineOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
+func (op *affineOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if len(inputs) != 3 {
 		return nil, fmt.Errorf("layers: dense32 takes 3 inputs, got %d", len(inputs))
 	}
@@ -85,18 +97,18 @@ func (op affineOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error)
 	}
 	return tensor.Shape{x[0], op.out}, nil
 }
-func (op affineOp) ReturnsPtr() bool      { return false }
-func (op affineOp) CallsExtern() bool     { return false }
-func (op affineOp) OverwritesInput() int  { return -1 }
-func (op affineOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "layers.dense32(%v,%d,%d)", op.act, op.in, op.out) }
-func (op affineOp) Hashcode() uint32      { return opHash(op) }
-func (op affineOp) String() string        { return fmt.Sprintf("dense32(%v)", op.act) }
+func (op *affineOp) ReturnsPtr() bool      { return false }
+func (op *affineOp) CallsExtern() bool     { return false }
+func (op *affineOp) OverwritesInput() int  { return -1 }
+func (op *affineOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "layers.dense32(%v,%d,%d)", op.act, op.in, op.out) }
+func (op *affineOp) Hashcode() uint32      { return opHash(op) }
+func (op *affineOp) String() string        { return fmt.Sprintf("dense32(%v)", op.act) }
 
-func (op affineOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
+func (op *affineOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	return op.UsePreallocDo(nil, inputs...)
 }
 
-func (op affineOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.Value) (gorgonia.Value, error) {
+func (op *affineOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if len(inputs) != 3 {
 		return nil, fmt.Errorf("layers: dense32 takes 3 inputs, got %d", len(inputs))
 	}
@@ -109,32 +121,32 @@ func (op affineOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.Val
 	if len(x) != n*op.in || len(w) != op.in*op.out || len(b) != op.out {
 		return nil, fmt.Errorf("layers: dense32: %d, %d and %d values for x (n×%d), W (%d×%d) and b (%d)", len(x), len(w), len(b), op.in, op.in, op.out, op.out)
 	}
-	y := output(prealloc, n, op.out)
+	y := op.output(prealloc, n, op.out)
 	yd := y.Data().([]float32)
 	blas32.Sgemm(blas.NoTrans, blas.NoTrans, n, op.out, op.in, 1, x, op.in, w, op.out, 0, yd, op.out)
 	biasAct32(yd, b, op.act)
 	return y, nil
 }
 
-func (op affineOp) DiffWRT(int) []bool { return []bool{true, true, true} }
+func (op *affineOp) DiffWRT(int) []bool { return []bool{true, true, true} }
 
-func (op affineOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+func (op *affineOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	if len(inputs) != 3 {
 		return nil, fmt.Errorf("layers: dense32 takes 3 inputs, got %d", len(inputs))
 	}
-	dz, err := gorgonia.ApplyOp(actGradOp{op.act}, output, grad)
+	dz, err := gorgonia.ApplyOp(&actGradOp{act: op.act}, output, grad)
 	if err != nil {
 		return nil, err
 	}
-	dx, err := gorgonia.ApplyOp(gemmOp{transB: true}, dz, inputs[1])
+	dx, err := gorgonia.ApplyOp(&gemmOp{transB: true}, dz, inputs[1])
 	if err != nil {
 		return nil, err
 	}
-	dw, err := gorgonia.ApplyOp(gemmOp{transA: true}, inputs[0], dz)
+	dw, err := gorgonia.ApplyOp(&gemmOp{transA: true}, inputs[0], dz)
 	if err != nil {
 		return nil, err
 	}
-	db, err := gorgonia.ApplyOp(colSumOp{}, dz)
+	db, err := gorgonia.ApplyOp(&colSumOp{}, dz)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +155,7 @@ func (op affineOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (
 
 // DoDiff adds the gradients to the inputs' derivatives, for gorgonia's
 // LispMachine.
-func (op affineOp) DoDiff(_ gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
+func (op *affineOp) DoDiff(_ gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
 	if len(inputs) != 3 {
 		return fmt.Errorf("layers: dense32 takes 3 inputs, got %d", len(inputs))
 	}
@@ -151,14 +163,14 @@ func (op affineOp) DoDiff(_ gorgonia.ExecutionContext, inputs gorgonia.Nodes, ou
 	if err != nil {
 		return fmt.Errorf("layers: dense32: the output has no gradient: %w", err)
 	}
-	dz, err := actGradOp{op.act}.Do(output.Value(), g)
+	dz, err := (&actGradOp{act: op.act}).Do(output.Value(), g)
 	if err != nil {
 		return err
 	}
 	grads := []func() (gorgonia.Value, error){
-		func() (gorgonia.Value, error) { return gemmOp{transB: true}.Do(dz, inputs[1].Value()) },
-		func() (gorgonia.Value, error) { return gemmOp{transA: true}.Do(inputs[0].Value(), dz) },
-		func() (gorgonia.Value, error) { return colSumOp{}.Do(dz) },
+		func() (gorgonia.Value, error) { return (&gemmOp{transB: true}).Do(dz, inputs[1].Value()) },
+		func() (gorgonia.Value, error) { return (&gemmOp{transA: true}).Do(inputs[0].Value(), dz) },
+		func() (gorgonia.Value, error) { return (&colSumOp{}).Do(dz) },
 	}
 	for i, in := range inputs {
 		d, err := in.Grad()
@@ -186,11 +198,14 @@ func (op affineOp) DoDiff(_ gorgonia.ExecutionContext, inputs gorgonia.Nodes, ou
 // actGradOp computes dz = g ⊙ a'(z) from the output y = a(z) and its
 // gradient g: g for Identity, g where y > 0 (else 0) for ReLU, g·(1 − y²)
 // for Tanh, g·y·(1 − y) for Sigmoid.
-type actGradOp struct{ act Activation }
+type actGradOp struct {
+	act Activation
+	buffer
+}
 
-func (op actGradOp) Arity() int    { return 2 }
-func (op actGradOp) Type() hm.Type { return hm.NewFnType(matrixType, matrixType, matrixType) }
-func (op actGradOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
+func (op *actGradOp) Arity() int    { return 2 }
+func (op *actGradOp) Type() hm.Type { return hm.NewFnType(matrixType, matrixType, matrixType) }
+func (op *actGradOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if len(inputs) != 2 {
 		return nil, fmt.Errorf("layers: dense32 activation gradient takes 2 inputs, got %d", len(inputs))
 	}
@@ -200,18 +215,18 @@ func (op actGradOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error
 	}
 	return s.Clone(), nil
 }
-func (op actGradOp) ReturnsPtr() bool      { return false }
-func (op actGradOp) CallsExtern() bool     { return false }
-func (op actGradOp) OverwritesInput() int  { return -1 }
-func (op actGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "layers.dense32grad(%v)", op.act) }
-func (op actGradOp) Hashcode() uint32      { return opHash(op) }
-func (op actGradOp) String() string        { return fmt.Sprintf("dense32grad(%v)", op.act) }
+func (op *actGradOp) ReturnsPtr() bool      { return false }
+func (op *actGradOp) CallsExtern() bool     { return false }
+func (op *actGradOp) OverwritesInput() int  { return -1 }
+func (op *actGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "layers.dense32grad(%v)", op.act) }
+func (op *actGradOp) Hashcode() uint32      { return opHash(op) }
+func (op *actGradOp) String() string        { return fmt.Sprintf("dense32grad(%v)", op.act) }
 
-func (op actGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
+func (op *actGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	return op.UsePreallocDo(nil, inputs...)
 }
 
-func (op actGradOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.Value) (gorgonia.Value, error) {
+func (op *actGradOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if len(inputs) != 2 {
 		return nil, fmt.Errorf("layers: dense32 activation gradient takes 2 inputs, got %d", len(inputs))
 	}
@@ -224,7 +239,7 @@ func (op actGradOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.Va
 		return nil, fmt.Errorf("layers: dense32 activation gradient: %d outputs, %d gradients", len(y), len(g))
 	}
 	s := inputs[0].Shape()
-	out := output(prealloc, s...)
+	out := op.output(prealloc, s...)
 	dz := out.Data().([]float32)[:len(y)]
 	switch op.act {
 	case ReLU:
@@ -251,11 +266,14 @@ func (op actGradOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.Va
 
 // gemmOp computes op(A)·op(B) for matrices A and B, op(X) = Xᵀ where
 // transA or transB says, on the fused layers' float32 kernels.
-type gemmOp struct{ transA, transB bool }
+type gemmOp struct {
+	transA, transB bool
+	buffer
+}
 
-func (op gemmOp) Arity() int    { return 2 }
-func (op gemmOp) Type() hm.Type { return hm.NewFnType(matrixType, matrixType, matrixType) }
-func (op gemmOp) dims(a, b tensor.Shape) (m, n, k int, err error) {
+func (op *gemmOp) Arity() int    { return 2 }
+func (op *gemmOp) Type() hm.Type { return hm.NewFnType(matrixType, matrixType, matrixType) }
+func (op *gemmOp) dims(a, b tensor.Shape) (m, n, k int, err error) {
 	if len(a) != 2 || len(b) != 2 {
 		return 0, 0, 0, fmt.Errorf("layers: dense32 product of shapes %v and %v", a, b)
 	}
@@ -272,7 +290,7 @@ func (op gemmOp) dims(a, b tensor.Shape) (m, n, k int, err error) {
 	}
 	return m, n, k, nil
 }
-func (op gemmOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
+func (op *gemmOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if len(inputs) != 2 {
 		return nil, fmt.Errorf("layers: dense32 product takes 2 inputs, got %d", len(inputs))
 	}
@@ -287,22 +305,22 @@ func (op gemmOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
 	}
 	return tensor.Shape{m, n}, nil
 }
-func (op gemmOp) ReturnsPtr() bool     { return false }
-func (op gemmOp) CallsExtern() bool    { return false }
-func (op gemmOp) OverwritesInput() int { return -1 }
-func (op gemmOp) WriteHash(h hash.Hash) {
+func (op *gemmOp) ReturnsPtr() bool     { return false }
+func (op *gemmOp) CallsExtern() bool    { return false }
+func (op *gemmOp) OverwritesInput() int { return -1 }
+func (op *gemmOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "layers.dense32gemm(%v,%v)", op.transA, op.transB)
 }
-func (op gemmOp) Hashcode() uint32 { return opHash(op) }
-func (op gemmOp) String() string {
+func (op *gemmOp) Hashcode() uint32 { return opHash(op) }
+func (op *gemmOp) String() string {
 	return fmt.Sprintf("dense32gemm(%v,%v)", op.transA, op.transB)
 }
 
-func (op gemmOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
+func (op *gemmOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	return op.UsePreallocDo(nil, inputs...)
 }
 
-func (op gemmOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.Value) (gorgonia.Value, error) {
+func (op *gemmOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if len(inputs) != 2 {
 		return nil, fmt.Errorf("layers: dense32 product takes 2 inputs, got %d", len(inputs))
 	}
@@ -325,18 +343,18 @@ func (op gemmOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.Value
 	if op.transB {
 		tB = blas.Trans
 	}
-	out := output(prealloc, m, n)
+	out := op.output(prealloc, m, n)
 	blas32.Sgemm(tA, tB, m, n, k, 1, d[0], as[1], d[1], bs[1], 0, out.Data().([]float32), n)
 	return out, nil
 }
 
 // colSumOp sums the rows of a matrix: the gradient of a bias added to
 // every row. The sum runs over the rows in order.
-type colSumOp struct{}
+type colSumOp struct{ buffer }
 
-func (op colSumOp) Arity() int    { return 1 }
-func (op colSumOp) Type() hm.Type { return hm.NewFnType(matrixType, vectorType) }
-func (op colSumOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
+func (op *colSumOp) Arity() int    { return 1 }
+func (op *colSumOp) Type() hm.Type { return hm.NewFnType(matrixType, vectorType) }
+func (op *colSumOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if len(inputs) != 1 {
 		return nil, fmt.Errorf("layers: dense32 column sum takes 1 input, got %d", len(inputs))
 	}
@@ -346,18 +364,18 @@ func (op colSumOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error)
 	}
 	return tensor.Shape{s[1]}, nil
 }
-func (op colSumOp) ReturnsPtr() bool      { return false }
-func (op colSumOp) CallsExtern() bool     { return false }
-func (op colSumOp) OverwritesInput() int  { return -1 }
-func (op colSumOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "layers.dense32colsum") }
-func (op colSumOp) Hashcode() uint32      { return opHash(op) }
-func (op colSumOp) String() string        { return "dense32colsum" }
+func (op *colSumOp) ReturnsPtr() bool      { return false }
+func (op *colSumOp) CallsExtern() bool     { return false }
+func (op *colSumOp) OverwritesInput() int  { return -1 }
+func (op *colSumOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "layers.dense32colsum") }
+func (op *colSumOp) Hashcode() uint32      { return opHash(op) }
+func (op *colSumOp) String() string        { return "dense32colsum" }
 
-func (op colSumOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
+func (op *colSumOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	return op.UsePreallocDo(nil, inputs...)
 }
 
-func (op colSumOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.Value) (gorgonia.Value, error) {
+func (op *colSumOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if len(inputs) != 1 {
 		return nil, fmt.Errorf("layers: dense32 column sum takes 1 input, got %d", len(inputs))
 	}
@@ -369,7 +387,7 @@ func (op colSumOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.Val
 	if len(s) != 2 || len(d[0]) != s.TotalSize() {
 		return nil, fmt.Errorf("layers: dense32 column sum: %d values for shape %v", len(d[0]), s)
 	}
-	out := output(prealloc, s[1])
+	out := op.output(prealloc, s[1])
 	sum := out.Data().([]float32)
 	clear(sum)
 	for r := 0; r < s[0]; r++ {
