@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
+	"math"
 
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/blas"
@@ -11,6 +12,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/enforce-nn/enforce/internal/fastblas"
+	"github.com/enforce-nn/enforce/internal/par"
 )
 
 // A float32 Dense layer is one graph operation, affineOp: y = a(x·W + b)
@@ -97,12 +99,14 @@ func (op *affineOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error
 	}
 	return tensor.Shape{x[0], op.out}, nil
 }
-func (op *affineOp) ReturnsPtr() bool      { return false }
-func (op *affineOp) CallsExtern() bool     { return false }
-func (op *affineOp) OverwritesInput() int  { return -1 }
-func (op *affineOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "layers.dense32(%v,%d,%d)", op.act, op.in, op.out) }
-func (op *affineOp) Hashcode() uint32      { return opHash(op) }
-func (op *affineOp) String() string        { return fmt.Sprintf("dense32(%v)", op.act) }
+func (op *affineOp) ReturnsPtr() bool     { return false }
+func (op *affineOp) CallsExtern() bool    { return false }
+func (op *affineOp) OverwritesInput() int { return -1 }
+func (op *affineOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "layers.dense32(%v,%d,%d)", op.act, op.in, op.out)
+}
+func (op *affineOp) Hashcode() uint32 { return opHash(op) }
+func (op *affineOp) String() string   { return fmt.Sprintf("dense32(%v)", op.act) }
 
 func (op *affineOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	return op.UsePreallocDo(nil, inputs...)
@@ -124,7 +128,7 @@ func (op *affineOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.Va
 	y := op.output(prealloc, n, op.out)
 	yd := y.Data().([]float32)
 	blas32.Sgemm(blas.NoTrans, blas.NoTrans, n, op.out, op.in, 1, x, op.in, w, op.out, 0, yd, op.out)
-	biasAct32(yd, b, op.act)
+	par.For(n, elementGrain/op.out+1, &biasActBody{y: yd, b: b, act: op.act})
 	return y, nil
 }
 
@@ -241,14 +245,42 @@ func (op *actGradOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.V
 	s := inputs[0].Shape()
 	out := op.output(prealloc, s...)
 	dz := out.Data().([]float32)[:len(y)]
-	switch op.act {
+	par.For(len(y), elementGrain, &actGradBody{dz: dz, y: y, g: g, act: op.act})
+	return out, nil
+}
+
+// elementGrain is the least number of elements a worker of an
+// elementwise pass takes: below it, handing work to another core costs
+// more than it saves.
+const elementGrain = 8192
+
+// biasActBody applies the bias and the activation to rows of y.
+type biasActBody struct {
+	y, b []float32
+	act  Activation
+}
+
+func (o *biasActBody) Run(lo, hi int) {
+	w := len(o.b)
+	biasAct32(o.y[lo*w:hi*w], o.b, o.act)
+}
+
+// actGradBody computes dz = g ⊙ a'(z) from y = a(z) on [lo, hi).
+type actGradBody struct {
+	dz, y, g []float32
+	act      Activation
+}
+
+func (o *actGradBody) Run(lo, hi int) {
+	dz, y, g := o.dz[lo:hi], o.y[lo:hi], o.g[lo:hi]
+	switch o.act {
 	case ReLU:
 		for i, v := range y {
-			if v > 0 {
-				dz[i] = g[i]
-			} else {
-				dz[i] = 0
-			}
+			// y = max(z, 0) ≥ +0: y > 0 iff its bits, as an integer, are
+			// positive, iff their negation has the sign bit; the mask
+			// keeps g or clears it without a branch.
+			m := uint32(int32(-math.Float32bits(v)) >> 31)
+			dz[i] = math.Float32frombits(math.Float32bits(g[i]) & m)
 		}
 	case Tanh:
 		for i, v := range y {
@@ -261,7 +293,6 @@ func (op *actGradOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.V
 	default:
 		copy(dz, g)
 	}
-	return out, nil
 }
 
 // gemmOp computes op(A)·op(B) for matrices A and B, op(X) = Xᵀ where

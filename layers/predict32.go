@@ -91,19 +91,21 @@ func (st *mlp32) Run(lo, hi int) {
 	}
 }
 
-// biasAct32 adds b to every row of h and applies a, in place.
+// biasAct32 adds b to every row of h and applies a, in place. ReLU is
+// max(v, 0), without a branch that random signs would mispredict (it maps
+// −0 to +0 and keeps NaN).
 func biasAct32(h, b []float32, a Activation) {
 	w := len(b)
-	for r := 0; r+w <= len(h); r += w {
-		row := h[r : r+w]
+	for ; len(h) >= w; h = h[w:] {
+		row := h[:w:w]
 		switch a {
 		case ReLU:
 			for j, v := range row {
-				v += b[j]
-				if v < 0 {
-					v = 0
-				}
-				row[j] = v
+				row[j] = max(v+b[j], 0)
+			}
+		case Identity:
+			for j, v := range row {
+				row[j] = v + b[j]
 			}
 		default:
 			for j, v := range row {
