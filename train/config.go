@@ -129,11 +129,12 @@ type Config struct {
 	// (Weights, SetWeights, Save) and predictions stay float64 at the
 	// API: a float32 weight converts to float64 exactly, so a float32
 	// model saves, loads and resumes bit for bit. A custom Backbone must
-	// build learnables of the chosen precision. Float32 roughly halves
-	// the time of a training epoch and of a forward pass
-	// (BenchmarkMLPEpoch, BenchmarkMLPForward833) and reaches the same
-	// test metrics as float64 to the tolerances TestFloat32Accuracy
-	// states.
+	// build learnables of the chosen precision, and an Objective given to
+	// FitUnsupervised must accept float32 nodes as well as the float64
+	// ones of the activation rule. See the package documentation,
+	// "Precision", for what it gains (BenchmarkMLPEpoch,
+	// BenchmarkMLPForward833); it reaches the same test metrics as
+	// float64 to the tolerances TestFloat32Accuracy states.
 	Precision enforce.Precision
 
 	// Backbone, when set, builds the network in place of the MLP that

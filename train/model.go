@@ -379,7 +379,7 @@ func (m *Model) Predict(x *mat.Dense) (*mat.Dense, enforce.Stats, error) {
 // projection, in original units, from the current weights. An MLP (or any
 // backbone that is a DensePredictor) is evaluated in plain Go
 // (layers.MLP.Predict: gonum's matrix product and the math package's
-// activations); any other backbone runs on a gorgonia graph built for the
+// activations in float64, enforce's float32 kernels in float32); any other backbone runs on a gorgonia graph built for the
 // call. Either way its results equal those of the training graph up to
 // rounding and are the same bits on every call. It returns an error under
 // the same conditions as Predict.
