@@ -22,7 +22,7 @@ import (
 // at a time: a multiple of 2·sgemm.MR (the height of the largest kernel),
 // so that every row is computed by the same kernel with the same
 // summation order whatever the number of workers (par.ForBlocks).
-const predictRows = 16 * sgemm.MR
+const predictRows = 8 * sgemm.MR
 
 // mlp32 is the state of one float32 Predict call, shared by its workers.
 type mlp32 struct {
@@ -118,10 +118,21 @@ func biasAct32(h, b []float32, a Activation) {
 // biasAct64 writes a(h + b), row by row, to dst as float64.
 func biasAct64(dst []float64, h, b []float32, a Activation) {
 	w := len(b)
-	for r := 0; r+w <= len(h); r += w {
-		row, out := h[r:r+w], dst[r:r+w]
-		for j, v := range row {
-			out[j] = float64(float32(a.value(float64(v + b[j]))))
+	for ; len(h) >= w; h, dst = h[w:], dst[w:] {
+		row, out := h[:w:w], dst[:w:w]
+		switch a {
+		case Identity:
+			for j, v := range row {
+				out[j] = float64(v + b[j])
+			}
+		case ReLU:
+			for j, v := range row {
+				out[j] = float64(max(v+b[j], 0))
+			}
+		default:
+			for j, v := range row {
+				out[j] = float64(float32(a.value(float64(v + b[j]))))
+			}
 		}
 	}
 }
