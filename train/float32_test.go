@@ -160,3 +160,49 @@ func TestFloat32Accuracy(t *testing.T) {
 		}
 	})
 }
+
+// graphOnly hides an MLP's Predict, so that a model runs it on a graph.
+type graphOnly struct{ mlp *layers.MLP }
+
+func (b graphOnly) Forward(x *gorgonia.Node) (*gorgonia.Node, error) { return b.mlp.Forward(x) }
+func (b graphOnly) Learnables() gorgonia.Nodes                       { return b.mlp.Learnables() }
+
+// TestFloat32CustomBackbone trains a custom float32 backbone (Config.Backbone
+// with Precision Float32) and checks that its graph-based prediction
+// agrees with the plain-Go float32 Predict of the same MLP to float32
+// rounding.
+func TestFloat32CustomBackbone(t *testing.T) {
+	p := problems.FittingEquality{}
+	d, test := p.Sample(60, 3), p.Sample(200, 4)
+	build := func(hide bool) BackboneFunc {
+		return func(g *gorgonia.ExprGraph) (Backbone, error) {
+			mlp, err := layers.NewMLP(g, []int{1, 16, 2}, layers.Tanh, layers.Identity,
+				layers.WithSeed(3), layers.WithName("net"), layers.WithDtype(tensor.Float32))
+			if hide {
+				return graphOnly{mlp}, err
+			}
+			return mlp, err
+		}
+	}
+	cfg := Config{Backbone: build(true), Constraint: p.Equalities(), Precision: enforce.Float32,
+		Epochs: 30, BatchSize: 20, LearnRate: 1e-2, Seed: 2, Quiet: true}
+	m, err := New(cfg)
+	require.NoError(t, err)
+	h, err := m.Fit(d.X, d.Y)
+	require.NoError(t, err)
+	assert.Less(t, h.Last().Task, h[0].Task)
+	onGraph, err := m.Backbone(test.X)
+	require.NoError(t, err)
+	pred, st, err := m.Predict(test.X)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, st.After.Max, 1e-6)
+	assert.Equal(t, 200, pred.RawMatrix().Rows)
+
+	cfg.Backbone = build(false)
+	plain, err := New(cfg)
+	require.NoError(t, err)
+	require.NoError(t, plain.SetWeights(m.Weights()))
+	inGo, err := plain.Backbone(test.X)
+	require.NoError(t, err)
+	assert.InDeltaSlice(t, onGraph.RawMatrix().Data, inGo.RawMatrix().Data, 1e-5)
+}
