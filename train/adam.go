@@ -3,6 +3,8 @@ package train
 import (
 	"fmt"
 	"math"
+
+	"github.com/enforce-nn/enforce/internal/par"
 )
 
 // Adam's constants, those of gorgonia.NewAdamSolver.
@@ -147,25 +149,41 @@ func adamStep[T float32 | float64](eta float64, iter int, w, g, m, v [][]T) erro
 	// The corrections as gorgonia computes them: 1/(1−βᵗ) with math.Pow.
 	c1 := T(1 / (1 - math.Pow(b1, float64(iter))))
 	c2 := T(1 / (1 - math.Pow(b2, float64(iter))))
-	tb1, tb2, eps := T(b1), T(b2), T(adamEps)
-	for i, wi := range w {
-		gi, mi, vi := g[i], m[i], v[i]
-		for j, gj := range gi {
-			t1 := gj * omb1
-			t2 := gj * gj
-			t2 = t2 * omb2
-			t1 += mi[j] * tb1
-			t2 += vi[j] * tb2
-			mi[j], vi[j] = t1, t2
-			mHat := t1 * c1
-			vHat := t2 * c2
-			vHat = T(math.Sqrt(float64(vHat)))
-			vHat = vHat + eps
-			mHat = mHat * negEta
-			mHat = mHat / vHat
-			wi[j] = wi[j] + mHat
-			gi[j] = 0
-		}
+	body := &adamBody[T]{omb1: omb1, omb2: omb2, negEta: negEta, c1: c1, c2: c2, b1: T(b1), b2: T(b2), eps: T(adamEps)}
+	for i := range w {
+		body.w, body.g, body.m, body.v = w[i], g[i], m[i], v[i]
+		// Elementwise, so the same bits on any number of cores.
+		par.For(len(w[i]), adamGrain, body)
 	}
 	return nil
+}
+
+// adamGrain is the least number of weights a worker of an Adam step
+// takes.
+const adamGrain = 8192
+
+// adamBody is the Adam update of one learnable's weights [lo, hi).
+type adamBody[T float32 | float64] struct {
+	w, g, m, v                              []T
+	omb1, omb2, negEta, c1, c2, b1, b2, eps T
+}
+
+func (a *adamBody[T]) Run(lo, hi int) {
+	wi, gi, mi, vi := a.w[lo:hi], a.g[lo:hi], a.m[lo:hi], a.v[lo:hi]
+	for j, gj := range gi {
+		t1 := gj * a.omb1
+		t2 := gj * gj
+		t2 = t2 * a.omb2
+		t1 += mi[j] * a.b1
+		t2 += vi[j] * a.b2
+		mi[j], vi[j] = t1, t2
+		mHat := t1 * a.c1
+		vHat := t2 * a.c2
+		vHat = T(math.Sqrt(float64(vHat)))
+		vHat = vHat + a.eps
+		mHat = mHat * a.negEta
+		mHat = mHat / vHat
+		wi[j] = wi[j] + mHat
+		gi[j] = 0
+	}
 }
