@@ -2,6 +2,7 @@ package train
 
 import (
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -205,4 +206,35 @@ func TestFloat32CustomBackbone(t *testing.T) {
 	inGo, err := plain.Backbone(test.X)
 	require.NoError(t, err)
 	assert.InDeltaSlice(t, onGraph.RawMatrix().Data, inGo.RawMatrix().Data, 1e-5)
+}
+
+// TestFloat32GOMAXPROCS trains a float32 model of the §5.3 shape (its
+// products large enough to be split over the cores) with GOMAXPROCS 1, 2
+// and 3 and requires the same weights and predictions, bit for bit.
+func TestFloat32GOMAXPROCS(t *testing.T) {
+	p, err := problems.NewNonconvexLinear(100, 50, 1)
+	require.NoError(t, err)
+	x := p.SampleX(400, 1)
+	y := randomMatrix(400, 100, 5)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var want [][]uint64
+	var wantPred []uint64
+	for _, procs := range []int{1, 2, 3} {
+		runtime.GOMAXPROCS(procs)
+		m, err := New(Config{
+			Sizes: []int{50, 64, 64, 100}, Hidden: layers.ReLU, PyTorchInit: true, Constraint: p.Equalities(), Mode: MLP,
+			BatchSize: 200, Epochs: 3, Seed: 1, Quiet: true, Precision: enforce.Float32,
+		})
+		require.NoError(t, err)
+		_, err = m.Fit(x, y)
+		require.NoError(t, err)
+		pred, err := m.Backbone(x)
+		require.NoError(t, err)
+		if want == nil {
+			want, wantPred = weightBits(m), bits(pred)
+			continue
+		}
+		assert.Equal(t, want, weightBits(m), "weights, GOMAXPROCS=%d", procs)
+		assert.Equal(t, wantPred, bits(pred), "predictions, GOMAXPROCS=%d", procs)
+	}
 }
