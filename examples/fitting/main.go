@@ -151,8 +151,8 @@ func run(o options, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tab := report.NewTable(fmt.Sprintf("Table 1 (§5.1, f = 5): %d test points; ours: mean ± std over %d seed(s), float64, CPU",
-		o.nTest, o.Seeds),
+	tab := report.NewTable(fmt.Sprintf("Table 1 (§5.1, f = 5): %d test points; ours: mean ± std over %d seed(s), %s, CPU",
+		o.nTest, o.Seeds, o.PrecisionName()),
 		"method", "MAPE [%]", "rel. L1 [%]", "R²", "mean eq. [%]", "max eq. [%]", "test MSE", "AdaNP depth", "inf. time [s/1000]", "train time [s]")
 	for _, mode := range modes {
 		rs := results[mode]

@@ -44,6 +44,12 @@ func (c *Common) Register(f *Flags, seedHelp string) {
 // ResumeUsage is the help of every program's -resume flag.
 const ResumeUsage = "checkpoint every model into a subfolder of this folder every 5 minutes and at its end, and continue any model whose checkpoint is already there (run the same command again after an interruption; finished models are not trained again)"
 
+// PrecisionName returns "float64" or "float32", the backbone's
+// precision as the programs' tables name it.
+func (c Common) PrecisionName() string {
+	return precisionValue{&c.Precision}.String()
+}
+
 // Sizes returns the backbone's layer sizes: nx inputs, Layers hidden
 // layers of Width, ny outputs.
 func (c Common) Sizes(nx, ny int) []int {

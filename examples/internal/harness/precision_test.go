@@ -28,6 +28,7 @@ func TestPrecision(t *testing.T) {
 		s.Common.Register(f, "seed")
 		require.NoError(t, f.Parse(tc.args), "%v", tc.args)
 		assert.Equal(t, tc.want, s.Precision, "%v", tc.args)
+		assert.Equal(t, map[bool]string{false: "float64", true: "float32"}[tc.want == enforce.Float32], s.PrecisionName())
 		assert.Equal(t, tc.want, s.Config(train.MLP, 1, 3, 9, nil, enforce.Settings{}, enforce.Settings{}).Precision, "%v", tc.args)
 	}
 	var c Common

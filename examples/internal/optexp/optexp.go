@@ -133,6 +133,14 @@ func Flags(e Experiment, o *Options) *harness.Flags {
 	return f
 }
 
+// backboneName names the backbones' precision in the header.
+func backboneName(p enforce.Precision) string {
+	if p == enforce.Float32 {
+		return "float32"
+	}
+	return "float64"
+}
+
 // finish parses the flags -soft and -float32 into o.
 func (o *Options) finish() error {
 	if o.float32 {
@@ -212,8 +220,8 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "§5.3 of the ENFORCE paper, nonconvex %s benchmark: %d training / %d test inputs, x ~ U(−5, 5), %d×%d ReLU, Adam %g, batch %d, %d epochs (DC3 %d), %d seed(s)\n",
-		e.Name, o.NTrain, o.NTest, o.Layers, o.Width, o.LR, o.Batch, o.Epochs, o.DC3Epochs, o.Seeds)
+	fmt.Fprintf(w, "§5.3 of the ENFORCE paper, nonconvex %s benchmark: %d training / %d test inputs, x ~ U(−5, 5), %d×%d ReLU (%v), Adam %g, batch %d, %d epochs (DC3 %d), %d seed(s)\n",
+		e.Name, o.NTrain, o.NTest, o.Layers, o.Width, backboneName(o.BackbonePrecision), o.LR, o.Batch, o.Epochs, o.DC3Epochs, o.Seeds)
 	for _, si := range idx {
 		s := e.Sizes[si]
 		inst, err := e.Build(s, o.Seed)
