@@ -62,9 +62,9 @@
 // (50-200-200-100, batch 200) an epoch takes 6–8× less CPU time than
 // float64 and a forward pass of 833 inputs 11–13× less (BenchmarkMLPEpoch,
 // BenchmarkMLPForward833 on 2 cores, 2026-11-24), with the same test
-// metrics to the tolerances
-// TestFloat32Accuracy states. The API stays float64 (data, weights,
-// predictions), and a float32 model saves, loads and resumes bit for bit.
+// metrics to the tolerances TestFloat32Accuracy states. The API stays
+// float64 (data, weights, predictions), and a float32 model saves, loads
+// and resumes bit for bit.
 // An Objective for FitUnsupervised must then build float32 nodes too (the
 // activation rule still evaluates it on float64 nodes).
 //
