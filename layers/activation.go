@@ -16,7 +16,9 @@ type Activation int
 const (
 	// Identity is a(z) = z.
 	Identity Activation = iota
-	// ReLU is a(z) = max(z, 0); its derivative at 0 is taken as 1 (gorgonia's ⩾ convention).
+	// ReLU is a(z) = max(z, 0); its derivative at 0 is taken as 1
+	// (gorgonia's ⩾ convention), except in a float32 Dense layer, whose
+	// fused operation reads the derivative from a(z) and takes it as 0.
 	ReLU
 	// Tanh is a(z) = tanh z.
 	Tanh

@@ -25,6 +25,14 @@
 //
 //	yhat, err := mlp.Predict(x) // x: rows × nx
 //
+// Layers built WithDtype(tensor.Float32) run on enforce's single-precision
+// matrix product (internal/sgemm's AVX-512 and AVX2/FMA kernels, split
+// over the cores, with the same bits whatever GOMAXPROCS is): in a graph,
+// each float32 Dense layer is one fused operation with a hand-written
+// gradient (fused32.go), and MLP.Predict carries blocks of rows through
+// every layer in float32 (predict32.go). Float64 layers use gorgonia's
+// operations and gonum's matrix product.
+//
 // Names matter in gorgonia: two variable nodes with the same name, type and
 // shape in one graph are silently the same node, and two constants with the
 // same name are silently the same constant. Constructors here therefore pick

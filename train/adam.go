@@ -3,6 +3,8 @@ package train
 import (
 	"fmt"
 	"math"
+
+	"github.com/enforce-nn/enforce/internal/par"
 )
 
 // Adam's constants, those of gorgonia.NewAdamSolver.
@@ -24,58 +26,164 @@ const (
 //
 // after which g is set to zero, as gorgonia's Step does (a tape machine
 // adds each run's gradients to the previous ones).
+//
+// A float32 model (Config.Precision) keeps its moments in float32 and
+// computes the same operations in float32, with β, 1−β, ε, η and the
+// corrections computed in float64 and rounded to float32, and the square
+// root correctly rounded, as PyTorch's float32 Adam does its arithmetic;
+// a checkpoint stores those moments as float64, exactly.
 type adam struct {
-	eta  float64
-	iter int         // steps taken
-	m, v [][]float64 // first and second moments, per learnable; nil before the first step
+	eta      float64
+	iter     int         // steps taken
+	m, v     [][]float64 // first and second moments of a float64 model, per learnable; nil before the first step
+	m32, v32 [][]float32 // those of a float32 model
 }
 
 // step applies one Adam step to the weights w with gradients g (both in
-// the order of the model's learnables) and zeroes g.
-func (a *adam) step(w, g [][]float64) error {
+// the order of the model's learnables, all []float64 or all []float32)
+// and zeroes g.
+func (a *adam) step(w, g []any) error {
 	if len(g) != len(w) {
 		return fmt.Errorf("%d gradients for %d learnables", len(g), len(w))
 	}
-	if a.m == nil {
-		a.m, a.v = make([][]float64, len(w)), make([][]float64, len(w))
-		for i := range w {
-			a.m[i], a.v[i] = make([]float64, len(w[i])), make([]float64, len(w[i]))
+	w64, g64, ok64 := all[float64](w, g)
+	w32, g32, ok32 := all[float32](w, g)
+	switch {
+	case ok64 && a.m32 == nil:
+		if a.m == nil {
+			a.m, a.v = zeros[float64](w64), zeros[float64](w64)
+		}
+		return a.count(adamStep(a.eta, a.iter+1, w64, g64, a.m, a.v))
+	case ok32 && a.m == nil:
+		if a.m32 == nil {
+			a.m32, a.v32 = zeros[float32](w32), zeros[float32](w32)
+		}
+		return a.count(adamStep(a.eta, a.iter+1, w32, g32, a.m32, a.v32))
+	}
+	return fmt.Errorf("the solver cannot step weights %T with gradients %T after %d steps", w, g, a.iter)
+}
+
+// count counts a step that succeeded.
+func (a *adam) count(err error) error {
+	if err == nil {
+		a.iter++
+	}
+	return err
+}
+
+// all returns w and g as slices of []T, if every entry is one.
+func all[T float32 | float64](w, g []any) (wt, gt [][]T, ok bool) {
+	wt, gt = make([][]T, len(w)), make([][]T, len(g))
+	for i := range w {
+		if wt[i], ok = w[i].([]T); !ok {
+			return nil, nil, false
+		}
+		if gt[i], ok = g[i].([]T); !ok {
+			return nil, nil, false
 		}
 	}
-	if len(a.m) != len(w) {
-		return fmt.Errorf("the solver holds moments of %d learnables, the step has %d", len(a.m), len(w))
+	return wt, gt, true
+}
+
+func zeros[T float32 | float64](w [][]T) [][]T {
+	z := make([][]T, len(w))
+	for i := range w {
+		z[i] = make([]T, len(w[i]))
+	}
+	return z
+}
+
+// moments returns the moments as float64 (converted from a float32
+// model's), nil before the first step.
+func (a *adam) moments() (m, v [][]float64) {
+	if a.m32 == nil {
+		return a.m, a.v
+	}
+	conv := func(s [][]float32) [][]float64 {
+		out := make([][]float64, len(s))
+		for i, r := range s {
+			out[i], _ = float64s(r)
+		}
+		return out
+	}
+	return conv(a.m32), conv(a.v32)
+}
+
+// setMoments restores the step count and the moments (nil with iter 0)
+// for a float64 or a float32 model, rounding to float32 for a float32
+// model.
+func (a *adam) setMoments(iter int, m, v [][]float64, float32Model bool) {
+	a.iter, a.m, a.v, a.m32, a.v32 = iter, nil, nil, nil, nil
+	if m == nil {
+		return
+	}
+	if !float32Model {
+		a.m, a.v = m, v
+		return
+	}
+	conv := func(s [][]float64) [][]float32 {
+		out := make([][]float32, len(s))
+		for i, r := range s {
+			out[i] = make([]float32, len(r))
+			setFloat64s(out[i], r)
+		}
+		return out
+	}
+	a.m32, a.v32 = conv(m), conv(v)
+}
+
+// adamStep is one step at step count iter, in the arithmetic of T.
+func adamStep[T float32 | float64](eta float64, iter int, w, g, m, v [][]T) error {
+	if len(m) != len(w) {
+		return fmt.Errorf("the solver holds moments of %d learnables, the step has %d", len(m), len(w))
 	}
 	for i := range w {
-		if len(g[i]) != len(w[i]) || len(a.m[i]) != len(w[i]) {
-			return fmt.Errorf("learnable %d: %d weights, %d gradients, %d moments", i, len(w[i]), len(g[i]), len(a.m[i]))
+		if len(g[i]) != len(w[i]) || len(m[i]) != len(w[i]) {
+			return fmt.Errorf("learnable %d: %d weights, %d gradients, %d moments", i, len(w[i]), len(g[i]), len(m[i]))
 		}
 	}
-	a.iter++
 	// β and 1−β in float64, as gorgonia holds and computes them (the
 	// untyped constant 1−0.9 would be exactly 0.1, not 1−float64(0.9)).
 	b1, b2 := float64(adamBeta1), float64(adamBeta2)
-	omb1, omb2, negEta := 1-b1, 1-b2, -a.eta
+	omb1, omb2, negEta := T(1-b1), T(1-b2), T(-eta)
 	// The corrections as gorgonia computes them: 1/(1−βᵗ) with math.Pow.
-	c1 := 1 / (1 - math.Pow(b1, float64(a.iter)))
-	c2 := 1 / (1 - math.Pow(b2, float64(a.iter)))
-	for i, wi := range w {
-		gi, mi, vi := g[i], a.m[i], a.v[i]
-		for j, gj := range gi {
-			t1 := gj * omb1
-			t2 := gj * gj
-			t2 = t2 * omb2
-			t1 += mi[j] * b1
-			t2 += vi[j] * b2
-			mi[j], vi[j] = t1, t2
-			mHat := t1 * c1
-			vHat := t2 * c2
-			vHat = math.Sqrt(vHat)
-			vHat = vHat + adamEps
-			mHat = mHat * negEta
-			mHat = mHat / vHat
-			wi[j] = wi[j] + mHat
-			gi[j] = 0
-		}
+	c1 := T(1 / (1 - math.Pow(b1, float64(iter))))
+	c2 := T(1 / (1 - math.Pow(b2, float64(iter))))
+	body := &adamBody[T]{omb1: omb1, omb2: omb2, negEta: negEta, c1: c1, c2: c2, b1: T(b1), b2: T(b2), eps: T(adamEps)}
+	for i := range w {
+		body.w, body.g, body.m, body.v = w[i], g[i], m[i], v[i]
+		// Elementwise, so the same bits on any number of cores.
+		par.For(len(w[i]), adamGrain, body)
 	}
 	return nil
+}
+
+// adamGrain is the least number of weights a worker of an Adam step
+// takes.
+const adamGrain = 8192
+
+// adamBody is the Adam update of one learnable's weights [lo, hi).
+type adamBody[T float32 | float64] struct {
+	w, g, m, v                              []T
+	omb1, omb2, negEta, c1, c2, b1, b2, eps T
+}
+
+func (a *adamBody[T]) Run(lo, hi int) {
+	wi, gi, mi, vi := a.w[lo:hi], a.g[lo:hi], a.m[lo:hi], a.v[lo:hi]
+	for j, gj := range gi {
+		t1 := gj * a.omb1
+		t2 := gj * gj
+		t2 = t2 * a.omb2
+		t1 += mi[j] * a.b1
+		t2 += vi[j] * a.b2
+		mi[j], vi[j] = t1, t2
+		mHat := t1 * a.c1
+		vHat := t2 * a.c2
+		vHat = T(math.Sqrt(float64(vHat)))
+		vHat = vHat + a.eps
+		mHat = mHat * a.negEta
+		mHat = mHat / vHat
+		wi[j] = wi[j] + mHat
+		gi[j] = 0
+	}
 }

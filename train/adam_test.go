@@ -56,7 +56,7 @@ func TestAdamMatchesGorgonia(t *testing.T) {
 					g[i][j], tg[j] = v, v
 				}
 			}
-			require.NoError(t, mine.step(w, g))
+			require.NoError(t, mine.step(anys(w), anys(g)))
 			require.NoError(t, theirs.Step(model))
 			for i := range sizes {
 				tw := model[i].(valueGrad).w.Data().([]float64)
@@ -76,10 +76,22 @@ func TestAdamMatchesGorgonia(t *testing.T) {
 // the weights or the moments is an error, not a panic.
 func TestAdamShapeErrors(t *testing.T) {
 	a := &adam{eta: 1e-3}
-	assert.Error(t, a.step([][]float64{{1, 2}}, nil))
-	assert.Error(t, a.step([][]float64{{1, 2}}, [][]float64{{1}}))
-	require.NoError(t, a.step([][]float64{{1, 2}}, [][]float64{{1, 1}}))
-	assert.Error(t, a.step([][]float64{{1, 2}, {3}}, [][]float64{{1, 1}, {1}}), "more learnables than moments")
-	assert.Error(t, a.step([][]float64{{1, 2, 3}}, [][]float64{{1, 1, 1}}), "a learnable of another size")
+	assert.Error(t, a.step(anys([][]float64{{1, 2}}), anys(nil)))
+	assert.Error(t, a.step(anys([][]float64{{1, 2}}), anys([][]float64{{1}})))
+	require.NoError(t, a.step(anys([][]float64{{1, 2}}), anys([][]float64{{1, 1}})))
+	assert.Error(t, a.step(anys([][]float64{{1, 2}, {3}}), anys([][]float64{{1, 1}, {1}})), "more learnables than moments")
+	assert.Error(t, a.step(anys([][]float64{{1, 2, 3}}), anys([][]float64{{1, 1, 1}})), "a learnable of another size")
 	assert.Equal(t, 1, a.iter, "a failed step does not count")
+}
+
+// anys returns the slices of s as the []any that adam.step takes.
+func anys(s [][]float64) []any {
+	if s == nil {
+		return nil
+	}
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
 }

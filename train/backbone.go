@@ -13,9 +13,10 @@ import (
 )
 
 // Backbone is the network of a Model: it maps a batch of inputs x, a
-// (batch, nx) float64 node, to a (batch, ny) node of predictions on x's
-// graph. *layers.MLP is a Backbone; any gorgonia model with float64
-// learnable tensors can be one.
+// (batch, nx) node of the model's precision (float64, or float32 with
+// Config.Precision enforce.Float32), to a (batch, ny) node of predictions
+// of the same dtype on x's graph. *layers.MLP is a Backbone; any gorgonia
+// model with learnable tensors of that dtype can be one.
 //
 // The model trains the nodes Learnables returns and identifies them by
 // name and shape, which must therefore be the same every time the
@@ -67,13 +68,13 @@ func (m *Model) Params() []Param {
 func mlpBuilder(r resolved) BackboneFunc {
 	return func(g *gorgonia.ExprGraph) (Backbone, error) {
 		return layers.NewMLP(g, r.Sizes, r.Hidden, r.Output,
-			layers.WithSeed(r.Seed), layers.WithInit(r.Init), layers.WithName("mlp"))
+			layers.WithSeed(r.Seed), layers.WithInit(r.Init), layers.WithName("mlp"), layers.WithDtype(r.dtype))
 	}
 }
 
 // buildBackbone calls build on g, turning a panic into an error, and checks
-// the learnables: at least one, float64 tensors, unique names.
-func buildBackbone(build BackboneFunc, g *gorgonia.ExprGraph) (b Backbone, ps []*tensor.Dense, names []string, err error) {
+// the learnables: at least one, tensors of dtype dt, unique names.
+func buildBackbone(build BackboneFunc, g *gorgonia.ExprGraph, dt tensor.Dtype) (b Backbone, ps []*tensor.Dense, names []string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			b, ps, names, err = nil, nil, nil, fmt.Errorf("train: building the backbone: panic: %v", r)
@@ -95,8 +96,8 @@ func buildBackbone(build BackboneFunc, g *gorgonia.ExprGraph) (b Backbone, ps []
 			return nil, nil, nil, errors.New("train: the backbone has a nil learnable")
 		}
 		t, ok := n.Value().(*tensor.Dense)
-		if !ok || t.Dtype() != tensor.Float64 {
-			return nil, nil, nil, fmt.Errorf("train: learnable %q must hold a float64 *tensor.Dense, holds %T", n.Name(), n.Value())
+		if !ok || t.Dtype() != dt {
+			return nil, nil, nil, fmt.Errorf("train: learnable %q must hold a %v *tensor.Dense (Config.Precision), holds %s", n.Name(), dt, describeValue(n.Value()))
 		}
 		if seen[n.Name()] {
 			return nil, nil, nil, fmt.Errorf("train: two learnables are named %q", n.Name())
@@ -112,7 +113,7 @@ func buildBackbone(build BackboneFunc, g *gorgonia.ExprGraph) (b Backbone, ps []
 // weight tensors, after checking that they have the model's names and
 // shapes.
 func (m *Model) attach(g *gorgonia.ExprGraph) (Backbone, gorgonia.Nodes, error) {
-	b, ps, names, err := buildBackbone(m.build, g)
+	b, ps, names, err := buildBackbone(m.build, g, m.cfg.dtype)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -131,7 +132,8 @@ func (m *Model) attach(g *gorgonia.ExprGraph) (Backbone, gorgonia.Nodes, error) 
 	return b, ls, nil
 }
 
-// forwardNode applies the backbone to x, checking the output's shape.
+// forwardNode applies the backbone to x, checking the output's shape and
+// that its dtype is x's.
 func forwardNode(b Backbone, x *gorgonia.Node, ny int) (out *gorgonia.Node, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -142,10 +144,19 @@ func forwardNode(b Backbone, x *gorgonia.Node, ny int) (out *gorgonia.Node, err 
 		return nil, fmt.Errorf("train: backbone Forward: %w", err)
 	}
 	batch := x.Shape()[0]
-	if out == nil || !out.Shape().Eq(tensor.Shape{batch, ny}) || out.Dtype() != tensor.Float64 {
-		return nil, fmt.Errorf("train: the backbone must map a (%d, %d) float64 input to a (%d, %d) float64 output, got %v", batch, x.Shape()[1], batch, ny, describe(out))
+	if out == nil || !out.Shape().Eq(tensor.Shape{batch, ny}) || out.Dtype() != x.Dtype() {
+		return nil, fmt.Errorf("train: the backbone must map a (%d, %d) %v input to a (%d, %d) %v output, got %v", batch, x.Shape()[1], x.Dtype(), batch, ny, x.Dtype(), describe(out))
 	}
 	return out, nil
+}
+
+// describeValue names the type of a learnable's value, and its dtype when
+// it is a tensor.
+func describeValue(v gorgonia.Value) string {
+	if t, ok := v.(*tensor.Dense); ok {
+		return fmt.Sprintf("a %v *tensor.Dense", t.Dtype())
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 func describe(n *gorgonia.Node) string {
@@ -164,8 +175,9 @@ func (m *Model) graphForward(h *mat.Dense) (out *mat.Dense, err error) {
 	if err != nil {
 		return nil, err
 	}
-	xt := tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(mat.DenseCopyOf(h).RawMatrix().Data))
-	x := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(rows, cols), gorgonia.WithName("x"), gorgonia.WithValue(xt))
+	xt := newTensor(m.cfg.dtype, rows, cols)
+	setTensor(xt, h)
+	x := gorgonia.NewMatrix(g, m.cfg.dtype, gorgonia.WithShape(rows, cols), gorgonia.WithName("x"), gorgonia.WithValue(xt))
 	z, err := forwardNode(b, x, m.cfg.ny)
 	if err != nil {
 		return nil, err

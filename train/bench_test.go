@@ -58,7 +58,10 @@ func BenchmarkTrainStep(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			r := &runner{g: g, vm: gorgonia.NewTapeMachine(g.G, gorgonia.BindDualValues(g.Learnables...)), xb: d.X, yb: d.Y}
+			if err := g.SetBatch(d.X, d.Y); err != nil {
+				b.Fatal(err)
+			}
+			r := &runner{g: g, vm: gorgonia.NewTapeMachine(g.G, gorgonia.BindDualValues(g.Learnables...))}
 			defer r.vm.Close()
 			var acc accumulator
 			b.ReportAllocs()

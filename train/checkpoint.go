@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/tensor"
 
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/layers"
@@ -212,9 +213,10 @@ type runConfig struct {
 	// Added later; omitted at their defaults, so that older checkpoints
 	// (written before the fields existed, with those defaults' behaviour
 	// or with the fitted scales they restore) still match.
-	Penalty           Penalty `json:"penalty,omitempty"`
-	StdFloor          float64 `json:"outputStdFloor,omitempty"`
-	PenaltyConstraint *dims   `json:"penaltyConstraint,omitempty"`
+	Penalty           Penalty           `json:"penalty,omitempty"`
+	StdFloor          float64           `json:"outputStdFloor,omitempty"`
+	PenaltyConstraint *dims             `json:"penaltyConstraint,omitempty"`
+	Precision         enforce.Precision `json:"precision,omitempty"`
 }
 
 // runConfig returns the JSON of m's runConfig.
@@ -225,7 +227,7 @@ func (m *Model) runConfig() (json.RawMessage, error) {
 		Constraint: constraintDims(r.Constraint), Mode: r.Mode, Train: r.train, Infer: r.Infer,
 		LambdaD: r.lambdaD, LambdaC: r.lambdaC, LambdaCObj: r.lambdaCObj, LearnRate: r.LearnRate,
 		BatchSize: r.BatchSize, Epochs: r.Epochs, Seed: r.Seed, AlwaysProj: r.AlwaysProject, Standardize: r.Standardize,
-		Penalty: r.Penalty,
+		Penalty: r.Penalty, Precision: r.precision(),
 	}
 	if r.PenaltyConstraint != nil {
 		d := constraintDims(r.PenaltyConstraint)
@@ -442,7 +444,7 @@ func (m *Model) restoreState(doc *checkpointDoc) error {
 	if err := m.pcg.UnmarshalBinary(s.RNG); err != nil {
 		return fmt.Errorf("the shuffling stream: %w", err)
 	}
-	m.solver.iter, m.solver.m, m.solver.v = a.Iter, mm, vv
+	m.solver.setMoments(a.Iter, mm, vv, m.cfg.dtype == tensor.Float32)
 	m.trained = doc.Elapsed
 	m.resumed = &s
 	return nil
@@ -537,9 +539,10 @@ func (c *checkpointer) write(epochs, batch int, rng []byte, acc *accumulator, hi
 	}
 	doc.Model = model.Bytes()
 	doc.Adam.Iter = m.solver.iter
-	for i := range m.solver.m {
-		doc.Adam.M = append(doc.Adam.M, m.solver.m[i])
-		doc.Adam.V = append(doc.Adam.V, m.solver.v[i])
+	mm, vv := m.solver.moments()
+	for i := range mm {
+		doc.Adam.M = append(doc.Adam.M, mm[i])
+		doc.Adam.V = append(doc.Adam.V, vv[i])
 	}
 	raw, err := json.Marshal(&doc)
 	if err != nil {

@@ -111,7 +111,15 @@ func resumeCases(t *testing.T) []resumeCase {
 		{"Soft SquaredHinge, floored", hinge, fit},
 		{"custom backbone", custom, fit},
 		{"FitUnsupervised", unsup, func(m *Model) (History, error) { return m.FitUnsupervised(x, halfSquaredNorm) }},
+		{"ENFORCE float32 backbone", withFloat32(base), fit},
+		{"Soft PyTorchInit float32 backbone", withFloat32(py), fit},
 	}
+}
+
+// withFloat32 returns c with a float32 backbone (Config.Precision).
+func withFloat32(c Config) Config {
+	c.Precision = enforce.Float32
+	return c
 }
 
 // trainedState is what an uninterrupted and a resumed run must share.
@@ -153,7 +161,8 @@ func finish(t *testing.T, m *Model, c resumeCase, hist History) trainedState {
 // run repeats, as after a real crash. The cases cover Fit and
 // FitUnsupervised, ENFORCE with float64 and Settings.Precision Float32,
 // Soft with PyTorchInit, Soft with the SquaredHinge penalty and an output
-// σ floor, and a custom backbone.
+// σ floor, a custom backbone, and float32 backbones (Config.Precision
+// Float32: float32 weights and Adam moments) in ENFORCE and Soft modes.
 func TestResumeBitExact(t *testing.T) {
 	for _, c := range resumeCases(t) {
 		t.Run(c.name, func(t *testing.T) {

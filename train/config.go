@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 
+	"gorgonia.org/tensor"
+
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/layers"
 )
@@ -116,6 +118,25 @@ type Config struct {
 	// scalar input sits at x = 0, and on the fitting problem such a
 	// network stalls far from the fit the paper reports.
 	PyTorchInit bool
+
+	// Precision is the arithmetic of the backbone: enforce.Float64 (and
+	// the zero value, enforce.Auto) trains and predicts in float64;
+	// enforce.Float32 builds the MLP with float32 weights and runs the
+	// whole training graph in float32 (inputs, labels, the backbone, the
+	// losses and the AdaNP node, which with Settings.Precision Auto then
+	// projects in enforce.Float32), with Adam's moments and arithmetic in
+	// float32 too, and Predict's backbone in float32 on the package's
+	// single-precision matrix product (layers.MLP.Predict). Data, weights
+	// (Weights, SetWeights, Save) and predictions stay float64 at the
+	// API: a float32 weight converts to float64 exactly, so a float32
+	// model saves, loads and resumes bit for bit. A custom Backbone must
+	// build learnables of the chosen precision, and an Objective given to
+	// FitUnsupervised must accept float32 nodes as well as the float64
+	// ones of the activation rule. See the package documentation,
+	// "Precision", for what it gains (BenchmarkMLPEpoch,
+	// BenchmarkMLPForward833); it reaches the same test metrics as
+	// float64 to the tolerances TestFloat32Accuracy states.
+	Precision enforce.Precision
 
 	// Backbone, when set, builds the network in place of the MLP that
 	// Sizes, Hidden, Output, Init and PyTorchInit describe; those must then
@@ -252,6 +273,7 @@ type resolved struct {
 	stdFloor   float64 // the outputs' σ floor, 0 for none
 	nx, ny     int     // network inputs and outputs
 	constrainX bool
+	dtype      tensor.Dtype // the backbone's: Float64 or Float32 (Precision)
 }
 
 // resolve validates cfg and applies defaults.
@@ -299,6 +321,14 @@ func resolve(cfg Config) (resolved, error) {
 		return r, fmt.Errorf("train: the constraint has nc=%d", nc)
 	}
 	r.constrainX = cnx != 0
+	switch cfg.Precision {
+	case enforce.Auto, enforce.Float64:
+		r.dtype = tensor.Float64
+	case enforce.Float32:
+		r.dtype = tensor.Float32
+	default:
+		return r, fmt.Errorf("train: Config.Precision = %v: want enforce.Float64 (or Auto) or enforce.Float32", cfg.Precision)
+	}
 	switch {
 	case math.IsNaN(cfg.LambdaD) || math.IsInf(cfg.LambdaD, 0):
 		return r, fmt.Errorf("train: Config.LambdaD = %v is not finite", cfg.LambdaD)
@@ -375,6 +405,15 @@ func resolve(cfg Config) (resolved, error) {
 	}
 	r.train = trainDefaults(cfg.Train)
 	return r, nil
+}
+
+// precision returns enforce.Float32 for a float32 backbone and Auto (the
+// zero value) for a float64 one.
+func (r *resolved) precision() enforce.Precision {
+	if r.dtype == tensor.Float32 {
+		return enforce.Float32
+	}
+	return enforce.Auto
 }
 
 // trainDefaults returns s, with a copy of its Diag, with the zero fields

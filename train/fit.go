@@ -119,11 +119,10 @@ func (m *Model) FitUnsupervised(x *mat.Dense, objective Objective) (History, err
 	return m.fit(kindUnsupervised, x, nil, func(batch int) (*Graph, error) { return m.NewObjectiveGraph(batch, objective) })
 }
 
-// runner is a graph with its machine and batch buffers.
+// runner is a graph with its machine.
 type runner struct {
-	g      *Graph
-	vm     gorgonia.VM
-	xb, yb *mat.Dense
+	g  *Graph
+	vm gorgonia.VM
 }
 
 func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph, error)) (History, error) {
@@ -159,10 +158,6 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 			return nil, err
 		}
 		r := &runner{g: g, vm: gorgonia.NewTapeMachine(g.G, gorgonia.BindDualValues(g.Learnables...))}
-		r.xb = mat.NewDense(size, m.cfg.nx, nil)
-		if y != nil {
-			r.yb = mat.NewDense(size, m.cfg.ny, nil)
-		}
 		runners[size] = r
 		return r, nil
 	}
@@ -209,12 +204,7 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 			if err != nil {
 				return hist, err
 			}
-			for k, i := range idx {
-				r.xb.SetRow(k, x.RawRowView(i))
-				if y != nil {
-					r.yb.SetRow(k, y.RawRowView(i))
-				}
-			}
+			r.g.setRows(x, y, idx)
 			if err := m.step(r, &acc); err != nil {
 				return hist, fmt.Errorf("train: epoch %d: %w", e, err)
 			}
@@ -260,13 +250,10 @@ func (a *accumulator) epoch(e int) Epoch {
 	return ep
 }
 
-// step runs one batch forward and backward, records its statistics in
-// acc and takes one solver step.
+// step runs the batch bound to r's graph forward and backward, records
+// its statistics in acc and takes one solver step.
 func (m *Model) step(r *runner, acc *accumulator) error {
 	g := r.g
-	if err := g.SetBatch(r.xb, r.yb); err != nil {
-		return err
-	}
 	defer r.vm.Reset()
 	if err := runAll(r.vm); err != nil {
 		return err
@@ -288,7 +275,7 @@ func (m *Model) step(r *runner, acc *accumulator) error {
 	acc.loss += rows * loss
 	acc.task += rows * task
 	yhat, yt := g.yhatV, g.ytildeV
-	acc.res += rows * m.view.meanNorm(r.xb, yt)
+	acc.res += rows * m.view.meanNorm(g.cur, yt)
 	if g.Op != nil {
 		acc.disp += rows * g.displacement(yhat, yt)
 		if g.Op.Projected() {
@@ -297,36 +284,34 @@ func (m *Model) step(r *runner, acc *accumulator) error {
 			acc.depthRows += rows
 		}
 	}
-	grads := make([][]float64, len(g.Learnables))
+	grads := make([]any, len(g.Learnables))
 	for i, n := range g.Learnables {
 		gv, err := n.Grad()
 		if err != nil {
 			return fmt.Errorf("the gradient of %q: %w", n.Name(), err)
 		}
-		d, ok := gv.Data().([]float64)
-		if !ok || !allFinite(d) {
+		if grads[i] = gv.Data(); !finiteValues(grads[i]) {
 			return fmt.Errorf("the gradient of %q is not finite (diverged; try a smaller LearnRate); the weights are those before this batch", m.names[i])
 		}
-		grads[i] = d
 	}
 	if m.backup == nil {
 		m.backup = m.Weights()
 	} else {
 		for i, p := range m.params {
-			copy(m.backup[i], p.Data().([]float64))
+			copyFloat64s(m.backup[i], p.Data())
 		}
 	}
-	weights := make([][]float64, len(m.params))
+	weights := make([]any, len(m.params))
 	for i, p := range m.params {
-		weights[i] = p.Data().([]float64)
+		weights[i] = p.Data()
 	}
 	if err := m.solver.step(weights, grads); err != nil {
 		return fmt.Errorf("solver step: %w", err)
 	}
 	for i, p := range m.params {
-		if !allFinite(p.Data().([]float64)) {
+		if !finiteValues(p.Data()) {
 			for j, q := range m.params {
-				copy(q.Data().([]float64), m.backup[j])
+				setFloat64s(q.Data(), m.backup[j])
 			}
 			return fmt.Errorf("the optimiser step made weight %q non-finite (diverged; try a smaller LearnRate); the weights are those before this batch", m.names[i])
 		}
@@ -362,16 +347,19 @@ func runAll(vm gorgonia.VM) (err error) {
 	return vm.RunAll()
 }
 
-// scalarValue returns the float64 value of a scalar node.
+// scalarValue returns the value of a float64 or float32 scalar node, as a
+// float64.
 func scalarValue(n *gorgonia.Node) (float64, error) {
 	if n.Value() == nil {
 		return 0, fmt.Errorf("node %q has no value", n.Name())
 	}
-	v, ok := n.Value().Data().(float64)
-	if !ok {
-		return 0, fmt.Errorf("node %q holds a %T, want float64", n.Name(), n.Value().Data())
+	switch v := n.Value().Data().(type) {
+	case float64:
+		return v, nil
+	case float32:
+		return float64(v), nil
 	}
-	return v, nil
+	return 0, fmt.Errorf("node %q holds a %T, want float64 or float32", n.Name(), n.Value().Data())
 }
 
 // logEpoch writes one progress line.

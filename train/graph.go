@@ -72,8 +72,9 @@ type Graph struct {
 	yhatV   *mat.Dense // ŷ and ỹ of the last run, filled by taps
 	ytildeV *mat.Dense
 	xt, yt  *tensor.Dense // values bound to X and Y
-	cur     *mat.Dense    // the current inputs (a view of xt)
+	cur     *mat.Dense    // the current inputs (a view of a float64 xt)
 	labels  *mat.Dense    // the current labels in original units
+	scaled  *mat.Dense    // the current labels standardised, or nil
 	invVar  []float64     // 1/σ_j² of the labels, or nil
 	lambdaC float64       // λ_C of the residual term and the objective gate
 	obj     *objectiveEval
@@ -132,13 +133,20 @@ func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) 
 	supervised := objective == nil
 	g := gorgonia.NewGraph()
 	gr = &Graph{G: g, m: m, sy: m.sy, batch: batch}
-	gr.xt = tensor.New(tensor.WithShape(batch, cfg.nx), tensor.WithBacking(make([]float64, batch*cfg.nx)))
-	gr.cur = mat.NewDense(batch, cfg.nx, gr.xt.Data().([]float64))
-	gr.X = gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(batch, cfg.nx), gorgonia.WithName("x"), gorgonia.WithValue(gr.xt))
+	gr.xt = newTensor(cfg.dtype, batch, cfg.nx)
+	if d, ok := gr.xt.Data().([]float64); ok {
+		gr.cur = mat.NewDense(batch, cfg.nx, d)
+	} else {
+		gr.cur = mat.NewDense(batch, cfg.nx, nil)
+	}
+	gr.X = gorgonia.NewMatrix(g, cfg.dtype, gorgonia.WithShape(batch, cfg.nx), gorgonia.WithName("x"), gorgonia.WithValue(gr.xt))
 	if supervised {
-		gr.yt = tensor.New(tensor.WithShape(batch, cfg.ny), tensor.WithBacking(make([]float64, batch*cfg.ny)))
-		gr.Y = gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(batch, cfg.ny), gorgonia.WithName("y"), gorgonia.WithValue(gr.yt))
+		gr.yt = newTensor(cfg.dtype, batch, cfg.ny)
+		gr.Y = gorgonia.NewMatrix(g, cfg.dtype, gorgonia.WithShape(batch, cfg.ny), gorgonia.WithName("y"), gorgonia.WithValue(gr.yt))
 		gr.labels = mat.NewDense(batch, cfg.ny, nil)
+		if m.sy != nil {
+			gr.scaled = mat.NewDense(batch, cfg.ny, nil)
+		}
 	}
 
 	net, learnables, err := m.attach(g)
@@ -293,17 +301,41 @@ func (g *Graph) SetBatch(x, y *mat.Dense) error {
 	g.cur.Copy(x)
 	if g.Y != nil {
 		g.labels.Copy(y)
-		yl := mat.NewDense(g.batch, m.cfg.ny, g.yt.Data().([]float64))
-		if g.sy != nil {
-			g.sy.Transform(yl, y)
-		} else {
-			yl.Copy(y)
+	}
+	g.bind()
+	return nil
+}
+
+// setRows binds rows idx of x and y, which Fit has checked, as SetBatch
+// does, without checking them again.
+func (g *Graph) setRows(x, y *mat.Dense, idx []int) {
+	for k, i := range idx {
+		g.cur.SetRow(k, x.RawRowView(i))
+		if g.Y != nil {
+			g.labels.SetRow(k, y.RawRowView(i))
 		}
+	}
+	g.bind()
+}
+
+// bind writes the current inputs and labels into the tensors bound to X
+// and Y (standardising the labels when the model does, rounding to
+// float32 in a float32 graph) and clears the activation rule's error.
+func (g *Graph) bind() {
+	if g.xt.Dtype() != tensor.Float64 {
+		setTensor(g.xt, g.cur)
+	}
+	if g.Y != nil {
+		yl := g.labels
+		if g.sy != nil {
+			g.sy.Transform(g.scaled, g.labels)
+			yl = g.scaled
+		}
+		setTensor(g.yt, yl)
 	}
 	g.mu.Lock()
 	g.gateErr = nil
 	g.mu.Unlock()
-	return nil
 }
 
 // err returns an error recorded by the activation rule during the last

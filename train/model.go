@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -83,19 +82,19 @@ func New(cfg Config) (*Model, error) {
 		m.build = mlpBuilder(r)
 	}
 	g := gorgonia.NewGraph()
-	if m.net, m.params, m.names, err = buildBackbone(m.build, g); err != nil {
+	if m.net, m.params, m.names, err = buildBackbone(m.build, g, r.dtype); err != nil {
 		return nil, err
 	}
 	m.mlp, _ = m.net.(*layers.MLP)
 	if r.Backbone != nil {
 		// Check the backbone's shapes once, on a graph of its own.
-		x := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, r.nx), gorgonia.WithName("train.x"))
+		x := gorgonia.NewMatrix(g, r.dtype, gorgonia.WithShape(1, r.nx), gorgonia.WithName("train.x"))
 		if _, err := forwardNode(m.net, x, r.ny); err != nil {
 			return nil, err
 		}
 	}
 	for i, p := range m.params {
-		if !allFinite(p.Data().([]float64)) {
+		if !finiteValues(p.Data()) {
 			return nil, fmt.Errorf("train: the initial value of learnable %q is not finite", m.names[i])
 		}
 	}
@@ -165,17 +164,19 @@ func (m *Model) pyTorchInit() {
 		in, _ := l.Dims()
 		a := 1 / math.Sqrt(float64(in))
 		for _, p := range m.params[2*i : 2*i+2] {
-			d := p.Data().([]float64)
+			d := make([]float64, p.Shape().TotalSize())
 			for k := range d {
 				d[k] = a * (2*rng.Float64() - 1)
 			}
+			setFloat64s(p.Data(), d)
 		}
 	}
 }
 
 // Config returns the model's configuration with defaults filled in
-// (LambdaD is negative when the model has no displacement term,
-// OutputStdFloor when it has no floor). LambdaC
+// (Precision is enforce.Float64 or enforce.Float32; LambdaD is negative
+// when the model has no displacement term, OutputStdFloor when it has no
+// floor). LambdaC
 // is returned as given, since its zero value means a different default
 // for Fit and FitUnsupervised, except in Soft mode.
 func (m *Model) Config() Config {
@@ -195,6 +196,10 @@ func (m *Model) Config() Config {
 		c.OutputStdFloor = -1
 	}
 	c.Train = trainDefaults(m.cfg.train)
+	c.Precision = enforce.Float64
+	if m.cfg.dtype == tensor.Float32 {
+		c.Precision = enforce.Float32
+	}
 	return c
 }
 
@@ -208,21 +213,24 @@ func (m *Model) SetProgress(w io.Writer) {
 
 // Weights returns copies of the backbone's learnable tensors, in the order
 // of Params, each flattened in row-major order. For an MLP that is W0, b0,
-// W1, b1, … as layers.MLP.Weights lays them out.
+// W1, b1, … as layers.MLP.Weights lays them out. A float32 model's
+// weights are converted to float64, exactly.
 func (m *Model) Weights() [][]float64 {
 	if m == nil {
 		return nil
 	}
 	w := make([][]float64, len(m.params))
 	for i, p := range m.params {
-		w[i] = slices.Clone(p.Data().([]float64))
+		w[i] = make([]float64, p.Shape().TotalSize())
+		copyFloat64s(w[i], p.Data())
 	}
 	return w
 }
 
 // SetWeights overwrites the backbone's weights with w, laid out as Weights
-// returns them. It returns an error, and changes nothing, if a length is
-// wrong or a value is not finite.
+// returns them (rounded to float32 for a float32 model). It returns an
+// error, and changes nothing, if a length is wrong or a value is not
+// finite, or does not fit in a float32 model's precision.
 func (m *Model) SetWeights(w [][]float64) error {
 	if m == nil {
 		return errNilModel
@@ -238,10 +246,13 @@ func (m *Model) SetWeights(w [][]float64) error {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fmt.Errorf("train: weight %d[%d] = %v is not finite", i, j, v)
 			}
+			if m.cfg.dtype == tensor.Float32 && math.IsInf(float64(float32(v)), 0) {
+				return fmt.Errorf("train: weight %d[%d] = %v overflows float32", i, j, v)
+			}
 		}
 	}
 	for i, s := range w {
-		copy(m.params[i].Data().([]float64), s)
+		setFloat64s(m.params[i].Data(), s)
 	}
 	return nil
 }
@@ -374,7 +385,7 @@ func (m *Model) Predict(x *mat.Dense) (*mat.Dense, enforce.Stats, error) {
 // projection, in original units, from the current weights. An MLP (or any
 // backbone that is a DensePredictor) is evaluated in plain Go
 // (layers.MLP.Predict: gonum's matrix product and the math package's
-// activations); any other backbone runs on a gorgonia graph built for the
+// activations in float64, enforce's float32 kernels in float32); any other backbone runs on a gorgonia graph built for the
 // call. Either way its results equal those of the training graph up to
 // rounding and are the same bits on every call. It returns an error under
 // the same conditions as Predict.
@@ -450,7 +461,7 @@ func finite(a *mat.Dense) bool {
 // allFinite reports whether every value of v is finite.
 func allFinite(v []float64) bool {
 	for _, x := range v {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
+		if x-x != 0 { // NaN for a NaN or an infinity, 0 otherwise
 			return false
 		}
 	}

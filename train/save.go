@@ -55,10 +55,11 @@ type body struct {
 	// Added after format version 2's first release; absent means the
 	// zero value (SquaredNorm; the default floor, which matters only for
 	// refitting, since the fitted scales are saved).
-	Penalty        Penalty `json:"penalty,omitempty"`
-	OutputStdFloor float64 `json:"outputStdFloor,omitempty"`
-	XScale         *scale  `json:"xScale,omitempty"`
-	YScale         *scale  `json:"yScale,omitempty"`
+	Penalty        Penalty           `json:"penalty,omitempty"`
+	OutputStdFloor float64           `json:"outputStdFloor,omitempty"`
+	Precision      enforce.Precision `json:"precision,omitempty"` // 0 for float64, so float64 files are unchanged
+	XScale         *scale            `json:"xScale,omitempty"`
+	YScale         *scale            `json:"yScale,omitempty"`
 }
 
 // fileV1 is the document of format version 1: the body and the MLP's
@@ -264,6 +265,7 @@ func (m *Model) Save(w io.Writer) error {
 			Standardize:    cfg.Standardize,
 			Penalty:        cfg.Penalty,
 			OutputStdFloor: cfg.OutputStdFloor,
+			Precision:      m.cfg.precision(),
 			XScale:         toScale(m.sx),
 			YScale:         toScale(m.sy),
 		},
@@ -273,7 +275,7 @@ func (m *Model) Save(w io.Writer) error {
 		doc.Backbone = backboneCustom
 	}
 	for i, ps := range m.Params() {
-		v := m.params[i].Data().([]float64)
+		v, _ := float64s(m.params[i].Data())
 		if !allFinite(v) {
 			return fmt.Errorf("train: Save: learnable %q is not finite", ps.Name)
 		}
@@ -446,7 +448,7 @@ func load(r io.Reader, c enforce.Constraint, build BackboneFunc) (*Model, error)
 		LambdaD: f.LambdaD, LambdaC: f.LambdaC, LearnRate: f.LearnRate,
 		BatchSize: f.BatchSize, Epochs: f.Epochs, Seed: f.Seed,
 		AlwaysProject: f.AlwaysProject, Standardize: f.Standardize,
-		Penalty: f.Penalty, OutputStdFloor: f.OutputStdFloor,
+		Penalty: f.Penalty, OutputStdFloor: f.OutputStdFloor, Precision: f.Precision,
 	}
 	if build != nil {
 		cfg.Backbone, cfg.Hidden, cfg.Output = build, 0, 0

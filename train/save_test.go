@@ -39,9 +39,10 @@ func trainedModel(t *testing.T, cfg Config) *Model {
 	return m
 }
 
-// TestSaveLoadPredictBitIdentical saves trained models, loads them and
-// checks that the loaded models predict exactly the same bits, with the
-// same weights, standardisation and settings.
+// TestSaveLoadPredictBitIdentical saves trained models, float64 and
+// float32 backbones (Config.Precision), loads them and checks that the
+// loaded models predict exactly the same bits, with the same weights,
+// standardisation and settings, precision included.
 func TestSaveLoadPredictBitIdentical(t *testing.T) {
 	p := problems.FittingEquality{}
 	xTest := p.Sample(500, 77).X
@@ -53,8 +54,10 @@ func TestSaveLoadPredictBitIdentical(t *testing.T) {
 		{Hidden: layers.Tanh, Mode: MLP, Seed: 6, AlwaysProject: true, PyTorchInit: true},
 		{Hidden: layers.Tanh, Mode: Soft, Penalty: SquaredHinge, Standardize: true, OutputStdFloor: -1, Seed: 7},
 		{Hidden: layers.Tanh, Mode: Soft, Penalty: Norm, Standardize: true, OutputStdFloor: 0.5, Seed: 8},
+		{Hidden: layers.Tanh, Standardize: true, Seed: 9, Precision: enforce.Float32},
+		{Hidden: layers.ReLU, Mode: MLP, Seed: 10, PyTorchInit: true, Precision: enforce.Float32},
 	} {
-		t.Run(cfg.Mode.String()+"/"+cfg.Penalty.String(), func(t *testing.T) {
+		t.Run(cfg.Mode.String()+"/"+cfg.Penalty.String()+"/"+cfg.Precision.String(), func(t *testing.T) {
 			m := trainedModel(t, cfg)
 			want, wantStats, err := m.Predict(xTest)
 			require.NoError(t, err)

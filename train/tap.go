@@ -11,8 +11,8 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// tapOp copies the value of a float64 matrix node into a matrix of its
-// own when the machine executes it, and returns a scalar zero that nothing
+// tapOp copies the value of a float64 or float32 matrix node into a
+// float64 matrix of its own when the machine executes it, and returns a scalar zero that nothing
 // reads. A TapeMachine keeps intermediate values in registers that later
 // instructions reuse and may overwrite in place, so after a run the value
 // of an intermediate node such as ŷ is not reliable; a tap reads it while
@@ -21,7 +21,7 @@ type tapOp struct {
 	dst *mat.Dense
 }
 
-// tap adds a tap on n (a (rows, cols) float64 matrix) to n's graph and
+// tap adds a tap on n (a (rows, cols) float64 or float32 matrix) to n's graph and
 // returns the matrix the tap fills.
 func tap(n *gorgonia.Node) (*mat.Dense, error) {
 	s := n.Shape()
@@ -47,13 +47,23 @@ func (op *tapOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if len(inputs) != 1 {
 		return nil, fmt.Errorf("train: tap takes 1 input, got %d", len(inputs))
 	}
-	d, ok := inputs[0].Data().([]float64)
 	r, c := op.dst.Dims()
-	if !ok || len(d) < r*c {
-		return nil, fmt.Errorf("train: tap: want %d float64 values, got %T", r*c, inputs[0].Data())
+	dst := op.dst.RawMatrix().Data
+	switch d := inputs[0].Data().(type) {
+	case []float64:
+		if len(d) >= r*c {
+			copy(dst, d[:r*c])
+			return gorgonia.NewF64(0), nil
+		}
+	case []float32:
+		if len(d) >= r*c {
+			for i, v := range d[:r*c] {
+				dst[i] = float64(v)
+			}
+			return gorgonia.NewF32(0), nil
+		}
 	}
-	copy(op.dst.RawMatrix().Data, d[:r*c])
-	return gorgonia.NewF64(0), nil
+	return nil, fmt.Errorf("train: tap: want %d float64 or float32 values, got %T", r*c, inputs[0].Data())
 }
 
 func (op *tapOp) ReturnsPtr() bool     { return false }

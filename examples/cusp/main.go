@@ -116,6 +116,7 @@ func run(o options, stdout, progress io.Writer) error {
 		cfg := train.Config{
 			Sizes: o.Sizes(1, 2), Hidden: hidden, PyTorchInit: true, Constraint: p.Equalities(), Mode: mode, Train: ts, Infer: infer,
 			LearnRate: o.LR, Epochs: o.Epochs, Seed: seed, Standardize: o.standardize, LambdaD: o.LambdaD,
+			Precision: o.Precision,
 		}
 		o.Checkpoint(&cfg, mode, fmt.Sprintf("seed%d", seed))
 		harness.Progress(&cfg, progress, o.LogLines, fmt.Sprintf("%v, seed %d", mode, seed))
@@ -126,7 +127,7 @@ func run(o options, stdout, progress io.Writer) error {
 		return err
 	}
 
-	tab := report.NewTable(fmt.Sprintf("Cusp (appendix): %d test points; ours: mean ± std over %d seed(s), float64, CPU", o.nTest, o.Seeds),
+	tab := report.NewTable(fmt.Sprintf("Cusp (appendix): %d test points; ours: mean ± std over %d seed(s), %s, CPU", o.nTest, o.Seeds, o.PrecisionName()),
 		"method", "test MSE", "R²", "mean|c|", "max|c|", "|c| > 1e-6 [%]", "not converged", "clamped", "AdaNP depth", "inf. time [s/1000]", "train time [s]")
 	tab.AddRow("ENFORCE (paper)", "", "", "", "< 1e-6", "0")
 	for _, mode := range modes {

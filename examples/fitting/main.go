@@ -181,8 +181,8 @@ func run(o options, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tab := report.NewTable(fmt.Sprintf("Table 1 (§5.1, f = 5): %d test points; ours: mean ± std over %d seed(s), float64, CPU",
-		o.nTest, o.Seeds),
+	tab := report.NewTable(fmt.Sprintf("Table 1 (§5.1, f = 5): %d test points; ours: mean ± std over %d seed(s), %s, CPU",
+		o.nTest, o.Seeds, o.PrecisionName()),
 		"method", "MAPE (fraction)", "MAPE y₁", "MAPE y₂", "rel. L1 [%]", "R²", "mean eq. [%]", "max eq. [%]", "test MSE", "AdaNP depth", "inf. time [s/1000]", "train time [s]")
 	for _, mode := range modes {
 		rs := results[mode]
@@ -243,7 +243,7 @@ func (e *experiment) fit(mode train.Mode, seed uint64, lambdaD, trainTol float64
 		Sizes: o.Sizes(1, 2), Hidden: e.hidden, PyTorchInit: o.pyTorchInit,
 		Constraint: e.p.Equalities(), Mode: mode, Train: ts, Infer: infer,
 		LearnRate: o.LR, Epochs: epochs, Seed: seed, Standardize: o.standardize,
-		LambdaD: lambdaD,
+		LambdaD: lambdaD, Precision: o.Precision,
 	}
 	if lambdaD == 0 {
 		cfg.LambdaD = -1 // no displacement term (train.Config reads 0 as the default)

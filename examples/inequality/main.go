@@ -155,7 +155,7 @@ func run(o options, stdout, progress io.Writer) error {
 			Sizes: o.Sizes(1, 1), Hidden: layers.ReLU, PyTorchInit: true,
 			Constraint: c, Mode: mode, Infer: enforce.Settings{Tol: o.inferTol},
 			LearnRate: o.LR, BatchSize: o.batch, Epochs: o.Epochs, Seed: seed,
-			LambdaD: o.LambdaD, AlwaysProject: !o.activation, Standardize: o.standardize,
+			LambdaD: o.LambdaD, AlwaysProject: !o.activation, Standardize: o.standardize, Precision: o.Precision,
 		}
 		if mode == train.Soft {
 			cfg.LambdaC = o.softLambda
@@ -172,8 +172,8 @@ func run(o options, stdout, progress io.Writer) error {
 		return err
 	}
 
-	tab := report.NewTable(fmt.Sprintf("Table 2 (§5.2): %d test points; ours: mean ± std over %d seed(s), float64, %s",
-		o.nTest, o.Seeds, machine()),
+	tab := report.NewTable(fmt.Sprintf("Table 2 (§5.2): %d test points; ours: mean ± std over %d seed(s), %s, %s",
+		o.nTest, o.Seeds, o.PrecisionName(), machine()),
 		"method", "R²", "NRMSE [%]", "infeas. g₁ [%]", "infeas. g₂ [%]", "max g⁺", "max|c| (FB)", "AdaNP depth", "inf. time [s]", "train time [s]")
 	for _, mode := range modes {
 		rs := results[mode]

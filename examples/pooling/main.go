@@ -141,7 +141,7 @@ func run(o options, stdout, progress io.Writer) error {
 		return err
 	}
 
-	tab := report.NewTable(fmt.Sprintf("Table 5 (§5.4.2): %d test points; ours: mean ± std over %d seed(s), float64, CPU", testSet.Len(), o.Seeds),
+	tab := report.NewTable(fmt.Sprintf("Table 5 (§5.4.2): %d test points; ours: mean ± std over %d seed(s), %s, CPU", testSet.Len(), o.Seeds, o.PrecisionName()),
 		append([]string{"method", "MSE", "max eq.", "max ineq.", "inf. time [s]", "train time [s]", "infeas. g₁ [%]", "infeas. g₂ [%]"}, harness.AdaNPColumns...)...)
 	for _, pr := range paperRows {
 		tab.AddRow(pr.name, pr.cells[0], pr.cells[1], pr.cells[2], pr.cells[3], pr.cells[4])

@@ -1,5 +1,7 @@
 package harness
 
+import "github.com/enforce-nn/enforce"
+
 // Common are the settings every paper experiment has: the training budget
 // and learning rate, the backbone's width, the displacement weight, the
 // seeds, the progress lines and the output folder.
@@ -17,10 +19,13 @@ type Common struct {
 	// model checkpoints into its own subfolder (Checkpoint) every few
 	// minutes, and a run that finds a checkpoint there continues it.
 	Resume string
+	// Precision is the backbone's arithmetic (-precision float64|float32,
+	// train.Config.Precision); the zero value means float64.
+	Precision enforce.Precision
 }
 
 // Register registers -epochs, -width, -lr, -lambdaD, -seed, -seeds, -log,
-// -out and -resume on f, with c's values as defaults; seedHelp says what -seed
+// -out, -resume and -precision on f, with c's values as defaults; seedHelp says what -seed
 // seeds.
 func (c *Common) Register(f *Flags, seedHelp string) {
 	f.IntVar(&c.Epochs, "epochs", c.Epochs, "epochs per model")
@@ -33,10 +38,17 @@ func (c *Common) Register(f *Flags, seedHelp string) {
 	f.IntVar(&c.LogLines, "log", c.LogLines, "progress lines per model on stderr (0: none)")
 	f.Out(&c.Out)
 	f.StringVar(&c.Resume, "resume", c.Resume, ResumeUsage)
+	PrecisionVar(f, &c.Precision)
 }
 
 // ResumeUsage is the help of every program's -resume flag.
 const ResumeUsage = "checkpoint every model into a subfolder of this folder every 5 minutes and at its end, and continue any model whose checkpoint is already there (run the same command again after an interruption; finished models are not trained again)"
+
+// PrecisionName returns "float64" or "float32", the backbone's
+// precision as the programs' tables name it.
+func (c Common) PrecisionName() string {
+	return precisionValue{&c.Precision}.String()
+}
 
 // Sizes returns the backbone's layer sizes: nx inputs, Layers hidden
 // layers of Width, ny outputs.

@@ -92,7 +92,7 @@ func (s Surrogate) Config(mode train.Mode, seed uint64, nx, ny int, c enforce.Co
 		Sizes: s.Sizes(nx, ny), Hidden: layers.ReLU, PyTorchInit: true,
 		Constraint: c, Mode: mode, Train: ts, Infer: infer,
 		LearnRate: s.LR, BatchSize: s.Batch, Epochs: s.Epochs, Seed: seed,
-		LambdaD: s.LambdaD, Standardize: true, AlwaysProject: s.AlwaysProject,
+		LambdaD: s.LambdaD, Standardize: true, AlwaysProject: s.AlwaysProject, Precision: s.Precision,
 		OutputStdFloor: s.StdFloor,
 	}
 	if s.StdFloor == 0 {

@@ -95,6 +95,9 @@ type Options struct {
 	// Precision is AdaNP's arithmetic in training and inference
 	// (enforce.Float32 with -float32).
 	Precision enforce.Precision
+	// BackbonePrecision is the arithmetic of the MLP, Soft and ENFORCE
+	// backbones (-precision; train.Config.Precision). DC3 keeps float64.
+	BackbonePrecision enforce.Precision
 
 	softs   string // -soft, parsed into Soft
 	float32 bool   // -float32, read into Precision
@@ -123,10 +126,19 @@ func Flags(e Experiment, o *Options) *harness.Flags {
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the problem instance and the data")
 	f.StringVar(&o.softs, "soft", o.softs, "λ_C values of the Soft baseline (the paper: 5, 1, 0.1)")
 	f.BoolVar(&o.float32, "float32", false, "AdaNP in enforce.Float32 precision (single-precision steps far from the constraint set, float64 at the end; the tolerances are unchanged)")
+	harness.PrecisionVar(f, &o.BackbonePrecision)
 	f.BoolVar(&o.DC3, "dc3", o.DC3, "train the DC3 baseline (linear completion, or Newton completion for nonlinear equalities)")
 	f.Quick("epochs", "20").Quick("dc3epochs", "20").Quick("ntrain", "400").Quick("ntest", "200").Quick("nref", "20").
 		Quick("width", "64").Quick("lr", "1e-3").Quick("sizes", "0").Quick("soft", "1")
 	return f
+}
+
+// backboneName names the backbones' precision in the header.
+func backboneName(p enforce.Precision) string {
+	if p == enforce.Float32 {
+		return "float32"
+	}
+	return "float64"
 }
 
 // finish parses the flags -soft and -float32 into o.
@@ -208,8 +220,8 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "§5.3 of the ENFORCE paper, nonconvex %s benchmark: %d training / %d test inputs, x ~ U(−5, 5), %d×%d ReLU, Adam %g, batch %d, %d epochs (DC3 %d), %d seed(s)\n",
-		e.Name, o.NTrain, o.NTest, o.Layers, o.Width, o.LR, o.Batch, o.Epochs, o.DC3Epochs, o.Seeds)
+	fmt.Fprintf(w, "§5.3 of the ENFORCE paper, nonconvex %s benchmark: %d training / %d test inputs, x ~ U(−5, 5), %d×%d ReLU (%v), Adam %g, batch %d, %d epochs (DC3 %d), %d seed(s)\n",
+		e.Name, o.NTrain, o.NTest, o.Layers, o.Width, backboneName(o.BackbonePrecision), o.LR, o.Batch, o.Epochs, o.DC3Epochs, o.Seeds)
 	for _, si := range idx {
 		s := e.Sizes[si]
 		inst, err := e.Build(s, o.Seed)
@@ -375,7 +387,7 @@ func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train
 		Train: trainSet, Infer: enforce.Settings{Tol: 1e-3, Precision: o.Precision},
 		LearnRate: o.LR, BatchSize: o.Batch, Epochs: o.Epochs, Seed: seed,
 		Progress: prefixed{progress, fmt.Sprintf("[%d/%d %s seed %d] ", s.NO, s.NC, name, seed)},
-		LogEvery: max(1, o.Epochs/5),
+		LogEvery: max(1, o.Epochs/5), Precision: o.BackbonePrecision,
 	}
 	if dir := harness.RunDir(o.Resume, fmt.Sprintf("%dx%d", s.NO, s.NC), name, fmt.Sprintf("seed%d", seed)); dir != "" {
 		cfg.Checkpoint = train.Checkpoint{Dir: dir}
