@@ -52,6 +52,12 @@ import (
 type options struct {
 	reps, scale int
 	precision   string
+	// items and instances select the modes of the same-run comparison
+	// (items.go); in is where -items reads its requests.
+	items     bool
+	inner     int
+	instances string
+	in        io.Reader
 }
 
 // flags registers the command line on o.
@@ -60,6 +66,9 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.reps, "reps", o.reps, "repetitions per measurement")
 	f.StringVar(&o.precision, "precision", o.precision, "float64, float32 or both (enforce.Settings.Precision)")
 	f.IntVar(&o.scale, "scale", o.scale, "divide the batch sizes by this (the reference's times are for 1)")
+	f.BoolVar(&o.items, "items", o.items, "serve the same-run comparison (reference/compare.py): read work-item names from stdin, one per line, and answer each with its time as a JSON line")
+	f.IntVar(&o.inner, "inner", o.inner, "with -items: timings per request of the short items (the answer is their best)")
+	f.StringVar(&o.instances, "instances", o.instances, "write the instances and inputs of the work items into this folder (for reference/compare.py) and exit")
 	f.Quick("scale", "8")
 	return f
 }
@@ -68,8 +77,18 @@ func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // cli runs the command with the arguments args and returns its exit status.
 func cli(args []string, stdout, stderr io.Writer) int {
-	o := options{reps: 3, scale: 1, precision: "both"}
-	return flags(&o).Main(args, stderr, func() error { return run(o, stdout) })
+	o := options{reps: 3, scale: 1, precision: "both", inner: 3, in: os.Stdin}
+	return flags(&o).Main(args, stderr, func() error {
+		switch {
+		case o.scale < 1:
+			return fmt.Errorf("-scale %d: want at least 1", o.scale)
+		case o.instances != "":
+			return writeInstances(o.instances, o.scale)
+		case o.items:
+			return serveItems(o.in, stdout, o.scale, o.inner)
+		}
+		return run(o, stdout)
+	})
 }
 
 // precisions returns the precisions the flag -precision names.
@@ -225,23 +244,9 @@ type row struct {
 // measureCase times tc's depth-1 and depth-3 projections back to back reps
 // times, after one untimed warm-up of each, then its training step.
 func measureCase(tc benchcases.Case, reps int, prec enforce.Precision) (row, error) {
-	var proj [2]func() error
-	for i, depth := range []int{1, 3} {
-		// A tolerance that no step reaches keeps Float32's steps in single
-		// precision (the last evaluation is repeated in float64 at both
-		// depths, so the difference does not count it).
-		a, err := enforce.NewAdaNP(tc.C, enforce.Settings{MinDepth: depth, MaxDepth: depth, Tol: 1e-300, Precision: prec})
-		if err != nil {
-			return row{}, err
-		}
-		dst := mat.DenseCopyOf(tc.YHat)
-		proj[i] = func() error {
-			_, err := a.ProjectTo(dst, tc.X, tc.YHat)
-			return err
-		}
-		if err := proj[i](); err != nil { // warm-up: buffers, pools, lazily built layouts
-			return row{}, err
-		}
+	proj, err := stepProjections(tc, prec)
+	if err != nil {
+		return row{}, err
 	}
 	r := row{prec: prec}
 	var fastest [2]float64
@@ -259,7 +264,6 @@ func measureCase(tc benchcases.Case, reps int, prec enforce.Precision) (row, err
 		r.steps = append(r.steps, max(t[1]-t[0], 0)/2)
 	}
 	r.step, r.fwd1 = max(fastest[1]-fastest[0], 0)/2, fastest[0]
-	var err error
 	if r.train, err = trainStepTime(tc, reps, prec); err != nil {
 		return r, err
 	}
@@ -411,12 +415,14 @@ func parseLoadAvg(s string) ([3]float64, error) {
 	return l, nil
 }
 
-// firstErr returns the first non-nil error.
-func firstErr(a, b error) error {
-	if a != nil {
-		return a
+// firstErr returns the first non-nil error of errs.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
-	return b
+	return nil
 }
 
 // printLoad prints the load averages and warns when busy says so.
