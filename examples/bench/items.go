@@ -171,11 +171,19 @@ func prepareItem(name string, scale, inner int) (item, error) {
 	return it, nil
 }
 
+// casesAt caches benchcases.Cases by scale: building them draws the
+// (200, 150) quadratic instance, which takes seconds.
+var casesAt = map[int][]benchcases.Case{}
+
 // stepCase returns the benchcases case of a step item.
 func stepCase(name string, scale int) (benchcases.Case, error) {
-	cases, err := benchcases.Cases(scale)
-	if err != nil {
-		return benchcases.Case{}, err
+	cases, ok := casesAt[scale]
+	if !ok {
+		var err error
+		if cases, err = benchcases.Cases(scale); err != nil {
+			return benchcases.Case{}, err
+		}
+		casesAt[scale] = cases
 	}
 	size := "200, 150)"
 	if name == itemStep100 {

@@ -5,7 +5,7 @@ items and the same instances, alternating round by round.
 Usage (from anywhere in the repository):
 
     python3 examples/bench/reference/compare.py --reference PATH [--rounds 3]
-        [--items a,b,...] [--threads 2] [--scale 1] [--inner 3] [--markdown]
+        [--items a,b,...] [--threads 2] [--scale 1] [--inner 3] [--budget S] [--markdown]
 
 PATH is a checkout (or an unpacked release) of the reference, the folder that
 holds enforce/ and benchmark_problems/; the environment variable
@@ -26,7 +26,8 @@ What it does:
     reference runs, on --threads torch threads (torch.set_num_threads);
  4. runs every item once on each side untimed (warm-up), then --rounds
     rounds in which both sides time the item one after the other, the order
-    swapped every round;
+    swapped every round (no new round once --budget seconds have passed on
+    the item);
  5. prints per item the reference's time and ours (median over the rounds,
     with min / median / max), the ratio of the medians with the range of
     the per-round ratios, the load average before and after the item, and a
@@ -76,6 +77,9 @@ def parse_args():
                    help="divide batches and data sets by this on both sides (default 1; >1 for a smoke test)")
     p.add_argument("--inner", type=int, default=3,
                    help="timings per round of the short items on both sides, best kept (default 3)")
+    p.add_argument("--budget", type=float, default=0,
+                   help="seconds per item after which no further round starts (default 0: no limit; "
+                        "at least one round always runs)")
     p.add_argument("--go-bin", default="", help="a built examples/bench to use instead of building one")
     p.add_argument("--omp-wait-policy", default="passive",
                    help="OMP_WAIT_POLICY for torch's OpenMP threads, set before torch loads unless the environment "
@@ -359,7 +363,10 @@ def main():
                 ours.run(item)  # prepares and warms up our side
                 ref_t, our_t, ratios = [], [], []
                 ref_note = our_note = ""
+                started = time.perf_counter()
                 for r in range(args.rounds):
+                    if r > 0 and args.budget > 0 and time.perf_counter() - started > args.budget:
+                        break
                     sides = ["ref", "ours"] if r % 2 == 0 else ["ours", "ref"]
                     got = {}
                     for side in sides:
@@ -368,10 +375,12 @@ def main():
                     ref_t.append(rt)
                     our_t.append(ot)
                     ratios.append(ratio(rt, ot))
-                rows.append({"item": item, "ref": summary(ref_t), "ours": summary(our_t), "ratios": summary(ratios),
+                rows.append({"item": item, "rounds": len(ref_t), "ref": summary(ref_t), "ours": summary(our_t), "ratios": summary(ratios),
                              "ratio": ratio(statistics.median(ref_t), statistics.median(our_t)),
                              "load": (load_before, loadavg()), "ref_note": ref_note, "our_note": our_note})
-                print(f"done: {item}", file=sys.stderr, flush=True)
+                r = rows[-1]
+                print(f"done: {item}: reference {fmt(r['ref'][1])}, ours {fmt(r['ours'][1])}, ratio {r['ratio']:.2f}× "
+                      f"({len(ref_t)} rounds, load {r['load'][0]} → {r['load'][1]})", file=sys.stderr, flush=True)
         finally:
             ours.close()
 
@@ -385,13 +394,14 @@ def main():
           f"BLAS_INFO={blas_info[0] if blas_info else 'n/a'}, BLAS libraries loaded: {', '.join(blas_libraries()) or 'none found'}; "
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(libgomp default)')}")
     print(f"ours: commit {commit or 'unknown'}; GOMAXPROCS {h['gomaxprocs']}; {h['go']}; BLAS: {h['blas']}")
-    print(f"rounds: {args.rounds} (alternating which side goes first), inner {args.inner}, scale {args.scale}")
+    budget = f", budget {args.budget:g} s per item" if args.budget > 0 else ""
+    print(f"rounds: up to {args.rounds} (alternating which side goes first){budget}, inner {args.inner}, scale {args.scale}")
     print()
-    head = ["item", "reference (median)", "ours (median)", "ratio ref/ours", "ratio range", "reference min / med / max",
+    head = ["item", "rounds", "reference (median)", "ours (median)", "ratio ref/ours", "ratio range", "reference min / med / max",
             "ours min / med / max", "load before → after"]
     table = []
     for r in rows:
-        table.append([r["item"], fmt(r["ref"][1]), fmt(r["ours"][1]), f"{r['ratio']:.2f}×",
+        table.append([r["item"], str(r["rounds"]), fmt(r["ref"][1]), fmt(r["ours"][1]), f"{r['ratio']:.2f}×",
                       f"{r['ratios'][0]:.2f}–{r['ratios'][2]:.2f}×", " / ".join(fmt(v) for v in r["ref"]),
                       " / ".join(fmt(v) for v in r["ours"]), f"{r['load'][0]} → {r['load'][1]}"])
     widths = [max(len(head[i]), *(len(t[i]) for t in table)) for i in range(len(head))] if table else []
@@ -402,10 +412,10 @@ def main():
         print(f"{r['item']}:\n  reference: {r['ref_note']}\n  ours:      {r['our_note']}")
     if args.markdown:
         print()
-        print("| " + " | ".join(head[:5]) + " | load before → after |")
-        print("|" + "---|" * 6)
+        print("| " + " | ".join(head[:6]) + " | load before → after |")
+        print("|" + "---|" * 7)
         for t in table:
-            print("| " + " | ".join(t[:5]) + f" | {t[7]} |")
+            print("| " + " | ".join(t[:6]) + f" | {t[8]} |")
 
 
 if __name__ == "__main__":
