@@ -17,6 +17,8 @@
 //	go run ./examples/bench                                   # pure Go
 //	go run -tags openblas ./examples/bench                    # OpenBLAS (apt-get install libopenblas-dev)
 //	go run ./examples/bench -quick                            # batches divided by 8 (-scale 8), a smoke test
+//	go run ./examples/bench -instances DIR                    # the work items' data, for reference/compare.py
+//	go run ./examples/bench -items                            # serve the work items to reference/compare.py
 //
 // Each repetition times a depth-1 and a depth-3 projection of the same batch
 // back to back; the time per step is (T(depth 3) − T(depth 1))/2, so the
@@ -69,7 +71,7 @@ type options struct {
 
 // flags registers the command line on o.
 func flags(o *options) *harness.Flags {
-	f := harness.New("bench", "Times one NP step of AdaNP on the paper's sizes against the PyTorch reference, a training step, and a trace's memory.")
+	f := harness.New("bench", "Times one NP step of AdaNP on the paper's sizes against our kernels' ceilings (with stored, labelled reference figures), a Func step against an analytic one, a training step, and a trace's memory; -items and -instances serve reference/compare.py, which times the PyTorch reference in the same run.")
 	f.IntVar(&o.reps, "reps", o.reps, "repetitions per measurement")
 	f.StringVar(&o.precision, "precision", o.precision, "float64, float32 or both (enforce.Settings.Precision)")
 	f.IntVar(&o.scale, "scale", o.scale, "divide the batch sizes by this (the reference's times are for 1)")
