@@ -119,9 +119,7 @@ func (fc *funcConstraint) Eval(x, y, c, jy []float64) {
 	defer fc.pool.Put(s)
 	if jy == nil {
 		fc.call(s)
-		for i, v := range s.c {
-			c[i] = v.Real
-		}
+		realParts(c, s.c)
 		return
 	}
 	fc.jacobian(s, s.y, jy, c)
@@ -137,31 +135,45 @@ func (fc *funcConstraint) JacobianX(x, y, jx []float64) {
 
 // jacobian writes ∂c/∂seeds (nc×len(seeds), row-major) into jac, seeds
 // being s.y or s.x: each evaluation carries two directions, ϵ₁ = e_k and
-// ϵ₂ = e_{k+1}. If c is not nil it also receives c's value, from the
-// first evaluation.
+// ϵ₂ = e_{k+1} (one, ϵ₁ = e_k, for the last column of an odd count). If c
+// is not nil it also receives c's value, from the first evaluation.
 func (fc *funcConstraint) jacobian(s *funcScratch, seeds []hyperdual.Number, jac, c []float64) {
 	n := len(seeds)
-	for k := 0; k < n; k += 2 {
-		seeds[k].E1mag = 1
-		if k+1 < n {
-			seeds[k+1].E2mag = 1
-		}
+	k := 0
+	for ; k+1 < n; k += 2 {
+		seeds[k].E1mag, seeds[k+1].E2mag = 1, 1
 		fc.call(s)
-		for i, v := range s.c {
-			jac[i*n+k] = v.E1mag
-			if k+1 < n {
-				jac[i*n+k+1] = v.E2mag
-			}
+		seeds[k].E1mag, seeds[k+1].E2mag = 0, 0
+		for i := range s.c {
+			v := &s.c[i]
+			pair := jac[i*n+k : i*n+k+2 : i*n+k+2]
+			pair[0], pair[1] = v.E1mag, v.E2mag
 		}
-		if k == 0 && c != nil {
-			for i, v := range s.c {
-				c[i] = v.Real
-			}
+		if k == 0 {
+			realParts(c, s.c)
 		}
+	}
+	if k < n {
+		seeds[k].E1mag = 1
+		fc.call(s)
 		seeds[k].E1mag = 0
-		if k+1 < n {
-			seeds[k+1].E2mag = 0
+		for i := range s.c {
+			jac[i*n+k] = s.c[i].E1mag
 		}
+		if k == 0 {
+			realParts(c, s.c)
+		}
+	}
+}
+
+// realParts writes the real parts of v into dst, unless dst is nil.
+func realParts(dst []float64, v []hyperdual.Number) {
+	if dst == nil {
+		return
+	}
+	dst = dst[:len(v)]
+	for i := range v {
+		dst[i] = v[i].Real
 	}
 }
 

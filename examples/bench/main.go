@@ -1,16 +1,24 @@
 // Command bench measures one NP step of AdaNP on the paper's benchmark
 // sizes and prints one table: our time per step and its spread over the
-// repetitions, a stored figure for the PyTorch reference's time (2 CPU
-// threads, float32, torch's default BLAS; not measured in this run, see
-// benchcases.Case.RefSec), their ratio, the
-// arithmetic rate achieved and its fraction of the dgemm ceiling measured in
-// the same run. It then measures a training step (forward + Unrolled
-// backward) against the forward step, and the memory a trace holds against
-// the paper's formula.
+// repetitions, the arithmetic rate achieved and its fraction of the dgemm
+// ceiling measured in the same run, and, labelled as such, a stored figure
+// for the PyTorch reference's time (2 CPU threads, float32, torch's default
+// BLAS, timed on benchcases.RefDate; not measured in this run, see
+// benchcases.Case.RefSec) with its ratio to ours. It prints how a step on
+// the distillation constraint written with Func compares with the same
+// step on the analytic constraint, then measures a training step (forward
+// + Unrolled backward) against the forward step, and the memory a trace
+// holds against the paper's formula.
+//
+// Ratios to the reference measured in the same run come from
+// reference/compare.py (see reference/README.md), which alternates the
+// reference with this command's -items mode on the same instances.
 //
 //	go run ./examples/bench                                   # pure Go
 //	go run -tags openblas ./examples/bench                    # OpenBLAS (apt-get install libopenblas-dev)
 //	go run ./examples/bench -quick                            # batches divided by 8 (-scale 8), a smoke test
+//	go run ./examples/bench -instances DIR                    # the work items' data, for reference/compare.py
+//	go run ./examples/bench -items                            # serve the work items to reference/compare.py
 //
 // Each repetition times a depth-1 and a depth-3 projection of the same batch
 // back to back; the time per step is (T(depth 3) − T(depth 1))/2, so the
@@ -46,20 +54,30 @@ import (
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/examples/benchcases"
 	"github.com/enforce-nn/enforce/examples/internal/harness"
+	"github.com/enforce-nn/enforce/internal/sgemm"
 )
 
 // options are the command-line settings.
 type options struct {
 	reps, scale int
 	precision   string
+	// items and instances select the modes of the same-run comparison
+	// (items.go); in is where -items reads its requests.
+	items     bool
+	inner     int
+	instances string
+	in        io.Reader
 }
 
 // flags registers the command line on o.
 func flags(o *options) *harness.Flags {
-	f := harness.New("bench", "Times one NP step of AdaNP on the paper's sizes against the PyTorch reference, a training step, and a trace's memory.")
+	f := harness.New("bench", "Times one NP step of AdaNP on the paper's sizes against our kernels' ceilings (with stored, labelled reference figures), a Func step against an analytic one, a training step, and a trace's memory; -items and -instances serve reference/compare.py, which times the PyTorch reference in the same run.")
 	f.IntVar(&o.reps, "reps", o.reps, "repetitions per measurement")
 	f.StringVar(&o.precision, "precision", o.precision, "float64, float32 or both (enforce.Settings.Precision)")
 	f.IntVar(&o.scale, "scale", o.scale, "divide the batch sizes by this (the reference's times are for 1)")
+	f.BoolVar(&o.items, "items", o.items, "serve the same-run comparison (reference/compare.py): read work-item names from stdin, one per line, and answer each with its time as a JSON line")
+	f.IntVar(&o.inner, "inner", o.inner, "with -items: timings per request of the short items (the answer is their best)")
+	f.StringVar(&o.instances, "instances", o.instances, "write the instances and inputs of the work items into this folder (for reference/compare.py) and exit")
 	f.Quick("scale", "8")
 	return f
 }
@@ -68,8 +86,18 @@ func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // cli runs the command with the arguments args and returns its exit status.
 func cli(args []string, stdout, stderr io.Writer) int {
-	o := options{reps: 3, scale: 1, precision: "both"}
-	return flags(&o).Main(args, stderr, func() error { return run(o, stdout) })
+	o := options{reps: 3, scale: 1, precision: "both", inner: 3, in: os.Stdin}
+	return flags(&o).Main(args, stderr, func() error {
+		switch {
+		case o.scale < 1:
+			return fmt.Errorf("-scale %d: want at least 1", o.scale)
+		case o.instances != "":
+			return writeInstances(o.instances, o.scale)
+		case o.items:
+			return serveItems(o.in, stdout, o.scale, o.inner)
+		}
+		return run(o, stdout)
+	})
 }
 
 // precisions returns the precisions the flag -precision names.
@@ -128,7 +156,8 @@ func run(o options, w io.Writer) error {
 	}
 	loadBefore, loadErr := loadAvg()
 	var gemm dgemm
-	ceilings := []float64{gemm.rate()}
+	var sg sgemmRate
+	ceilings, ceilings32 := []float64{gemm.rate()}, []float64{sg.rate()}
 	planned := plan(cases, precs)
 	rows := make([]row, len(planned))
 	for i, m := range planned {
@@ -136,6 +165,7 @@ func run(o options, w io.Writer) error {
 			return err
 		}
 		ceilings = append(ceilings, gemm.rate())
+		ceilings32 = append(ceilings32, sg.rate())
 	}
 	loadAfter, loadAfterErr := loadAvg()
 	loadErr = firstErr(loadErr, loadAfterErr)
@@ -154,12 +184,15 @@ func run(o options, w io.Writer) error {
 		fmt.Fprintf(w, "warning: %s ran at %.1f GFLOP/s, above every dgemm measurement; the ceiling is raised to it (the machine was busy while dgemm ran, or this BLAS's dgemm is slower than the kernels the case uses)\n",
 			planned[fastest].tc.Name, ceiling/1e9)
 	}
+	ceiling32 := slices.Max(ceilings32)
+	fmt.Fprintf(w, "sgemm ceiling: %.1f GFLOP/s (internal/sgemm's kernel at BenchmarkMul's shape, split over GOMAXPROCS, best of %d, %.1f–%.1f)\n",
+		ceiling32/1e9, len(ceilings32), slices.Min(ceilings32)/1e9, ceiling32/1e9)
 	printLoad(w, loadBefore, loadAfter, loadErr)
 	fmt.Fprintln(w)
 
 	noisy := false
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case (BS, N_O, N_C)\tprecision\tours / step\tspread: min / median / max\treference\tref / ours\tGFLOP/s\tof dgemm\ttrain step / fwd step\tto 1e-6 (mean depth)\t")
+	fmt.Fprintln(tw, "case (BS, N_O, N_C)\tprecision\tours / step\tspread: min / median / max\tGFLOP/s\tof ceiling\tstored ref\tstored ref / ours\ttrain step / fwd step\tto 1e-6 (mean depth)\t")
 	for i, m := range planned {
 		tc, r := m.tc, rows[i]
 		step, ref, ratio, rate, frac := "T(3) ≤ T(1)", "–", "–", "–", "–"
@@ -173,16 +206,19 @@ func run(o options, w io.Writer) error {
 			}
 			rate = fmt.Sprintf("%.1f", tc.Flops/r.step/1e9)
 			if r.prec != enforce.Float32 {
-				frac = fmt.Sprintf("%.0f%%", 100*tc.Flops/r.step/ceiling)
+				frac = fmt.Sprintf("%.0f%% dgemm", 100*tc.Flops/r.step/ceiling)
+			} else {
+				frac = fmt.Sprintf("%.0f%% sgemm", 100*tc.Flops/r.step/ceiling32)
 			}
 		} else {
 			noisy = true
 		}
 		fmt.Fprintf(tw, "%s\t%v\t%s\t%s / %s / %s\t%s\t%s\t%s\t%s\t%.2f\t%s (%.2f)\t\n", tc.Name, r.prec, step,
 			fmtDur(slices.Min(r.steps)), fmtDur(median(r.steps)), fmtDur(slices.Max(r.steps)),
-			ref, ratio, rate, frac, r.train/r.fwd1, fmtDur(r.full), r.fullDepth)
+			rate, frac, ref, ratio, r.train/r.fwd1, fmtDur(r.full), r.fullDepth)
 	}
 	tw.Flush()
+	printFuncVsAnalytic(w, planned, rows)
 	if noisy {
 		fmt.Fprintln(w, "\nwarning: for a case marked T(3) ≤ T(1), the best depth-3 time was not above the best depth-1 time: timing noise exceeds a step; rerun with more -reps on a quieter machine")
 	}
@@ -191,14 +227,42 @@ ours / step: (T(depth 3) − T(depth 1))/2 with each T the best of -reps runs, w
   rows (Settings.Precision Float32, for the cases large enough for it to change the arithmetic) time
   steps taken in single precision, which is how a sample far from the constraint set is projected.
 spread: the same difference within each repetition (depth 1 and depth 3 timed back to back).
-reference: the PyTorch reference per NP step (analytic Jacobian), same machine type, float32.
 GFLOP/s: the step's arithmetic (Jacobian products, Gram matrix, Cholesky) over its time.
-of dgemm: that rate over the dgemm ceiling above (float64 rows only).
+of ceiling: that rate over the dgemm ceiling above (float64 rows) or the sgemm ceiling (float32 rows).
+stored ref: a STORED FIGURE, not measured in this run: the PyTorch reference per NP step (analytic
+  Jacobian, float32, 2 threads) timed on `+benchcases.RefDate+` with `+benchcases.RefBLAS+` on a machine of
+  this kind; with OpenBLAS as torch's BLAS it is about 2× faster. Same-run ratios:
+  python3 examples/bench/reference/compare.py --reference PATH (examples/bench/reference/README.md).
 train step / fwd step: depth-1 ProjectTrace + Unrolled VJP over depth-1 ProjectTo (best of -reps each).
 to 1e-6: a whole projection to max|c| ≤ 1e-6 (default settings) from the case's ŷ, best of -reps, and
   its mean depth: float32 takes its last steps in float64, so from these near-feasible ŷ (two or three
   Newton steps) it gains less than per step.`)
 	return memory(w, memoryCases(cases))
+}
+
+// printFuncVsAnalytic prints how a step on the distillation constraint
+// written with Func compares with the same step on the analytic
+// constraint, if both were measured.
+func printFuncVsAnalytic(w io.Writer, planned []measurement, rows []row) {
+	var fn, an = -1, -1
+	for i, m := range planned {
+		switch {
+		case strings.HasPrefix(m.tc.Name, "distillation, Func"):
+			fn = i
+		case strings.HasPrefix(m.tc.Name, "distillation, analytic"):
+			an = i
+		}
+	}
+	if fn < 0 || an < 0 {
+		return
+	}
+	f, a := rows[fn], rows[an]
+	fmt.Fprintf(w, "\nFunc against analytic, distillation: a step takes %s with Func (hyperdual Jacobian, ⌈9/2⌉ = 5 evaluations of f) and %s analytic",
+		fmtDur(f.step), fmtDur(a.step))
+	if f.step > 0 && a.step > 0 {
+		fmt.Fprintf(w, ": Func costs %.2f× the analytic step", f.step/a.step)
+	}
+	fmt.Fprintf(w, " (medians of the spreads: %s and %s)\n", fmtDur(median(f.steps)), fmtDur(median(a.steps)))
 }
 
 func fmtDur(sec float64) string {
@@ -225,23 +289,9 @@ type row struct {
 // measureCase times tc's depth-1 and depth-3 projections back to back reps
 // times, after one untimed warm-up of each, then its training step.
 func measureCase(tc benchcases.Case, reps int, prec enforce.Precision) (row, error) {
-	var proj [2]func() error
-	for i, depth := range []int{1, 3} {
-		// A tolerance that no step reaches keeps Float32's steps in single
-		// precision (the last evaluation is repeated in float64 at both
-		// depths, so the difference does not count it).
-		a, err := enforce.NewAdaNP(tc.C, enforce.Settings{MinDepth: depth, MaxDepth: depth, Tol: 1e-300, Precision: prec})
-		if err != nil {
-			return row{}, err
-		}
-		dst := mat.DenseCopyOf(tc.YHat)
-		proj[i] = func() error {
-			_, err := a.ProjectTo(dst, tc.X, tc.YHat)
-			return err
-		}
-		if err := proj[i](); err != nil { // warm-up: buffers, pools, lazily built layouts
-			return row{}, err
-		}
+	proj, err := stepProjections(tc, prec)
+	if err != nil {
+		return row{}, err
 	}
 	r := row{prec: prec}
 	var fastest [2]float64
@@ -259,7 +309,6 @@ func measureCase(tc benchcases.Case, reps int, prec enforce.Precision) (row, err
 		r.steps = append(r.steps, max(t[1]-t[0], 0)/2)
 	}
 	r.step, r.fwd1 = max(fastest[1]-fastest[0], 0)/2, fastest[0]
-	var err error
 	if r.train, err = trainStepTime(tc, reps, prec); err != nil {
 		return r, err
 	}
@@ -386,6 +435,53 @@ func (d *dgemm) rate() float64 {
 	return 2 * n * n * n / min(one, split)
 }
 
+// sgemmRate measures the rate of the package's float32 kernel
+// (internal/sgemm) at the shape of BenchmarkMul in internal/sgemm, the
+// (833, 200, 150) evaluation's: 48 rows of A against 200×30000 packed
+// panels, one block per goroutine, GOMAXPROCS of them at once.
+type sgemmRate struct {
+	a, c, work [][]float32
+	p          sgemm.Panels
+}
+
+// rate returns one timing's rate in FLOP/s.
+func (s *sgemmRate) rate() float64 {
+	const m, k, n, block = 48, 200, 30000, 1024
+	procs := runtime.GOMAXPROCS(0)
+	if s.a == nil {
+		b := make([]float32, k*n)
+		for i := range b {
+			b[i] = float32(i%7) - 3
+		}
+		s.p.Pack(k, n, b, n)
+		for range procs {
+			a := make([]float32, m*k)
+			for i := range a {
+				a[i] = float32(i%5) - 2
+			}
+			s.a = append(s.a, a)
+			s.c = append(s.c, make([]float32, m*block))
+			s.work = append(s.work, make([]float32, sgemm.WorkLen(m, k)))
+		}
+	}
+	sec, _ := timed(func() error {
+		done := make(chan struct{}, procs)
+		for w := range procs {
+			go func() {
+				for j0 := 0; j0 < n; j0 += block {
+					sgemm.Mul(m, s.a[w], k, &s.p, j0, min(j0+block, n), s.c[w], block, false, s.work[w])
+				}
+				done <- struct{}{}
+			}()
+		}
+		for range procs {
+			<-done
+		}
+		return nil
+	})
+	return 2 * m * k * n * float64(procs) / sec
+}
+
 // loadAvg returns the 1-, 5- and 15-minute load averages from /proc/loadavg.
 func loadAvg() ([3]float64, error) {
 	b, err := os.ReadFile("/proc/loadavg")
@@ -411,12 +507,14 @@ func parseLoadAvg(s string) ([3]float64, error) {
 	return l, nil
 }
 
-// firstErr returns the first non-nil error.
-func firstErr(a, b error) error {
-	if a != nil {
-		return a
+// firstErr returns the first non-nil error of errs.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
-	return b
+	return nil
 }
 
 // printLoad prints the load averages and warns when busy says so.

@@ -2,8 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +20,7 @@ import (
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/examples/benchcases"
 	"github.com/enforce-nn/enforce/examples/internal/harness/harnesstest"
+	"github.com/enforce-nn/enforce/problems"
 )
 
 func TestMedian(t *testing.T) {
@@ -99,6 +107,7 @@ func TestMemoryTable(t *testing.T) {
 		assert.Equal(t, 3, strings.Count(mem, name+" "), "%s: depths 1, 3 and 5 in\n%s", name, mem)
 	}
 	assert.NotContains(t, mem, "distillation")
+	assert.Regexp(t, `Func against analytic, distillation: a step takes .+ with Func .+ analytic`, text[:i])
 	rows := regexp.MustCompile(`(?m)^\s*quadratic \(8, 200, 150\)\s+float(64|32)\s`).FindAllString(text[:i], -1)
 	assert.Len(t, rows, 2, "the time table has the case in float64 and float32")
 }
@@ -126,8 +135,97 @@ func TestPlan(t *testing.T) {
 // TestFlags checks the examples' command-line convention and that -quick
 // divides the batches by 8.
 func TestFlags(t *testing.T) {
-	harnesstest.CheckConvention(t, cli, "quick", "reps", "scale", "precision")
+	harnesstest.CheckConvention(t, cli, "quick", "reps", "scale", "precision", "items", "inner", "instances")
 	o := options{reps: 3, scale: 1, precision: "both"}
 	require.NoError(t, flags(&o).Parse([]string{"-quick"}))
 	assert.Equal(t, 8, o.scale)
+}
+
+// TestItems runs the -items protocol at a small scale: a header, then one
+// JSON answer per request, an error for an unknown item.
+func TestItems(t *testing.T) {
+	req := strings.Join(append(slices.Clone(itemNames), "no-such-item", itemStep100), "\n") + "\n\nignored\n"
+	var out bytes.Buffer
+	require.NoError(t, serveItems(strings.NewReader(req), &out, 100, 1))
+	dec := json.NewDecoder(&out)
+	var h itemHeader
+	require.NoError(t, dec.Decode(&h))
+	assert.Equal(t, itemNames, h.Items)
+	assert.Positive(t, h.GOMAXPROCS)
+	assert.Equal(t, 100, h.Scale)
+	var got []itemResult
+	for dec.More() {
+		var r itemResult
+		require.NoError(t, dec.Decode(&r))
+		got = append(got, r)
+	}
+	require.Len(t, got, len(itemNames)+2, "reading stops at the empty line")
+	for i, name := range itemNames {
+		assert.Equal(t, name, got[i].Item)
+		assert.Empty(t, got[i].Error, name)
+		assert.GreaterOrEqual(t, got[i].Sec, 0.0, name)
+		assert.NotEmpty(t, got[i].Note, name)
+	}
+	assert.Contains(t, got[len(itemNames)].Error, `unknown item "no-such-item"`)
+	assert.Equal(t, itemStep100, got[len(itemNames)+1].Item, "a prepared item answers again")
+	assert.Contains(t, got[len(itemNames)+2-1].Note, "(8, 100, 50)")
+}
+
+// TestInstances checks -instances: every array the reference side reads,
+// with a file of 8 bytes per element of its shape, and the quadratic
+// instance's data equal to the generator's.
+func TestInstances(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, cli([]string{"-instances", dir, "-scale", "100"}, &stdout, &stderr), stderr.String())
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	require.NoError(t, err)
+	var m struct {
+		Scale  int
+		Names  []string
+		Arrays map[string]arrayInfo
+	}
+	require.NoError(t, json.Unmarshal(b, &m))
+	assert.Equal(t, 100, m.Scale)
+	for _, name := range []string{"lin.C", "lin.Q", "lin.P", "lin.train", "lin.test",
+		"quad.A", "quad.C", "quad.D", "quad.Q", "quad.P", "quad.train", "quad.test",
+		"step100.A", "step100.x", "step100.y", "step200.A", "step200.C", "step200.D", "step200.x", "step200.y"} {
+		info, ok := m.Arrays[name]
+		if !assert.True(t, ok, name) {
+			continue
+		}
+		n := 1
+		for _, d := range info.Shape {
+			n *= d
+		}
+		st, err := os.Stat(filepath.Join(dir, info.File))
+		require.NoError(t, err, name)
+		assert.Equal(t, int64(8*n), st.Size(), name)
+	}
+	assert.Equal(t, []int{50, 100, 100}, m.Arrays["quad.A"].Shape)
+	assert.Equal(t, []int{83, 50}, m.Arrays["lin.train"].Shape, "8334 inputs / 100")
+	q, err := problems.NewNonconvexQuadratic(100, 50, quadraticSeed)
+	require.NoError(t, err)
+	raw, err := os.ReadFile(filepath.Join(dir, m.Arrays["quad.A"].File))
+	require.NoError(t, err)
+	at := func(i, r, c int) float64 {
+		return math.Float64frombits(binary.LittleEndian.Uint64(raw[8*((i*100+r)*100+c):]))
+	}
+	assert.Equal(t, q.A[3].At(7, 11), at(3, 7, 11))
+	assert.Equal(t, q.A[49].At(99, 0), at(49, 99, 0))
+}
+
+// TestCompareScriptWithoutReference runs reference/compare.py, where
+// python3 is installed, without a reference checkout: it must say so and
+// exit with status 0 (CI has neither torch nor the reference).
+func TestCompareScriptWithoutReference(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	cmd := exec.Command(py, filepath.Join("reference", "compare.py"))
+	cmd.Env = append(os.Environ(), "ENFORCE_REFERENCE=")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "nothing measured")
 }

@@ -25,10 +25,11 @@ type Case struct {
 	X, YHat *mat.Dense
 	// RefSec is a stored figure: the PyTorch reference's time per NP step
 	// (enforce-nn 1.0.4, torch 1.13 on 2 CPU threads with its default BLAS,
-	// analytic Jacobian, float32), timed earlier on a machine of the kind
+	// analytic Jacobian, float32), timed by RefDate on a machine of the kind
 	// the README's performance section describes, or 0 if not measured. It
 	// is not a same-run measurement: with OpenBLAS as torch's BLAS the
-	// reference is about twice as fast.
+	// reference is about twice as fast. examples/bench/reference/compare.py
+	// measures the reference in the same run.
 	RefSec float64
 	// Flops is the arithmetic of one forward step over the full batch.
 	Flops float64
@@ -36,6 +37,13 @@ type Case struct {
 	// enough for Settings.Precision Float32 to change the arithmetic.
 	Large bool
 }
+
+// RefDate and RefBLAS say when, and with which BLAS, the stored figures
+// Case.RefSec were timed.
+const (
+	RefDate = "2026-11-23"
+	RefBLAS = "torch's default BLAS"
+)
 
 // Cases returns fitting (1000, 2, 1), quadratic (833, 100, 50) and
 // (833, 200, 150), and distillation (1000, 9, 6) with a hyperdual and an
