@@ -62,10 +62,9 @@ const (
 )
 
 // backbonePrecision names the arithmetic of our backbone in the items
-// that train or run it. It is float64 while train.Config has no precision
-// option; when it gains one, set it in trainConfig (one line) and change
-// this label.
-const backbonePrecision = "float64 backbone"
+// that train or run it: float32 (train.Config.Precision, set in
+// trainConfig), as the reference's torch modules are.
+const backbonePrecision = "float32 backbone"
 
 // itemResult is one answer of -items: the time of one request in seconds
 // and a note on what was timed.
@@ -292,6 +291,7 @@ func trainConfig(c enforce.Constraint, nx, ny int, mode train.Mode) train.Config
 		Sizes: []int{nx, 200, 200, ny}, Hidden: layers.ReLU, PyTorchInit: true,
 		Constraint: c, Mode: mode, Train: trainSet, Infer: enforce.Settings{Tol: 1e-3},
 		LearnRate: 1e-4, BatchSize: 200, Epochs: 1, Seed: modelSeed, Quiet: true,
+		Precision: enforce.Float32,
 	}
 }
 
