@@ -113,7 +113,7 @@ func PackTScaled[T Real](p *Panels, k, n int, bt []T, ldbt int, scale []float64)
 // rounded to float32, as panels of width rows each: panel r0 holds
 // src[r0 : r0+width] transposed, k×width, at dst[r0·k:], padded with zero
 // rows.
-func pack[T Real](dst []float32, rows, k int, src []T, ld int, scale []float64, width int) {
+func pack[T, D Real](dst []D, rows, k int, src []T, ld int, scale []float64, width int) {
 	for r0 := 0; r0 < rows; r0 += width {
 		h := min(width, rows-r0)
 		pan := dst[r0*k : r0*k+k*width]
@@ -128,13 +128,13 @@ func pack[T Real](dst []float32, rows, k int, src []T, ld int, scale []float64, 
 			out := pan[ii:]
 			if scale == nil {
 				for kk, v := range row {
-					out[kk*width] = float32(v)
+					out[kk*width] = D(v)
 				}
 				continue
 			}
 			sc := scale[:k]
 			for kk, v := range row {
-				out[kk*width] = float32(float64(v) * sc[kk])
+				out[kk*width] = D(float64(v) * sc[kk])
 			}
 		}
 		for ii := h; ii < width; ii++ {
@@ -201,8 +201,8 @@ func mulPanels(m, r0 int, pa []float32, p *Panels, jb0, j1, j0 int, c []float32,
 
 // kernelGo writes the MR×NR block C = A·B for the packed panels a (k×MR)
 // and b (k×NR) into c (stride ldc).
-func kernelGo(k int, a, b, c []float32, ldc int) {
-	var acc [MR][NR]float32
+func kernelGo[T Real](k int, a, b, c []T, ldc int) {
+	var acc [MR][NR]T
 	for kk := 0; kk < k; kk++ {
 		bk := b[kk*NR : kk*NR+NR]
 		ak := a[kk*MR : kk*MR+MR]
@@ -222,7 +222,7 @@ func kernelGo(k int, a, b, c []float32, ldc int) {
 // without scaling: for each kk, one contiguous write of width values read
 // from width sequential streams. Every row is resliced to length k so that
 // the compiler drops the bounds checks inside the loop.
-func packFull[T Real](pan []float32, k int, src []T, ld, width int) {
+func packFull[T, D Real](pan []D, k int, src []T, ld, width int) {
 	if width == NR {
 		r0, r1, r2, r3 := src[:k], src[ld:][:k], src[2*ld:][:k], src[3*ld:][:k]
 		r4, r5, r6, r7 := src[4*ld:][:k], src[5*ld:][:k], src[6*ld:][:k], src[7*ld:][:k]
@@ -231,10 +231,10 @@ func packFull[T Real](pan []float32, k int, src []T, ld, width int) {
 		pan = pan[:k*NR]
 		for kk := range r0 {
 			o := pan[kk*NR:][:NR]
-			o[0], o[1], o[2], o[3] = float32(r0[kk]), float32(r1[kk]), float32(r2[kk]), float32(r3[kk])
-			o[4], o[5], o[6], o[7] = float32(r4[kk]), float32(r5[kk]), float32(r6[kk]), float32(r7[kk])
-			o[8], o[9], o[10], o[11] = float32(r8[kk]), float32(r9[kk]), float32(r10[kk]), float32(r11[kk])
-			o[12], o[13], o[14], o[15] = float32(r12[kk]), float32(r13[kk]), float32(r14[kk]), float32(r15[kk])
+			o[0], o[1], o[2], o[3] = D(r0[kk]), D(r1[kk]), D(r2[kk]), D(r3[kk])
+			o[4], o[5], o[6], o[7] = D(r4[kk]), D(r5[kk]), D(r6[kk]), D(r7[kk])
+			o[8], o[9], o[10], o[11] = D(r8[kk]), D(r9[kk]), D(r10[kk]), D(r11[kk])
+			o[12], o[13], o[14], o[15] = D(r12[kk]), D(r13[kk]), D(r14[kk]), D(r15[kk])
 		}
 		return
 	}
@@ -243,8 +243,8 @@ func packFull[T Real](pan []float32, k int, src []T, ld, width int) {
 	pan = pan[:k*MR]
 	for kk := range r0 {
 		o := pan[kk*MR:][:MR]
-		o[0], o[1], o[2] = float32(r0[kk]), float32(r1[kk]), float32(r2[kk])
-		o[3], o[4], o[5] = float32(r3[kk]), float32(r4[kk]), float32(r5[kk])
+		o[0], o[1], o[2] = D(r0[kk]), D(r1[kk]), D(r2[kk])
+		o[3], o[4], o[5] = D(r3[kk]), D(r4[kk]), D(r5[kk])
 	}
 }
 
