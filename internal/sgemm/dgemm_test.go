@@ -20,18 +20,18 @@ func randSlice64(rnd *rand.Rand, n int) []float64 {
 func TestMulPacked64(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(21, 22))
 	kernels := []struct {
-		name       string
+		name        string
 		asm, has512 bool
 	}{{"Go", false, false}}
 	if HasAsm {
 		kernels = append(kernels, struct {
-			name       string
+			name        string
 			asm, has512 bool
 		}{"AVX2", true, false})
 	}
 	if Has512 {
 		kernels = append(kernels, struct {
-			name       string
+			name        string
 			asm, has512 bool
 		}{"AVX512", true, true})
 	}
