@@ -67,3 +67,23 @@ func kernel64x2(k int, a, b, c []float64, ldc int) {
 	_ = c[(2*MR-1)*ldc+NR-1]
 	kernd12x16(k, &a[0], &b[0], &c[0], ldc)
 }
+
+//go:noescape
+func kern16x16(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func kern16x16sub(k int, a, b, c *float32, ldc int)
+
+// kernelT computes the NR×NR block C = AᵀB (C −= AᵀB with sub) for the
+// column panels a and b (k×NR each) with the AVX-512 kernel; callers check
+// Has512 and k > 0.
+func kernelT(k int, a, b, c []float32, ldc int, sub bool) {
+	_ = a[k*NR-1]
+	_ = b[k*NR-1]
+	_ = c[(NR-1)*ldc+NR-1]
+	if sub {
+		kern16x16sub(k, &a[0], &b[0], &c[0], ldc)
+		return
+	}
+	kern16x16(k, &a[0], &b[0], &c[0], ldc)
+}

@@ -263,3 +263,54 @@ func PackAT(m, k int, at []float32, ldat int, dst []float32) {
 		}
 	}
 }
+
+// GramLower writes the NR×NR blocks on and below the diagonal of C = BᵀB
+// for the k×n matrix B packed in p (the Gram matrix of the n columns of B:
+// for p packed by PackT or PackTScaled from an n×k matrix M, C = M·Mᵀ),
+// into c (stride ldc ≥ Len(1, n), with as many rows): one packing serves
+// as both factors. The blocks above the diagonal are left unchanged;
+// the rows and columns from n up to the next multiple of NR are zero. It
+// needs the AVX-512 kernel (Has512); elsewhere it uses the Go kernel on
+// the same blocks, and callers are better served by Mul.
+func GramLower(p *Panels, c []float32, ldc int) {
+	k, np := p.K, roundUp(p.N, NR)
+	for i0 := 0; i0 < np; i0 += NR {
+		a := p.Data[i0*k : i0*k+k*NR]
+		for j0 := 0; j0 <= i0; j0 += NR {
+			b := p.Data[j0*k : j0*k+k*NR]
+			out := c[i0*ldc+j0:]
+			BlockT(k, a, b, out, ldc, false)
+		}
+	}
+}
+
+// BlockT writes the NR×NR block C = AᵀB, or with sub C −= AᵀB, for the
+// column panels a and b (k×NR each, row-major), into c (stride ldc): the
+// AVX-512 kernel of GramLower where there is one (Has512), else plain Go.
+func BlockT(k int, a, b, c []float32, ldc int, sub bool) {
+	if Has512 && k > 0 {
+		kernelT(k, a, b, c, ldc, sub)
+		return
+	}
+	var acc [NR][NR]float32
+	if sub {
+		for i := range NR {
+			copy(acc[i][:], c[i*ldc:i*ldc+NR])
+		}
+	}
+	for kk := 0; kk < k; kk++ {
+		ak, bk := a[kk*NR:kk*NR+NR], b[kk*NR:kk*NR+NR]
+		for i, ai := range ak {
+			for j, bj := range bk {
+				if sub {
+					acc[i][j] -= ai * bj
+				} else {
+					acc[i][j] += ai * bj
+				}
+			}
+		}
+	}
+	for i := range NR {
+		copy(c[i*ldc:i*ldc+NR], acc[i][:])
+	}
+}
