@@ -2,7 +2,9 @@
 // projection's float32 path: C = A·B for a row-major A and a B packed once
 // into column panels, the shape of the hot products of enforce's Float32
 // precision (Y·[A_1 … A_nc] for quadratic constraints, B·Bᵀ for Gram
-// matrices).
+// matrices and the blocks of their Cholesky factorisation: GramLower and
+// BlockT), and its float64 counterpart for Quadratic's float64 batches
+// (dgemm.go).
 //
 // On amd64 with AVX2 and FMA the 6×16 inner kernel is Go assembly, and with
 // AVX-512F too a 12×32 kernel (two row panels by two column panels of the
