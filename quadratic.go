@@ -384,7 +384,7 @@ type q64Scratch struct {
 	y    []float64 // q64Rows×k: the rows [v_s 1] (or [v_s 0])
 	pa   []float64 // y packed
 	tile []float64 // MR·NR
-	out  []float64 // q64Rows×q64Cols: products not kept (HessVecBatch, or EvalBatch without jy)
+	out  []float64 // q64Rows×q64Cols: products not kept (HessVecBatch, or EvalBatch without jy), on first use
 }
 
 func (q *quadraticConstraint) init64() {
@@ -416,7 +416,6 @@ func (q *quadraticConstraint) init64() {
 			y:    make([]float64, q64Rows*k),
 			pa:   make([]float64, sgemm.WorkLen(q64Rows, k)-sgemm.MR*sgemm.NR),
 			tile: make([]float64, sgemm.MR*sgemm.NR),
-			out:  make([]float64, q64Rows*q64Cols),
 		}
 	}
 }
@@ -455,6 +454,9 @@ func (j *q64Job) Run(lo, hi int) {
 		for j0 := 0; j0 < w; j0 += q64Cols {
 			j1 := min(j0+q64Cols, w)
 			if j.hv || j.jy == nil {
+				if sc.out == nil {
+					sc.out = make([]float64, q64Rows*q64Cols)
+				}
 				out := sc.out[:m*(j1-j0)]
 				sgemm.MulPacked64(m, sc.pa, &q.q64.panels, j0, j1, out, j1-j0, sc.tile)
 				if j.hv {
