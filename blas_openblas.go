@@ -37,7 +37,6 @@ func init() {
 	C.openblas_set_num_threads(1)
 	blas64.Use(blasnetlib.Implementation{})
 	gorgonia.Use(blasnetlib.Implementation{})
-	batchGemm = true
 	dense.Potrf32 = openblasSpotrf
 	dense.Potrf = openblasPotrf
 }

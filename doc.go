@@ -28,8 +28,9 @@
 //	stats_string.go  how a Stats prints
 //	blas_*.go        the BLAS each build gives gonum and gorgonia (pure Go, or OpenBLAS)
 //	internal/        the numerical kernels: dense (the step's linear algebra),
-//	                 sgemm (float32 matrix product), fastblas (gorgonia's float32
-//	                 BLAS on sgemm), par (parallel loops)
+//	                 sgemm (float32 and float64 matrix products in Go assembly),
+//	                 fastblas (gorgonia's float32 BLAS on sgemm), par
+//	                 (parallel loops)
 //
 // # Constraints
 //
@@ -109,7 +110,8 @@
 //
 // The step loop does not allocate. Constraints with a constant Jacobian
 // (Linear) factor G once; Quadratic evaluates a whole batch with one matrix
-// product per step. Settings.Precision Float32 forms Gram matrices and, for
+// product per step, in float64 as in float32 on the package's own
+// Go-assembly kernels. Settings.Precision Float32 forms Gram matrices and, for
 // constraints with EvalBatch32 (Quadratic, and a Stack or WithInequalities
 // that contains one), evaluates in single precision
 // while a sample is far from the set (Go-assembly AVX-512 or AVX2/FMA

@@ -289,7 +289,12 @@ func TestFloat32OutOfRange(t *testing.T) {
 		}
 		// From 1e39 the steps are inexact in either precision (rounding of
 		// the huge terms), so the depths may differ; convergence may not.
+		// A sample that cannot converge ends at the rounding level of its
+		// terms, |c| ~ a few 1e-16·Σ_j|C_ij·y_j| ≤ 1e-14·max_s ‖ŷ_s‖₁ here
+		// (|C_ij| ≲ 3), in either precision, and which of the two ends
+		// lower is a matter of rounding.
 		assert.Equal(t, sts[0].NotConverged, sts[1].NotConverged, name)
-		assert.LessOrEqual(t, sts[1].After.Max, math.Max(sts[0].After.Max, DefaultTol), name)
+		rounding := 1e-14 * mat.Norm(tc.yhat, math.Inf(1))
+		assert.LessOrEqual(t, sts[1].After.Max, math.Max(math.Max(sts[0].After.Max, DefaultTol), rounding), name)
 	}
 }

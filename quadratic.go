@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -13,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/enforce-nn/enforce/internal/par"
+	"github.com/enforce-nn/enforce/internal/sgemm"
 )
 
 // Quadratic returns the system of nc quadratic constraints in y ∈ ℝ^ny
@@ -90,7 +90,6 @@ func Quadratic(nx int, A []*mat.SymDense, C *mat.Dense, d []float64, r RHS) (Con
 		EvalBatch32: q.EvalBatch32, HessVecBatch32: q.HessVecBatch32,
 		finiteJ: true,
 	}
-	q.hvBuf.New = func() any { return new([]float64) }
 	q.jobs.New = func() any { return new(quadraticJobs) }
 	q.pool.New = func() any {
 		return &quadraticScratch{ay: make([]float64, nc*ny), r: make([]float64, nc)}
@@ -173,114 +172,20 @@ func quadraticDims(A []*mat.SymDense, C *mat.Dense, d []float64) (nc, ny int, er
 type quadraticConstraint struct {
 	nx, ny, nc int
 	a          []float64
-	ah         []float64 // [A_1 … A_nc] side by side: ny×(nc·ny), for EvalBatch
 	cm         []float64
 	d          []float64
 	r          RHS
-	pool       sync.Pool // *quadraticScratch
-	jobs       sync.Pool // *quadraticJobs
-	ahOnce     sync.Once
-	q32        quadratic32               // single-precision data, for EvalBatch32
-	hvBuf      sync.Pool                 // *[]float64, HessVecBatch's products
-	hvLast     atomic.Pointer[[]float64] // the last one, kept from the GC
+	pool       sync.Pool   // *quadraticScratch
+	jobs       sync.Pool   // *quadraticJobs
+	q64        quadratic64 // the data packed for EvalBatch and HessVecBatch
+	q32        quadratic32 // single-precision data, for EvalBatch32
 	caps       Capabilities
 }
 
-// batchGemm selects one matrix product in EvalBatch, which pays off with
-// an optimised BLAS (the openblas build tag sets it).
-var batchGemm = false
-
-// gemmRows is the number of samples per matrix product with batchGemm.
-const gemmRows = 32
-
-// quadraticBlockBytes is the size of the blocks of A swept by EvalBatch.
-const quadraticBlockBytes = 1 << 20
-
-// quadraticBatchJob computes A_i y_s for i in [i0, i1) and a range of
-// samples.
-type quadraticBatchJob struct {
-	q      *quadraticConstraint
-	y, ay  []float64
-	i0, i1 int
-}
-
-// Run handles samples [lo, hi).
-func (j *quadraticBatchJob) Run(lo, hi int) {
-	ny, nc := j.q.ny, j.q.nc
-	a := blas64.General{Rows: (j.i1 - j.i0) * ny, Cols: ny, Stride: ny, Data: j.q.a[j.i0*ny*ny : j.i1*ny*ny]}
-	for s := lo; s < hi; s++ {
-		blas64.Gemv(blas.NoTrans, 1, a, blas64.Vector{N: ny, Inc: 1, Data: j.y[s*ny : (s+1)*ny]},
-			0, blas64.Vector{N: (j.i1 - j.i0) * ny, Inc: 1, Data: j.ay[s*nc*ny+j.i0*ny : s*nc*ny+j.i1*ny]})
-	}
-}
-
-// products writes dst[s, (i−i0)·ny + j] = α(A_i v_s)_j + β·dst[s, (i−i0)·ny + j]
-// for the rows samples
-// of v (rows×ny) and i in [i0, i1); dst has rows×(i1−i0)·ny elements.
-//
-// With an optimised BLAS (batchGemm) this is one matrix product per core
-// with [A_i0 … A_i1) side by side (A_i is symmetric, so v_sᵀA_i = (A_i v_s)ᵀ).
-// With gonum's pure-Go BLAS, whose matrix–vector kernel is the faster one,
-// the stacked A is swept in blocks that stay in cache while every sample
-// multiplies them, so A is read from memory once per batch rather than once
-// per sample.
-func (q *quadraticConstraint) products(rows int, v []float64, i0, i1 int, dst []float64, alpha, beta float64) {
-	jobs := q.jobs.Get().(*quadraticJobs)
-	defer q.putJobs(jobs)
-	job := &jobs.products
-	*job = quadraticProducts{q: q, v: v, dst: dst, i0: i0, i1: i1, alpha: alpha, beta: beta}
-	if batchGemm {
-		q.ahOnce.Do(q.sideBySide)
-		job.gemm = true
-		par.ForBlocks(rows, gemmRows, job)
-		return
-	}
-	blk := max(1, quadraticBlockBytes/(8*q.ny*q.ny))
-	for job.b0 = i0; job.b0 < i1; job.b0 += blk {
-		job.b1 = min(job.b0+blk, i1)
-		par.For(rows, 8, job)
-	}
-}
-
-// quadraticProducts is the loop body of products over samples.
-type quadraticProducts struct {
-	q      *quadraticConstraint
-	v, dst []float64
-	i0, i1 int
-	b0, b1 int // the block of constraints, without gemm
-	gemm   bool
-	alpha  float64
-	beta   float64
-}
-
-// Run handles samples [lo, hi).
-func (j *quadraticProducts) Run(lo, hi int) {
-	ny, nc := j.q.ny, j.q.nc
-	width := (j.i1 - j.i0) * ny
-	if j.gemm {
-		// One product per block of gemmRows samples: BLAS's rounding may
-		// depend on the shape of the call, and the blocks do not depend on
-		// the number of workers (par.ForBlocks).
-		for s0 := lo; s0 < hi; s0 += gemmRows {
-			s1 := min(s0+gemmRows, hi)
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, j.alpha,
-				blas64.General{Rows: s1 - s0, Cols: ny, Stride: ny, Data: j.v[s0*ny : s1*ny]},
-				blas64.General{Rows: ny, Cols: width, Stride: nc * ny, Data: j.q.ah[j.i0*ny:]}, j.beta,
-				blas64.General{Rows: s1 - s0, Cols: width, Stride: width, Data: j.dst[s0*width : s1*width]})
-		}
-		return
-	}
-	a := blas64.General{Rows: (j.b1 - j.b0) * ny, Cols: ny, Stride: ny, Data: j.q.a[j.b0*ny*ny : j.b1*ny*ny]}
-	off := (j.b0 - j.i0) * ny
-	for s := lo; s < hi; s++ {
-		blas64.Gemv(blas.NoTrans, j.alpha, a, blas64.Vector{N: ny, Inc: 1, Data: j.v[s*ny : (s+1)*ny]},
-			j.beta, blas64.Vector{N: (j.b1 - j.b0) * ny, Inc: 1, Data: j.dst[s*width+off : s*width+off+(j.b1-j.b0)*ny]})
-	}
-}
-
 // HessVecBatch writes out_s = 2Σ_i w_si A_i v_s for rows samples (see
-// Capabilities.HessVecBatch), with the products A_i v_s computed as in EvalBatch, a
-// block of constraints at a time.
+// Capabilities.HessVecBatch), with the products 2A_i v_s from the float64
+// matrix product [v_s 0]·[2A_1 … 2A_nc; C] a block of samples and columns
+// at a time, as in EvalBatch.
 func (q *quadraticConstraint) HessVecBatch(rows int, x, y, w, v, out []float64) {
 	nx, ny, nc := q.nx, q.ny, q.nc
 	if rows < 0 || len(x) != rows*nx || len(y) != rows*ny || len(w) != rows*nc || len(v) != rows*ny || len(out) != rows*ny {
@@ -291,55 +196,26 @@ func (q *quadraticConstraint) HessVecBatch(rows int, x, y, w, v, out []float64) 
 	if rows == 0 {
 		return
 	}
-	blk := max(1, min(nc, (64<<20)/(8*rows*ny)))
-	buf := q.hvLast.Swap(nil)
-	if buf == nil {
-		buf = q.hvBuf.Get().(*[]float64)
+	if q.q64.once.Do(q.init64); q.q64.wide {
+		jobs := q.jobs.Get().(*quadraticJobs)
+		defer q.putJobs(jobs)
+		jobs.wide = quadraticWide{q: q, x: x, y: y, w: w, v: v, out: out, hv: true}
+		par.For(rows, 8, &jobs.wide)
+		return
 	}
-	defer func() {
-		if !q.hvLast.CompareAndSwap(nil, buf) {
-			q.hvBuf.Put(buf)
-		}
-	}()
-	if cap(*buf) < rows*blk*ny {
-		*buf = make([]float64, rows*blk*ny)
-	}
-	tmp := (*buf)[:rows*blk*ny]
-	for i0 := 0; i0 < nc; i0 += blk {
-		i1 := min(i0+blk, nc)
-		width := (i1 - i0) * ny
-		q.products(rows, v, i0, i1, tmp[:rows*width], 1, 0)
-		for s := 0; s < rows; s++ {
-			os, t := out[s*ny:(s+1)*ny], tmp[s*width:(s+1)*width]
-			for i := i0; i < i1; i++ {
-				if wi := w[s*nc+i]; wi != 0 {
-					floats.AddScaled(os, 2*wi, t[(i-i0)*ny:(i-i0+1)*ny])
-				}
-			}
-		}
-	}
-}
-
-// sideBySide lays out ah from a on first use by EvalBatch: the product
-// Y·[A_1 … A_nc] is a plain matrix product, which BLAS runs faster than
-// Y·(stacked A)ᵀ.
-func (q *quadraticConstraint) sideBySide() {
-	ny, nc := q.ny, q.nc
-	q.ah = make([]float64, nc*ny*ny)
-	for i := 0; i < nc; i++ {
-		for j := 0; j < ny; j++ {
-			copy(q.ah[j*nc*ny+i*ny:j*nc*ny+(i+1)*ny], q.a[(i*ny+j)*ny:(i*ny+j+1)*ny])
-		}
-	}
+	jobs := q.jobs.Get().(*quadraticJobs)
+	defer q.putJobs(jobs)
+	jobs.q64 = q64Job{q: q, v: v, hv: true, w: w, out: out}
+	par.For(rows, q64Rows, &jobs.q64)
 }
 
 // quadraticJobs holds the loop bodies of the batch methods, pooled so that
 // a call allocates nothing.
 type quadraticJobs struct {
-	products quadraticProducts
-	rows     quadraticRows
-	q32      q32Job
-	rest     quadraticRest
+	q64  q64Job
+	wide quadraticWide
+	q32  q32Job
+	rest quadraticRest
 }
 
 // putJobs returns jobs to the pool without the caller's slices.
@@ -451,10 +327,16 @@ func (q *quadraticConstraint) MixedHessVec(x, y, w, v, out []float64) {
 	clear(out)
 }
 
-// EvalBatch evaluates rows samples at once (see Capabilities.EvalBatch). All
-// products A_i·y_s come from one matrix product Y·[A_1 … A_nc], which
-// runs at the speed of the registered BLAS instead of reading every A_i
-// once per sample. If jy is nil a temporary of rows·nc·ny is allocated.
+// EvalBatch evaluates rows samples at once (see Capabilities.EvalBatch).
+// The Jacobians come straight from one float64 matrix product over the
+// batch, [y_s 1]·[2A_1 … 2A_nc; C_1 … C_nc] = [2A_1 y_s + C_1 …] (doubling
+// is exact), with [2A; C] packed once, on internal/sgemm's float64 kernels
+// in every build (Go assembly, as EvalBatch32's: 76 GFLOP/s on one core
+// here against about 8 for gonum's pure-Go Dgemm, BenchmarkMul64 and
+// BenchmarkGonum; not compared with OpenBLAS's dgemm); the residual is then
+// c_i = ½·y_s·J_i + ½·C_i·y_s + d_i − r_i(x), summed in float64. If jy is
+// nil the Jacobians are formed a block at a time in scratch and dropped,
+// so an evaluation of c alone writes no rows·nc·ny array.
 func (q *quadraticConstraint) EvalBatch(rows int, x, y, c, jy []float64) {
 	nx, ny, nc := q.nx, q.ny, q.nc
 	if rows < 0 || len(x) != rows*nx || len(y) != rows*ny || len(c) != rows*nc || (jy != nil && len(jy) != rows*nc*ny) {
@@ -464,60 +346,154 @@ func (q *quadraticConstraint) EvalBatch(rows int, x, y, c, jy []float64) {
 	if rows == 0 {
 		return
 	}
-	if jy == nil {
-		jy = make([]float64, rows*nc*ny)
-	}
-	// J_s = C + 2·[A_i y_s]_i: C is laid down first and the products are
-	// accumulated onto it, so the Jacobians are written in one pass; then
-	// c_i = ½(y·J_i + C_i·y) + d_i − r_i(x) = yᵀA_i y + C_i·y + d_i − r_i(x).
 	jobs := q.jobs.Get().(*quadraticJobs)
 	defer q.putJobs(jobs)
-	job := &jobs.rows
-	*job = quadraticRows{q: q, x: x, y: y, c: c, jy: jy}
-	par.For(rows, 8, job)
-	q.products(rows, y, 0, nc, jy, 2, 1)
-	job.finish = true
-	par.For(rows, 8, job)
+	if q.q64.once.Do(q.init64); q.q64.wide {
+		jobs.wide = quadraticWide{q: q, x: x, y: y, c: c, jy: jy}
+		par.For(rows, 8, &jobs.wide)
+		return
+	}
+	clear(c)
+	jobs.q64 = q64Job{q: q, v: y, c: c, jy: jy}
+	par.For(rows, q64Rows, &jobs.q64)
+	jobs.rest = quadraticRest{q: q, x: x, y: y, c: c, cy: true}
+	par.For(rows, 8, &jobs.rest)
 }
 
-// quadraticRows is EvalBatch's per-sample work before (C into J) and after
-// (c from J) the products.
-type quadraticRows struct {
-	q           *quadraticConstraint
-	x, y, c, jy []float64
-	finish      bool
+// q64Rows is the number of samples per float64 product, and q64Cols the
+// number of columns of [2A_1 … 2A_nc] per block of its output: the block
+// (590 kB) is still in cache when the residuals or Hessian products read
+// it.
+const (
+	q64Rows = 96
+	q64Cols = 768
+)
+
+// quadratic64 is Quadratic's data packed for the float64 batch product, on
+// first use.
+type quadratic64 struct {
+	once   sync.Once
+	wide   bool           // some entry of 2A overflows: per-sample products
+	k      int            // rows of the panels: ny, and one more for C
+	panels sgemm.Panels64 // [2A_1 … 2A_nc] over [C_1 … C_nc]: k×nc·ny
+	pool   sync.Pool      // *q64Scratch
+}
+
+// q64Scratch holds one worker's temporaries.
+type q64Scratch struct {
+	y    []float64 // q64Rows×k: the rows [v_s 1] (or [v_s 0])
+	pa   []float64 // y packed
+	tile []float64 // MR·NR
+	out  []float64 // q64Rows×q64Cols: products not kept (HessVecBatch, or EvalBatch without jy), on first use
+}
+
+func (q *quadraticConstraint) init64() {
+	ny, nc := q.ny, q.nc
+	for _, v := range q.a {
+		if math.Abs(v) > math.MaxFloat64/2 {
+			q.q64.wide = true
+			return
+		}
+	}
+	k, w := ny, nc*ny
+	if q.cm != nil {
+		k++
+	}
+	q.q64.k = k
+	m := make([]float64, k*w)
+	for i := 0; i < nc; i++ {
+		for j := 0; j < ny; j++ {
+			row := m[j*w+i*ny : j*w+(i+1)*ny]
+			for kk, v := range q.a[(i*ny+j)*ny : (i*ny+j+1)*ny] {
+				row[kk] = 2 * v
+			}
+		}
+	}
+	copy(m[ny*w:], q.cm)
+	q.q64.panels.Pack(k, w, m, w)
+	q.q64.pool.New = func() any {
+		return &q64Scratch{
+			y:    make([]float64, q64Rows*k),
+			pa:   make([]float64, sgemm.WorkLen(q64Rows, k)-sgemm.MR*sgemm.NR),
+			tile: make([]float64, sgemm.MR*sgemm.NR),
+		}
+	}
+}
+
+// q64Job is one float64 batch operation: EvalBatch (hv false) or
+// HessVecBatch (hv true).
+type q64Job struct {
+	q      *quadraticConstraint
+	v      []float64 // the vectors multiplied: y or v
+	hv     bool
+	c, jy  []float64 // EvalBatch; jy may be nil
+	w, out []float64 // HessVecBatch
 }
 
 // Run handles samples [lo, hi).
-func (j *quadraticRows) Run(lo, hi int) {
+func (j *q64Job) Run(lo, hi int) {
+	q := j.q
+	ny, k, w := q.ny, q.q64.k, q.nc*q.ny
+	sc := q.q64.pool.Get().(*q64Scratch)
+	defer q.q64.pool.Put(sc)
+	e := 1.0
+	if j.hv {
+		e = 0
+	}
+	for s0 := lo; s0 < hi; s0 += q64Rows {
+		m := min(q64Rows, hi-s0)
+		yb := sc.y[:m*k]
+		for r := range m {
+			row := yb[r*k : (r+1)*k]
+			copy(row, j.v[(s0+r)*ny:(s0+r+1)*ny])
+			if k > ny {
+				row[ny] = e
+			}
+		}
+		sgemm.PackA64(m, k, yb, k, sc.pa)
+		for j0 := 0; j0 < w; j0 += q64Cols {
+			j1 := min(j0+q64Cols, w)
+			if j.hv || j.jy == nil {
+				if sc.out == nil {
+					sc.out = make([]float64, q64Rows*q64Cols)
+				}
+				out := sc.out[:m*(j1-j0)]
+				sgemm.MulPacked64(m, sc.pa, &q.q64.panels, j0, j1, out, j1-j0, sc.tile)
+				if j.hv {
+					hessVecBlock(q, j.w, j.out, s0, m, j0, j1, out)
+				} else {
+					evalBlock(q, j.v, j.c, s0, m, j0, j1, out, j1-j0)
+				}
+				continue
+			}
+			sgemm.MulPacked64(m, sc.pa, &q.q64.panels, j0, j1, j.jy[s0*w+j0:], w, sc.tile)
+			evalBlock(q, j.v, j.c, s0, m, j0, j1, j.jy[s0*w+j0:], w)
+		}
+	}
+}
+
+// quadraticWide is EvalBatch and HessVecBatch one sample at a time, for an
+// A whose double overflows float64.
+type quadraticWide struct {
+	q                      *quadraticConstraint
+	x, y, c, jy, w, v, out []float64
+	hv                     bool
+}
+
+// Run handles samples [lo, hi).
+func (j *quadraticWide) Run(lo, hi int) {
 	q := j.q
 	nx, ny, nc := q.nx, q.ny, q.nc
 	for s := lo; s < hi; s++ {
-		js := j.jy[s*nc*ny : (s+1)*nc*ny]
-		if !j.finish {
-			if q.cm != nil {
-				copy(js, q.cm)
-			} else {
-				clear(js)
-			}
+		xs, ys := j.x[s*nx:(s+1)*nx], j.y[s*ny:(s+1)*ny]
+		if j.hv {
+			q.HessVec(xs, ys, j.w[s*nc:(s+1)*nc], j.v[s*ny:(s+1)*ny], j.out[s*ny:(s+1)*ny])
 			continue
 		}
-		ys, cs := j.y[s*ny:(s+1)*ny], j.c[s*nc:(s+1)*nc]
-		if q.r != nil {
-			q.r(j.x[s*nx:(s+1)*nx], cs, nil)
-		} else {
-			clear(cs)
+		var js []float64
+		if j.jy != nil {
+			js = j.jy[s*nc*ny : (s+1)*nc*ny]
 		}
-		for i := range cs {
-			yj := floats.Dot(ys, js[i*ny:(i+1)*ny])
-			if q.cm != nil {
-				yj += floats.Dot(q.cm[i*ny:(i+1)*ny], ys)
-			}
-			ci := 0.5*yj - cs[i]
-			if q.d != nil {
-				ci += q.d[i]
-			}
-			cs[i] = ci
-		}
+		q.Eval(xs, ys, j.c[s*nc:(s+1)*nc], js)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/enforce-nn/enforce/internal/dense"
 	"github.com/enforce-nn/enforce/internal/par"
 	"github.com/enforce-nn/enforce/internal/sgemm"
@@ -151,11 +153,11 @@ func (j *q32Job) Run(lo, hi int) {
 			if j.hv {
 				out := sc.out[:m*(j1-j0)]
 				sgemm.MulPacked(m, sc.pa, &q.q32.panels, j0, j1, out, j1-j0, false, sc.tile)
-				j.hessVec(s0, m, j0, j1, out)
+				hessVecBlock(q, j.w, j.out, s0, m, j0, j1, out)
 				continue
 			}
 			sgemm.MulPacked(m, sc.pa, &q.q32.panels, j0, j1, j.jy[s0*w+j0:], w, false, sc.tile)
-			j.eval(s0, m, j0, j1)
+			evalBlock(q, j.v, j.c, s0, m, j0, j1, j.jy[s0*w+j0:], w)
 		}
 		if !j.hv && q.cm != nil {
 			out := sc.out[:m*nc]
@@ -222,27 +224,28 @@ func (q *quadraticConstraint) evalWide32(rows int, x, y, c []float64, jy []float
 	}
 }
 
-// eval adds, for the block J[s0:s0+m, j0:j1] that the kernel just wrote
-// into j.jy, ½·y_s·J_i to c_i, segment by segment.
-func (j *q32Job) eval(s0, m, j0, j1 int) {
-	q := j.q
-	ny, nc, w := q.ny, q.nc, q.nc*q.ny
+// evalBlock adds, for the block J[s0:s0+m, j0:j1] of the Jacobians just
+// computed (row r of the block at jb[r·ld:], column col at col − j0), ½·y_s·J_i
+// to c_i, segment by segment, in float64.
+func evalBlock[T sgemm.Real](q *quadraticConstraint, y, c []float64, s0, m, j0, j1 int, jb []T, ld int) {
+	ny, nc := q.ny, q.nc
 	for r := range m {
 		s := s0 + r
-		ys, cs := j.v[s*ny:(s+1)*ny], j.c[s*nc:(s+1)*nc]
-		js := j.jy[s*w : (s+1)*w]
+		ys, cs := y[s*ny:(s+1)*ny], c[s*nc:(s+1)*nc]
+		js := jb[r*ld : r*ld+j1-j0]
 		for col := j0; col < j1; {
 			i, k := col/ny, col%ny
 			end := min(j1, (i+1)*ny)
-			cs[i] += 0.5 * dot32(js[col:end], ys[k:k+end-col])
+			cs[i] += 0.5 * dotMixed(js[col-j0:end-j0], ys[k:k+end-col])
 			col = end
 		}
 	}
 }
 
-// dot32 returns a·b in float64 for a float32 a, with four partial sums so
-// that the additions overlap. It is NaN or ±Inf if an entry of a is.
-func dot32(a []float32, b []float64) float64 {
+// dotMixed returns a·b in float64 for a float32 or float64 a, with four
+// partial sums so that the additions overlap. It is NaN or ±Inf if an
+// entry of a is.
+func dotMixed[T sgemm.Real](a []T, b []float64) float64 {
 	n := len(a)
 	b = b[:n]
 	var s0, s1, s2, s3 float64
@@ -259,15 +262,15 @@ func dot32(a []float32, b []float64) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// hessVec consumes the block out = P[s0:s0+m, j0:j1] of the products
-// 2A_i v_s for HessVecBatch32: out_s += Σ_i w_si (2A_i v_s).
-func (j *q32Job) hessVec(s0, m, j0, j1 int, o []float32) {
-	q := j.q
+// hessVecBlock consumes the block o = P[s0:s0+m, j0:j1] (stride j1 − j0)
+// of the products 2A_i v_s for HessVecBatch and HessVecBatch32:
+// out_s += Σ_i w_si (2A_i v_s).
+func hessVecBlock[T sgemm.Real](q *quadraticConstraint, w, out []float64, s0, m, j0, j1 int, o []T) {
 	ny, nc := q.ny, q.nc
 	wd := j1 - j0
 	for r := range m {
 		s := s0 + r
-		os, ws := j.out[s*ny:(s+1)*ny], j.w[s*nc:(s+1)*nc]
+		os, ws := out[s*ny:(s+1)*ny], w[s*nc:(s+1)*nc]
 		or := o[r*wd : (r+1)*wd]
 		for col := j0; col < j1; {
 			i, k := col/ny, col%ny
@@ -283,10 +286,12 @@ func (j *q32Job) hessVec(s0, m, j0, j1 int, o []float32) {
 	}
 }
 
-// quadraticRest adds d_i − r_i(x) to c_i = yᵀA_i y + C_i·y.
+// quadraticRest adds d_i − r_i(x) to c_i = yᵀA_i y + C_i·y, and first ½·C_i·y
+// with cy (EvalBatch, whose products give ½·y·J_i = yᵀA_i y + ½·C_i·y).
 type quadraticRest struct {
 	q       *quadraticConstraint
 	x, y, c []float64
+	cy      bool
 }
 
 // Run handles samples [lo, hi).
@@ -295,8 +300,15 @@ func (j *quadraticRest) Run(lo, hi int) {
 	nx, nc := q.nx, q.nc
 	sc := q.pool.Get().(*quadraticScratch)
 	defer q.pool.Put(sc)
+	ny := q.ny
 	for s := lo; s < hi; s++ {
 		cs := j.c[s*nc : (s+1)*nc]
+		if j.cy && q.cm != nil {
+			ys := j.y[s*ny : (s+1)*ny]
+			for i := range cs {
+				cs[i] += 0.5 * floats.Dot(q.cm[i*ny:(i+1)*ny], ys)
+			}
+		}
 		if q.d != nil {
 			for i := range cs {
 				cs[i] += q.d[i]

@@ -1,8 +1,10 @@
 package enforce
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -187,5 +189,85 @@ func BenchmarkQuadraticEval(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		q.Eval(x, y, cv, jy)
+	}
+}
+
+// TestQuadraticEvalBatch checks the batched float64 methods, one matrix
+// product over the batch, against the per-sample Eval and HessVec (Gemv
+// per sample) to rounding, with and without C, d and r and without jy, at
+// sizes with partial blocks of samples (q64Rows) and columns (q64Cols);
+// and that their results do not depend on GOMAXPROCS.
+func TestQuadraticEvalBatch(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(45, 46))
+	for _, sz := range []struct{ nx, ny, nc, rows int }{{1, 1, 1, 1}, {2, 3, 2, 7}, {3, 40, 25, 250}, {2, 17, 50, 97}} {
+		for _, full := range []bool{false, true} {
+			A := make([]*mat.SymDense, sz.nc)
+			for i := range A {
+				if i != 1 {
+					A[i] = ctRandSym(rnd, sz.ny)
+				}
+			}
+			var C *mat.Dense
+			var d []float64
+			var r RHS
+			if full {
+				C, d, r = ctRandDense(rnd, sz.nc, sz.ny), ctRandVec(rnd, sz.nc, -1, 1), ctSinRHS
+			}
+			q, err := Quadratic(sz.nx, A, C, d, r)
+			require.NoError(t, err)
+			k := CapabilitiesOf(q)
+			nx, ny, nc, rows := sz.nx, sz.ny, sz.nc, sz.rows
+			x, y := ctRandVec(rnd, rows*nx, -1, 1), ctRandVec(rnd, rows*ny, -2, 2)
+			w, v := ctRandVec(rnd, rows*nc, -1, 1), ctRandVec(rnd, rows*ny, -1, 1)
+			w[0] = 0
+			cWant, jWant, hWant := make([]float64, rows*nc), make([]float64, rows*nc*ny), make([]float64, rows*ny)
+			for s := range rows {
+				xs, ys := x[s*nx:(s+1)*nx], y[s*ny:(s+1)*ny]
+				q.Eval(xs, ys, cWant[s*nc:(s+1)*nc], jWant[s*nc*ny:(s+1)*nc*ny])
+				k.HessVec(xs, ys, w[s*nc:(s+1)*nc], v[s*ny:(s+1)*ny], hWant[s*ny:(s+1)*ny])
+			}
+			batch := func(procs int) (c, cNoJ, jy, h []float64) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				c, cNoJ, jy, h = make([]float64, rows*nc), make([]float64, rows*nc), make([]float64, rows*nc*ny), make([]float64, rows*ny)
+				k.EvalBatch(rows, x, y, c, jy)
+				k.EvalBatch(rows, x, y, cNoJ, nil)
+				k.HessVecBatch(rows, x, y, w, v, h)
+				return c, cNoJ, jy, h
+			}
+			c, cNoJ, jy, h := batch(1)
+			tol := 1e-14 * float64(4*ny) // |terms| ≲ ny·|y|²·|A|
+			name := fmt.Sprintf("%v full=%v", sz, full)
+			ctAssertClose(t, cWant, c, tol, name+": c")
+			ctAssertClose(t, jWant, jy, tol, name+": J")
+			ctAssertClose(t, hWant, h, tol, name+": HessVec")
+			assert.Equal(t, c, cNoJ, name+": c without jy")
+			for _, procs := range []int{2, 3} {
+				c2, cNoJ2, jy2, h2 := batch(procs)
+				assert.Equal(t, c, c2, name)
+				assert.Equal(t, cNoJ, cNoJ2, name)
+				assert.Equal(t, jy, jy2, name)
+				assert.Equal(t, h, h2, name)
+			}
+		}
+	}
+}
+
+// TestQuadraticEvalBatchWide: an A whose double overflows float64 takes
+// the per-sample products, which give Eval's numbers exactly.
+func TestQuadraticEvalBatchWide(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(47, 48))
+	ny, nc, rows := 4, 3, 5
+	A := []*mat.SymDense{ctRandSym(rnd, ny), ctRandSym(rnd, ny), ctRandSym(rnd, ny)}
+	A[2].SetSym(1, 2, 0.9*math.MaxFloat64)
+	q, err := Quadratic(0, A, ctRandDense(rnd, nc, ny), nil, nil)
+	require.NoError(t, err)
+	y := ctRandVec(rnd, rows*ny, -1e-200, 1e-200)
+	c, jy := make([]float64, rows*nc), make([]float64, rows*nc*ny)
+	CapabilitiesOf(q).EvalBatch(rows, nil, y, c, jy)
+	for s := range rows {
+		cs, js := make([]float64, nc), make([]float64, nc*ny)
+		q.Eval(nil, y[s*ny:(s+1)*ny], cs, js)
+		assert.Equal(t, cs, c[s*nc:(s+1)*nc])
+		assert.Equal(t, js, jy[s*nc*ny:(s+1)*nc*ny])
 	}
 }

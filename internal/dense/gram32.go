@@ -14,6 +14,8 @@ var Potrf32 func(a []float32, n int) bool
 // Gram32Scratch holds the single-precision temporaries of Gram32.
 type Gram32Scratch struct {
 	g, work []float32
+	gp      []float32 // G with its size rounded up to sgemm.NR, for sgemm.GramLower
+	cw      []float32 // cholBlocked32's panels
 	sd      []float64
 	p       sgemm.Panels
 }
@@ -22,6 +24,9 @@ type Gram32Scratch struct {
 func (s *Gram32Scratch) Resize(nc, n int) {
 	s.sd = make([]float64, n)
 	s.g = make([]float32, nc*nc)
+	ncp := sgemm.Len(1, nc)
+	s.gp = make([]float32, ncp*ncp)
+	s.cw = make([]float32, (ncp/sgemm.NR+2)*sgemm.NR*sgemm.NR)
 	s.work = make([]float32, sgemm.WorkLen(nc, n))
 	s.p.Data = make([]float32, sgemm.Len(n, nc))
 }
@@ -31,15 +36,28 @@ func (s *Gram32Scratch) Resize(nc, n int) {
 // in float32; g (float64) receives the result, with reg added to the
 // diagonal in float64. Below the size at which Gram calls BLAS it computes
 // in float64 with plain loops, which is as fast. s must have been resized
-// for at least nc×n. With g nil it leaves G's lower triangle, without reg,
-// in single precision in s (used by GramChol32).
+// for at least nc×n.
 func Gram32[T sgemm.Real](g []float64, b []T, d []float64, nc, n int, reg float64, scratch []float64, s *Gram32Scratch) {
-	if nc*nc*n < blasMin && g != nil {
+	if nc*nc*n < blasMin {
 		gramLoops(g, b, d, nc, n, reg)
 		return
 	}
-	// B·diag(d)^½ in float32, packed straight from B: as the row panels of
-	// the left factor and the column panels of the right one.
+	g32, ld := gram32Lower(b, d, nc, n, s)
+	for i := 0; i < nc; i++ {
+		for j := 0; j < i; j++ {
+			v := float64(g32[i*ld+j])
+			g[i*nc+j], g[j*nc+i] = v, v
+		}
+		g[i*nc+i] = float64(g32[i*ld+i]) + reg
+	}
+}
+
+// gram32Lower computes the lower triangle of B·diag(d)·Bᵀ in single
+// precision into s and returns it, with its stride: B·diag(d)^½ is packed
+// once, straight from B, and with the AVX-512 kernel that packing serves as
+// both factors (sgemm.GramLower, into s.gp, whose padding it leaves zero);
+// else it is packed a second time as the left factor (into s.g).
+func gram32Lower[T sgemm.Real](b []T, d []float64, nc, n int, s *Gram32Scratch) (g32 []float32, ld int) {
 	var sd []float64
 	if d != nil {
 		sd = s.sd[:n]
@@ -47,29 +65,28 @@ func Gram32[T sgemm.Real](g []float64, b []T, d []float64, nc, n int, reg float6
 			sd[k] = math.Sqrt(v)
 		}
 	}
-	g32 := s.g[:nc*nc]
+	sgemm.PackTScaled(&s.p, n, nc, b, n, sd)
+	if sgemm.Has512 {
+		ld = sgemm.Len(1, nc)
+		g32 = s.gp[:ld*ld]
+		sgemm.GramLower(&s.p, g32, ld)
+		return g32, ld
+	}
+	g32 = s.g[:nc*nc]
 	pa := s.work[:len(s.work)-sgemm.MR*sgemm.NR]
 	sgemm.PackAScaled(nc, n, b, n, sd, pa)
-	sgemm.PackTScaled(&s.p, n, nc, b, n, sd)
 	sgemm.MulPacked(nc, pa, &s.p, 0, nc, g32, nc, true, s.work[len(s.work)-sgemm.MR*sgemm.NR:])
-	if g == nil {
-		return
-	}
-	for i := 0; i < nc; i++ {
-		for j := 0; j < i; j++ {
-			v := float64(g32[i*nc+j])
-			g[i*nc+j], g[j*nc+i] = v, v
-		}
-		g[i*nc+i] = float64(g32[i*nc+i]) + reg
-	}
+	return g32, nc
 }
 
 // GramChol32 forms G = B·diag(d)·Bᵀ + reg·I as Gram32 does and factors it
 // like CholeskyRel with threshold rel, writing L into the lower triangle of
-// the float64 g. With Potrf32 set and G large enough, the factorisation
-// runs in single precision too. diag is scratch of length nc.
+// the float64 g. Large enough G are factored in single precision too: by
+// Potrf32 where it is set, else, with the AVX-512 kernel, by a blocked
+// factorisation on it (cholBlocked32); otherwise in float64. diag is
+// scratch of length nc.
 func GramChol32[T sgemm.Real](g []float64, b []T, d []float64, nc, n int, reg float64, scratch []float64, s *Gram32Scratch, diag []float64, rel float64) bool {
-	if Potrf32 == nil || nc*nc*nc < 3*blasMin {
+	if Potrf32 == nil && !sgemm.Has512 || nc*nc*nc < 3*blasMin {
 		Gram32(g, b, d, nc, n, reg, scratch, s)
 		for _, v := range g[:nc*nc] {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -78,21 +95,32 @@ func GramChol32[T sgemm.Real](g []float64, b []T, d []float64, nc, n int, reg fl
 		}
 		return CholeskyRel(g, nc, diag, rel)
 	}
-	Gram32(nil, b, d, nc, n, reg, scratch, s)
-	g32 := s.g[:nc*nc]
+	g32, ld := gram32Lower(b, d, nc, n, s)
+	if Potrf32 != nil && ld != nc {
+		for i := 0; i < nc; i++ {
+			copy(s.g[i*nc:i*nc+i+1], g32[i*ld:i*ld+i+1])
+		}
+		g32, ld = s.g[:nc*nc], nc
+	}
 	for i := 0; i < nc; i++ {
-		g32[i*nc+i] += float32(reg)
-		diag[i] = float64(g32[i*nc+i])
+		g32[i*ld+i] += float32(reg)
+		diag[i] = float64(g32[i*ld+i])
 		if math.IsNaN(diag[i]) || math.IsInf(diag[i], 0) {
 			return false
 		}
 	}
-	if !Potrf32(g32, nc) {
+	var ok bool
+	if Potrf32 != nil {
+		ok = Potrf32(g32, nc)
+	} else {
+		ok = cholBlocked32(g32, nc, ld, s.cw)
+	}
+	if !ok {
 		return false
 	}
 	for i := 0; i < nc; i++ {
 		for j := 0; j <= i; j++ {
-			g[i*nc+j] = float64(g32[i*nc+j])
+			g[i*nc+j] = float64(g32[i*ld+j])
 		}
 		if d := g[i*nc+i]; !(d*d > rel*diag[i]) || math.IsInf(d, 1) {
 			return false

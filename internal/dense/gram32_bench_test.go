@@ -19,3 +19,36 @@ func BenchmarkGram32(b *testing.B) {
 		Gram32(g, bm, nil, nc, n, 0, nil, &s)
 	}
 }
+
+// BenchmarkGramChol32 times GramChol32 at the (833, 200, 150) step's size
+// from a float32 B, and its two parts: Gram32 (packing and the float32
+// product) and CholeskyRel (the float64 factorisation of the result).
+func BenchmarkGramChol32(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	nc, n := 150, 200
+	bm := make([]float32, nc*n)
+	for i := range bm {
+		bm[i] = float32(rnd.NormFloat64())
+	}
+	var s Gram32Scratch
+	s.Resize(nc, n)
+	g, diag := make([]float64, nc*nc), make([]float64, nc)
+	b.Run("GramChol32", func(b *testing.B) {
+		for b.Loop() {
+			GramChol32(g, bm, nil, nc, n, 1e-8, nil, &s, diag, 1e-5)
+		}
+	})
+	b.Run("Gram32", func(b *testing.B) {
+		for b.Loop() {
+			Gram32(g, bm, nil, nc, n, 1e-8, nil, &s)
+		}
+	})
+	g0 := make([]float64, nc*nc)
+	Gram32(g0, bm, nil, nc, n, 1e-8, nil, &s)
+	b.Run("CholeskyRel", func(b *testing.B) {
+		for b.Loop() {
+			copy(g, g0)
+			CholeskyRel(g, nc, diag, 1e-5)
+		}
+	})
+}

@@ -5,13 +5,26 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/enforce-nn/enforce/internal/sgemm"
 )
 
 // TestGram32 checks Gram32 and GramChol32 against Gram and Cholesky, with
 // and without weights, below and above the size where single precision
-// starts, and with Potrf32 set to a float32 Cholesky in plain Go; B given
-// in float32 gives the same G and L bit for bit.
+// starts, with Potrf32 set to a float32 Cholesky in plain Go and without
+// (then, with AVX-512, the blocked factorisation cholBlocked32), and with
+// and without the AVX-512 kernels; B given in float32 gives the same G and
+// L bit for bit.
 func TestGram32(t *testing.T) {
+	has := sgemm.Has512
+	defer func() { sgemm.Has512 = has }()
+	for _, use512 := range []bool{false, has} {
+		sgemm.Has512 = use512
+		testGram32(t)
+	}
+}
+
+func testGram32(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(81, 82))
 	for _, potrf := range []bool{false, true} {
 		if potrf {
@@ -19,7 +32,7 @@ func TestGram32(t *testing.T) {
 		} else {
 			Potrf32 = nil
 		}
-		for _, sz := range [][2]int{{3, 5}, {17, 40}, {30, 31}, {48, 100}} {
+		for _, sz := range [][2]int{{3, 5}, {17, 40}, {30, 31}, {48, 100}, {150, 200}} {
 			nc, n := sz[0], sz[1]
 			for _, weighted := range []bool{false, true} {
 				b := make([]float64, nc*n)

@@ -37,3 +37,53 @@ func kernel2(k int, a, b, c []float32, ldc int) {
 	_ = c[(2*MR-1)*ldc+2*NR-1]
 	kern12x32(k, &a[0], &b[0], &c[0], ldc)
 }
+
+//go:noescape
+func kernd6x8(k int, a, b, c *float64, ldc int)
+
+//go:noescape
+func kernd12x16(k int, a, b, c *float64, ldc int)
+
+// kernel64 is kernel in float64: the MR×NR block for the packed panels a
+// (k×MR) and b (k×NR), as two 6×8 AVX2 blocks.
+func kernel64(k int, a, b, c []float64, ldc int) {
+	if !HasAsm || k == 0 {
+		kernelGo(k, a, b, c, ldc)
+		return
+	}
+	_ = a[k*MR-1]
+	_ = b[k*NR-1]
+	_ = c[(MR-1)*ldc+NR-1]
+	kernd6x8(k, &a[0], &b[0], &c[0], ldc)
+	kernd6x8(k, &a[0], &b[NR/2], &c[NR/2], ldc)
+}
+
+// kernel64x2 computes the 2MR×NR block of C in float64 for the two row
+// panels of A at a (adjacent) and the column panel of B at b, with the
+// AVX-512 kernel; callers check Has512 and k > 0.
+func kernel64x2(k int, a, b, c []float64, ldc int) {
+	_ = a[2*k*MR-1]
+	_ = b[k*NR-1]
+	_ = c[(2*MR-1)*ldc+NR-1]
+	kernd12x16(k, &a[0], &b[0], &c[0], ldc)
+}
+
+//go:noescape
+func kern16x16(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func kern16x16sub(k int, a, b, c *float32, ldc int)
+
+// kernelT computes the NR×NR block C = AᵀB (C −= AᵀB with sub) for the
+// column panels a and b (k×NR each) with the AVX-512 kernel; callers check
+// Has512 and k > 0.
+func kernelT(k int, a, b, c []float32, ldc int, sub bool) {
+	_ = a[k*NR-1]
+	_ = b[k*NR-1]
+	_ = c[(NR-1)*ldc+NR-1]
+	if sub {
+		kern16x16sub(k, &a[0], &b[0], &c[0], ldc)
+		return
+	}
+	kern16x16(k, &a[0], &b[0], &c[0], ldc)
+}

@@ -2,7 +2,9 @@
 // projection's float32 path: C = A·B for a row-major A and a B packed once
 // into column panels, the shape of the hot products of enforce's Float32
 // precision (Y·[A_1 … A_nc] for quadratic constraints, B·Bᵀ for Gram
-// matrices).
+// matrices and the blocks of their Cholesky factorisation: GramLower and
+// BlockT), and its float64 counterpart for Quadratic's float64 batches
+// (dgemm.go).
 //
 // On amd64 with AVX2 and FMA the 6×16 inner kernel is Go assembly, and with
 // AVX-512F too a 12×32 kernel (two row panels by two column panels of the
@@ -113,7 +115,7 @@ func PackTScaled[T Real](p *Panels, k, n int, bt []T, ldbt int, scale []float64)
 // rounded to float32, as panels of width rows each: panel r0 holds
 // src[r0 : r0+width] transposed, k×width, at dst[r0·k:], padded with zero
 // rows.
-func pack[T Real](dst []float32, rows, k int, src []T, ld int, scale []float64, width int) {
+func pack[T, D Real](dst []D, rows, k int, src []T, ld int, scale []float64, width int) {
 	for r0 := 0; r0 < rows; r0 += width {
 		h := min(width, rows-r0)
 		pan := dst[r0*k : r0*k+k*width]
@@ -128,13 +130,13 @@ func pack[T Real](dst []float32, rows, k int, src []T, ld int, scale []float64, 
 			out := pan[ii:]
 			if scale == nil {
 				for kk, v := range row {
-					out[kk*width] = float32(v)
+					out[kk*width] = D(v)
 				}
 				continue
 			}
 			sc := scale[:k]
 			for kk, v := range row {
-				out[kk*width] = float32(float64(v) * sc[kk])
+				out[kk*width] = D(float64(v) * sc[kk])
 			}
 		}
 		for ii := h; ii < width; ii++ {
@@ -201,8 +203,8 @@ func mulPanels(m, r0 int, pa []float32, p *Panels, jb0, j1, j0 int, c []float32,
 
 // kernelGo writes the MR×NR block C = A·B for the packed panels a (k×MR)
 // and b (k×NR) into c (stride ldc).
-func kernelGo(k int, a, b, c []float32, ldc int) {
-	var acc [MR][NR]float32
+func kernelGo[T Real](k int, a, b, c []T, ldc int) {
+	var acc [MR][NR]T
 	for kk := 0; kk < k; kk++ {
 		bk := b[kk*NR : kk*NR+NR]
 		ak := a[kk*MR : kk*MR+MR]
@@ -222,7 +224,7 @@ func kernelGo(k int, a, b, c []float32, ldc int) {
 // without scaling: for each kk, one contiguous write of width values read
 // from width sequential streams. Every row is resliced to length k so that
 // the compiler drops the bounds checks inside the loop.
-func packFull[T Real](pan []float32, k int, src []T, ld, width int) {
+func packFull[T, D Real](pan []D, k int, src []T, ld, width int) {
 	if width == NR {
 		r0, r1, r2, r3 := src[:k], src[ld:][:k], src[2*ld:][:k], src[3*ld:][:k]
 		r4, r5, r6, r7 := src[4*ld:][:k], src[5*ld:][:k], src[6*ld:][:k], src[7*ld:][:k]
@@ -231,10 +233,10 @@ func packFull[T Real](pan []float32, k int, src []T, ld, width int) {
 		pan = pan[:k*NR]
 		for kk := range r0 {
 			o := pan[kk*NR:][:NR]
-			o[0], o[1], o[2], o[3] = float32(r0[kk]), float32(r1[kk]), float32(r2[kk]), float32(r3[kk])
-			o[4], o[5], o[6], o[7] = float32(r4[kk]), float32(r5[kk]), float32(r6[kk]), float32(r7[kk])
-			o[8], o[9], o[10], o[11] = float32(r8[kk]), float32(r9[kk]), float32(r10[kk]), float32(r11[kk])
-			o[12], o[13], o[14], o[15] = float32(r12[kk]), float32(r13[kk]), float32(r14[kk]), float32(r15[kk])
+			o[0], o[1], o[2], o[3] = D(r0[kk]), D(r1[kk]), D(r2[kk]), D(r3[kk])
+			o[4], o[5], o[6], o[7] = D(r4[kk]), D(r5[kk]), D(r6[kk]), D(r7[kk])
+			o[8], o[9], o[10], o[11] = D(r8[kk]), D(r9[kk]), D(r10[kk]), D(r11[kk])
+			o[12], o[13], o[14], o[15] = D(r12[kk]), D(r13[kk]), D(r14[kk]), D(r15[kk])
 		}
 		return
 	}
@@ -243,8 +245,8 @@ func packFull[T Real](pan []float32, k int, src []T, ld, width int) {
 	pan = pan[:k*MR]
 	for kk := range r0 {
 		o := pan[kk*MR:][:MR]
-		o[0], o[1], o[2] = float32(r0[kk]), float32(r1[kk]), float32(r2[kk])
-		o[3], o[4], o[5] = float32(r3[kk]), float32(r4[kk]), float32(r5[kk])
+		o[0], o[1], o[2] = D(r0[kk]), D(r1[kk]), D(r2[kk])
+		o[3], o[4], o[5] = D(r3[kk]), D(r4[kk]), D(r5[kk])
 	}
 }
 
@@ -261,5 +263,56 @@ func PackAT(m, k int, at []float32, ldat int, dst []float32) {
 			copy(o[:h], at[kk*ldat+r0:kk*ldat+r0+h])
 			clear(o[h:])
 		}
+	}
+}
+
+// GramLower writes the NR×NR blocks on and below the diagonal of C = BᵀB
+// for the k×n matrix B packed in p (the Gram matrix of the n columns of B:
+// for p packed by PackT or PackTScaled from an n×k matrix M, C = M·Mᵀ),
+// into c (stride ldc ≥ Len(1, n), with as many rows): one packing serves
+// as both factors. The blocks above the diagonal are left unchanged;
+// the rows and columns from n up to the next multiple of NR are zero. It
+// needs the AVX-512 kernel (Has512); elsewhere it uses the Go kernel on
+// the same blocks, and callers are better served by Mul.
+func GramLower(p *Panels, c []float32, ldc int) {
+	k, np := p.K, roundUp(p.N, NR)
+	for i0 := 0; i0 < np; i0 += NR {
+		a := p.Data[i0*k : i0*k+k*NR]
+		for j0 := 0; j0 <= i0; j0 += NR {
+			b := p.Data[j0*k : j0*k+k*NR]
+			out := c[i0*ldc+j0:]
+			BlockT(k, a, b, out, ldc, false)
+		}
+	}
+}
+
+// BlockT writes the NR×NR block C = AᵀB, or with sub C −= AᵀB, for the
+// column panels a and b (k×NR each, row-major), into c (stride ldc): the
+// AVX-512 kernel of GramLower where there is one (Has512), else plain Go.
+func BlockT(k int, a, b, c []float32, ldc int, sub bool) {
+	if Has512 && k > 0 {
+		kernelT(k, a, b, c, ldc, sub)
+		return
+	}
+	var acc [NR][NR]float32
+	if sub {
+		for i := range NR {
+			copy(acc[i][:], c[i*ldc:i*ldc+NR])
+		}
+	}
+	for kk := 0; kk < k; kk++ {
+		ak, bk := a[kk*NR:kk*NR+NR], b[kk*NR:kk*NR+NR]
+		for i, ai := range ak {
+			for j, bj := range bk {
+				if sub {
+					acc[i][j] -= ai * bj
+				} else {
+					acc[i][j] += ai * bj
+				}
+			}
+		}
+	}
+	for i := range NR {
+		copy(c[i*ldc:i*ldc+NR], acc[i][:])
 	}
 }

@@ -303,3 +303,35 @@ func TestPackScaled32(t *testing.T) {
 		}
 	}
 }
+
+// TestGramLower checks GramLower's blocks on and below the diagonal
+// against M·Mᵀ by a triple loop, with the kernel in use and with the Go
+// one.
+func TestGramLower(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(15, 16))
+	has := Has512
+	defer func() { Has512 = has }()
+	for _, use512 := range []bool{false, has} {
+		Has512 = use512
+		for _, sz := range [][2]int{{1, 1}, {16, 3}, {150, 200}, {33, 17}, {5, 1}} {
+			n, k := sz[0], sz[1]
+			mm := randSlice(rnd, n*k)
+			var p Panels
+			p.PackT(k, n, mm, k)
+			np := Len(1, n)
+			c := make([]float32, np*np)
+			GramLower(&p, c, np)
+			for i := range n {
+				for j := 0; j <= i; j++ {
+					var want float64
+					for kk := range k {
+						want += float64(mm[i*k+kk]) * float64(mm[j*k+kk])
+					}
+					if g := float64(c[i*np+j]); math.Abs(g-want) > 1e-5*float64(k)+1e-6*math.Abs(want) {
+						t.Fatalf("512=%v %v: C[%d,%d] = %v, want %v", use512, sz, i, j, g, want)
+					}
+				}
+			}
+		}
+	}
+}

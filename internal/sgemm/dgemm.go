@@ -1,0 +1,80 @@
+package sgemm
+
+// The float64 product: the same packing and blocking as the float32 one,
+// with a 12×16 AVX-512 kernel (two row panels by one column panel) and a
+// 6×8 AVX2/FMA one, for the float64 evaluations of enforce's Quadratic in
+// the default (pure-Go) build, where gonum's Dgemm runs at a tenth of the
+// rate.
+
+// Panels64 is Panels in float64: a k×n matrix B packed for MulPacked64 as
+// column panels of NR columns, each k×NR row-major and contiguous, the last
+// one padded with zeros.
+type Panels64 struct {
+	K, N int
+	Data []float64
+}
+
+// Pack packs the k×n row-major b (stride ldb) into p, reusing p.Data when
+// it is long enough.
+func (p *Panels64) Pack(k, n int, b []float64, ldb int) {
+	p.K, p.N = k, n
+	if l := Len(k, n); cap(p.Data) < l {
+		p.Data = make([]float64, l)
+	} else {
+		p.Data = p.Data[:l]
+	}
+	for j0 := 0; j0 < n; j0 += NR {
+		w := min(NR, n-j0)
+		dst := p.Data[j0*k : j0*k+k*NR]
+		for kk := 0; kk < k; kk++ {
+			row := dst[kk*NR : kk*NR+NR]
+			copy(row[:w], b[kk*ldb+j0:kk*ldb+j0+w])
+			clear(row[w:])
+		}
+	}
+}
+
+// PackA64 packs the m×k row-major a (stride lda) into the row panels
+// MulPacked64 takes; dst must have length at least WorkLen(m, k) − MR·NR.
+func PackA64(m, k int, a []float64, lda int, dst []float64) {
+	pack(dst, m, k, a, lda, nil, MR)
+}
+
+// MulPacked64 writes C[i, j] = Σ_k A[i, k]·B[k, j] in float64 for the A
+// packed by PackA64 (m rows) and the columns [j0, j1) of p, into the
+// m×(j1−j0) row-major c (stride ldc): column j of B goes to column j − j0
+// of c. j0 must be a multiple of NR; tile is scratch of MR·NR. Each entry
+// is accumulated over k in order, with fused multiply–adds in the
+// assembly kernels, so the result does not depend on m, j0 or j1.
+func MulPacked64(m int, pa []float64, p *Panels64, j0, j1 int, c []float64, ldc int, tile []float64) {
+	k := p.K
+	if m == 0 || j1 <= j0 {
+		return
+	}
+	if j0%NR != 0 || j1 > p.N || j0 < 0 {
+		panic("sgemm: bad column range")
+	}
+	mp := roundUp(m, MR)
+	for jb := j0; jb < j1; jb += NR {
+		w := min(NR, j1-jb)
+		bp := p.Data[jb*k : jb*k+k*NR]
+		i0 := 0
+		if Has512 && k > 0 && w == NR {
+			for ; i0+2*MR <= m; i0 += 2 * MR {
+				kernel64x2(k, pa[i0*k:i0*k+2*k*MR], bp, c[i0*ldc+jb-j0:], ldc)
+			}
+		}
+		for ; i0 < mp; i0 += MR {
+			h := min(MR, m-i0)
+			ap := pa[i0*k : i0*k+k*MR]
+			if h == MR && w == NR {
+				kernel64(k, ap, bp, c[i0*ldc+jb-j0:], ldc)
+				continue
+			}
+			kernel64(k, ap, bp, tile, NR)
+			for ii := 0; ii < h; ii++ {
+				copy(c[(i0+ii)*ldc+jb-j0:(i0+ii)*ldc+jb-j0+w], tile[ii*NR:ii*NR+w])
+			}
+		}
+	}
+}
