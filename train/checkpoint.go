@@ -111,7 +111,7 @@ type checkpointDoc struct {
 // their float64 values: a second moment may overflow to +Inf while the
 // weights stay finite, and JSON numbers cannot hold infinities.
 type adamState struct {
-	Iter int         `json:"iter"`
+	Iter int               `json:"iter"`
 	M    []ckptfile.Floats `json:"m"`
 	V    []ckptfile.Floats `json:"v"`
 }
