@@ -59,8 +59,10 @@ type Checkpoint struct {
 	Dir string
 	// Every is the least wall-clock time between two checkpoints; zero
 	// means DefaultCheckpointEvery. A checkpoint of the paper's 2×200
-	// network takes a few milliseconds (BenchmarkCheckpointWrite), far
-	// less than an epoch.
+	// network takes about as long as three training steps
+	// (BenchmarkCheckpointWrite and BenchmarkStep: 0.06 s against 0.02 s
+	// on a loaded 2-core machine), so one every few minutes costs well
+	// under a thousandth of the run.
 	Every time.Duration
 }
 
