@@ -479,4 +479,3 @@ func BenchmarkCheckpointWrite(b *testing.B) {
 		}
 	}
 }
-
