@@ -29,7 +29,8 @@
 //	blas_*.go        the BLAS each build gives gonum and gorgonia (pure Go, or OpenBLAS)
 //	internal/        the numerical kernels: dense (the step's linear algebra),
 //	                 sgemm (float32 matrix product), fastblas (gorgonia's float32
-//	                 BLAS on sgemm), par (parallel loops)
+//	                 BLAS on sgemm), par (parallel loops); adam (the Adam of
+//	                 train and dc3) and ckptfile (their checkpoint files)
 //
 // # Constraints
 //

@@ -43,6 +43,19 @@
 // equalities, 10·0.5·‖c(x, y)‖₂ per sample, is left out: after a completion
 // it is zero up to rounding (or Newton's tolerance), and so is its
 // gradient with respect to the network's outputs, ∂c/∂y_p + ∂c/∂y_o·∂y_o/∂y_p = 0.
+//
+// Training at the paper's scale (3500 epochs) takes the better part of an
+// hour and more; with Config.Checkpoint set, Fit writes checkpoints every
+// few minutes, and Resume (ResumeNewton for Newton completion) continues
+// an interrupted run bit for bit, as package train's Resume does:
+//
+//	cfg.Checkpoint = dc3.Checkpoint{Dir: dir}
+//	m, err := dc3.Resume(dir, p, cfg)
+//	if errors.Is(err, fs.ErrNotExist) {
+//		m, err = dc3.New(p, cfg) // no checkpoint yet: start afresh
+//	}
+//	...
+//	hist, err := m.Fit(x) // the whole run's history
 package dc3
 
 import (
