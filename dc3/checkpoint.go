@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"math"
 	"os"
@@ -205,16 +206,22 @@ func orAbsent(b []byte) string {
 
 // hasher writes shapes and float64 bits into a SHA-256.
 type hasher struct {
-	h   []byte
-	buf bytes.Buffer
+	h   hash.Hash
+	buf [8]byte
 }
 
-func (h *hasher) int(v int) { h.buf.Write(binary.LittleEndian.AppendUint64(nil, uint64(v))) }
+func newHasher() *hasher { return &hasher{h: sha256.New()} }
+
+func (h *hasher) int(v int) {
+	binary.LittleEndian.PutUint64(h.buf[:], uint64(v))
+	h.h.Write(h.buf[:])
+}
 
 func (h *hasher) floats(v []float64) {
 	h.int(len(v))
 	for _, x := range v {
-		h.buf.Write(binary.LittleEndian.AppendUint64(nil, math.Float64bits(x)))
+		binary.LittleEndian.PutUint64(h.buf[:], math.Float64bits(x))
+		h.h.Write(h.buf[:])
 	}
 }
 
@@ -227,18 +234,15 @@ func (h *hasher) dense(a *mat.Dense) {
 	}
 }
 
-func (h *hasher) sum() string {
-	s := sha256.Sum256(h.buf.Bytes())
-	return hex.EncodeToString(s[:])
-}
+func (h *hasher) sum() string { return hex.EncodeToString(h.h.Sum(nil)) }
 
 // problemFingerprint returns the hex SHA-256 of the completion's kind, the
 // number of equalities, the objective's Q and p and, for a linear
 // completion, C. (A Newton completion's constraint is code: only its
 // dimensions enter.)
 func problemFingerprint(kind string, obj problems.SineQuadratic, nC int, c *mat.Dense) string {
-	var h hasher
-	h.buf.WriteString(kind)
+	h := newHasher()
+	h.h.Write([]byte(kind))
 	h.int(nC)
 	h.floats(obj.Q)
 	h.floats(obj.P)
@@ -251,7 +255,7 @@ func problemFingerprint(kind string, obj problems.SineQuadratic, nC int, c *mat.
 // dataFingerprint returns the hex SHA-256 of the shape and float64 bits
 // of x.
 func dataFingerprint(x *mat.Dense) string {
-	var h hasher
+	h := newHasher()
 	h.dense(x)
 	return h.sum()
 }
