@@ -30,7 +30,8 @@
 //	internal/        the numerical kernels: dense (the step's linear algebra),
 //	                 sgemm (float32 and float64 matrix products in Go assembly),
 //	                 fastblas (gorgonia's float32 BLAS on sgemm), par
-//	                 (parallel loops)
+//	                 (parallel loops); adam (the Adam of train and dc3) and
+//	                 ckptfile (their checkpoint files)
 //
 // # Constraints
 //

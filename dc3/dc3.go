@@ -43,6 +43,19 @@
 // equalities, 10·0.5·‖c(x, y)‖₂ per sample, is left out: after a completion
 // it is zero up to rounding (or Newton's tolerance), and so is its
 // gradient with respect to the network's outputs, ∂c/∂y_p + ∂c/∂y_o·∂y_o/∂y_p = 0.
+//
+// Training at the paper's scale (3500 epochs) takes the better part of an
+// hour and more; with Config.Checkpoint set, Fit writes checkpoints every
+// few minutes, and Resume (ResumeNewton for Newton completion) continues
+// an interrupted run bit for bit, as package train's Resume does:
+//
+//	cfg.Checkpoint = dc3.Checkpoint{Dir: dir}
+//	m, err := dc3.Resume(dir, p, cfg)
+//	if errors.Is(err, fs.ErrNotExist) {
+//		m, err = dc3.New(p, cfg) // no checkpoint yet: start afresh
+//	}
+//	...
+//	hist, err := m.Fit(x) // the whole run's history
 package dc3
 
 import (
@@ -52,6 +65,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -59,6 +73,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/internal/adam"
 	"github.com/enforce-nn/enforce/problems"
 )
 
@@ -95,6 +110,10 @@ type Config struct {
 	Progress io.Writer
 	Quiet    bool
 	LogEvery int
+	// Checkpoint makes Fit write checkpoints from which Resume (or
+	// ResumeNewton) continues an interrupted run bit for bit; the zero
+	// value writes none. See Checkpoint.
+	Checkpoint Checkpoint
 }
 
 // BatchNorm's constants: PyTorch's BatchNorm1d defaults, which DC3 uses.
@@ -124,10 +143,21 @@ type Model struct {
 	net      *network
 	x, loss  *gorgonia.Node
 	vm       gorgonia.VM
-	solver   gorgonia.Solver
-	perm     []int // partial variables first, then the completed ones
+	solver   *adam.Solver
+	perm     []int     // partial variables first, then the completed ones
+	pcg      *rand.PCG // rnd's state, saved by checkpoints
 	rnd      *rand.Rand
 	trainDur time.Duration
+
+	// Checkpointing (checkpoint.go).
+	kind    string    // "linear" or "newton": the completion
+	problem string    // the problem's fingerprint (problemFingerprint)
+	resumed *fitState // the interrupted Fit call a Resume restored
+	now     func() time.Time
+	// afterBatch, when set, runs after every batch of Fit (and after the
+	// checkpoint that batch may write); an error stops Fit. Tests
+	// interrupt training with it.
+	afterBatch func() error
 }
 
 // Epoch is one epoch of training: the mean objective over its batches,
@@ -151,6 +181,7 @@ func New(p *problems.NonconvexLinear, cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.kind, m.problem = kindLinear, problemFingerprint(kindLinear, p.SineQuadratic, p.NC, p.C)
 	k := p.NO - p.NC
 	other := m.other()
 	co := mat.NewDense(p.NC, p.NC, nil)
@@ -210,6 +241,7 @@ func NewNewton(obj problems.SineQuadratic, c enforce.Constraint, cfg Config) (*M
 	if err != nil {
 		return nil, err
 	}
+	m.kind, m.problem = kindNewton, problemFingerprint(kindNewton, obj, nC, nil)
 	m.comp = &NewtonCompletion{C: c, Partial: m.partial, Other: m.other()}
 	if err := m.build(); err != nil {
 		return nil, err
@@ -258,7 +290,11 @@ func newModel(obj problems.SineQuadratic, nO, nC int, cfg Config) (*Model, error
 			return nil, fmt.Errorf("dc3: hidden widths must be positive, got %v", cfg.Hidden)
 		}
 	}
-	m := &Model{cfg: cfg, obj: obj, nO: nO, nC: nC, rnd: rand.New(rand.NewPCG(cfg.Seed, 0xdc3))}
+	if err := cfg.Checkpoint.validate(); err != nil {
+		return nil, err
+	}
+	m := &Model{cfg: cfg, obj: obj, nO: nO, nC: nC, pcg: rand.NewPCG(cfg.Seed, 0xdc3), now: time.Now}
+	m.rnd = rand.New(m.pcg)
 	m.perm = m.rnd.Perm(nO)
 	m.partial = m.perm[:nO-nC]
 	return m, nil
@@ -335,14 +371,16 @@ func (m *Model) build() (err error) {
 		return err
 	}
 	m.vm = gorgonia.NewTapeMachine(m.g, gorgonia.BindDualValues(m.net.learnables()...))
-	m.solver = gorgonia.NewAdamSolver(gorgonia.WithLearnRate(m.cfg.LearnRate))
+	m.solver = &adam.Solver{Eta: m.cfg.LearnRate}
 	return nil
 }
 
 // Partial returns the indices of the variables the network predicts.
 func (m *Model) Partial() []int { return append([]int(nil), m.partial...) }
 
-// TrainTime returns the wall-clock time spent in Fit so far.
+// TrainTime returns the wall-clock time spent in Fit, including the time
+// recorded in the checkpoint the model was resumed from: for a resumed
+// run, the training time of the whole run, not of this process alone.
 func (m *Model) TrainTime() time.Duration { return m.trainDur }
 
 // Fit trains on the inputs x (n×N_C, n ≥ BatchSize, all finite) for
@@ -350,6 +388,11 @@ func (m *Model) TrainTime() time.Duration { return m.trainDur }
 // returns the per-epoch mean objective. It returns an error for bad input
 // or when the objective becomes non-finite; the model is then as it was
 // after its last completed step and can be trained again.
+//
+// With Config.Checkpoint set, Fit writes checkpoints as it trains (see
+// Checkpoint). On a model returned by Resume or ResumeNewton, the first
+// Fit call completes the interrupted call instead: it needs the same x,
+// trains the remaining batches and returns the call's whole history.
 func (m *Model) Fit(x *mat.Dense) ([]Epoch, error) {
 	if x == nil {
 		return nil, errors.New("dc3: Fit: nil x")
@@ -362,16 +405,31 @@ func (m *Model) Fit(x *mat.Dense) ([]Epoch, error) {
 	if err := checkFinite("Fit", x); err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	defer func() { m.trainDur += time.Since(start) }()
+	batches := n / bs
+	run, err := m.startRun(x, batches)
+	if err != nil {
+		return nil, err
+	}
+	hist := run.History
+	if run.Epochs == m.cfg.Epochs {
+		return hist, nil // resumed after the end of the call
+	}
+	start := m.now()
+	defer func() { m.trainDur += m.now().Sub(start) }()
+	ck := m.newCheckpointer(run, start)
 	xb := tensor.New(tensor.WithShape(bs, nx), tensor.WithBacking(make([]float64, bs*nx)))
 	buf := xb.Data().([]float64)
-	var hist []Epoch
-	for e := 1; e <= m.cfg.Epochs; e++ {
-		order := m.rnd.Perm(n)
-		sum, steps := 0.0, 0
-		for b := 0; b+bs <= n; b += bs {
-			for i, r := range order[b : b+bs] {
+	hist = slices.Grow(hist, m.cfg.Epochs-len(hist))
+	first, order, sum, steps := run.Batch, run.Order, 0.0, run.Steps
+	if len(run.Sum) == 1 {
+		sum = run.Sum[0]
+	}
+	for e := run.Epochs + 1; e <= m.cfg.Epochs; e++ {
+		if first == 0 {
+			order = m.rnd.Perm(n)
+		}
+		for b := first; b < batches; b++ {
+			for i, r := range order[b*bs : (b+1)*bs] {
 				copy(buf[i*nx:(i+1)*nx], x.RawRowView(r))
 			}
 			loss, err := m.step(xb)
@@ -380,11 +438,29 @@ func (m *Model) Fit(x *mat.Dense) ([]Epoch, error) {
 			}
 			sum += loss / float64(bs)
 			steps++
+			if b+1 == batches {
+				hist = append(hist, Epoch{Epoch: e, Objective: sum / float64(steps)})
+				if !m.cfg.Quiet && (e%m.cfg.LogEvery == 0 || e == m.cfg.Epochs) {
+					fmt.Fprintf(m.cfg.Progress, "dc3 epoch %5d  objective %.5f  (%v)\n", e, sum/float64(steps), m.now().Sub(start).Round(time.Millisecond))
+				}
+				sum, steps = 0, 0
+				if ck != nil && (e == m.cfg.Epochs || ck.due()) {
+					if err := ck.write(e, 0, nil, 0, 0, hist); err != nil {
+						return hist, err
+					}
+				}
+			} else if ck.due() {
+				if err := ck.write(e-1, b+1, order, sum, steps, hist); err != nil {
+					return hist, err
+				}
+			}
+			if m.afterBatch != nil {
+				if err := m.afterBatch(); err != nil {
+					return hist, err
+				}
+			}
 		}
-		hist = append(hist, Epoch{Epoch: e, Objective: sum / float64(steps)})
-		if !m.cfg.Quiet && (e%m.cfg.LogEvery == 0 || e == m.cfg.Epochs) {
-			fmt.Fprintf(m.cfg.Progress, "dc3 epoch %5d  objective %.5f  (%v)\n", e, sum/float64(steps), time.Since(start).Round(time.Millisecond))
-		}
+		first = 0
 	}
 	return hist, nil
 }
@@ -406,7 +482,17 @@ func (m *Model) step(xb *tensor.Dense) (float64, error) {
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return loss, fmt.Errorf("the objective is %v", loss)
 	}
-	if err := m.solver.Step(gorgonia.NodesToValueGrads(m.net.learnables())); err != nil {
+	ps := m.net.learnables()
+	w, g := make([]any, len(ps)), make([]any, len(ps))
+	for i, p := range ps {
+		w[i] = p.Value().Data()
+		gv, err := p.Grad()
+		if err != nil {
+			return loss, err
+		}
+		g[i] = gv.Data()
+	}
+	if err := m.solver.Step(w, g); err != nil {
 		return loss, err
 	}
 	m.net.updateRunning()

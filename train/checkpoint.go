@@ -20,6 +20,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/internal/ckptfile"
 	"github.com/enforce-nn/enforce/layers"
 )
 
@@ -110,38 +111,9 @@ type checkpointDoc struct {
 // their float64 values: a second moment may overflow to +Inf while the
 // weights stay finite, and JSON numbers cannot hold infinities.
 type adamState struct {
-	Iter int         `json:"iter"`
-	M    []floatBits `json:"m"`
-	V    []floatBits `json:"v"`
-}
-
-// floatBits is a []float64 that JSON holds as the base64 of its
-// little-endian IEEE-754 bits: exact for every value, infinities included.
-type floatBits []float64
-
-// MarshalJSON implements json.Marshaler.
-func (f floatBits) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 8*len(f))
-	for i, v := range f {
-		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
-	}
-	return json.Marshal(b)
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (f *floatBits) UnmarshalJSON(data []byte) error {
-	var b []byte
-	if err := json.Unmarshal(data, &b); err != nil {
-		return err
-	}
-	if len(b)%8 != 0 {
-		return fmt.Errorf("%d bytes of float64 bits, not a multiple of 8", len(b))
-	}
-	*f = make(floatBits, len(b)/8)
-	for i := range *f {
-		(*f)[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return nil
+	Iter int               `json:"iter"`
+	M    []ckptfile.Floats `json:"m"`
+	V    []ckptfile.Floats `json:"v"`
 }
 
 // fitState is the position of a Fit call: what a resumed call needs
@@ -444,7 +416,7 @@ func (m *Model) restoreState(doc *checkpointDoc) error {
 	if err := m.pcg.UnmarshalBinary(s.RNG); err != nil {
 		return fmt.Errorf("the shuffling stream: %w", err)
 	}
-	m.solver.setMoments(a.Iter, mm, vv, m.cfg.dtype == tensor.Float32)
+	m.solver.SetMoments(a.Iter, mm, vv, m.cfg.dtype == tensor.Float32)
 	m.trained = doc.Elapsed
 	m.resumed = &s
 	return nil
@@ -538,8 +510,8 @@ func (c *checkpointer) write(epochs, batch int, rng []byte, acc *accumulator, hi
 		return c.fail(err)
 	}
 	doc.Model = model.Bytes()
-	doc.Adam.Iter = m.solver.iter
-	mm, vv := m.solver.moments()
+	doc.Adam.Iter = m.solver.Iter()
+	mm, vv := m.solver.Moments()
 	for i := range mm {
 		doc.Adam.M = append(doc.Adam.M, mm[i])
 		doc.Adam.V = append(doc.Adam.V, vv[i])
@@ -556,7 +528,7 @@ func (c *checkpointer) write(epochs, batch int, rng []byte, acc *accumulator, hi
 	if err != nil {
 		return c.fail(err)
 	}
-	if err := writeAtomic(c.path, func(w io.Writer) error { _, err := w.Write(out); return err }); err != nil {
+	if err := ckptfile.WriteAtomic(c.path, func(w io.Writer) error { _, err := w.Write(out); return err }); err != nil {
 		return c.fail(err)
 	}
 	c.last = m.now()
@@ -565,52 +537,6 @@ func (c *checkpointer) write(epochs, batch int, rng []byte, acc *accumulator, hi
 
 func (c *checkpointer) fail(err error) error {
 	return fmt.Errorf("writing the checkpoint %s: %w", c.path, err)
-}
-
-// writeAtomic replaces the file at path by what write writes, atomically:
-// it writes a temporary file in the same folder (created if missing),
-// flushes it to stable storage and renames it over path, so that a
-// failure at any point leaves an existing file as it was. The file gets
-// permissions 0644.
-func writeAtomic(path string, write func(io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := write(tmp); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	// Make the rename durable where the platform allows syncing a folder.
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 // startRun returns the state a Fit call of kind on x and y, in epochs of

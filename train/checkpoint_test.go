@@ -415,34 +415,6 @@ func TestResumeBadFile(t *testing.T) {
 	}
 }
 
-// TestWriteAtomic checks that a write failing part of the way leaves the
-// previous file as it was and no temporary file behind, and that a
-// successful one replaces it.
-func TestWriteAtomic(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "sub", CheckpointFile)
-	write := func(s string) func(io.Writer) error {
-		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
-	}
-	require.NoError(t, writeAtomic(path, write("first")), "creates the folder")
-	boom := errors.New("disk full")
-	err := writeAtomic(path, func(w io.Writer) error {
-		_, _ = io.WriteString(w, "sec")
-		return boom
-	})
-	require.ErrorIs(t, err, boom)
-	got, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Equal(t, "first", string(got), "the previous file is intact")
-	entries, err := os.ReadDir(filepath.Dir(path))
-	require.NoError(t, err)
-	assert.Len(t, entries, 1, "no temporary file left")
-	require.NoError(t, writeAtomic(path, write("second")))
-	got, err = os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Equal(t, "second", string(got))
-}
-
 // TestCheckpointWriteFails requires Fit to stop with an error naming the
 // checkpoint when it cannot write one, here because Dir is a file.
 func TestCheckpointWriteFails(t *testing.T) {

@@ -305,7 +305,7 @@ func (m *Model) step(r *runner, acc *accumulator) error {
 	for i, p := range m.params {
 		weights[i] = p.Data()
 	}
-	if err := m.solver.step(weights, grads); err != nil {
+	if err := m.solver.Step(weights, grads); err != nil {
 		return fmt.Errorf("solver step: %w", err)
 	}
 	for i, p := range m.params {

@@ -13,6 +13,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/internal/adam"
 	"github.com/enforce-nn/enforce/layers"
 )
 
@@ -46,7 +47,7 @@ type Model struct {
 	names  []string        // the learnables' names
 	backup [][]float64     // the weights before a solver step
 	sx, sy *layers.Standardizer
-	solver *adam
+	solver *adam.Solver
 	pcg    *rand.PCG // the shuffling stream's state, saved by checkpoints
 	rng    *rand.Rand
 
@@ -73,7 +74,7 @@ func New(cfg Config) (*Model, error) {
 		cfg:    r,
 		view:   newView(r.Constraint, r.nx),
 		build:  r.Backbone,
-		solver: &adam{eta: r.LearnRate},
+		solver: &adam.Solver{Eta: r.LearnRate},
 		pcg:    rand.NewPCG(r.Seed, streamShuffle),
 		now:    time.Now,
 	}

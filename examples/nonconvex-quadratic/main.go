@@ -57,6 +57,9 @@ var experiment = optexp.Experiment{
 			Objective: p.SineQuadratic, Constraint: p.Equalities(), SampleX: p.SampleX,
 			NLP: func(x []float64) solvers.NLP { return solvers.Quadratic(p, x) },
 			DC3: func(cfg dc3.Config) (*dc3.Model, error) { return dc3.NewNewton(p.SineQuadratic, p.Equalities(), cfg) },
+			DC3Resume: func(dir string, cfg dc3.Config) (*dc3.Model, error) {
+				return dc3.ResumeNewton(dir, p.SineQuadratic, p.Equalities(), cfg)
+			},
 		}, nil
 	},
 	Paper: map[string][]optexp.Paper{

@@ -7,8 +7,10 @@
 package optexp
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -72,8 +74,11 @@ type Instance struct {
 	// most nTrain and nTest rows.
 	Data func(nTrain, nTest int) (xTrain, xTest *mat.Dense, err error)
 	NLP  func(x []float64) solvers.NLP
-	// DC3 builds the DC3 baseline for the instance.
-	DC3 func(cfg dc3.Config) (*dc3.Model, error)
+	// DC3 builds the DC3 baseline for the instance, and DC3Resume resumes
+	// it from the checkpoint in dir (dc3.Resume or dc3.ResumeNewton; an
+	// error wrapping fs.ErrNotExist when there is none).
+	DC3       func(cfg dc3.Config) (*dc3.Model, error)
+	DC3Resume func(dir string, cfg dc3.Config) (*dc3.Model, error)
 }
 
 // Options are the command-line settings.
@@ -88,8 +93,8 @@ type Options struct {
 	Sizes  string
 	Out    string
 	Seed   uint64
-	// Resume is the checkpoint folder of the MLP, Soft and ENFORCE models
-	// (-resume; see harness.Common.Resume). DC3 is not checkpointed.
+	// Resume is the checkpoint folder of the models, DC3 included
+	// (-resume; see harness.Common.Resume).
 	Resume string
 	DC3    bool
 	// Precision is AdaNP's arithmetic in training and inference
@@ -122,7 +127,7 @@ func Flags(e Experiment, o *Options) *harness.Flags {
 	f.IntVar(&o.Seeds, "seeds", o.Seeds, "model seeds; mean ± std over them (the paper: 5)")
 	f.StringVar(&o.Sizes, "sizes", "", "comma-separated indices into the paper's sizes (default: all)")
 	f.Out(&o.Out)
-	f.StringVar(&o.Resume, "resume", "", harness.ResumeUsage+"; DC3 is not checkpointed")
+	f.StringVar(&o.Resume, "resume", "", harness.ResumeUsage)
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the problem instance and the data")
 	f.StringVar(&o.softs, "soft", o.softs, "λ_C values of the Soft baseline (the paper: 5, 1, 0.1)")
 	f.BoolVar(&o.float32, "float32", false, "AdaNP in enforce.Float32 precision (single-precision steps far from the constraint set, float64 at the end; the tolerances are unchanged)")
@@ -420,10 +425,11 @@ func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train
 
 // trainDC3 trains the DC3 baseline and evaluates it.
 func trainDC3(progress io.Writer, inst Instance, s Size, o Options, seed uint64, xTrain, xTest *mat.Dense, refObj []float64) (metrics, train.History, error) {
-	m, err := inst.DC3(dc3.Config{
+	cfg := dc3.Config{
 		Hidden: []int{o.Width, o.Width}, LearnRate: o.LR, BatchSize: o.Batch, Epochs: o.DC3Epochs, Seed: seed,
 		Progress: prefixed{progress, fmt.Sprintf("[%d/%d DC3 seed %d] ", s.NO, s.NC, seed)}, LogEvery: max(1, o.DC3Epochs/5),
-	})
+	}
+	m, err := newDC3(inst, cfg, harness.RunDir(o.Resume, fmt.Sprintf("%dx%d", s.NO, s.NC), "DC3", fmt.Sprintf("seed%d", seed)))
 	if err != nil {
 		return metrics{}, nil, err
 	}
@@ -448,6 +454,29 @@ func trainDC3(progress io.Writer, inst Instance, s Size, o Options, seed uint64,
 	met := evaluate(inst, xTest, y, refObj)
 	met.infer, met.train = inferDur.Seconds(), m.TrainTime().Seconds()
 	return met, hist, nil
+}
+
+// newDC3 returns the DC3 model cfg describes for inst. With a checkpoint
+// folder dir (-resume) the model checkpoints there and, when dir holds a
+// checkpoint, is resumed from it, so that its next Fit finishes the
+// interrupted run bit for bit (a finished one is not trained again); a
+// checkpoint of another configuration is an error.
+func newDC3(inst Instance, cfg dc3.Config, dir string) (*dc3.Model, error) {
+	if dir == "" {
+		return inst.DC3(cfg)
+	}
+	if inst.DC3Resume == nil {
+		return nil, errors.New("-resume: the experiment cannot resume DC3 (Instance.DC3Resume is nil)")
+	}
+	cfg.Checkpoint = dc3.Checkpoint{Dir: dir}
+	m, err := inst.DC3Resume(dir, cfg)
+	if errors.Is(err, fs.ErrNotExist) {
+		return inst.DC3(cfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resuming DC3 from %s: %w", dir, err)
+	}
+	return m, nil
 }
 
 // evaluate computes the objective, the gap and the violations of y.

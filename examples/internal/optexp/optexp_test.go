@@ -2,12 +2,17 @@ package optexp
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/dc3"
+	"github.com/enforce-nn/enforce/problems"
 )
 
 func TestFlags(t *testing.T) {
@@ -36,4 +41,56 @@ func TestFlags(t *testing.T) {
 	f = Flags(Experiment{Name: "quadratic"}, &o)
 	require.NoError(t, f.Parse([]string{"-soft", "1,x"}))
 	assert.ErrorContains(t, o.finish(), "bad -soft")
+}
+
+// TestNewDC3Resumes checks what -resume promises for DC3: the model
+// checkpoints into its folder, a finished run is not trained again and
+// predicts the same, a checkpoint of another configuration is an error,
+// and without -resume nothing is written.
+func TestNewDC3Resumes(t *testing.T) {
+	p, err := problems.NewNonconvexLinear(12, 4, 1)
+	require.NoError(t, err)
+	inst := Instance{
+		DC3:       func(cfg dc3.Config) (*dc3.Model, error) { return dc3.New(p, cfg) },
+		DC3Resume: func(dir string, cfg dc3.Config) (*dc3.Model, error) { return dc3.Resume(dir, p, cfg) },
+	}
+	x := p.SampleX(100, 2)
+	cfg := dc3.Config{Hidden: []int{8, 8}, LearnRate: 1e-3, BatchSize: 50, Epochs: 3, Seed: 2, Quiet: true}
+	run := func(cfg dc3.Config, dir string) ([]dc3.Epoch, *mat.Dense, error) {
+		m, err := newDC3(inst, cfg, dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer m.Close()
+		hist, err := m.Fit(x)
+		if err != nil {
+			return nil, nil, err
+		}
+		y, err := m.Predict(x)
+		return hist, y, err
+	}
+	plainHist, plainY, err := run(cfg, "")
+	require.NoError(t, err)
+
+	dir := filepath.Join(t.TempDir(), "DC3-seed2")
+	hist, y, err := run(cfg, dir)
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dir, dc3.CheckpointFile))
+	require.NoError(t, err, "a checkpoint was written")
+	assert.Equal(t, plainHist, hist, "checkpointing does not change training")
+	assert.True(t, mat.Equal(plainY, y))
+
+	again, y2, err := run(cfg, dir)
+	require.NoError(t, err)
+	assert.Equal(t, hist, again, "a finished run is returned")
+	assert.True(t, mat.Equal(y, y2))
+
+	other := cfg
+	other.LearnRate = 2e-3
+	_, _, err = run(other, dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "another Config")
+
+	_, err = newDC3(Instance{DC3: inst.DC3}, cfg, dir)
+	assert.Error(t, err, "an instance that cannot resume DC3")
 }
