@@ -93,3 +93,21 @@ func BenchmarkMLPForward833(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMLPPredict833 is BenchmarkMLPForward833 through Model.Predict
+// (the backbone, then the check of the constraint that an MLP-mode model
+// reports in its Stats), the reference bench's mlp-forward item.
+func BenchmarkMLPPredict833(b *testing.B) {
+	x := randomMatrix(833, mlpBenchSizes[0], 3)
+	for _, prec := range benchPrecisions {
+		b.Run(prec.String(), func(b *testing.B) {
+			m := mlpBenchModel(b, prec, 1)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := m.Predict(x); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
