@@ -513,16 +513,27 @@ func (op *constraintLossOp) sample(x, y []float64, i int, c, jy, jx, per, gx, gy
 }
 
 // transposeTimes writes dst = k·Jᵀc for the row-major nc×len(dst) matrix J.
+// c and k are finite (the caller checks), so an entry of J that is not
+// finite makes dst non-finite (Inf·0 is NaN): the entries are checked
+// only then, to name the first.
 func transposeTimes(dst, j, c []float64, k float64) error {
 	m := len(dst)
 	clear(dst)
 	for r, cr := range c {
 		row := j[r*m : (r+1)*m]
+		kc := k * cr
 		for col, v := range row {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("entry (%d, %d) = %v is not finite", r, col, v)
+			dst[col] += kc * v
+		}
+	}
+	for _, v := range dst {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			for i, v := range j[:len(c)*m] {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("entry (%d, %d) = %v is not finite", i/m, i%m, v)
+				}
 			}
-			dst[col] += k * cr * v
+			return fmt.Errorf("k·Jᵀc is not finite (k = %v)", k)
 		}
 	}
 	return nil

@@ -456,3 +456,20 @@ func (line) Eval(x, y, c, jy []float64) {
 		jy[0] = 1
 	}
 }
+
+// TestTransposeTimesNonFinite: a Jacobian entry that is not finite is an
+// error naming it, also where it meets a zero constraint value (Inf·0),
+// and a finite one gives k·Jᵀc.
+func TestTransposeTimesNonFinite(t *testing.T) {
+	dst := make([]float64, 3)
+	j := []float64{1, 2, 3, 4, 5, 6}
+	require.NoError(t, transposeTimes(dst, j, []float64{1, -1}, 2))
+	assert.Equal(t, []float64{-6, -6, -6}, dst)
+	for _, c := range [][]float64{{1, 1}, {0, 1}, {1, 0}} {
+		for _, bad := range []float64{math.Inf(1), math.Inf(-1), math.NaN()} {
+			j := []float64{1, 2, 3, 4, bad, 6}
+			err := transposeTimes(dst, j, c, 2)
+			assert.ErrorContains(t, err, "entry (1, 1)", "c %v, J₁₁ %v", c, bad)
+		}
+	}
+}

@@ -252,8 +252,20 @@ func MulVec[T sgemm.Real](dst []float64, a []T, m, n int, x []float64) {
 
 // MulTransVec writes dst = Aᵀ·x for the m×n row-major A (dst has length
 // n; A float64, or float32 with the products and sums in float64).
+//
+// A float64 A is added row by row with the BLAS's axpy (gonum's assembly
+// in the pure-Go build), in the same order as the loop below.
 func MulTransVec[T sgemm.Real](dst []float64, a []T, m, n int, x []float64) {
 	clear(dst[:n])
+	if a64, ok := any(a).([]float64); ok {
+		impl := blas64.Implementation()
+		for i := 0; i < m; i++ {
+			if xi := x[i]; xi != 0 {
+				impl.Daxpy(n, xi, a64[i*n:(i+1)*n], 1, dst[:n], 1)
+			}
+		}
+		return
+	}
 	for i := 0; i < m; i++ {
 		row := a[i*n : (i+1)*n]
 		xi := x[i]
