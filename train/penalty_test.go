@@ -223,3 +223,59 @@ func TestPenaltyConstraint(t *testing.T) {
 	assert.Equal(t, SquaredHinge, loaded.Config().Penalty)
 	assert.Nil(t, loaded.Config().PenaltyConstraint)
 }
+
+// TestSoftPenaltyFloat32 is TestSoftPenaltyForms on a float32 backbone
+// (Config.Precision), for every Penalty with its PenaltyConstraint where
+// it has one: the graph's penalty equals the plain-Go one to float32
+// rounding, a short Fit keeps the loss finite, and save → load keeps the
+// precision, the penalty and the predictions' bits.
+func TestSoftPenaltyFloat32(t *testing.T) {
+	p := problems.FittingEquality{}
+	d := p.Sample(16, 3)
+	c := p.Equalities()
+	const lambda = 0.7
+	for _, tc := range []struct {
+		pen  Penalty
+		want func(c []float64) float64
+	}{
+		{SquaredNorm, func(c []float64) float64 { return c[0] * c[0] }},
+		{Norm, func(c []float64) float64 { return math.Abs(c[0]) }},
+		{SquaredHinge, func(c []float64) float64 { return math.Pow(max(c[0], 0), 2) }},
+	} {
+		t.Run(tc.pen.String(), func(t *testing.T) {
+			m, err := New(Config{Sizes: []int{1, 8, 2}, Hidden: layers.Tanh, Constraint: c, Mode: Soft,
+				LambdaC: lambda, Penalty: tc.pen, Precision: enforce.Float32, Epochs: 3, BatchSize: 8, Seed: 2, Quiet: true})
+			require.NoError(t, err)
+			g, err := m.NewGraph(16)
+			require.NoError(t, err)
+			require.NoError(t, g.SetBatch(d.X, d.Y))
+			vm := gorgonia.NewTapeMachine(g.G)
+			require.NoError(t, vm.RunAll())
+			yhat, _ := g.Outputs()
+			var sum float64
+			cv := make([]float64, 1)
+			for i := range 16 {
+				c.Eval(d.X.RawRowView(i), yhat.RawRowView(i), cv, nil)
+				sum += tc.want(cv)
+			}
+			got := float64(g.Loss.Value().Data().(float32) - g.Task.Value().Data().(float32))
+			assert.InDelta(t, lambda*sum/16, got, 1e-5*(1+lambda*sum/16))
+			vm.Close()
+
+			h, err := m.Fit(d.X, d.Y)
+			require.NoError(t, err)
+			require.False(t, math.IsNaN(h.Last().Loss) || math.IsInf(h.Last().Loss, 0))
+			var buf bytes.Buffer
+			require.NoError(t, m.Save(&buf))
+			back, err := Load(&buf, c)
+			require.NoError(t, err)
+			assert.Equal(t, enforce.Float32, back.Config().Precision)
+			assert.Equal(t, tc.pen, back.Config().Penalty)
+			want, err := m.Backbone(d.X)
+			require.NoError(t, err)
+			gotY, err := back.Backbone(d.X)
+			require.NoError(t, err)
+			assert.Equal(t, want.RawMatrix().Data, gotY.RawMatrix().Data)
+		})
+	}
+}
