@@ -111,7 +111,8 @@ type batch struct {
 
 	panics panicLog
 
-	lock lockstep
+	lock   lockstep
+	linRun linForward
 }
 
 // panicLog records the panics of user code by sample, from any worker.
@@ -222,11 +223,16 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool) (st St
 	if tr != nil {
 		tr.reset(a, xr, rows)
 	}
-	if be := a.k.EvalBatch; be != nil && a.constB == nil && !noSteps {
+	switch be := a.k.EvalBatch; {
+	case a.linForwardBatchable(noSteps):
+		a.lin.prepare(a)
+		b.linRun.b = b
+		par.ForBlocks(rows, linRows, &b.linRun)
+	case be != nil && a.constB == nil && !noSteps:
 		if err := b.lock.run(b, be, rows); err != nil {
 			return Stats{}, err
 		}
-	} else {
+	default:
 		par.For(rows, grain, b)
 	}
 	return b.stats(rows)

@@ -58,6 +58,10 @@ type AdaNP struct {
 	constB []float64
 	constD []float64
 	constG factor
+	// lin is the batched path of a Linear constraint (linbatch.go), nil
+	// where it does not apply; perSample turns it off (tests, benchmarks).
+	lin       *linBatch
+	perSample bool
 
 	diagInv []float64 // W⁻¹ for Diagonal weights
 	rec     layout    // the trace's step records
@@ -142,6 +146,9 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 		a.constG = newFactor(nc)
 		if !a.factorize(&a.constG, a.constB, a.constD, ws, false) {
 			return nil, errors.New("enforce: cannot factor G for the constant Jacobian")
+		}
+		if a.linBatchable(k) {
+			a.lin = &linBatch{l: k.linear}
 		}
 	}
 	a.rec = a.newLayout()

@@ -42,7 +42,7 @@ func Linear(nx int, C *mat.Dense, r RHS) (Constraint, error) {
 		}
 	}
 	l := &linearConstraint{nx: nx, ny: ny, nc: nc, c: cm, r: r}
-	l.caps = Capabilities{JacobianX: l.JacobianX, HessVec: l.HessVec, MixedHessVec: l.MixedHessVec, ConstantJacobian: cm}
+	l.caps = Capabilities{JacobianX: l.JacobianX, HessVec: l.HessVec, MixedHessVec: l.MixedHessVec, ConstantJacobian: cm, linear: l}
 	l.pool.New = func() any {
 		s := make([]float64, nc)
 		return &s
