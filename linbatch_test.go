@@ -5,7 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,7 +52,7 @@ func newLBProblem(t *testing.T, seed uint64, rows, nx, ny, nc int, scale float64
 
 // lbPair returns the AdaNP for s with the batched path (which must apply
 // when want is set) and one forced onto the per-sample path.
-func lbPair(t *testing.T, c Constraint, s Settings, want bool) (batched, single *AdaNP) {
+func lbPair(t require.TestingT, c Constraint, s Settings, want bool) (batched, single *AdaNP) {
 	batched, err := NewAdaNP(c, s)
 	require.NoError(t, err)
 	single, err = NewAdaNP(c, s)
@@ -357,4 +359,112 @@ func lbMust(c Constraint, err error) Constraint {
 		panic(err)
 	}
 	return c
+}
+
+// BenchmarkLinearBatched times the per-sample and the batched paths of a
+// Linear constraint alternately in one run, at the size of the §5.3
+// nonconvex-linear problem's batches: 200 samples, ny = 100, nc = 50, r(x) =
+// x, with the training settings (mean|c| ≤ 1e-4). It reports the best time
+// of each path over the rounds (the least disturbed by other load) and the
+// ratios of the best and of the median times: measurements, not
+// assertions. "forward" is ProjectTo; "forward+vjp" is ProjectTrace and
+// VJP (∂ℓ/∂ŷ only, as in training).
+func BenchmarkLinearBatched(b *testing.B) {
+	const rows, ny, nc = 200, 100, 50
+	rnd := rand.New(rand.NewPCG(1, 2))
+	c := lbMust(Linear(nc, randDense(rnd, nc, ny, 1), func(x, r, jx []float64) {
+		copy(r, x)
+		if jx != nil {
+			clear(jx)
+			for i := range r {
+				jx[i*len(x)+i] = 1
+			}
+		}
+	}))
+	x, yhat, grad := randDense(rnd, rows, nc, 1), randDense(rnd, rows, ny, 1), randDense(rnd, rows, ny, 1)
+	for _, vjp := range []bool{false, true} {
+		name := "forward"
+		if vjp {
+			name = "forward+vjp"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := Settings{Tol: 1e-4, Measure: MeanAbs}
+			batched, single := lbPair(b, c, s, false)
+			if batched.lin == nil {
+				b.Fatal("the batched path does not apply")
+			}
+			dst, gy := mat.NewDense(rows, ny, nil), mat.NewDense(rows, ny, nil)
+			var tr Trace
+			run := func(a *AdaNP) {
+				var err error
+				if vjp {
+					if _, err = a.ProjectTrace(dst, x, yhat, &tr); err == nil {
+						err = a.VJP(&tr, grad, gy, nil)
+					}
+				} else {
+					_, err = a.ProjectTo(dst, x, yhat)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			run(single) // warm-up: buffers, pools, packed operands
+			run(batched)
+			var old, new []float64
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				t := time.Now()
+				run(single)
+				old = append(old, time.Since(t).Seconds())
+				t = time.Now()
+				run(batched)
+				new = append(new, time.Since(t).Seconds())
+			}
+			slices.Sort(old)
+			slices.Sort(new)
+			b.ReportMetric(old[0]*1e6, "per-sample-µs")
+			b.ReportMetric(new[0]*1e6, "batched-µs")
+			b.ReportMetric(old[0]/new[0], "best-ratio")
+			b.ReportMetric(old[len(old)/2]/new[len(new)/2], "median-ratio")
+		})
+	}
+}
+
+// TestLinearBatchedStack checks that a Stack of Linear constraints takes
+// the batched path, as the stacked system, and matches the per-sample path.
+func TestLinearBatchedStack(t *testing.T) {
+	const rows, nx, ny = 70, 2, 8
+	rnd := rand.New(rand.NewPCG(13, 14))
+	l1 := lbMust(Linear(nx, randDense(rnd, 2, ny, 1), lbRHS))
+	l2 := lbMust(Linear(nx, randDense(rnd, 3, ny, 1), nil))
+	l3 := lbMust(Linear(nx, randDense(rnd, 1, ny, 1), func(x, r, jx []float64) {
+		r[0] = x[1] * x[1]
+		if jx != nil {
+			jx[0], jx[1] = 0, 2*x[1]
+		}
+	}))
+	c := lbMust(Stack(l1, lbMust(Stack(l2, l3))))
+	p := lbProblem{c: c, x: randDense(rnd, rows, nx, 1), yhat: randDense(rnd, rows, ny, 2), grad: randDense(rnd, rows, ny, 1)}
+	for _, s := range []Settings{{}, {Reg: 0.05, Weights: AutoDiagonal, Tol: 1e-9}} {
+		a, b := lbPair(t, c, s, true)
+		lbCompare(t, lbDo(b, p), lbDo(a, p), 10)
+	}
+	// Against the same system as one Linear.
+	C := mat.NewDense(6, ny, slices.Concat(l1.(*linearConstraint).c, l2.(*linearConstraint).c, l3.(*linearConstraint).c))
+	whole := lbMust(Linear(nx, C, func(x, r, jx []float64) {
+		lbRHS(x, r[:2], nil)
+		clear(r[2:5])
+		r[5] = x[1] * x[1]
+		if jx != nil {
+			clear(jx)
+			lbRHS(x, make([]float64, 2), jx[:2*nx])
+			jx[5*nx+1] = 2 * x[1]
+		}
+	}))
+	a, err := NewAdaNP(whole, Settings{})
+	require.NoError(t, err)
+	b, err := NewAdaNP(c, Settings{})
+	require.NoError(t, err)
+	lbCompare(t, lbDo(a, p), lbDo(b, p), 10)
 }
