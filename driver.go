@@ -23,7 +23,10 @@ import (
 // evaluations are grouped: one sample at a time inside a worker (the
 // constraint evaluates rows one by one), or all pending samples of the
 // batch in one EvalBatch call (Capabilities.EvalBatch). Both call the same step
-// and accept functions, so they compute the same numbers.
+// and accept functions, so they compute the same numbers. A third
+// scheduler, for Linear constraints (linbatch.go), runs the same state
+// machine per sample with each step's arithmetic grouped into matrix
+// products over a block of samples, equal to these up to rounding.
 
 // Per-sample outcome flags of a forward pass.
 const (

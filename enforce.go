@@ -22,6 +22,15 @@ import (
 // Each sample stops on its own; the batch is processed in parallel and the
 // result does not depend on GOMAXPROCS.
 //
+// For a Linear constraint (or a Stack of them) whose G has a Cholesky
+// factor, the samples of a batch take their steps together, each step's
+// products over a block of samples being matrix products, and VJP
+// back-propagates them likewise (except Implicit gradients, and without
+// Settings.MaxStep; the forward pass also without Settings.LineSearch).
+// Every sample still stops on its own criterion; the results are those of
+// the per-sample steps up to rounding (about cond(G)·1e-16 relative), and
+// do not depend on GOMAXPROCS either.
+//
 // G is factored by Cholesky; for a sample whose G is not numerically
 // positive definite, that step solves with an eigendecomposition of G whose
 // eigenvalues are clamped below at max(ε, 1e-12·λ_max), where ε is

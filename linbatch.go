@@ -29,9 +29,10 @@ import (
 // per-sample path's by rounding only: δ = D·Cᵀ·(G⁻¹c) there and c·K here,
 // which agree to about cond(G)·1e-16 relative.
 //
-// When it applies (linBatchable): the constraint is a Linear (not a Stack
-// or a hand-written constraint with a constant Jacobian, whose Eval is
-// arbitrary code); G = C·D·Cᵀ + εI has a Cholesky factor (a rank-deficient
+// When it applies (linBatchable): the constraint is a Linear or a Stack of
+// Linears (Capabilities.linear; not a hand-written constraint with a
+// constant Jacobian, whose Eval is arbitrary code and whose curvature
+// products the batch would not call); G = C·D·Cᵀ + εI has a Cholesky factor (a rank-deficient
 // C takes the clamped eigen-solve per sample, whose amplified rounding the
 // batch would not reproduce); and no step is bounded by Settings.MaxStep.
 // The forward pass also needs LineSearch off (backtracking is a per-sample

@@ -19,7 +19,9 @@ import (
 // components of x ∈ ℝ^nx; a nil r means r(x) = 0. The Jacobians are
 // ∂c/∂y = C and ∂c/∂x = −∂r/∂x; the second derivatives are zero. Its
 // Capabilities declare C as the constant Jacobian, so AdaNP factors CW⁻¹Cᵀ
-// once.
+// once; and AdaNP evaluates r once per sample and computes the steps of a
+// whole block of samples, and their gradients, with matrix products (see
+// AdaNP: the results are those of the per-sample steps up to rounding).
 //
 // Linear returns an error if nx < 0, C is nil or empty, or C has a NaN or
 // infinite element.

@@ -22,7 +22,8 @@ import (
 // being evaluated sample by sample (and their Jacobians rounded to
 // float32); HessVecBatch and HessVecBatch32 when every part has HessVec and
 // some part a batched one. So the single-precision path of a Quadratic
-// reaches a Stack that contains it.
+// reaches a Stack that contains it, and a Stack of Linear constraints is
+// projected in batches as one Linear would be.
 //
 // Stack returns an error if cs is empty, a part is nil, the parts' nx or ny
 // differ, or a part has latent variables (apply WithInequalities to the
