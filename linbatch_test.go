@@ -267,7 +267,7 @@ func TestLinearBatchedEdgeCases(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newLBProblem(t, 8, rows, nx, ny, nc, 1, nil)
 			tc.edit(&p)
-			for _, s := range []Settings{{}, {Grad: Implicit}} {
+			for _, s := range []Settings{{}, {Grad: Implicit}, {LineSearch: true, Reg: 0.05}} {
 				a, b := lbPair(t, p.c, s, true)
 				got, want := lbDo(a, p), lbDo(b, p)
 				if tc.name == "step-overflows" {
@@ -467,4 +467,37 @@ func TestLinearBatchedStack(t *testing.T) {
 	b, err := NewAdaNP(c, Settings{})
 	require.NoError(t, err)
 	lbCompare(t, lbDo(a, p), lbDo(b, p), 10)
+}
+
+// TestLinearBatchedVJPStepLengths checks the batched VJP on records whose
+// step lengths are not 1 (a line search's backtracked steps, which the
+// forward pass of a Linear constraint hardly ever takes): the trace of a
+// per-sample pass with its lengths edited goes through both VJPs.
+func TestLinearBatchedVJPStepLengths(t *testing.T) {
+	const rows, nx, ny, nc = 30, 2, 7, 3
+	p := newLBProblem(t, 15, rows, nx, ny, nc, 1, nil)
+	a, err := NewAdaNP(p.c, Settings{Reg: 0.1, LineSearch: true, MinDepth: 2, MaxDepth: 6})
+	require.NoError(t, err)
+	require.NotNil(t, a.lin)
+	var tr Trace
+	_, err = a.ProjectTrace(mat.NewDense(rows, ny, nil), p.x, p.yhat, &tr)
+	require.NoError(t, err)
+	for s := 0; s < rows; s++ {
+		for k := 0; k < tr.Depth(s); k++ {
+			tr.recs[s][k][0] = math.Ldexp(1, -(s+k)%4)
+		}
+	}
+	grad := func(perSample bool) (gy, gx *mat.Dense, gs GradStats) {
+		a.perSample = perSample
+		defer func() { a.perSample = false }()
+		gy, gx = mat.NewDense(rows, ny, nil), mat.NewDense(rows, nx, nil)
+		require.NoError(t, a.VJP(&tr, p.grad, gy, gx))
+		return gy, gx, tr.GradStats()
+	}
+	wy, wx, wgs := grad(true)
+	gy, gx, gs := grad(false)
+	lbClose(t, wy, gy, 1e-12, "∂ℓ/∂ŷ")
+	lbClose(t, wx, gx, 1e-12, "∂ℓ/∂x")
+	assert.Equal(t, wgs.Inexact, gs.Inexact)
+	lbCloseScalar(t, wgs.MaxGain, gs.MaxGain, 1e-12, 1, "MaxGain")
 }
