@@ -106,6 +106,9 @@ type Capabilities struct {
 	// finiteJ: c is not finite wherever the Jacobian is not (at finite
 	// y), so the projection need not scan J.
 	finiteJ bool
+	// linear is set by Linear: AdaNP projects batches of it with matrix
+	// products (linbatch.go).
+	linear *linearConstraint
 	// feasibility, if set, writes the residual a user checks at (x, y),
 	// y without latent variables, when it is not c itself
 	// (WithInequalities: the equalities and max(g, 0)).

@@ -23,7 +23,10 @@ import (
 // evaluations are grouped: one sample at a time inside a worker (the
 // constraint evaluates rows one by one), or all pending samples of the
 // batch in one EvalBatch call (Capabilities.EvalBatch). Both call the same step
-// and accept functions, so they compute the same numbers.
+// and accept functions, so they compute the same numbers. A third
+// scheduler, for Linear constraints (linbatch.go), runs the same state
+// machine per sample with each step's arithmetic grouped into matrix
+// products over a block of samples, equal to these up to rounding.
 
 // Per-sample outcome flags of a forward pass.
 const (
@@ -111,7 +114,8 @@ type batch struct {
 
 	panics panicLog
 
-	lock lockstep
+	lock   lockstep
+	linRun linForward
 }
 
 // panicLog records the panics of user code by sample, from any worker.
@@ -222,11 +226,16 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool) (st St
 	if tr != nil {
 		tr.reset(a, xr, rows)
 	}
-	if be := a.k.EvalBatch; be != nil && a.constB == nil && !noSteps {
+	switch be := a.k.EvalBatch; {
+	case a.linForwardBatchable(noSteps):
+		a.lin.prepare(a)
+		b.linRun.b = b
+		par.ForBlocks(rows, linRows, &b.linRun)
+	case be != nil && a.constB == nil && !noSteps:
 		if err := b.lock.run(b, be, rows); err != nil {
 			return Stats{}, err
 		}
-	} else {
+	default:
 		par.For(rows, grain, b)
 	}
 	return b.stats(rows)

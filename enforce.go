@@ -22,6 +22,15 @@ import (
 // Each sample stops on its own; the batch is processed in parallel and the
 // result does not depend on GOMAXPROCS.
 //
+// For a Linear constraint (or a Stack of them) whose G has a Cholesky
+// factor, the samples of a batch take their steps together, each step's
+// products over a block of samples being matrix products, and VJP
+// back-propagates them likewise (except Implicit gradients, and without
+// Settings.MaxStep; the forward pass also without Settings.LineSearch).
+// Every sample still stops on its own criterion; the results are those of
+// the per-sample steps up to rounding (about cond(G)·1e-16 relative), and
+// do not depend on GOMAXPROCS either.
+//
 // G is factored by Cholesky; for a sample whose G is not numerically
 // positive definite, that step solves with an eigendecomposition of G whose
 // eigenvalues are clamped below at max(ε, 1e-12·λ_max), where ε is
@@ -58,6 +67,10 @@ type AdaNP struct {
 	constB []float64
 	constD []float64
 	constG factor
+	// lin is the batched path of a Linear constraint (linbatch.go), nil
+	// where it does not apply; perSample turns it off (tests, benchmarks).
+	lin       *linBatch
+	perSample bool
 
 	diagInv []float64 // W⁻¹ for Diagonal weights
 	rec     layout    // the trace's step records
@@ -142,6 +155,9 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 		a.constG = newFactor(nc)
 		if !a.factorize(&a.constG, a.constB, a.constD, ws, false) {
 			return nil, errors.New("enforce: cannot factor G for the constant Jacobian")
+		}
+		if a.linBatchable(k) {
+			a.lin = &linBatch{l: k.linear}
 		}
 	}
 	a.rec = a.newLayout()

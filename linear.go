@@ -19,7 +19,9 @@ import (
 // components of x ∈ ℝ^nx; a nil r means r(x) = 0. The Jacobians are
 // ∂c/∂y = C and ∂c/∂x = −∂r/∂x; the second derivatives are zero. Its
 // Capabilities declare C as the constant Jacobian, so AdaNP factors CW⁻¹Cᵀ
-// once.
+// once; and AdaNP evaluates r once per sample and computes the steps of a
+// whole block of samples, and their gradients, with matrix products (see
+// AdaNP: the results are those of the per-sample steps up to rounding).
 //
 // Linear returns an error if nx < 0, C is nil or empty, or C has a NaN or
 // infinite element.
@@ -42,7 +44,7 @@ func Linear(nx int, C *mat.Dense, r RHS) (Constraint, error) {
 		}
 	}
 	l := &linearConstraint{nx: nx, ny: ny, nc: nc, c: cm, r: r}
-	l.caps = Capabilities{JacobianX: l.JacobianX, HessVec: l.HessVec, MixedHessVec: l.MixedHessVec, ConstantJacobian: cm}
+	l.caps = Capabilities{JacobianX: l.JacobianX, HessVec: l.HessVec, MixedHessVec: l.MixedHessVec, ConstantJacobian: cm, linear: l}
 	l.pool.New = func() any {
 		s := make([]float64, nc)
 		return &s

@@ -191,6 +191,10 @@ const (
 	// from near-feasible predictions gains less; one that starts far from
 	// the set gains more.
 	//
+	// A constraint with a constant Jacobian (Linear) is projected in
+	// float64 throughout, as with Float64: its G is formed and factored
+	// once, in float64.
+	//
 	// Gradients are those of the steps actually taken, differentiated in
 	// float64; their G⁻¹ carries single-precision rounding (relative error
 	// of about cond(G)·1e-7), so they match Float64's to that accuracy.

@@ -22,7 +22,8 @@ import (
 // being evaluated sample by sample (and their Jacobians rounded to
 // float32); HessVecBatch and HessVecBatch32 when every part has HessVec and
 // some part a batched one. So the single-precision path of a Quadratic
-// reaches a Stack that contains it.
+// reaches a Stack that contains it, and a Stack of Linear constraints is
+// projected in batches as one Linear would be.
 //
 // Stack returns an error if cs is empty, a part is nil, the parts' nx or ny
 // differ, or a part has latent variables (apply WithInequalities to the
@@ -71,6 +72,9 @@ func Stack(cs ...Constraint) (Constraint, error) {
 			k.ConstantJacobian = append(k.ConstantJacobian, p.k.ConstantJacobian...)
 		}
 	}
+	if all(func(k *Capabilities) bool { return k.linear != nil }) {
+		k.linear = s.linear()
+	}
 	k.finiteJ = all(func(k *Capabilities) bool { return k.finiteJ })
 	for _, p := range s.parts {
 		if p.hasBatch() {
@@ -93,6 +97,32 @@ func Stack(cs ...Constraint) (Constraint, error) {
 	}
 	s.scratch.New = func() any { return new(stackScratch) }
 	return s, nil
+}
+
+// linear returns, for a Stack of Linear constraints, the stacked system
+// C·y − r(x) that AdaNP projects in batches (linbatch.go): a single part's
+// own, or C = [C¹; …; Cᵖ] with r = (r¹, …, rᵖ).
+func (s *stackConstraint) linear() *linearConstraint {
+	if len(s.parts) == 1 {
+		return s.parts[0].k.linear
+	}
+	nx := s.nx
+	rhs := func(x, r, jx []float64) {
+		for p, part := range s.parts {
+			lo, hi := s.off[p], s.off[p+1]
+			var jp []float64
+			if jx != nil {
+				jp = jx[lo*nx : hi*nx]
+			}
+			if f := part.k.linear.r; f != nil {
+				f(x, r[lo:hi], jp)
+				continue
+			}
+			clear(r[lo:hi])
+			clear(jp)
+		}
+	}
+	return &linearConstraint{nx: nx, ny: s.ny, nc: s.nc, c: s.k.ConstantJacobian, r: rhs}
 }
 
 // stackConstraint is the Constraint returned by Stack. Part p owns rows

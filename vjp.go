@@ -28,7 +28,8 @@ type vjpJob struct {
 
 	panics panicLog
 
-	lock vjpLock
+	lock   vjpLock
+	linRun linBackward
 }
 
 // VJP back-propagates through the projection recorded in tr by
@@ -91,7 +92,11 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 	clear(j.gain)
 	clear(j.bad)
 	j.panics.reset()
-	if bh := a.k.HessVecBatch; bh != nil && a.s.Grad == Unrolled && a.hasHV && !a.rec.recomputeB {
+	if a.linVJPBatchable() {
+		a.lin.prepare(a)
+		j.linRun.j = j
+		par.ForBlocks(rows, linRows, &j.linRun)
+	} else if bh := a.k.HessVecBatch; bh != nil && a.s.Grad == Unrolled && a.hasHV && !a.rec.recomputeB {
 		if err := j.lock.run(j, bh); err != nil {
 			return err
 		}
