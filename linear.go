@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce/internal/affine"
 )
 
 // Linear returns the constraint system affine in y
@@ -59,6 +61,20 @@ type linearConstraint struct {
 	r          RHS       // may be nil.
 	pool       sync.Pool // *[]float64 of length nc, for r(x) in JacobianX.
 	caps       Capabilities
+	aff        struct {
+		once sync.Once
+		r    *affine.Residual
+	}
+}
+
+var _ affine.Provider = (*linearConstraint)(nil)
+
+// AffineResidual returns the batched evaluator of C·y − r(x), built on
+// first use, through which packages losses and train evaluate the
+// residuals of a batch with matrix products.
+func (l *linearConstraint) AffineResidual() *affine.Residual {
+	l.aff.once.Do(func() { l.aff.r = affine.New(l.nx, l.ny, l.nc, l.c, l.r) })
+	return l.aff.r
 }
 
 var _ Capable = (*linearConstraint)(nil)
