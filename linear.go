@@ -25,8 +25,8 @@ import (
 // whole block of samples, and their gradients, with matrix products (see
 // AdaNP: the results are those of the per-sample steps up to rounding).
 // Likewise the losses package's Residual, SoftPenalty and HingePenalty,
-// and the residuals package train reports, evaluate C·Y − R over a batch
-// with matrix products.
+// and the residuals that package train reports, evaluate C·y − r(x) for a
+// whole batch with matrix products.
 //
 // Linear returns an error if nx < 0, C is nil or empty, or C has a NaN or
 // infinite element.
