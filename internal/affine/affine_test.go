@@ -113,6 +113,9 @@ func TestResidualPanic(t *testing.T) {
 // TestResidualAllocs checks that Eval and GradY do not allocate in steady
 // state.
 func TestResidualAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	const nx, ny, nc, rows = 4, 30, 10, 300
 	a := New(nx, ny, nc, randSlice(rng, nc*ny), cube)
