@@ -354,10 +354,11 @@ func scalarOf(v gorgonia.Value) (float64, error) {
 // given weight (λ/N times the upstream gradient).
 //
 // Samples are evaluated in parallel blocks when the batch is large enough
-// (the Constraint contract makes Eval safe for concurrent use), or, if the
-// constraint has a batched evaluation (enforce.Capabilities.EvalBatch), in chunks of rows with
-// EvalBatch (which parallelises itself), or, if it is affine with a batched
-// evaluator (enforce.Linear), with matrix products (evalAffine); the per-sample penalties are
+// (the Constraint contract makes Eval safe for concurrent use); if the
+// constraint is affine with a batched evaluator (enforce.Linear), with
+// matrix products over the batch (evalAffine); or, if it has a batched
+// evaluation (enforce.Capabilities.EvalBatch), in chunks of rows with
+// EvalBatch (which parallelises itself). The per-sample penalties are
 // summed in sample order, so the result does not depend on the number of
 // goroutines. An error names the first failing sample.
 func (op *constraintLossOp) eval(x, y []float64, n int, gx, gy []float64, w float64) (float64, error) {
