@@ -32,8 +32,9 @@
 //	internal/        the numerical kernels: dense (the step's linear algebra),
 //	                 sgemm (float32 and float64 matrix products in Go assembly),
 //	                 fastblas (gorgonia's float32 BLAS on sgemm), par
-//	                 (parallel loops); adam (the Adam of train and dc3) and
-//	                 ckptfile (their checkpoint files)
+//	                 (parallel loops); affine (the batched residuals of
+//	                 Linear that losses and train use); adam (the Adam of
+//	                 train and dc3) and ckptfile (their checkpoint files)
 //
 // # Constraints
 //

@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce/internal/affine"
 )
 
 // Linear returns the constraint system affine in y
@@ -22,6 +24,9 @@ import (
 // once; and AdaNP evaluates r once per sample and computes the steps of a
 // whole block of samples, and their gradients, with matrix products (see
 // AdaNP: the results are those of the per-sample steps up to rounding).
+// Likewise the losses package's Residual, SoftPenalty and HingePenalty,
+// and the residuals that package train reports, evaluate C·y − r(x) for a
+// whole batch with matrix products.
 //
 // Linear returns an error if nx < 0, C is nil or empty, or C has a NaN or
 // infinite element.
@@ -59,6 +64,20 @@ type linearConstraint struct {
 	r          RHS       // may be nil.
 	pool       sync.Pool // *[]float64 of length nc, for r(x) in JacobianX.
 	caps       Capabilities
+	aff        struct {
+		once sync.Once
+		r    *affine.Residual
+	}
+}
+
+var _ affine.Provider = (*linearConstraint)(nil)
+
+// AffineResidual returns the batched evaluator of C·y − r(x), built on
+// first use, through which packages losses and train evaluate the
+// residuals of a batch with matrix products.
+func (l *linearConstraint) AffineResidual() *affine.Residual {
+	l.aff.once.Do(func() { l.aff.r = affine.New(l.nx, l.ny, l.nc, l.c, l.r) })
+	return l.aff.r
 }
 
 var _ Capable = (*linearConstraint)(nil)

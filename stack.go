@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/enforce-nn/enforce/internal/affine"
 )
 
 // Stack returns the concatenation of the constraint systems cs, which must
@@ -123,6 +125,16 @@ func (s *stackConstraint) linear() *linearConstraint {
 		}
 	}
 	return &linearConstraint{nx: nx, ny: s.ny, nc: s.nc, c: s.k.ConstantJacobian, r: rhs}
+}
+
+// AffineResidual returns, for a Stack of Linear constraints, the batched
+// evaluator of the stacked system (see linearConstraint.AffineResidual),
+// and nil otherwise.
+func (s *stackConstraint) AffineResidual() *affine.Residual {
+	if s.k.linear == nil {
+		return nil
+	}
+	return s.k.linear.AffineResidual()
 }
 
 // stackConstraint is the Constraint returned by Stack. Part p owns rows

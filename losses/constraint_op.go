@@ -13,6 +13,7 @@ import (
 
 	"github.com/chewxy/hm"
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/internal/affine"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -46,13 +47,20 @@ type constraintLossOp struct {
 	nx, ny, nc int
 	k          enforce.Capabilities // c's, read once
 	jx         bool                 // c provides ∂c/∂x
+	// aff is c's batched evaluator when c is affine with one
+	// (enforce.Linear, a Stack of them, train's view of them), else nil.
+	aff *affine.Residual
 	// bufs keeps evalBatch's residual and Jacobian buffers between calls
 	// (tens of megabytes at the quadratic benchmark's largest size).
 	bufs sync.Pool // *batchBufs
 }
 
-// batchBufs are evalBatch's temporaries.
-type batchBufs struct{ c, jy []float64 }
+// batchBufs are evalBatch's and evalAffine's temporaries.
+type batchBufs struct{ c, jy, k []float64 }
+
+// perSampleAffine makes eval evaluate affine constraints one sample at a
+// time, as before evalAffine: tests and benchmarks compare the two paths.
+var perSampleAffine bool
 
 func newConstraintLossOp(p penalty, c enforce.Constraint, lambda float64) (*constraintLossOp, error) {
 	if c == nil {
@@ -69,7 +77,16 @@ func newConstraintLossOp(p penalty, c enforce.Constraint, lambda float64) (*cons
 		return nil, fmt.Errorf("constraint dimensions (nx, ny, nc) = (%d, %d, %d) must be positive", nx, ny, nc)
 	}
 	k := enforce.CapabilitiesOf(c)
+	var aff *affine.Residual
+	if p, ok := c.(affine.Provider); ok {
+		if r := p.AffineResidual(); r != nil {
+			if rnx, rny, rnc := r.Dims(); rnx <= nx && rny == ny && rnc == nc {
+				aff = r
+			}
+		}
+	}
 	return &constraintLossOp{
+		aff:     aff,
 		penalty: p,
 		k:       k,
 		c:       c,
@@ -337,15 +354,19 @@ func scalarOf(v gorgonia.Value) (float64, error) {
 // given weight (λ/N times the upstream gradient).
 //
 // Samples are evaluated in parallel blocks when the batch is large enough
-// (the Constraint contract makes Eval safe for concurrent use), or, if the
-// constraint has a batched evaluation (enforce.Capabilities.EvalBatch), in chunks of rows with
-// EvalBatch (which parallelises itself); the per-sample penalties are
+// (the Constraint contract makes Eval safe for concurrent use); if the
+// constraint is affine with a batched evaluator (enforce.Linear), with
+// matrix products over the batch (evalAffine); or, if it has a batched
+// evaluation (enforce.Capabilities.EvalBatch), in chunks of rows with
+// EvalBatch (which parallelises itself). The per-sample penalties are
 // summed in sample order, so the result does not depend on the number of
 // goroutines. An error names the first failing sample.
 func (op *constraintLossOp) eval(x, y []float64, n int, gx, gy []float64, w float64) (float64, error) {
 	per := make([]float64, n)
 	var err error
-	if be := op.k.EvalBatch; be != nil {
+	if op.aff != nil && !perSampleAffine {
+		err = op.evalAffine(x, y, n, per, gx, gy, w)
+	} else if be := op.k.EvalBatch; be != nil {
 		err = op.evalBatch(be, x, y, n, min(n, max(1, batchEntries/(op.nc*op.ny))), per, gx, gy, w)
 	} else {
 		err = parallelBlocks(n, op.samplesPerBlock(), func(lo, hi int) error {
@@ -439,6 +460,55 @@ func (op *constraintLossOp) evalBatch(be func(rows int, x, y, c, jy []float64), 
 	return nil
 }
 
+// evalAffine is eval for an affine constraint with a batched evaluator:
+// the residuals of all samples are Res = Y·Cᵀ − R, one product, and the
+// y-gradients G = diag(k)·Res·C, another, with k_i the weight of sample
+// i's ∂p/∂c (see value).
+func (op *constraintLossOp) evalAffine(x, y []float64, n int, per, gx, gy []float64, w float64) error {
+	nx, ny, nc := op.nx, op.ny, op.nc
+	b, _ := op.bufs.Get().(*batchBufs)
+	if b == nil {
+		b = new(batchBufs)
+	}
+	defer op.bufs.Put(b)
+	if cap(b.c) < n*nc {
+		b.c = make([]float64, n*nc)
+	}
+	if cap(b.k) < n {
+		b.k = make([]float64, n)
+	}
+	c, k := b.c[:n*nc], b.k[:n]
+	if err := op.aff.Eval(n, x, nx, y, ny, c); err != nil {
+		return fmt.Errorf("%v: %w", op, err)
+	}
+	var jx []float64
+	if gx != nil {
+		jx = make([]float64, nc*nx)
+	}
+	for i := range n {
+		ci := c[i*nc : (i+1)*nc]
+		var err error
+		if k[i], err = op.value(i, ci, per, w); err != nil {
+			return err
+		}
+		if gx != nil {
+			if err := op.gradX(x, y, i, ci, jx, gx, k[i]); err != nil {
+				return err
+			}
+		}
+	}
+	if gy == nil {
+		return nil
+	}
+	op.aff.GradY(n, k, c, gy)
+	for i, v := range gy {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%v: ∂c/∂y at sample %d: k·Cᵀc is not finite (k = %v)", op, i/ny, k[i/ny])
+		}
+	}
+	return nil
+}
+
 // evalRange writes p(c(x_i, y_i)) into per[i], and the gradient rows
 // described by eval, for the samples lo ⩽ i < hi.
 func (op *constraintLossOp) evalRange(x, y []float64, lo, hi int, per, gx, gy []float64, w float64) error {
@@ -464,14 +534,43 @@ func (op *constraintLossOp) evalRange(x, y []float64, lo, hi int, per, gx, gy []
 // not nil, its Jacobian jy: it writes p(c) into per[i] and the gradient
 // rows described by eval, using jx as scratch for ∂c/∂x.
 func (op *constraintLossOp) sample(x, y []float64, i int, c, jy, jx, per, gx, gy []float64, w float64) error {
+	k, err := op.value(i, c, per, w)
+	if err != nil {
+		return err
+	}
+	if gy != nil {
+		ny := op.ny
+		if err := transposeTimes(gy[i*ny:(i+1)*ny], jy, c, k); err != nil {
+			return fmt.Errorf("%v: ∂c/∂y at sample %d: %w", op, i, err)
+		}
+	}
+	if gx != nil {
+		return op.gradX(x, y, i, c, jx, gx, k)
+	}
+	return nil
+}
+
+// gradX writes row i of gx, k·(∂c/∂x)ᵀc at sample i, using jx as scratch.
+func (op *constraintLossOp) gradX(x, y []float64, i int, c, jx, gx []float64, k float64) error {
 	nx, ny := op.nx, op.ny
-	xi, yi := x[i*nx:(i+1)*nx], y[i*ny:(i+1)*ny]
+	op.k.JacobianX(x[i*nx:(i+1)*nx], y[i*ny:(i+1)*ny], jx)
+	if err := transposeTimes(gx[i*nx:(i+1)*nx], jx, c, k); err != nil {
+		return fmt.Errorf("%v: ∂c/∂x at sample %d: %w", op, i, err)
+	}
+	return nil
+}
+
+// value writes p(c) into per[i], for the values c of sample i, and returns
+// the weight k with w·∂p/∂c = k·c after value returns: 2w for the squared
+// penalties, w/‖c‖ for the norm (0 at c = 0). For the hinge it replaces c
+// by max(0, c). It returns an error if c is not finite.
+func (op *constraintLossOp) value(i int, c, per []float64, w float64) (float64, error) {
 	var ss float64
 	for _, v := range c {
 		ss += v * v
 	}
 	if math.IsNaN(ss) || math.IsInf(ss, 0) {
-		return fmt.Errorf("%v: constraint value %v is not finite at sample %d", op, c, i)
+		return 0, fmt.Errorf("%v: constraint value %v is not finite at sample %d", op, c, i)
 	}
 	if op.penalty == squaredHinge {
 		// c is scratch: the hinge is the squared norm of max(0, c).
@@ -486,30 +585,15 @@ func (op *constraintLossOp) sample(x, y []float64, i int, c, jy, jx, per, gx, gy
 	} else {
 		per[i] = ss
 	}
-	if gx == nil && gy == nil {
-		return nil
-	}
 	// ∂p/∂c = 2c for ‖c‖², 2·max(0, c) for the hinge, c/‖c‖ for ‖c‖ (0
 	// at c = 0).
-	var k float64
 	switch {
 	case op.penalty != norm:
-		k = 2 * w
+		return 2 * w, nil
 	case ss > 0:
-		k = w / math.Sqrt(ss)
+		return w / math.Sqrt(ss), nil
 	}
-	if gy != nil {
-		if err := transposeTimes(gy[i*ny:(i+1)*ny], jy, c, k); err != nil {
-			return fmt.Errorf("%v: ∂c/∂y at sample %d: %w", op, i, err)
-		}
-	}
-	if gx != nil {
-		op.k.JacobianX(xi, yi, jx)
-		if err := transposeTimes(gx[i*nx:(i+1)*nx], jx, c, k); err != nil {
-			return fmt.Errorf("%v: ∂c/∂x at sample %d: %w", op, i, err)
-		}
-	}
-	return nil
+	return 0, nil
 }
 
 // transposeTimes writes dst = k·Jᵀc for the row-major nc×len(dst) matrix J.

@@ -13,7 +13,8 @@
 // returns a scalar node of the inputs' dtype (Float64 or Float32) and an
 // error, and never panics on bad input. Residual, SoftPenalty and HingePenalty evaluate
 // the constraint sample by sample in plain Go (in chunks of samples for a
-// constraint with a batched evaluation, enforce.Capabilities.EvalBatch) through a custom gorgonia Op whose gradient is
+// constraint with a batched evaluation, enforce.Capabilities.EvalBatch,
+// and with matrix products over the batch for enforce.Linear) through a custom gorgonia Op whose gradient is
 // another Op, so they work with gorgonia.Grad and the TapeMachine as well
 // as with the LispMachine.
 //

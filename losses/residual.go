@@ -15,7 +15,11 @@ import (
 //
 // The constraint is evaluated sample by sample in plain Go, or a chunk of
 // samples at a time if its enforce.Capabilities have EvalBatch (as
-// enforce.Quadratic's do); float32 graphs are converted to float64 and
+// enforce.Quadratic's do), or, for enforce.Linear and Stacks of Linears, a
+// whole batch at a time with matrix products (Y·Cᵀ − R, and the
+// y-gradients as one product with C; the results are those of the
+// per-sample evaluation up to rounding; a panic in the right-hand side r
+// is an error naming the sample); float32 graphs are converted to float64 and
 // back. Its gradient with respect to y_i is
 // (λ_C/N)·J_yᵀc/‖c‖, and 0 for a sample with c = 0 (a subgradient of the
 // norm). If c's enforce.Capabilities have JacobianX, the node is also

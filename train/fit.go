@@ -275,7 +275,11 @@ func (m *Model) step(r *runner, acc *accumulator) error {
 	acc.loss += rows * loss
 	acc.task += rows * task
 	yhat, yt := g.yhatV, g.ytildeV
-	acc.res += rows * m.view.meanNorm(g.cur, yt)
+	res, err := m.view.meanNorm(g.cur, yt)
+	if err != nil {
+		return fmt.Errorf("the constraint residual: %w", err)
+	}
+	acc.res += rows * res
 	if g.Op != nil {
 		acc.disp += rows * g.displacement(yhat, yt)
 		if g.Op.Projected() {

@@ -393,7 +393,11 @@ func (g *Graph) measure(y *mat.Dense) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return f + g.lambdaC*g.m.view.meanNorm(g.cur, y), nil
+	res, err := g.m.view.meanNorm(g.cur, y)
+	if err != nil {
+		return 0, fmt.Errorf("train: the constraint residual: %w", err)
+	}
+	return f + g.lambdaC*res, nil
 }
 
 // objectiveEval evaluates the mean objective of a batch on a graph of its

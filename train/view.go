@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/internal/affine"
 )
 
 // view presents a constraint on the network's inputs and predicted outputs:
@@ -23,7 +24,10 @@ import (
 // have EvalBatch (enforce.Quadratic), meanNorm and the loss terms
 // evaluate it a chunk of rows at a time with EvalBatch instead of one row
 // at a time: for Quadratic at (N_O, N_C) = (200, 150) that reads the 48 MB
-// of A_i once per chunk instead of once per sample.
+// of A_i once per chunk instead of once per sample. When it is affine with
+// a batched evaluator (enforce.Linear, a Stack of them) and has no latent
+// variables, meanNorm and the loss terms (through AffineResidual) evaluate
+// the residuals of a batch with matrix products.
 type view struct {
 	c      enforce.Constraint
 	nx, ny int // presented sizes
@@ -36,7 +40,20 @@ type view struct {
 	chunk int                                   // rows per EvalBatch call in meanNorm
 	bufs  sync.Pool                             // *batchBuf, meanNorm's scratch
 	loss  enforce.Constraint                    // what the loss terms see: v, or a batchView of v
+	aff   *affine.Residual                      // c's batched affine evaluator, or nil
 }
+
+// perSampleAffine makes meanNorm evaluate affine constraints one row at a
+// time, as before meanNormAffine: tests and benchmarks compare the two
+// paths.
+var perSampleAffine bool
+
+var _ affine.Provider = (*view)(nil)
+
+// AffineResidual returns the constraint's batched affine evaluator when
+// the view has one (losses uses it), and nil otherwise. Its x is the
+// constraint's (0 or nx columns): the leading columns of the view's x.
+func (v *view) AffineResidual() *affine.Residual { return v.aff }
 
 // batchEntries bounds the Jacobian entries of one EvalBatch chunk in
 // meanNorm (64 MB): a whole batch of 200 at (N_O, N_C) = (200, 150), which
@@ -81,12 +98,15 @@ func newView(c enforce.Constraint, nx int) *view {
 		return &buf
 	}
 	v.loss = v
+	if p, ok := c.(affine.Provider); ok && cn == ny {
+		v.aff = p.AffineResidual()
+	}
 	if be := k.EvalBatch; be != nil && cn == ny {
 		v.be = be
 		v.chunk = max(1, batchEntries/max(1, nc*cn))
-		v.bufs.New = func() any { return new(batchBuf) }
 		v.loss = batchView{v}
 	}
+	v.bufs.New = func() any { return new(batchBuf) }
 	return v
 }
 
@@ -120,9 +140,14 @@ func (v *view) Eval(x, y, c, jy []float64) {
 
 // meanNorm returns (1/N)Σ_i ‖c(x_i, y_i)‖₂ over the rows of x and y. It is
 // safe for concurrent use (the scratch is pooled) if the constraint is.
-func (v *view) meanNorm(x, y *mat.Dense) float64 {
+// It returns an error if the constraint's code panics on the batched
+// affine path (meanNormAffine); elsewhere a panic propagates.
+func (v *view) meanNorm(x, y *mat.Dense) (float64, error) {
+	if v.aff != nil && !perSampleAffine {
+		return v.meanNormAffine(x, y)
+	}
 	if v.be != nil {
-		return v.meanNormBatch(x, y)
+		return v.meanNormBatch(x, y), nil
 	}
 	r, _ := y.Dims()
 	c := make([]float64, v.nc)
@@ -131,7 +156,33 @@ func (v *view) meanNorm(x, y *mat.Dense) float64 {
 		v.Eval(x.RawRowView(i), y.RawRowView(i), c, nil)
 		sum += norm(c)
 	}
-	return sum / float64(r)
+	return sum / float64(r), nil
+}
+
+// meanNormAffine is meanNorm with the batched affine evaluator: the
+// residuals of the whole batch, Y·Cᵀ − R, then their norms, summed in row
+// order as in meanNorm's per-row path.
+func (v *view) meanNormAffine(x, y *mat.Dense) (float64, error) {
+	r, _ := y.Dims()
+	b := v.bufs.Get().(*batchBuf)
+	defer v.bufs.Put(b)
+	nc := v.nc
+	b.c = grow(b.c, r*nc)
+	var xs []float64
+	ldx := 0
+	if v.cnx > 0 {
+		raw := x.RawMatrix()
+		xs, ldx = raw.Data, raw.Stride
+	}
+	raw := y.RawMatrix()
+	if err := v.aff.Eval(r, xs, ldx, raw.Data, raw.Stride, b.c); err != nil {
+		return 0, err
+	}
+	var sum float64
+	for s := range r {
+		sum += norm(b.c[s*nc : (s+1)*nc])
+	}
+	return sum / float64(r), nil
 }
 
 // norm returns ‖c‖₂, the same arithmetic on both of meanNorm's paths.

@@ -25,7 +25,9 @@ func BenchmarkMeanNorm(b *testing.B) {
 		}
 	}
 	v := newView(p.Equalities(), 150)
-	v.meanNorm(x, y)
+	if _, err := v.meanNorm(x, y); err != nil {
+		b.Fatal(err)
+	}
 	for b.Loop() {
 		v.meanNorm(x, y)
 	}

@@ -108,9 +108,11 @@ func TestMeanNormBatch(t *testing.T) {
 				for _, chunk := range []int{v.chunk, 7} {
 					const rows = 25
 					x, y := randDense(rng, rows, tc.nx, strided), randDense(rng, rows, cny, strided)
-					want := ref.meanNorm(x, y)
+					want, err := ref.meanNorm(x, y)
+					require.NoError(t, err)
 					v.chunk = chunk
-					got := v.meanNorm(x, y)
+					got, err := v.meanNorm(x, y)
+					require.NoError(t, err)
 					assert.InDelta(t, 0, (got-want)/want, 1e-12, "strided %t, chunk %d: %v, want %v", strided, chunk, got, want)
 				}
 			}

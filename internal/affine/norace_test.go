@@ -1,0 +1,5 @@
+//go:build !race
+
+package affine
+
+const raceEnabled = false

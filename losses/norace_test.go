@@ -1,0 +1,5 @@
+//go:build !race
+
+package losses
+
+const raceEnabled = false
