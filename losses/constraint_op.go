@@ -361,9 +361,15 @@ func scalarOf(v gorgonia.Value) (float64, error) {
 // EvalBatch (which parallelises itself). The per-sample penalties are
 // summed in sample order, so the result does not depend on the number of
 // goroutines. An error names the first failing sample.
-func (op *constraintLossOp) eval(x, y []float64, n int, gx, gy []float64, w float64) (float64, error) {
+func (op *constraintLossOp) eval(x, y []float64, n int, gx, gy []float64, w float64) (_ float64, err error) {
+	defer func() {
+		// User code (the constraint, its RHS or EvalBatch) panicked on
+		// this goroutine: an error, not a crash.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v: constraint code panicked: %v", op, r)
+		}
+	}()
 	per := make([]float64, n)
-	var err error
 	if op.aff != nil && !perSampleAffine {
 		err = op.evalAffine(x, y, n, per, gx, gy, w)
 	} else if be := op.k.EvalBatch; be != nil {
@@ -393,17 +399,18 @@ func (op *constraintLossOp) samplesPerBlock() int {
 
 // parallelBlocks calls f on contiguous blocks [lo, hi) covering [0, n), of
 // at least minBlock samples, on up to GOMAXPROCS goroutines, and returns
-// the error of the first failing block.
+// the error of the first failing block. A panic in f (user code: the
+// constraint) is returned as an error, on any goroutine.
 func parallelBlocks(n, minBlock int, f func(lo, hi int) error) error {
 	workers := min(runtime.GOMAXPROCS(0), n/minBlock)
 	if workers <= 1 {
-		return f(0, n)
+		return guarded(f, 0, n)
 	}
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for b := range workers {
 		lo, hi := b*n/workers, (b+1)*n/workers
-		wg.Go(func() { errs[b] = f(lo, hi) })
+		wg.Go(func() { errs[b] = guarded(f, lo, hi) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -412,6 +419,16 @@ func parallelBlocks(n, minBlock int, f func(lo, hi int) error) error {
 		}
 	}
 	return nil
+}
+
+// guarded calls f(lo, hi) and turns a panic into an error.
+func guarded(f func(lo, hi int) error, lo, hi int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("constraint code panicked in samples [%d, %d): %v", lo, hi, r)
+		}
+	}()
+	return f(lo, hi)
 }
 
 // batchEntries bounds the Jacobian entries of one EvalBatch chunk (64 MB):

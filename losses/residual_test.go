@@ -3,6 +3,7 @@ package losses
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -470,6 +471,48 @@ func TestTransposeTimesNonFinite(t *testing.T) {
 			j := []float64{1, 2, 3, 4, bad, 6}
 			err := transposeTimes(dst, j, c, 2)
 			assert.ErrorContains(t, err, "entry (1, 1)", "c %v, J₁₁ %v", c, bad)
+		}
+	}
+}
+
+// panicky panics in Eval on samples with y0 > 0.5 (user code gone wrong).
+type panicky struct{}
+
+func (panicky) Dims() (nx, ny, nc int) { return 1, 1, 1 }
+func (panicky) Eval(x, y, c, jy []float64) {
+	if y[0] > 0.5 {
+		panic("user constraint failed")
+	}
+	c[0] = y[0] - x[0]
+	if jy != nil {
+		jy[0] = 1
+	}
+}
+
+// TestConstraintLossUserPanic: a constraint that panics is an error of the
+// op, not a crash, whether the samples are evaluated on the calling
+// goroutine (few samples) or on several (many), with and without the
+// gradient.
+func TestConstraintLossUserPanic(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, n := range []int{3, 20000} {
+		for _, b := range builders {
+			g := gorgonia.NewGraph()
+			xs, ys := make([]float64, n), make([]float64, n)
+			for i := range ys {
+				ys[i] = float64(i) / float64(n)
+			}
+			x := matrixNode(g, tensor.Float64, "x", n, 1, xs)
+			y := matrixNode(g, tensor.Float64, "y", n, 1, ys)
+			l, err := b.build(panicky{}, x, y, 1)
+			require.NoError(t, err)
+			_, err = l.Op().Do(x.Value(), y.Value())
+			assert.ErrorContains(t, err, "panicked", "n %d", n)
+			_, err = gorgonia.Grad(l, y)
+			require.NoError(t, err)
+			m := gorgonia.NewTapeMachine(g)
+			assert.ErrorContains(t, m.RunAll(), "panicked", "n %d, with the gradient", n)
+			m.Close()
 		}
 	}
 }
