@@ -77,7 +77,6 @@ func vectorNode(g *gorgonia.ExprGraph, dt tensor.Dtype, prefix string, v []float
 	return gorgonia.NewVector(g, dt, gorgonia.WithShape(len(v)), gorgonia.WithName(name), gorgonia.WithValue(t)), nil
 }
 
-
 // objectiveRun is the result of evaluating an objective builder on one y.
 type objectiveRun struct {
 	f, grad []float64 // f (one entry per row) and ∂(Σ_i w_i f_i)/∂y
@@ -385,4 +384,57 @@ func TestObjectiveNodeOpErrors(t *testing.T) {
 	v, err := grad.Do(good, tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{1, 2})))
 	require.NoError(t, err)
 	assert.Equal(t, tensor.Shape{2, n}, v.Shape())
+}
+
+// BenchmarkObjectiveNode compares the operation with the chain it replaces
+// on the loss of the nonconvex benchmarks, Mean(f(y)), forward and
+// backward on the TapeMachine for a 200×100 batch (the paper's batch and
+// N_O). Run with -count > 1 to alternate the two.
+func BenchmarkObjectiveNode(b *testing.B) {
+	const n, batch = 100, 200
+	p, err := NewNonconvexLinear(n, 50, PaperSeed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rnd := newRand(4, 0)
+	data := make([]float64, batch*n)
+	for i := range data {
+		data[i] = 3 * rnd.NormFloat64()
+	}
+	builds := []struct {
+		name  string
+		build func(*gorgonia.Node) (*gorgonia.Node, error)
+	}{
+		{"chain", func(y *gorgonia.Node) (*gorgonia.Node, error) { return oldObjectiveNode(p.SineQuadratic, y) }},
+		{"op", p.ObjectiveNode},
+	}
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		for _, c := range builds {
+			b.Run(fmt.Sprintf("%v/%s", dt, c.name), func(b *testing.B) {
+				g := gorgonia.NewGraph()
+				y := gorgonia.NewMatrix(g, dt, gorgonia.WithShape(batch, n), gorgonia.WithName("y"),
+					gorgonia.WithValue(tensor.New(tensor.WithShape(batch, n), tensor.WithBacking(backingOf(dt, data)))))
+				f, err := c.build(y)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cost, err := gorgonia.Mean(f)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := gorgonia.Grad(cost, y); err != nil {
+					b.Fatal(err)
+				}
+				vm := gorgonia.NewTapeMachine(g)
+				defer vm.Close()
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := vm.RunAll(); err != nil {
+						b.Fatal(err)
+					}
+					vm.Reset()
+				}
+			})
+		}
+	}
 }
