@@ -183,16 +183,34 @@ func (op *sineQuadOp) value64(y []float64, m int) []float64 {
 func (op *sineQuadOp) value32(y []float32, m int) []float32 {
 	n := len(op.halfQ)
 	f := make([]float32, m)
+	row := make([]float64, n)
 	for i := range f {
+		widen(row, y[i*n:(i+1)*n])
 		var s float64
-		for k, v := range y[i*n : (i+1)*n] {
-			t := float64(v)
+		for k, t := range row {
 			sin, _ := sinCos32(t)
 			s += op.halfQ[k]*(t*t) + op.p[k]*sin
 		}
 		f[i] = float32(s)
 	}
 	return f
+}
+
+// widen sets dst[k] = float64(src[k]). The float32 loops convert a row
+// before and after computing on it: a conversion inside the loop of
+// sinCos32 calls (CVTSS2SD or CVTSD2SS, which keep the rest of their
+// destination register) chains the iterations and made them 2.5× slower.
+func widen(dst []float64, src []float32) {
+	for k, v := range src {
+		dst[k] = float64(v)
+	}
+}
+
+// narrow sets dst[k] = float32(src[k]) (see widen).
+func narrow(dst []float32, src []float64) {
+	for k, v := range src {
+		dst[k] = float32(v)
+	}
 }
 
 func (op *sineQuadOp) ReturnsPtr() bool     { return false }
@@ -316,13 +334,15 @@ func (op *sineQuadOp) grad(yv, upv gorgonia.Value) (any, error) {
 		return g, nil
 	case []float32:
 		g := make([]float32, len(y))
+		row, grow := make([]float64, n), make([]float64, n)
 		for i := range m {
 			u := up[i]
-			for k, v := range y[i*n : (i+1)*n] {
-				t := float64(v)
+			widen(row, y[i*n:(i+1)*n])
+			for k, t := range row {
 				_, cos := sinCos32(t)
-				g[i*n+k] = float32(u * (2*op.halfQ[k]*t + op.p[k]*cos))
+				grow[k] = u * (2*op.halfQ[k]*t + op.p[k]*cos)
 			}
+			narrow(g[i*n:(i+1)*n], grow)
 		}
 		return g, nil
 	}
