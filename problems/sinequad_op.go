@@ -1,11 +1,14 @@
 package problems
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash"
 	"hash/fnv"
 	"math"
+	"sync"
+	"unsafe"
 
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/blas"
@@ -31,6 +34,20 @@ type sineQuadOp struct {
 	halfQ, p []float64    // ½Q_k and p_k
 	dims     int          // 2: y is (batch, N_O); 1: y is (N_O)
 	dt       tensor.Dtype // Float64 or Float32
+
+	last *derivCache // float32: the derivative at the last y evaluated
+}
+
+// derivCache holds a copy of the last float32 y whose value the op
+// computed and the derivative Q_k y_k + p_k cos y_k there, computed with
+// the same sinCos32 call as the value. The gradient uses it when its y is
+// bit for bit the cached one (gorgonia may reuse y's memory for other
+// values, so the data is compared, not the pointer), and otherwise
+// computes the derivative afresh, with the same bits (deriv32).
+type derivCache struct {
+	mu sync.Mutex
+	y  []float32
+	d  []float64
 }
 
 // newSineQuadOp returns the op for o and a y of the given shape and dtype,
@@ -46,7 +63,7 @@ func newSineQuadOp(o SineQuadratic, shape tensor.Shape, dt tensor.Dtype) (*sineQ
 	if dt != tensor.Float64 && dt != tensor.Float32 {
 		return nil, fmt.Errorf("problems: ObjectiveNode: dtype %v, want Float64 or Float32", dt)
 	}
-	op := &sineQuadOp{halfQ: make([]float64, n), p: append([]float64(nil), o.P...), dims: len(shape), dt: dt}
+	op := &sineQuadOp{halfQ: make([]float64, n), p: append([]float64(nil), o.P...), dims: len(shape), dt: dt, last: &derivCache{}}
 	for k, q := range o.Q {
 		op.halfQ[k] = 0.5 * q
 	}
@@ -179,21 +196,78 @@ func (op *sineQuadOp) value64(y []float64, m int) []float64 {
 	return quad
 }
 
-// value32 returns f of the m rows of y, computed in float64 and rounded.
+// value32 returns f of the m rows of y, computed in float64 and rounded,
+// and caches y and the derivative there (derivCache).
 func (op *sineQuadOp) value32(y []float32, m int) []float32 {
 	n := len(op.halfQ)
+	c := op.last
+	c.mu.Lock() // the cache's buffers are reused: one value or gradient pass at a time
+	defer c.mu.Unlock()
+	c.y = c.y[:0] // invalid while d is written
+	if cap(c.d) < len(y) {
+		c.d = make([]float64, len(y))
+	}
+	d := c.d[:len(y)]
 	f := make([]float32, m)
 	row := make([]float64, n)
 	for i := range f {
 		widen(row, y[i*n:(i+1)*n])
+		di := d[i*n : (i+1)*n]
 		var s float64
 		for k, t := range row {
-			sin, _ := sinCos32(t)
+			sin, cos := sinCos32(t)
 			s += op.halfQ[k]*(t*t) + op.p[k]*sin
+			di[k] = deriv32(op.halfQ[k], op.p[k], t, cos)
 		}
 		f[i] = float32(s)
 	}
+	c.y, c.d = append(c.y, y...), d
 	return f
+}
+
+// deriv32 returns Q_k t + p_k cos t from ½Q_k, p_k, t and cos t, its
+// products rounded (no fused multiply–add), so that the value and the
+// gradient passes get the same bits.
+func deriv32(halfQ, p, t, cos float64) float64 {
+	return float64(2*halfQ*t) + float64(p*cos)
+}
+
+// grad32 returns the float32 gradient for the upstream gradient up (one
+// entry per row of y): up_i·(Q_k y_k + p_k cos y_k), computed in float64
+// and rounded, the derivative from the cache if y is the last y evaluated.
+func (op *sineQuadOp) grad32(y []float32, up []float64) []float32 {
+	n := len(op.halfQ)
+	c := op.last
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.d
+	if len(c.y) != len(y) || !bytes.Equal(float32Bytes(c.y), float32Bytes(y)) {
+		d = make([]float64, len(y))
+		row := make([]float64, n)
+		for i := range up {
+			widen(row, y[i*n:(i+1)*n])
+			di := d[i*n : (i+1)*n]
+			for k, t := range row {
+				_, cos := sinCos32(t)
+				di[k] = deriv32(op.halfQ[k], op.p[k], t, cos)
+			}
+		}
+	}
+	g := make([]float32, len(y))
+	grow := make([]float64, n)
+	for i, u := range up {
+		for k, v := range d[i*n : (i+1)*n] {
+			grow[k] = u * v
+		}
+		narrow(g[i*n:(i+1)*n], grow)
+	}
+	return g
+}
+
+// float32Bytes returns the bytes of v (for comparing bit patterns, NaNs
+// included).
+func float32Bytes(v []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
 }
 
 // widen sets dst[k] = float64(src[k]). The float32 loops convert a row
@@ -333,18 +407,7 @@ func (op *sineQuadOp) grad(yv, upv gorgonia.Value) (any, error) {
 		}
 		return g, nil
 	case []float32:
-		g := make([]float32, len(y))
-		row, grow := make([]float64, n), make([]float64, n)
-		for i := range m {
-			u := up[i]
-			widen(row, y[i*n:(i+1)*n])
-			for k, t := range row {
-				_, cos := sinCos32(t)
-				grow[k] = u * (2*op.halfQ[k]*t + op.p[k]*cos)
-			}
-			narrow(g[i*n:(i+1)*n], grow)
-		}
-		return g, nil
+		return op.grad32(y, up), nil
 	}
 	return nil, fmt.Errorf("%v: y holds %T", op, data)
 }

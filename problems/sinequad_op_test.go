@@ -442,3 +442,41 @@ func BenchmarkObjectiveNode(b *testing.B) {
 		}
 	}
 }
+
+// TestObjectiveNodeOpCache checks that the float32 gradient is the same,
+// bit for bit, whether it takes the derivative from the value pass (its y
+// is the last evaluated) or computes it afresh (another y was evaluated
+// since, or none), and that a y changed in place after the value pass is
+// not mistaken for the cached one.
+func TestObjectiveNodeOpCache(t *testing.T) {
+	const n, batch = 6, 4
+	o, data := sineQuadTestData(t, n, 2*batch)
+	op, err := newSineQuadOp(o, tensor.Shape{batch, n}, tensor.Float32)
+	require.NoError(t, err)
+	y1 := tensor.New(tensor.WithShape(batch, n), tensor.WithBacking(backingOf(tensor.Float32, data[:batch*n])))
+	y2 := tensor.New(tensor.WithShape(batch, n), tensor.WithBacking(backingOf(tensor.Float32, data[batch*n:])))
+	up := tensor.New(tensor.WithShape(batch), tensor.WithBacking([]float32{1, -2, 0.5, 3}))
+	gradOf := func(y *tensor.Dense) []float32 {
+		t.Helper()
+		g, err := op.grad(y, up)
+		require.NoError(t, err)
+		return g.([]float32)
+	}
+	fresh := gradOf(y1) // nothing cached
+	_, err = op.Do(y1)
+	require.NoError(t, err)
+	assert.Equal(t, fresh, gradOf(y1), "cached derivative")
+	_, err = op.Do(y2)
+	require.NoError(t, err)
+	assert.Equal(t, fresh, gradOf(y1), "another y cached")
+
+	_, err = op.Do(y1)
+	require.NoError(t, err)
+	y1.Data().([]float32)[3] += 1 // y1's memory now holds another y
+	other, err := newSineQuadOp(o, tensor.Shape{batch, n}, tensor.Float32)
+	require.NoError(t, err)
+	want, err := other.grad(y1, up)
+	require.NoError(t, err)
+	assert.Equal(t, want, gradOf(y1), "changed in place")
+	assert.NotEqual(t, fresh, gradOf(y1))
+}
