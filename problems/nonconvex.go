@@ -58,13 +58,14 @@ func (o SineQuadratic) ObjectiveGrad(x, y, grad []float64) {
 // instances).
 //
 // Float64 values and gradients are bit for bit those of the chain of
-// elementwise gorgonia operations Square(y)·(Q/2) + Sin(y)·p and its
-// symbolic gradient, which ObjectiveNode built before, in one pass and
-// without the intermediate nodes. Float32 values and gradients are
-// computed in float64 from the float32 y and rounded once (more accurate
-// than the float32 chain, whose math32 Sin and Cos and float32 sums it
-// matches to about 1e-6 relative). NaN or infinite entries of y give NaN
-// or infinite results, as the chain did. It returns an error if y is not
+// gorgonia operations Square(y)·(Q/2) + Sin(y)·p (elementwise square and
+// sine, matrix–vector products) and its symbolic gradient, which
+// ObjectiveNode built before, without the intermediate nodes. Float32
+// values and gradients are computed in float64 from the float32 y and
+// rounded once, with a fast float32-accurate sine and cosine (more
+// accurate than the float32 chain's math32 Sin and Cos and float32 sums,
+// which they match to about 1e-6 relative). NaN or infinite entries of y
+// give NaN results where the chain did. It returns an error if y is not
 // (batch, N_O) or (N_O), or not Float64 or Float32.
 func (o SineQuadratic) ObjectiveNode(y *gorgonia.Node) (*gorgonia.Node, error) {
 	op, err := newSineQuadOp(o, y.Shape(), y.Dtype())

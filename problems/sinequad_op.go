@@ -29,7 +29,9 @@ import (
 // p, with sin and cos from sinCos32 (relative error below 1e-10), and
 // rounded once: more accurate than gorgonia's float32 chain (math32.Sin
 // and Cos, float32 sums), to which they agree to about 1e-6 relative to
-// the size of the terms (TestObjectiveNodeOp).
+// the size of the terms (TestObjectiveNodeOp). The float32 value pass
+// computes the derivative Qy + p ⊙ cos y with the same sinCos32 calls and
+// keeps it for the gradient pass (derivCache).
 type sineQuadOp struct {
 	halfQ, p []float64    // ½Q_k and p_k
 	dims     int          // 2: y is (batch, N_O); 1: y is (N_O)
@@ -383,7 +385,8 @@ func (op *sineQuadOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Node
 // y's size) for the upstream gradient up (one entry per row of y):
 // ∂/∂y_k = up·(Q_k y_k + p_k cos y_k). In float64 it is computed as the
 // old chain's symbolic gradient was, (2y_k)·(up·½Q_k) + cos(y_k)·(up·p_k),
-// bit for bit; in float32 in float64 from the float32 inputs, rounded once.
+// bit for bit; in float32 in float64 from the float32 inputs, rounded once
+// (grad32).
 func (op *sineQuadOp) grad(yv, upv gorgonia.Value) (any, error) {
 	data, m, err := op.rows(yv)
 	if err != nil {
