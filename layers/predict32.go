@@ -91,48 +91,44 @@ func (st *mlp32) Run(lo, hi int) {
 	}
 }
 
-// biasAct32 adds b to every row of h and applies a, in place. ReLU is
-// max(v, 0), without a branch that random signs would mispredict (it maps
-// −0 to +0 and keeps NaN).
+// biasAct32 adds b to every row of h and applies a, in place. ReLU and
+// the identity run on sgemm's bias epilogues (AVX2 assembly where the CPU
+// has it, bit for bit the Go loop max(v+b, 0) or v+b otherwise: ReLU maps
+// −0 to +0 and keeps NaN); the other activations on the loop below.
 func biasAct32(h, b []float32, a Activation) {
+	switch a {
+	case ReLU:
+		sgemm.BiasReLU(h, b)
+		return
+	case Identity:
+		sgemm.BiasAdd(h, b)
+		return
+	}
 	w := len(b)
 	for ; len(h) >= w; h = h[w:] {
 		row := h[:w:w]
-		switch a {
-		case ReLU:
-			for j, v := range row {
-				row[j] = max(v+b[j], 0)
-			}
-		case Identity:
-			for j, v := range row {
-				row[j] = v + b[j]
-			}
-		default:
-			for j, v := range row {
-				row[j] = float32(a.value(float64(v + b[j])))
-			}
+		for j, v := range row {
+			row[j] = float32(a.value(float64(v + b[j])))
 		}
 	}
 }
 
-// biasAct64 writes a(h + b), row by row, to dst as float64.
+// biasAct64 writes a(h + b), row by row, to dst as float64 (ReLU and the
+// identity on sgemm's bias epilogues, as biasAct32).
 func biasAct64(dst []float64, h, b []float32, a Activation) {
+	switch a {
+	case ReLU:
+		sgemm.BiasReLU64(dst, h, b)
+		return
+	case Identity:
+		sgemm.BiasAdd64(dst, h, b)
+		return
+	}
 	w := len(b)
 	for ; len(h) >= w; h, dst = h[w:], dst[w:] {
 		row, out := h[:w:w], dst[:w:w]
-		switch a {
-		case Identity:
-			for j, v := range row {
-				out[j] = float64(v + b[j])
-			}
-		case ReLU:
-			for j, v := range row {
-				out[j] = float64(max(v+b[j], 0))
-			}
-		default:
-			for j, v := range row {
-				out[j] = float64(float32(a.value(float64(v + b[j]))))
-			}
+		for j, v := range row {
+			out[j] = float64(float32(a.value(float64(v + b[j]))))
 		}
 	}
 }
