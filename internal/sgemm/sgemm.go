@@ -14,6 +14,11 @@
 // multiply–adds). Mul and MulPacked allocate
 // nothing (TestMulDoesNotAllocate); the packers allocate only when the
 // Panels' Data is too short.
+//
+// bias.go holds the epilogue of a layer's product, a(h + b) row by row for
+// ReLU and the identity, in AVX2 assembly where the CPU has it and bit for
+// bit the Go loops elsewhere (BiasReLU, BiasAdd and their float64-output
+// forms).
 package sgemm
 
 // Tile sizes of the inner kernel: it computes an MR×NR block of C.
