@@ -147,9 +147,9 @@ func TestBiasReLUSpecials(t *testing.T) {
 	}
 }
 
-// BenchmarkBiasReLU compares the Go loop and the assembly on a block of
-// 833×200 values (the MLP benchmark's hidden layer).
-func BenchmarkBiasReLU(b *testing.B) {
+// BenchmarkBias compares the Go loops and the assembly on a block of
+// 833×200 values (the MLP benchmark's hidden layer), for each epilogue.
+func BenchmarkBias(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	bias := make([]float32, 200)
 	for i := range bias {
@@ -159,22 +159,34 @@ func BenchmarkBiasReLU(b *testing.B) {
 	for i := range h {
 		h[i] = float32(rng.NormFloat64())
 	}
-	for _, asm := range []bool{false, true} {
-		if asm && !biasAsm {
-			continue
-		}
-		name := "go"
-		if asm {
-			name = "asm"
-		}
-		b.Run(name, func(b *testing.B) {
-			asm0 := biasAsm
-			defer func() { biasAsm = asm0 }()
-			biasAsm = asm
-			b.SetBytes(int64(4 * len(h)))
-			for b.Loop() {
-				BiasReLU(h, bias)
+	dst := make([]float64, len(h))
+	ops := []struct {
+		name string
+		f    func()
+	}{
+		{"ReLU", func() { BiasReLU(h, bias) }},
+		{"Add", func() { BiasAdd(h, bias) }},
+		{"ReLU64", func() { BiasReLU64(dst, h, bias) }},
+		{"Add64", func() { BiasAdd64(dst, h, bias) }},
+	}
+	for _, op := range ops {
+		for _, asm := range []bool{false, true} {
+			if asm && !biasAsm {
+				continue
 			}
-		})
+			name := op.name + "/go"
+			if asm {
+				name = op.name + "/asm"
+			}
+			b.Run(name, func(b *testing.B) {
+				asm0 := biasAsm
+				defer func() { biasAsm = asm0 }()
+				biasAsm = asm
+				b.SetBytes(int64(4 * len(h)))
+				for b.Loop() {
+					op.f()
+				}
+			})
+		}
 	}
 }
