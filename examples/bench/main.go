@@ -438,10 +438,33 @@ func (d *dgemm) rate() float64 {
 	return 2 * n * n * n / min(one, split)
 }
 
+// The kernel ceilings run their kernel at the shape of BenchmarkMul in
+// internal/sgemm, the (833, 200, 150) evaluation's: 48 rows of A against
+// 200×30000 packed panels, 1024 columns at a time, on every core at once.
+const ceilM, ceilK, ceilN, ceilBlock = 48, 200, 30000, 1024
+
+// onAllCores times run(w) on GOMAXPROCS goroutines at once (w = 0, 1, …)
+// and returns the rate in FLOP/s of the ceiling shape's product on each.
+func onAllCores(run func(w int)) float64 {
+	procs := runtime.GOMAXPROCS(0)
+	sec, _ := timed(func() error {
+		done := make(chan struct{}, procs)
+		for w := range procs {
+			go func() {
+				run(w)
+				done <- struct{}{}
+			}()
+		}
+		for range procs {
+			<-done
+		}
+		return nil
+	})
+	return 2 * ceilM * ceilK * ceilN * float64(procs) / sec
+}
+
 // sgemmRate measures the rate of the package's float32 kernel
-// (internal/sgemm) at the shape of BenchmarkMul in internal/sgemm, the
-// (833, 200, 150) evaluation's: 48 rows of A against 200×30000 packed
-// panels, one block per goroutine, GOMAXPROCS of them at once.
+// (internal/sgemm's Mul) at the ceiling shape, one product per goroutine.
 type sgemmRate struct {
 	a, c, work [][]float32
 	p          sgemm.Panels
@@ -449,45 +472,32 @@ type sgemmRate struct {
 
 // rate returns one timing's rate in FLOP/s.
 func (s *sgemmRate) rate() float64 {
-	const m, k, n, block = 48, 200, 30000, 1024
-	procs := runtime.GOMAXPROCS(0)
 	if s.a == nil {
-		b := make([]float32, k*n)
+		b := make([]float32, ceilK*ceilN)
 		for i := range b {
 			b[i] = float32(i%7) - 3
 		}
-		s.p.Pack(k, n, b, n)
-		for range procs {
-			a := make([]float32, m*k)
+		s.p.Pack(ceilK, ceilN, b, ceilN)
+		for range runtime.GOMAXPROCS(0) {
+			a := make([]float32, ceilM*ceilK)
 			for i := range a {
 				a[i] = float32(i%5) - 2
 			}
 			s.a = append(s.a, a)
-			s.c = append(s.c, make([]float32, m*block))
-			s.work = append(s.work, make([]float32, sgemm.WorkLen(m, k)))
+			s.c = append(s.c, make([]float32, ceilM*ceilBlock))
+			s.work = append(s.work, make([]float32, sgemm.WorkLen(ceilM, ceilK)))
 		}
 	}
-	sec, _ := timed(func() error {
-		done := make(chan struct{}, procs)
-		for w := range procs {
-			go func() {
-				for j0 := 0; j0 < n; j0 += block {
-					sgemm.Mul(m, s.a[w], k, &s.p, j0, min(j0+block, n), s.c[w], block, false, s.work[w])
-				}
-				done <- struct{}{}
-			}()
+	return onAllCores(func(w int) {
+		for j0 := 0; j0 < ceilN; j0 += ceilBlock {
+			sgemm.Mul(ceilM, s.a[w], ceilK, &s.p, j0, min(j0+ceilBlock, ceilN), s.c[w], ceilBlock, false, s.work[w])
 		}
-		for range procs {
-			<-done
-		}
-		return nil
 	})
-	return 2 * m * k * n * float64(procs) / sec
 }
 
 // dkernRate is sgemmRate for the package's float64 kernel
 // (internal/sgemm's MulPacked64, which Quadratic's batched evaluation
-// runs on in every build): the same shape, one block per goroutine.
+// runs on in every build).
 type dkernRate struct {
 	pa, c, tile [][]float64
 	p           sgemm.Panels64
@@ -495,42 +505,29 @@ type dkernRate struct {
 
 // rate returns one timing's rate in FLOP/s.
 func (s *dkernRate) rate() float64 {
-	const m, k, n, block = 48, 200, 30000, 1024
-	procs := runtime.GOMAXPROCS(0)
 	if s.pa == nil {
-		b := make([]float64, k*n)
+		b := make([]float64, ceilK*ceilN)
 		for i := range b {
 			b[i] = float64(i%7) - 3
 		}
-		s.p.Pack(k, n, b, n)
-		a := make([]float64, m*k)
+		s.p.Pack(ceilK, ceilN, b, ceilN)
+		a := make([]float64, ceilM*ceilK)
 		for i := range a {
 			a[i] = float64(i%5) - 2
 		}
-		for range procs {
-			pa := make([]float64, sgemm.WorkLen(m, k)-sgemm.MR*sgemm.NR)
-			sgemm.PackA64(m, k, a, k, pa)
+		for range runtime.GOMAXPROCS(0) {
+			pa := make([]float64, sgemm.WorkLen(ceilM, ceilK)-sgemm.MR*sgemm.NR)
+			sgemm.PackA64(ceilM, ceilK, a, ceilK, pa)
 			s.pa = append(s.pa, pa)
-			s.c = append(s.c, make([]float64, m*block))
+			s.c = append(s.c, make([]float64, ceilM*ceilBlock))
 			s.tile = append(s.tile, make([]float64, sgemm.MR*sgemm.NR))
 		}
 	}
-	sec, _ := timed(func() error {
-		done := make(chan struct{}, procs)
-		for w := range procs {
-			go func() {
-				for j0 := 0; j0 < n; j0 += block {
-					sgemm.MulPacked64(m, s.pa[w], &s.p, j0, min(j0+block, n), s.c[w], block, s.tile[w])
-				}
-				done <- struct{}{}
-			}()
+	return onAllCores(func(w int) {
+		for j0 := 0; j0 < ceilN; j0 += ceilBlock {
+			sgemm.MulPacked64(ceilM, s.pa[w], &s.p, j0, min(j0+ceilBlock, ceilN), s.c[w], ceilBlock, s.tile[w])
 		}
-		for range procs {
-			<-done
-		}
-		return nil
 	})
-	return 2 * m * k * n * float64(procs) / sec
 }
 
 // loadAvg returns the 1-, 5- and 15-minute load averages from /proc/loadavg.
