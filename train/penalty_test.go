@@ -15,6 +15,17 @@ import (
 	"github.com/enforce-nn/enforce/problems"
 )
 
+// penaltyForms pairs each Penalty with its per-sample value for a
+// one-constraint problem.
+var penaltyForms = []struct {
+	pen  Penalty
+	want func(c []float64) float64
+}{
+	{SquaredNorm, func(c []float64) float64 { return c[0] * c[0] }},
+	{Norm, func(c []float64) float64 { return math.Abs(c[0]) }},
+	{SquaredHinge, func(c []float64) float64 { return math.Pow(max(c[0], 0), 2) }},
+}
+
 // TestSoftPenaltyForms builds a Soft graph for each Penalty and checks its
 // loss, Loss − Task, against the penalty computed from the graph's own
 // ŷ in plain Go: λ(1/N)Σ‖c‖², λ(1/N)Σ‖c‖ and λ(1/N)Σ_iΣ_j max(0, c_j)².
@@ -23,14 +34,7 @@ func TestSoftPenaltyForms(t *testing.T) {
 	d := p.Sample(16, 3)
 	c := p.Equalities()
 	const lambda = 0.7
-	for _, tc := range []struct {
-		pen  Penalty
-		want func(c []float64) float64
-	}{
-		{SquaredNorm, func(c []float64) float64 { return c[0] * c[0] }},
-		{Norm, func(c []float64) float64 { return math.Abs(c[0]) }},
-		{SquaredHinge, func(c []float64) float64 { return math.Pow(max(c[0], 0), 2) }},
-	} {
+	for _, tc := range penaltyForms {
 		t.Run(tc.pen.String(), func(t *testing.T) {
 			m, err := New(Config{Sizes: []int{1, 8, 2}, Hidden: layers.Tanh, Constraint: c, Mode: Soft,
 				LambdaC: lambda, Penalty: tc.pen, Seed: 2, Quiet: true})
@@ -234,14 +238,7 @@ func TestSoftPenaltyFloat32(t *testing.T) {
 	d := p.Sample(16, 3)
 	c := p.Equalities()
 	const lambda = 0.7
-	for _, tc := range []struct {
-		pen  Penalty
-		want func(c []float64) float64
-	}{
-		{SquaredNorm, func(c []float64) float64 { return c[0] * c[0] }},
-		{Norm, func(c []float64) float64 { return math.Abs(c[0]) }},
-		{SquaredHinge, func(c []float64) float64 { return math.Pow(max(c[0], 0), 2) }},
-	} {
+	for _, tc := range penaltyForms {
 		t.Run(tc.pen.String(), func(t *testing.T) {
 			m, err := New(Config{Sizes: []int{1, 8, 2}, Hidden: layers.Tanh, Constraint: c, Mode: Soft,
 				LambdaC: lambda, Penalty: tc.pen, Precision: enforce.Float32, Epochs: 3, BatchSize: 8, Seed: 2, Quiet: true})
