@@ -124,7 +124,7 @@ func run(o options, stdout, progress io.Writer) error {
 	}
 	p := problems.Distillation{}
 	fmt.Fprintf(stdout, "ENFORCE §5.4.1: extractive distillation surrogate under 6 bilinear equalities (KKT-HardNet data, %s)\n", dir)
-	fmt.Fprintf(stdout, "data: %d training and %d test simulations (the reference's split)\n", trainSet.Len(), testSet.Len())
+	fmt.Fprintf(stdout, "data: %d training and %d test simulations (%s)\n", trainSet.Len(), testSet.Len(), o.SplitName())
 	fmt.Fprintf(stdout, "backbone: 3-%d-%d-9 ReLU, PyTorch init, standardised x and y (output σ floor %g), Adam lr %g, batch %d, %d epochs; λ_D %g, W %s; activation rule %v; %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
 		o.Width, o.Width, o.StdFloor, o.LR, o.Batch, o.Epochs, o.LambdaD, o.weights, !o.AlwaysProject, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
 

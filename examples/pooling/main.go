@@ -51,6 +51,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -120,7 +121,8 @@ func run(o options, stdout, progress io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "ENFORCE §5.4.2: pooling surrogate under 4 equalities and 2 inequalities (KKT-HardNet data, %s)\n", dir)
-	fmt.Fprintf(stdout, "data: %d training and %d test solutions (the reference's split)\n", trainSet.Len(), testSet.Len())
+	fmt.Fprintf(stdout, "data: %d training and %d test solutions (%s)\n", trainSet.Len(), testSet.Len(), o.SplitName())
+	fmt.Fprintf(stdout, "test outputs' variance (y1…y5, original units): %s\n", varianceLine(testSet.Y))
 	fmt.Fprintf(stdout, "backbone: 4-%d-%d-5 ReLU, PyTorch init, standardised x and y, Adam lr %g, batch %d, %d epochs (the paper is silent: the reference's setting); λ_D %g, W = I, ε %g, ε_I %g; activation rule %v; %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
 		o.Width, o.Width, o.LR, o.Batch, o.Epochs, o.LambdaD, problems.PoolingReg, o.inferTol, !o.AlwaysProject, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
 
@@ -180,6 +182,30 @@ func run(o options, stdout, progress io.Writer) error {
 	return harness.SurrogateFigures(o.Out, "pooling",
 		report.Figure{Title: "Pooling: predicted against optimal flows (test set, first seed)", XLabel: "optimal flow", YLabel: "predicted flow"},
 		harness.Parity(testSet.Y, pred, modes, []int{1, 2, 3, 4}), runs, stdout)
+}
+
+// varianceLine formats the population variance of each column of y, the
+// scale against which the MSE of a test set reads (sklearn's r2 divides by
+// it).
+func varianceLine(y *mat.Dense) string {
+	r, c := y.Dims()
+	var b strings.Builder
+	for j := 0; j < c; j++ {
+		var mean, ss float64
+		for i := 0; i < r; i++ {
+			mean += y.At(i, j)
+		}
+		mean /= float64(r)
+		for i := 0; i < r; i++ {
+			d := y.At(i, j) - mean
+			ss += d * d
+		}
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%.4g", ss/float64(r))
+	}
+	return b.String()
 }
 
 // evaluate trains one model and measures it on the test set.

@@ -33,6 +33,10 @@ type Surrogate struct {
 	// problems.DataDir ($ENFORCE_DATA, or the copy embedded in package
 	// problems).
 	DataDir string
+	// Resplit > 0 replaces the reference's split by a random partition of
+	// all rows (problems.RandomSplit's permutation with this seed) into
+	// sets of the reference split's sizes; 0 keeps the reference's split.
+	Resplit uint64
 }
 
 // DefaultSurrogate returns the reference's setting for the program name:
@@ -52,12 +56,15 @@ func (s *Surrogate) Register(f *Flags, nAll int) {
 	f.BoolVar(&s.AlwaysProject, "alwaysproject", s.AlwaysProject, "project every training batch (bypass the activation rule)")
 	f.Float64Var(&s.StdFloor, "stdfloor", s.StdFloor, "outputs whose training σ is below this are only mean-centred (σ = 1), as in the reference; 0: exact scaling")
 	f.StringVar(&s.DataDir, "data", s.DataDir, "a folder holding the data files (default: $ENFORCE_DATA, else the copy embedded in package problems)")
+	f.Uint64Var(&s.Resplit, "resplit", s.Resplit, "0: the reference's train/test split; n > 0: a random partition of all rows (seed n) into sets of the same sizes")
 	f.Quick("epochs", "30")
 }
 
 // Load checks s and loads the data set with load from s.DataDir (or
-// problems.DataDir), partitioned by the reference's split, the training
-// rows cut to NTrain. A folder that does not hold the files is an error.
+// problems.DataDir), partitioned by the reference's split (or, with
+// Resplit > 0, by a random partition into sets of the same sizes), the
+// training rows cut to NTrain. It returns the folder read, for the
+// programs' output. A folder that does not hold the files is an error.
 func (s Surrogate) Load(load func(dir string) (problems.Dataset, problems.Split, error)) (dir string, trainSet, testSet problems.Dataset, err error) {
 	if s.Seeds < 1 || s.Epochs < 1 || s.Width < 1 || s.Layers < 0 || s.Batch < 1 || s.NTrain < 0 || !(s.StdFloor >= 0) || math.IsInf(s.StdFloor, 1) {
 		return "", trainSet, testSet, errors.New("-seeds, -epochs, -width and -batch must be positive, -ntrain and -stdfloor not negative")
@@ -72,6 +79,12 @@ func (s Surrogate) Load(load func(dir string) (problems.Dataset, problems.Split,
 	if err != nil {
 		return "", trainSet, testSet, err
 	}
+	if dir == "" {
+		dir = "the copy embedded in package problems"
+	}
+	if s.Resplit > 0 {
+		split = Resplit(split, s.Resplit)
+	}
 	trainSet, _, testSet = all.Partition(split)
 	if s.NTrain > 0 && s.NTrain < trainSet.Len() {
 		idx := make([]int, s.NTrain)
@@ -83,10 +96,32 @@ func (s Surrogate) Load(load func(dir string) (problems.Dataset, problems.Split,
 	return dir, trainSet, testSet, nil
 }
 
+// Resplit returns a random partition of the rows of split (which must be
+// a partition of 0..n−1) into training, validation and test sets of
+// split's sizes: problems.RandomSplit's permutation for seed, cut at
+// those sizes.
+func Resplit(split problems.Split, seed uint64) problems.Split {
+	nTrain, nVal := len(split.Train), len(split.Val)
+	perm := problems.RandomSplit(nTrain+nVal+len(split.Test), 1, 0, seed).Train
+	return problems.Split{
+		Train: perm[:nTrain:nTrain],
+		Val:   perm[nTrain : nTrain+nVal : nTrain+nVal],
+		Test:  perm[nTrain+nVal:],
+	}
+}
+
+// SplitName describes the split Load uses, for the programs' output.
+func (s Surrogate) SplitName() string {
+	if s.Resplit > 0 {
+		return fmt.Sprintf("a random partition, -resplit %d, with the reference split's sizes", s.Resplit)
+	}
+	return "the reference's split"
+}
+
 // Config returns the train.Config of one model: mode, seed, constraint c
 // on nx inputs and ny outputs, AdaNP settings ts in training and infer at
 // inference; with -resume, it checkpoints into RunDir(s.Resume, mode,
-// "seed<seed>").
+// "seed<seed>"), "seed<seed>-resplit<n>" under -resplit n.
 func (s Surrogate) Config(mode train.Mode, seed uint64, nx, ny int, c enforce.Constraint, ts, infer enforce.Settings) train.Config {
 	cfg := train.Config{
 		Sizes: s.Sizes(nx, ny), Hidden: layers.ReLU, PyTorchInit: true,
@@ -98,7 +133,11 @@ func (s Surrogate) Config(mode train.Mode, seed uint64, nx, ny int, c enforce.Co
 	if s.StdFloor == 0 {
 		cfg.OutputStdFloor = -1 // exact scaling
 	}
-	s.Checkpoint(&cfg, mode, fmt.Sprintf("seed%d", seed))
+	run := fmt.Sprintf("seed%d", seed)
+	if s.Resplit > 0 {
+		run += fmt.Sprintf("-resplit%d", s.Resplit) // another data set: another checkpoint
+	}
+	s.Checkpoint(&cfg, mode, run)
 	return cfg
 }
 
