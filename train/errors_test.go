@@ -172,40 +172,44 @@ func TestBadInputs(t *testing.T) {
 
 }
 
-// TestDivergenceStops trains with huge learning rates, in every mode and
-// both kinds of training: Fit must stop with an error naming the epoch and
+// TestDivergenceStops trains with huge learning rates, in every mode, both
+// kinds of training and both precisions (a float32 network of more than
+// eight weights per tensor runs the AVX2 Adam step and finiteness checks
+// where the CPU has them): Fit must stop with an error naming the epoch and
 // leave finite weights, never silently NaN ones.
 func TestDivergenceStops(t *testing.T) {
 	p := problems.FittingEquality{}
 	d := p.Sample(20, 1)
 	objective := func(_, y *gorgonia.Node) (*gorgonia.Node, error) { return gorgonia.Sum(y) }
 	for _, mode := range []Mode{MLP, Soft, ENFORCE} {
-		for _, lr := range []float64{1e300, math.MaxFloat64} {
-			for _, unsup := range []bool{false, true} {
-				if unsup && lr < math.MaxFloat64 {
-					continue // the linear objective stays finite: weights grow by lr per step
-				}
-				t.Run(fmt.Sprintf("%v/lr=%g/unsupervised=%v", mode, lr, unsup), func(t *testing.T) {
-					m, err := New(Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Mode: mode, Constraint: p.Equalities(),
-						Epochs: 50, BatchSize: 5, LearnRate: lr, Quiet: true})
-					require.NoError(t, err)
-					var h History
-					require.NotPanics(t, func() {
-						if unsup {
-							h, err = m.FitUnsupervised(d.X, objective)
-						} else {
-							h, err = m.Fit(d.X, d.Y)
+		for _, prec := range []enforce.Precision{enforce.Float64, enforce.Float32} {
+			for _, lr := range []float64{1e300, math.MaxFloat64} {
+				for _, unsup := range []bool{false, true} {
+					if unsup && lr < math.MaxFloat64 {
+						continue // the linear objective stays finite: weights grow by lr per step
+					}
+					t.Run(fmt.Sprintf("%v/%v/lr=%g/unsupervised=%v", mode, prec, lr, unsup), func(t *testing.T) {
+						m, err := New(Config{Sizes: []int{1, 12, 2}, Hidden: layers.Tanh, Mode: mode, Constraint: p.Equalities(),
+							Epochs: 50, BatchSize: 5, LearnRate: lr, Quiet: true, Precision: prec})
+						require.NoError(t, err)
+						var h History
+						require.NotPanics(t, func() {
+							if unsup {
+								h, err = m.FitUnsupervised(d.X, objective)
+							} else {
+								h, err = m.Fit(d.X, d.Y)
+							}
+						})
+						require.Error(t, err)
+						assert.Regexp(t, `^train: epoch \d+: `, err.Error())
+						assert.Less(t, len(h), 50)
+						for i, w := range m.Weights() {
+							for j, v := range w {
+								require.False(t, math.IsNaN(v) || math.IsInf(v, 0), "weight %d[%d] = %v", i, j, v)
+							}
 						}
 					})
-					require.Error(t, err)
-					assert.Regexp(t, `^train: epoch \d+: `, err.Error())
-					assert.Less(t, len(h), 50)
-					for i, w := range m.Weights() {
-						for j, v := range w {
-							require.False(t, math.IsNaN(v) || math.IsInf(v, 0), "weight %d[%d] = %v", i, j, v)
-						}
-					}
-				})
+				}
 			}
 		}
 	}

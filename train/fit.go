@@ -299,10 +299,13 @@ func (m *Model) step(r *runner, acc *accumulator) error {
 		}
 	}
 	if m.backup == nil {
-		m.backup = m.Weights()
+		m.backup = make([]any, len(m.params))
+		for i, p := range m.params {
+			m.backup[i] = cloneValues(p.Data())
+		}
 	} else {
 		for i, p := range m.params {
-			copyFloat64s(m.backup[i], p.Data())
+			copyValues(m.backup[i], p.Data())
 		}
 	}
 	weights := make([]any, len(m.params))
@@ -315,7 +318,7 @@ func (m *Model) step(r *runner, acc *accumulator) error {
 	for i, p := range m.params {
 		if !finiteValues(p.Data()) {
 			for j, q := range m.params {
-				setFloat64s(q.Data(), m.backup[j])
+				copyValues(q.Data(), m.backup[j])
 			}
 			return fmt.Errorf("the optimiser step made weight %q non-finite (diverged; try a smaller LearnRate); the weights are those before this batch", m.names[i])
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/internal/adam"
+	"github.com/enforce-nn/enforce/internal/isfinite"
 	"github.com/enforce-nn/enforce/layers"
 )
 
@@ -45,7 +46,7 @@ type Model struct {
 	mlp    *layers.MLP     // net when it is the Config's MLP, else nil
 	params []*tensor.Dense // the weights, shared by every graph of the model
 	names  []string        // the learnables' names
-	backup [][]float64     // the weights before a solver step
+	backup []any           // the weights before a solver step, []float64 or []float32 as the model's
 	sx, sy *layers.Standardizer
 	solver *adam.Solver
 	pcg    *rand.PCG // the shuffling stream's state, saved by checkpoints
@@ -460,11 +461,4 @@ func finite(a *mat.Dense) bool {
 }
 
 // allFinite reports whether every value of v is finite.
-func allFinite(v []float64) bool {
-	for _, x := range v {
-		if x-x != 0 { // NaN for a NaN or an infinity, 0 otherwise
-			return false
-		}
-	}
-	return true
-}
+func allFinite(v []float64) bool { return isfinite.Float64s(v) }

@@ -5,6 +5,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce/internal/isfinite"
 )
 
 // The model's tensors (weights, inputs and labels bound to a graph) hold
@@ -106,14 +108,33 @@ func setFloat64s(dst any, src []float64) {
 func finiteValues(v any) bool {
 	switch d := v.(type) {
 	case []float64:
-		return allFinite(d)
+		return isfinite.Float64s(d)
 	case []float32:
-		for _, x := range d {
-			if x-x != 0 { // NaN for a NaN or an infinity
-				return false
-			}
-		}
-		return true
+		return isfinite.Float32s(d)
 	}
 	return false
+}
+
+// cloneValues returns a copy of the float64 or float32 slice v.
+func cloneValues(v any) any {
+	switch d := v.(type) {
+	case []float64:
+		return append([]float64(nil), d...)
+	case []float32:
+		return append([]float32(nil), d...)
+	}
+	panic(fmt.Sprintf("train: tensor of %T", v)) // not reached: the model makes its tensors
+}
+
+// copyValues copies src into dst, float64 or float32 slices of one type
+// and length.
+func copyValues(dst, src any) {
+	switch d := dst.(type) {
+	case []float64:
+		copy(d, src.([]float64))
+	case []float32:
+		copy(d, src.([]float32))
+	default:
+		panic(fmt.Sprintf("train: tensor of %T", d)) // not reached: the model makes its tensors
+	}
 }

@@ -194,12 +194,22 @@ type stepBody[T float32 | float64] struct {
 
 func (a *stepBody[T]) Run(lo, hi int) {
 	wi, gi, mi, vi := a.w[lo:hi], a.g[lo:hi], a.m[lo:hi], a.v[lo:hi]
+	if w32, ok := any(wi).([]float32); ok && useAsm && len(wi) >= 8 {
+		n := len(wi) &^ 7
+		k := [8]float32{float32(a.omb1), float32(a.omb2), float32(a.b1), float32(a.b2), float32(a.c1), float32(a.c2), float32(a.eps), float32(a.negEta)}
+		g32, m32, v32 := any(gi).([]float32), any(mi).([]float32), any(vi).([]float32)
+		step32Asm(&w32[0], &g32[0], &m32[0], &v32[0], n, &k)
+		wi, gi, mi, vi = wi[n:], gi[n:], mi[n:], vi[n:]
+	}
 	for j, gj := range gi {
+		// The conversions T(…) round each product, so no compiler fuses
+		// a multiply-add (GOAMD64=v3 may otherwise): the bits are those
+		// of the AVX2 loop and of any build.
 		t1 := gj * a.omb1
-		t2 := gj * gj
+		t2 := T(gj * gj)
 		t2 = t2 * a.omb2
-		t1 += mi[j] * a.b1
-		t2 += vi[j] * a.b2
+		t1 += T(mi[j] * a.b1)
+		t2 += T(vi[j] * a.b2)
 		mi[j], vi[j] = t1, t2
 		mHat := t1 * a.c1
 		vHat := t2 * a.c2
