@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
-	"math"
 
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/blas"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/enforce-nn/enforce/internal/fastblas"
 	"github.com/enforce-nn/enforce/internal/par"
+	"github.com/enforce-nn/enforce/internal/sgemm"
 )
 
 // A float32 Dense layer is one graph operation, affineOp: y = a(x·W + b)
@@ -275,13 +275,9 @@ func (o *actGradBody) Run(lo, hi int) {
 	dz, y, g := o.dz[lo:hi], o.y[lo:hi], o.g[lo:hi]
 	switch o.act {
 	case ReLU:
-		for i, v := range y {
-			// y = max(z, 0) ≥ +0: y > 0 iff its bits, as an integer, are
-			// positive, iff their negation has the sign bit; the mask
-			// keeps g or clears it without a branch.
-			m := uint32(int32(-math.Float32bits(v)) >> 31)
-			dz[i] = math.Float32frombits(math.Float32bits(g[i]) & m)
-		}
+		// y = max(z, 0) ≥ +0: g where y > 0, +0 elsewhere (AVX2 where
+		// there is one).
+		sgemm.ReLUGrad(dz, y, g)
 	case Tanh:
 		for i, v := range y {
 			dz[i] = g[i] * (1 - v*v)
@@ -421,11 +417,6 @@ func (op *colSumOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.Va
 	out := op.output(prealloc, s[1])
 	sum := out.Data().([]float32)
 	clear(sum)
-	for r := 0; r < s[0]; r++ {
-		row := d[0][r*s[1] : (r+1)*s[1]]
-		for j, v := range row {
-			sum[j] += v
-		}
-	}
+	sgemm.ColSum(sum, d[0]) // the rows in order: the bits of a plain loop
 	return out, nil
 }

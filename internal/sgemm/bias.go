@@ -1,5 +1,7 @@
 package sgemm
 
+import "math"
+
 // The bias and activation epilogue of a layer's product: h = a(h + b) for
 // every row of h, in place (float32) or into a float64 output, for the
 // two activations that are worth vectorising, ReLU and the identity. On
@@ -117,6 +119,62 @@ func biasAdd64Go(dst []float64, h, b []float32) {
 		row, out := h[:w:w], dst[:w:w]
 		for j, v := range row {
 			out[j] = float64(v + b[j])
+		}
+	}
+}
+
+// ReLUGrad sets dz[i] = g[i] where y[i] > 0 and +0 elsewhere, for the
+// backward pass of y = max(z, 0): the bits of g[i] kept or cleared by a
+// mask from the bits of y[i] (kept when they are 1…2³¹ as an unsigned
+// integer: y > 0, a NaN with the sign bit clear, or −0, which a ReLU never
+// outputs). dz, y and g have one length; dz may alias g.
+func ReLUGrad(dz, y, g []float32) {
+	n := len(dz)
+	if len(y) != n || len(g) != n {
+		panic("sgemm: ReLUGrad of slices of different lengths")
+	}
+	v := 0
+	if biasAsm && n >= 8 {
+		v = n &^ 7
+		reluGrad32(&dz[0], &y[0], &g[0], v)
+	}
+	reluGradGo(dz[v:], y[v:], g[v:])
+}
+
+func reluGradGo(dz, y, g []float32) {
+	g, dz = g[:len(y)], dz[:len(y)]
+	for i, v := range y {
+		// y > 0 iff its bits, as an integer, are positive, iff their
+		// negation has the sign bit; the mask keeps g or clears it
+		// without a branch.
+		m := uint32(int32(-math.Float32bits(v)) >> 31)
+		dz[i] = math.Float32frombits(math.Float32bits(g[i]) & m)
+	}
+}
+
+// ColSum adds the column sums of the whole rows of h (rows of len(sum)
+// values; a partial last row is ignored) to sum, row after row, so that
+// each column's sum is rounded in the order of the rows whatever the
+// vector width.
+func ColSum(sum, h []float32) {
+	w := len(sum)
+	if w == 0 {
+		return
+	}
+	rows := len(h) / w
+	if biasAsm && rows > 0 {
+		colSum32(&sum[0], &h[0], rows, w)
+		return
+	}
+	colSumGo(sum, h)
+}
+
+func colSumGo(sum, h []float32) {
+	w := len(sum)
+	for ; len(h) >= w; h = h[w:] {
+		row := h[:w:w]
+		for j, v := range row {
+			sum[j] += v
 		}
 	}
 }

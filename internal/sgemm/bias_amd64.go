@@ -23,3 +23,14 @@ func biasReLU64(dst *float64, h, b *float32, rows, w int)
 
 //go:noescape
 func biasAdd64(dst *float64, h, b *float32, rows, w int)
+
+// reluGrad32 is ReLUGrad on n values, n a positive multiple of 8.
+//
+//go:noescape
+func reluGrad32(dz, y, grad *float32, n int)
+
+// colSum32 adds the column sums of rows×w values of h to the w values of
+// sum.
+//
+//go:noescape
+func colSum32(sum, h *float32, rows, w int)

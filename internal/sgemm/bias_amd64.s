@@ -186,3 +186,99 @@ add64next:
 	JNZ add64row
 	VZEROUPPER
 	RET
+
+// func reluGrad32(dz, y, grad *float32, n int)
+// The mask is the sign of the negated bits of y, as in reluGradGo.
+TEXT ·reluGrad32(SB), NOSPLIT, $0-32
+	MOVQ dz+0(FP), DI
+	MOVQ y+8(FP), SI
+	MOVQ grad+16(FP), DX
+	MOVQ n+24(FP), CX
+	VPXOR Y15, Y15, Y15
+rgloop:
+	VMOVDQU (SI), Y0
+	VPSUBD Y0, Y15, Y0   // −bits
+	VPSRAD $31, Y0, Y0   // all ones where negative
+	VPAND (DX), Y0, Y0
+	VMOVDQU Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ rgloop
+	VZEROUPPER
+	RET
+
+// func colSum32(sum, h *float32, rows, w int)
+// Thirty-two columns at a time down all rows (four independent chains of
+// additions), then eight, so each sum adds the rows in order, as colSumGo
+// does; then the last columns one by one.
+TEXT ·colSum32(SB), NOSPLIT, $0-32
+	MOVQ sum+0(FP), DI
+	MOVQ h+8(FP), SI
+	MOVQ rows+16(FP), R8
+	MOVQ w+24(FP), DX
+	MOVQ DX, R9
+	SHLQ $2, R9          // row stride in bytes
+	MOVQ DX, R10         // columns left
+cs32:
+	CMPQ R10, $32
+	JL csvec
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	MOVQ SI, R11
+	MOVQ R8, CX
+cs32row:
+	VADDPS (R11), Y0, Y0
+	VADDPS 32(R11), Y1, Y1
+	VADDPS 64(R11), Y2, Y2
+	VADDPS 96(R11), Y3, Y3
+	ADDQ R9, R11
+	DECQ CX
+	JNZ cs32row
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, SI
+	SUBQ $32, R10
+	JMP cs32
+csvec:
+	CMPQ R10, $8
+	JL cstail
+	VMOVUPS (DI), Y0
+	MOVQ SI, R11
+	MOVQ R8, CX
+csvrow:
+	VADDPS (R11), Y0, Y0
+	ADDQ R9, R11
+	DECQ CX
+	JNZ csvrow
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	SUBQ $8, R10
+	JMP csvec
+cstail:
+	TESTQ R10, R10
+	JZ csdone
+csone:
+	VMOVSS (DI), X0
+	MOVQ SI, R11
+	MOVQ R8, CX
+csorow:
+	VADDSS (R11), X0, X0
+	ADDQ R9, R11
+	DECQ CX
+	JNZ csorow
+	VMOVSS X0, (DI)
+	ADDQ $4, DI
+	ADDQ $4, SI
+	DECQ R10
+	JNZ csone
+csdone:
+	VZEROUPPER
+	RET

@@ -1,6 +1,7 @@
 package sgemm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -189,4 +190,61 @@ func BenchmarkBias(b *testing.B) {
 			})
 		}
 	}
+}
+
+// TestReLUGradColSum requires the assembly's bits from ReLUGrad and
+// ColSum on every length and width up to 70 (the vector loops and the
+// tails), with special values: y of both signs, ±0, NaN and ±Inf, and
+// gradients with NaN payloads.
+func TestReLUGradColSum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.Float32frombits(0x7fc00123), math.Float32frombits(0xffc00456), math.Float32frombits(1), math.Float32frombits(0x80000001)}
+	draw := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			if rng.IntN(6) == 0 {
+				s[i] = specials[rng.IntN(len(specials))]
+			} else {
+				s[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(9)-4)))
+			}
+		}
+		return s
+	}
+	hasAsm := biasAsm
+	defer func() { biasAsm = hasAsm }()
+	for n := 0; n <= 70; n++ {
+		y, g := draw(n), draw(n)
+		want := make([]float32, n)
+		reluGradGo(want, y, g)
+		for _, asm := range []bool{false, true} {
+			biasAsm = asm && hasAsm
+			got := make([]float32, n)
+			ReLUGrad(got, y, g)
+			sameBits32(t, fmt.Sprintf("ReLUGrad n=%d asm=%v", n, biasAsm), got, want)
+			inPlace := append([]float32(nil), g...)
+			ReLUGrad(inPlace, y, inPlace)
+			sameBits32(t, "ReLUGrad in place", inPlace, want)
+		}
+	}
+	for w := 1; w <= 70; w++ {
+		for _, rows := range []int{0, 1, 2, 7, 40} {
+			h := draw(rows*w + rng.IntN(w)) // a partial last row, ignored
+			start := draw(w)
+			want := append([]float32(nil), start...)
+			colSumGo(want, h)
+			for _, asm := range []bool{false, true} {
+				biasAsm = asm && hasAsm
+				got := append([]float32(nil), start...)
+				ColSum(got, h)
+				sameBits32(t, fmt.Sprintf("ColSum w=%d rows=%d asm=%v", w, rows, biasAsm), got, want)
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("ReLUGrad of slices of different lengths did not panic")
+		}
+	}()
+	ReLUGrad(make([]float32, 2), make([]float32, 3), make([]float32, 2))
 }
