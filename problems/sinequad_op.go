@@ -14,6 +14,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce/internal/vmath"
 )
 
 // sineQuadOp is the gorgonia operation of SineQuadratic.ObjectiveNode:
@@ -26,11 +28,11 @@ import (
 // the same products, math.Sin, and the row sums by the same BLAS call
 // (Dgemv for a matrix, Ddot for a vector, of gorgonia's BLAS). Float32
 // values are computed in float64 from the float32 y and the float64 Q and
-// p, with sin and cos from sinCos32 (relative error below 1e-10), and
+// p, with sin and cos from vmath.SinCos32s (relative error below 1e-10), and
 // rounded once: more accurate than gorgonia's float32 chain (math32.Sin
 // and Cos, float32 sums), to which they agree to about 1e-6 relative to
 // the size of the terms (TestObjectiveNodeOp). The float32 value pass
-// computes the derivative Qy + p ⊙ cos y with the same sinCos32 calls and
+// computes the derivative Qy + p ⊙ cos y with the same vmath.SinCos32s calls and
 // keeps it for the gradient pass (derivCache).
 type sineQuadOp struct {
 	halfQ, p []float64    // ½Q_k and p_k
@@ -42,7 +44,7 @@ type sineQuadOp struct {
 
 // derivCache holds a copy of the last float32 y whose value the op
 // computed and the derivative Q_k y_k + p_k cos y_k there, computed with
-// the same sinCos32 call as the value. The gradient uses it when its y is
+// the same sin and cos as the value. The gradient uses it when its y is
 // bit for bit the cached one (gorgonia may reuse y's memory for other
 // values, so the data is compared, not the pointer), and otherwise
 // computes the derivative afresh, with the same bits (deriv32).
@@ -211,15 +213,15 @@ func (op *sineQuadOp) value32(y []float32, m int) []float32 {
 	}
 	d := c.d[:len(y)]
 	f := make([]float32, m)
-	row := make([]float64, n)
+	row, sin, cos := make([]float64, n), make([]float64, n), make([]float64, n)
 	for i := range f {
 		widen(row, y[i*n:(i+1)*n])
+		vmath.SinCos32s(row, sin, cos)
 		di := d[i*n : (i+1)*n]
 		var s float64
 		for k, t := range row {
-			sin, cos := sinCos32(t)
-			s += op.halfQ[k]*(t*t) + op.p[k]*sin
-			di[k] = deriv32(op.halfQ[k], op.p[k], t, cos)
+			s += op.halfQ[k]*(t*t) + op.p[k]*sin[k]
+			di[k] = deriv32(op.halfQ[k], op.p[k], t, cos[k])
 		}
 		f[i] = float32(s)
 	}
@@ -245,13 +247,13 @@ func (op *sineQuadOp) grad32(y []float32, up []float64) []float32 {
 	d := c.d
 	if len(c.y) != len(y) || !bytes.Equal(float32Bytes(c.y), float32Bytes(y)) {
 		d = make([]float64, len(y))
-		row := make([]float64, n)
+		row, sin, cos := make([]float64, n), make([]float64, n), make([]float64, n)
 		for i := range up {
 			widen(row, y[i*n:(i+1)*n])
+			vmath.SinCos32s(row, sin, cos)
 			di := d[i*n : (i+1)*n]
 			for k, t := range row {
-				_, cos := sinCos32(t)
-				di[k] = deriv32(op.halfQ[k], op.p[k], t, cos)
+				di[k] = deriv32(op.halfQ[k], op.p[k], t, cos[k])
 			}
 		}
 	}
@@ -274,7 +276,7 @@ func float32Bytes(v []float32) []byte {
 
 // widen sets dst[k] = float64(src[k]). The float32 loops convert a row
 // before and after computing on it: a conversion inside the loop of
-// sinCos32 calls (CVTSS2SD or CVTSD2SS, which keep the rest of their
+// SinCos32 calls (CVTSS2SD or CVTSD2SS, which keep the rest of their
 // destination register) chains the iterations and made them 2.5× slower.
 func widen(dst []float64, src []float32) {
 	for k, v := range src {
