@@ -14,6 +14,7 @@ type MLP struct {
 	layers         []*Dense
 	sizes          []int
 	hidden, output Activation
+	packed         *packCache // a float32 MLP's weights packed for Predict
 }
 
 // NewMLP adds the learnable nodes of an MLP with layer sizes
@@ -45,7 +46,7 @@ func NewMLP(g *gorgonia.ExprGraph, sizes []int, hidden, output Activation, opts 
 	if prefix == "" {
 		prefix = freePrefix(g, "mlp", func(p string) string { return p + ".0.W" })
 	}
-	m := &MLP{
+	m := &MLP{packed: new(packCache),
 		layers: make([]*Dense, len(sizes)-1),
 		sizes:  append([]int(nil), sizes...),
 		hidden: hidden,

@@ -1,8 +1,10 @@
 package layers
 
 import (
+	"bytes"
 	"math"
 	"sync"
+	"unsafe"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -13,7 +15,8 @@ import (
 // A float32 MLP predicts in float32 on enforce's single-precision matrix
 // product (internal/sgemm: AVX-512 or AVX2/FMA Go assembly where the CPU
 // has it), the kernel gorgonia's float32 graphs use in the default build.
-// Each layer's W is packed once per call; the rows of x are split among
+// Each layer's W is packed once and kept (packCache) until its bits
+// change; the rows of x are split among
 // the cores in blocks of predictRows, and each block runs through the
 // whole network while its activations stay in cache, with the bias and the
 // activation applied to each layer's product as soon as it is computed.
@@ -52,15 +55,75 @@ func grow32(s []float32, n int) []float32 {
 func (m *MLP) predict32(x *mat.Dense) *mat.Dense {
 	rows, _ := x.Dims()
 	last := m.layers[len(m.layers)-1]
-	st := &mlp32{layers: m.layers, w: make([]sgemm.Panels, len(m.layers)), b: make([][]float32, len(m.layers)), x: x}
+	st := &mlp32{layers: m.layers, w: m.packed.get(m.layers), b: make([][]float32, len(m.layers)), x: x}
 	for i, l := range m.layers {
-		st.w[i].Pack(l.in, l.out, l.w.Value().Data().([]float32), l.out)
 		st.b[i] = l.b.Value().Data().([]float32)
 	}
 	z := mat.NewDense(rows, last.out, nil)
 	st.out = z.RawMatrix().Data
 	par.ForBlocks(rows, predictRows, st)
 	return z
+}
+
+// packCache keeps a float32 MLP's weight matrices packed for
+// sgemm.MulPacked, with copies of the bits they were packed from. Every
+// Predict compares the weights' bits with those copies (about a fifth of
+// the cost of packing them, and no allocation) and repacks on any
+// difference, so no write to the weights can be missed: a training step, a
+// checkpoint load, SetWeights, or a user's own write through the nodes.
+type packCache struct {
+	mu    sync.Mutex
+	entry *packEntry
+}
+
+// packEntry is one packing, never changed once made: a Predict that holds
+// it keeps valid panels even while another repacks.
+type packEntry struct {
+	w   []sgemm.Panels
+	src [][]float32
+}
+
+// get returns the packed weights of layers, packing them anew if their
+// bits differ from those of the last packing (and packs them without
+// keeping them for a nil c).
+func (c *packCache) get(layers []*Dense) []sgemm.Panels {
+	if c == nil {
+		c = new(packCache)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entry; e != nil && len(e.src) == len(layers) {
+		same := true
+		for i, l := range layers {
+			if !sameBits32(e.src[i], l.w.Value().Data().([]float32)) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return e.w
+		}
+	}
+	e := &packEntry{w: make([]sgemm.Panels, len(layers)), src: make([][]float32, len(layers))}
+	for i, l := range layers {
+		w := l.w.Value().Data().([]float32)
+		e.src[i] = append([]float32(nil), w...)
+		e.w[i].Pack(l.in, l.out, e.src[i], l.out)
+	}
+	c.entry = e
+	return e.w
+}
+
+// sameBits32 reports whether a and b hold the same bits (a NaN equals
+// itself, −0 differs from +0).
+func sameBits32(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 {
+		return true
+	}
+	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), 4*len(a)), unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), 4*len(b)))
 }
 
 // Run computes the output rows [lo, hi), predictRows at a time.

@@ -3,6 +3,7 @@ package layers
 import (
 	"math"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -181,4 +182,67 @@ func TestPredict32(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPredict32SeesEveryWeightChange checks the float32 MLP's packed-weight
+// cache: Predict gives a fresh MLP's result after every kind of change to
+// the weights (SetWeights, a write to a weight node's own values, a sign
+// flip of a zero weight, which only the bits show), keeps giving it when
+// nothing changed, and gives it to concurrent callers (run with -race).
+func TestPredict32SeesEveryWeightChange(t *testing.T) {
+	sizes := []int{7, 20, 9}
+	build := func() *MLP {
+		mlp, err := NewMLP(gorgonia.NewGraph(), sizes, ReLU, Identity, WithSeed(3), WithDtype(tensor.Float32))
+		require.NoError(t, err)
+		return mlp
+	}
+	x := mat.NewDense(50, sizes[0], randMatrix(4, 50, sizes[0]))
+	cached := build()
+	check := func(what string) {
+		t.Helper()
+		fresh := build()
+		require.NoError(t, fresh.SetWeights(cached.Weights()))
+		want, err := fresh.Predict(x)
+		require.NoError(t, err)
+		got, err := cached.Predict(x)
+		require.NoError(t, err)
+		require.Equal(t, want.RawMatrix().Data, got.RawMatrix().Data, what)
+	}
+	check("new")
+	check("unchanged")
+
+	w := cached.Weights()
+	w[0][3] += 0.5
+	require.NoError(t, cached.SetWeights(w))
+	check("SetWeights")
+
+	raw := cached.Layers()[1].w.Value().Data().([]float32)
+	raw[5] *= -3
+	check("a write to the node's values")
+
+	// A zero weight against an input of +Inf would give NaN either way;
+	// here −0 against +0 changes the sign of a zero product, which a
+	// comparison with == would miss.
+	raw = cached.Layers()[0].w.Value().Data().([]float32)
+	raw[0] = 0
+	check("+0")
+	raw[0] = float32(math.Copysign(0, -1))
+	check("−0")
+	assert.True(t, math.Signbit(float64(cached.packed.entry.src[0][0])), "repacked from −0")
+
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				if _, err := cached.Predict(x); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	check("after concurrent calls")
 }
