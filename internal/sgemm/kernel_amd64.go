@@ -39,6 +39,20 @@ func kernel2(k int, a, b, c []float32, ldc int) {
 }
 
 //go:noescape
+func kern12x16m(k int, a, b, c *float32, ldc int, w int)
+
+// kernel2x1 computes the first w (1 ≤ w ≤ NR) columns of the 2MR×NR
+// block of C for the two row panels of A at a (adjacent) and the column
+// panel of B at b, with the AVX-512 kernel; callers check Has512 and
+// k > 0.
+func kernel2x1(k int, a, b, c []float32, ldc, w int) {
+	_ = a[2*k*MR-1]
+	_ = b[k*NR-1]
+	_ = c[(2*MR-1)*ldc+w-1]
+	kern12x16m(k, &a[0], &b[0], &c[0], ldc, w)
+}
+
+//go:noescape
 func kernd6x8(k int, a, b, c *float64, ldc int)
 
 //go:noescape

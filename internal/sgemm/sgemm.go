@@ -175,6 +175,22 @@ func MulPacked(m int, pa []float32, p *Panels, j0, j1 int, c []float32, ldc int,
 				mulPanels(m, m2, pa, p, jb, jb+2*NR, j0, c, ldc, lower, tile)
 			}
 		}
+		// The last one or two column panels, full or not: 12×16 blocks
+		// whose stores are masked to the columns there are.
+		for ; jb < j1; jb += NR {
+			w := min(NR, j1-jb)
+			bp := p.Data[jb*k : jb*k+k*NR]
+			for i0 := 0; i0 < m2; i0 += 2 * MR {
+				if lower && i0+2*MR-1 < jb {
+					continue
+				}
+				kernel2x1(k, pa[i0*k:i0*k+2*k*MR], bp, c[i0*ldc+jb-j0:], ldc, w)
+			}
+			if m2 < m {
+				mulPanels(m, m2, pa, p, jb, jb+w, j0, c, ldc, lower, tile)
+			}
+		}
+		return
 	}
 	mulPanels(m, 0, pa, p, jb, j1, j0, c, ldc, lower, tile)
 }

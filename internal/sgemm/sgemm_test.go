@@ -335,3 +335,50 @@ func TestGramLower(t *testing.T) {
 		}
 	}
 }
+
+// TestMul512Bits requires Mul with the AVX-512 kernels (12×32 blocks and
+// the masked 12×16 edge blocks) to give the bits of the AVX2 6×16 kernel on
+// every shape: widths with no edge, a full 16-wide edge, partial ones
+// (1, 4, 8, 15 columns), two edge panels; heights with and without rows
+// left over; a column range; the lower triangle (on and below the
+// diagonal, above which either may write).
+func TestMul512Bits(t *testing.T) {
+	if !Has512 {
+		t.Skip("no AVX-512 kernel on this machine/build")
+	}
+	rnd := rand.New(rand.NewPCG(21, 22))
+	for _, m := range []int{12, 13, 48, 53} {
+		for _, n := range []int{1, 4, 8, 15, 16, 20, 32, 40, 47, 48, 100, 200} {
+			for _, k := range []int{1, 9, 50} {
+				a, b := randSlice(rnd, m*k), randSlice(rnd, k*n)
+				var p Panels
+				p.Pack(k, n, b, n)
+				work := make([]float32, WorkLen(m, k))
+				for _, lower := range []bool{false, true} {
+					for _, j0 := range []int{0, NR} {
+						if j0 >= n {
+							continue
+						}
+						ldc := n + 5
+						c512, c2 := make([]float32, m*ldc), make([]float32, m*ldc)
+						for i := range c512 {
+							c512[i], c2[i] = 7, 7 // outside the range: untouched
+						}
+						Mul(m, a, k, &p, j0, n, c512, ldc, lower, work)
+						Has512 = false
+						Mul(m, a, k, &p, j0, n, c2, ldc, lower, work)
+						Has512 = true
+						for i := range c2 {
+							if r, j := i/ldc, i%ldc+j0; lower && r < j {
+								continue // above the diagonal: either may write it
+							}
+							if math.Float32bits(c512[i]) != math.Float32bits(c2[i]) {
+								t.Fatalf("m=%d n=%d k=%d j0=%d lower=%v: entry %d: AVX-512 %v, AVX2 %v", m, n, k, j0, lower, i, c512[i], c2[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
