@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/enforce-nn/enforce/internal/dense"
+	"github.com/enforce-nn/enforce/internal/isfinite"
 	"github.com/enforce-nn/enforce/internal/sgemm"
 )
 
@@ -637,6 +638,12 @@ func allZero(v []float64) bool {
 // allFinite reports whether no element of v is NaN or ±Inf (for which
 // x − x is NaN).
 func allFinite[T sgemm.Real](v []T) bool {
+	switch v := any(v).(type) {
+	case []float64:
+		return isfinite.Float64s(v) // AVX2 where there is one
+	case []float32:
+		return isfinite.Float32s(v)
+	}
 	for _, x := range v {
 		if x-x != 0 {
 			return false
