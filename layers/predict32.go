@@ -67,8 +67,9 @@ func (m *MLP) predict32(x *mat.Dense) *mat.Dense {
 
 // packCache keeps a float32 MLP's weight matrices packed for
 // sgemm.MulPacked, with copies of the bits they were packed from. Every
-// Predict compares the weights' bits with those copies (about a fifth of
-// the cost of packing them, and no allocation) and repacks on any
+// Predict compares the weights' bits with those copies (2.9 µs for a
+// 200×200 matrix against 18 µs to pack it, and no allocation; measured
+// with the machine shared) and repacks on any
 // difference, so no write to the weights can be missed: a training step, a
 // checkpoint load, SetWeights, or a user's own write through the nodes.
 type packCache struct {
