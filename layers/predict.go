@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -94,19 +95,47 @@ func (m *MLP) Predict(x *mat.Dense) (*mat.Dense, error) {
 	if err := checkPredictInput("MLP.Predict", x, m.sizes[0]); err != nil {
 		return nil, err
 	}
-	var h *mat.Dense
+	rows, _ := x.Dims()
+	h := mat.NewDense(rows, m.sizes[len(m.sizes)-1], nil)
+	return h, m.predictTo(h, x, "MLP.Predict")
+}
+
+// PredictTo is Predict writing its result into dst, which must be a
+// (rows, Sizes()[len−1]) matrix: the same values, bit for bit, without
+// allocating the output. A float32 MLP then allocates nothing that grows
+// with the batch, which serves predictions made in a loop (see
+// train.Model.BackboneTo for what it saves). On an error dst may hold
+// partial results.
+func (m *MLP) PredictTo(dst, x *mat.Dense) error {
+	if err := checkPredictInput("MLP.PredictTo", x, m.sizes[0]); err != nil {
+		return err
+	}
+	rows, _ := x.Dims()
+	if dst == nil {
+		return errors.New("layers: MLP.PredictTo: nil destination")
+	}
+	if r, c := dst.Dims(); r != rows || c != m.sizes[len(m.sizes)-1] {
+		return fmt.Errorf("layers: MLP.PredictTo: destination is %d×%d, want %d×%d", r, c, rows, m.sizes[len(m.sizes)-1])
+	}
+	return m.predictTo(dst, x, "MLP.PredictTo")
+}
+
+// predictTo evaluates the network for the checked x into dst, of the
+// output's shape.
+func (m *MLP) predictTo(dst, x *mat.Dense, method string) error {
 	if m.Dtype() == tensor.Float32 {
-		h = m.predict32(x)
+		m.predict32(dst, x)
 	} else {
-		h = x
+		h := x
 		for _, l := range m.layers {
 			h = l.predict(h)
 		}
+		dst.Copy(h)
 	}
-	if err := checkFinite(h); err != nil {
-		return nil, fmt.Errorf("layers: MLP.Predict: the output %w (the weights or inputs are too large)", err)
+	if err := checkFinite(dst); err != nil {
+		return fmt.Errorf("layers: %s: the output %w (the weights or inputs are too large)", method, err)
 	}
-	return h, nil
+	return nil
 }
 
 // checkPredictInput checks that x is a non-empty finite matrix with cols

@@ -51,18 +51,25 @@ func grow32(s []float32, n int) []float32 {
 	return s[:n]
 }
 
-// predict32 returns the float32 network's output for x, as float64.
-func (m *MLP) predict32(x *mat.Dense) *mat.Dense {
+// predict32 writes the float32 network's output for x, as float64, into
+// dst (of the output's shape; written in place when its rows are
+// contiguous, else through a copy).
+func (m *MLP) predict32(dst, x *mat.Dense) {
 	rows, _ := x.Dims()
 	last := m.layers[len(m.layers)-1]
 	st := &mlp32{layers: m.layers, w: m.packed.get(m.layers), b: make([][]float32, len(m.layers)), x: x}
 	for i, l := range m.layers {
 		st.b[i] = l.b.Value().Data().([]float32)
 	}
-	z := mat.NewDense(rows, last.out, nil)
+	z := dst
+	if raw := dst.RawMatrix(); raw.Stride != raw.Cols {
+		z = mat.NewDense(rows, last.out, nil)
+	}
 	st.out = z.RawMatrix().Data
 	par.ForBlocks(rows, predictRows, st)
-	return z
+	if z != dst {
+		dst.Copy(z)
+	}
 }
 
 // packCache keeps a float32 MLP's weight matrices packed for

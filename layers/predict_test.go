@@ -246,3 +246,50 @@ func TestPredict32SeesEveryWeightChange(t *testing.T) {
 	wg.Wait()
 	check("after concurrent calls")
 }
+
+// TestPredictTo checks MLP.PredictTo against Predict, bit for bit, for
+// both dtypes, into a contiguous matrix and into a view with a wider
+// stride (whose other columns it must leave alone); its errors; and that
+// a float32 MLP's PredictTo allocates nothing that grows with the batch.
+func TestPredictTo(t *testing.T) {
+	sizes := []int{5, 30, 17}
+	x := mat.NewDense(100, sizes[0], randMatrix(6, 100, sizes[0]))
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		t.Run(dt.String(), func(t *testing.T) {
+			mlp, err := NewMLP(gorgonia.NewGraph(), sizes, ReLU, Identity, WithSeed(2), WithDtype(dt))
+			require.NoError(t, err)
+			want, err := mlp.Predict(x)
+			require.NoError(t, err)
+			dst := mat.NewDense(100, sizes[2], nil)
+			require.NoError(t, mlp.PredictTo(dst, x))
+			require.Equal(t, want.RawMatrix().Data, dst.RawMatrix().Data)
+
+			wide := mat.NewDense(100, sizes[2]+3, nil)
+			for i := range wide.RawMatrix().Data {
+				wide.RawMatrix().Data[i] = -9
+			}
+			view := wide.Slice(0, 100, 1, 1+sizes[2]).(*mat.Dense)
+			require.NoError(t, mlp.PredictTo(view, x))
+			assert.True(t, mat.Equal(want, view), "into a view")
+			for i := range 100 {
+				assert.Equal(t, -9.0, wide.At(i, 0))
+				assert.Equal(t, -9.0, wide.At(i, sizes[2]+1))
+			}
+
+			assert.ErrorContains(t, mlp.PredictTo(nil, x), "nil destination")
+			assert.ErrorContains(t, mlp.PredictTo(mat.NewDense(99, sizes[2], nil), x), "destination is 99×17")
+			assert.ErrorContains(t, mlp.PredictTo(dst, mat.NewDense(100, 4, nil)), "columns")
+
+			if dt == tensor.Float32 {
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				for range 20 {
+					require.NoError(t, mlp.PredictTo(dst, x))
+				}
+				runtime.ReadMemStats(&after)
+				perCall := (after.TotalAlloc - before.TotalAlloc) / 20
+				assert.Less(t, perCall, uint64(4096), "bytes allocated per call (the output alone is %d)", 8*100*sizes[2])
+			}
+		})
+	}
+}

@@ -35,6 +35,14 @@ type DensePredictor interface {
 	Predict(x *mat.Dense) (*mat.Dense, error)
 }
 
+// DensePredictorTo is a DensePredictor that can also write its prediction
+// into a caller's matrix, such as *layers.MLP (layers.MLP.PredictTo).
+// Model.BackboneTo uses it to predict without allocating the output.
+type DensePredictorTo interface {
+	DensePredictor
+	PredictTo(dst, x *mat.Dense) error
+}
+
 // BackboneFunc builds a fresh Backbone, with initial weights, on g. A
 // Model calls it once in New (the weights it draws there are the initial
 // weights) and once for every graph it builds afterwards (each training

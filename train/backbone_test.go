@@ -222,3 +222,44 @@ func TestMLPAsBackbone(t *testing.T) {
 	}
 	assert.Equal(t, preds[0], preds[1])
 }
+
+// TestBackboneTo checks Model.BackboneTo against Backbone, bit for bit,
+// on each of the three paths (an MLP's PredictTo in both precisions, a
+// backbone with only Predict, one with neither, which runs on a graph),
+// with and without standardisation, and its errors.
+func TestBackboneTo(t *testing.T) {
+	p := problems.FittingEquality{}
+	d, test := p.Sample(40, 5), p.Sample(30, 6)
+	cases := []struct {
+		name string
+		cfg  Config
+	}{
+		{"MLP float64", Config{Sizes: []int{1, 8, 2}, Hidden: layers.ReLU}},
+		{"MLP float32", Config{Sizes: []int{1, 8, 2}, Hidden: layers.ReLU, Precision: enforce.Float32}},
+		{"Predict only", Config{Backbone: residualPredictorBuilder(1, 8, 2, 1)}},
+		{"graph", Config{Backbone: residualBuilder(1, 8, 2, 1)}},
+	}
+	for _, c := range cases {
+		for _, std := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/standardize=%v", c.name, std), func(t *testing.T) {
+				cfg := c.cfg
+				cfg.Constraint, cfg.Epochs, cfg.BatchSize, cfg.Seed, cfg.Standardize, cfg.Quiet = p.Equalities(), 3, 20, 1, std, true
+				m, err := New(cfg)
+				require.NoError(t, err)
+				_, err = m.Fit(d.X, d.Y)
+				require.NoError(t, err)
+				want, err := m.Backbone(test.X)
+				require.NoError(t, err)
+				dst := mat.NewDense(30, 2, nil)
+				require.NoError(t, m.BackboneTo(dst, test.X))
+				require.Equal(t, want.RawMatrix().Data, dst.RawMatrix().Data)
+
+				assert.ErrorContains(t, m.BackboneTo(nil, test.X), "nil destination")
+				assert.ErrorContains(t, m.BackboneTo(mat.NewDense(30, 3, nil), test.X), "destination is 30×3")
+				assert.Error(t, m.BackboneTo(dst, mat.NewDense(30, 2, nil)), "x of the wrong width")
+				var nilModel *Model
+				assert.Error(t, nilModel.BackboneTo(dst, test.X))
+			})
+		}
+	}
+}

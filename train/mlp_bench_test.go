@@ -94,6 +94,24 @@ func BenchmarkMLPForward833(b *testing.B) {
 	}
 }
 
+// BenchmarkMLPBackboneTo833 is BenchmarkMLPForward833 through
+// Model.BackboneTo into one destination reused by every call.
+func BenchmarkMLPBackboneTo833(b *testing.B) {
+	x := randomMatrix(833, mlpBenchSizes[0], 3)
+	for _, prec := range benchPrecisions {
+		b.Run(prec.String(), func(b *testing.B) {
+			m := mlpBenchModel(b, prec, 1)
+			dst := mat.NewDense(833, mlpBenchSizes[len(mlpBenchSizes)-1], nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := m.BackboneTo(dst, x); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkMLPPredict833 is BenchmarkMLPForward833 through Model.Predict
 // (the backbone, then the check of the constraint that an MLP-mode model
 // reports in its Stats), the reference bench's mlp-forward item.

