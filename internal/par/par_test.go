@@ -84,3 +84,62 @@ func TestForBlocksAligned(t *testing.T) {
 		}
 	}
 }
+
+// TestForBlocksShares checks that ForBlocks hands out one block per call
+// when it runs on more than one worker, covers every index once on 1, 2
+// and 7 workers, and lets a worker that is held up take fewer blocks: with
+// the first block's call held until every other block is done, the other
+// workers take all of them.
+func TestForBlocksShares(t *testing.T) {
+	for _, procs := range []int{1, 2, 7} {
+		old := runtime.GOMAXPROCS(procs)
+		for _, n := range []int{1, 5, 64, 65, 1000} {
+			var c counter
+			c.hits = make([]atomic.Int32, n)
+			var r recordBlocks
+			ForBlocks(n, 8, bodies{&c, &r})
+			for i := range c.hits {
+				assert.Equal(t, int32(1), c.hits[i].Load(), "procs=%d n=%d index %d", procs, n, i)
+			}
+			for _, g := range r.got {
+				if procs > 1 && n > 8 {
+					assert.LessOrEqual(t, g[1]-g[0], 8, "procs=%d n=%d: one block per call", procs, n)
+				}
+			}
+		}
+		runtime.GOMAXPROCS(old)
+	}
+
+	old := runtime.GOMAXPROCS(2)
+	defer runtime.GOMAXPROCS(old)
+	const blocks = 50
+	s := &slowFirst{release: make(chan struct{})}
+	s.left.Store(blocks - 1)
+	ForBlocks(blocks, 1, s)
+	assert.Equal(t, int32(blocks), s.done.Load())
+}
+
+// bodies runs several bodies on each range.
+type bodies []Body
+
+func (b bodies) Run(lo, hi int) {
+	for _, x := range b {
+		x.Run(lo, hi)
+	}
+}
+
+// slowFirst holds the call of block 0 until every other block has run,
+// which finishes only if the other worker takes them all.
+type slowFirst struct {
+	release    chan struct{}
+	left, done atomic.Int32
+}
+
+func (s *slowFirst) Run(lo, hi int) {
+	if lo == 0 {
+		<-s.release
+	} else if s.left.Add(-1) == 0 {
+		close(s.release)
+	}
+	s.done.Add(int32(hi - lo))
+}
