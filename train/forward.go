@@ -10,47 +10,51 @@ import (
 // original units) → standardised input → backbone → ŷ in original units.
 // A backbone that is a DensePredictor (an MLP: layers.MLP.Predict) runs in
 // plain Go; any other runs on a graph built for the call.
-func (m *Model) forward(x *mat.Dense) (*mat.Dense, error) {
-	z := mat.NewDense(x.RawMatrix().Rows, m.cfg.ny, nil)
-	if err := m.forwardTo(z, x); err != nil {
-		return nil, err
-	}
-	return z, nil
-}
+func (m *Model) forward(x *mat.Dense) (*mat.Dense, error) { return m.forwardTo(nil, x) }
 
-// forwardTo is forward writing ŷ into z (rows×ny). A DensePredictorTo
-// (layers.MLP.PredictTo) writes into z directly; any other backbone's
-// result is copied there.
-func (m *Model) forwardTo(z, x *mat.Dense) error {
+// forwardTo is forward writing ŷ into z (rows×ny), or, for a nil z, into
+// a matrix of its own, which it returns: a new one for a DensePredictorTo
+// (layers.MLP.PredictTo), the backbone's own output otherwise, so that no
+// output is copied unless the caller asked for it in z.
+func (m *Model) forwardTo(z, x *mat.Dense) (*mat.Dense, error) {
 	h := x
+	rows := x.RawMatrix().Rows
 	if m.sx != nil {
-		h = mat.NewDense(x.RawMatrix().Rows, m.cfg.nx, nil)
+		h = mat.NewDense(rows, m.cfg.nx, nil)
 		m.sx.Transform(h, x)
 	}
-	rows := x.RawMatrix().Rows
+	var out *mat.Dense
 	switch p := m.net.(type) {
 	case DensePredictorTo:
+		if z == nil {
+			z = mat.NewDense(rows, m.cfg.ny, nil)
+		}
 		if err := p.PredictTo(z, h); err != nil {
-			return fmt.Errorf("train: %w", err)
+			return nil, fmt.Errorf("train: %w", err)
 		}
 	case DensePredictor:
-		out, err := p.Predict(h)
-		if err != nil {
-			return fmt.Errorf("train: %w", err)
+		var err error
+		if out, err = p.Predict(h); err != nil {
+			return nil, fmt.Errorf("train: %w", err)
 		}
 		if r, c := out.Dims(); r != rows || c != m.cfg.ny {
-			return fmt.Errorf("train: the backbone's Predict returned %d×%d, want %d×%d", r, c, rows, m.cfg.ny)
+			return nil, fmt.Errorf("train: the backbone's Predict returned %d×%d, want %d×%d", r, c, rows, m.cfg.ny)
 		}
-		z.Copy(out)
 	default:
-		out, err := m.graphForward(h)
-		if err != nil {
-			return err
+		var err error
+		if out, err = m.graphForward(h); err != nil {
+			return nil, err
 		}
+	}
+	switch {
+	case out == nil: // written into z
+	case z == nil:
+		z = out
+	default:
 		z.Copy(out)
 	}
 	if m.sy != nil {
 		m.sy.Inverse(z, z)
 	}
-	return nil
+	return z, nil
 }

@@ -436,7 +436,7 @@ func (m *Model) BackboneTo(dst, x *mat.Dense) error {
 	if r, c := dst.Dims(); r != x.RawMatrix().Rows || c != m.cfg.ny {
 		return fmt.Errorf("train: BackboneTo: destination is %d×%d, want %d×%d", r, c, x.RawMatrix().Rows, m.cfg.ny)
 	}
-	if err := m.forwardTo(dst, x); err != nil {
+	if _, err := m.forwardTo(dst, x); err != nil {
 		return err
 	}
 	if !finite(dst) {
