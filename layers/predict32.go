@@ -16,8 +16,7 @@ import (
 // product (internal/sgemm: AVX-512 or AVX2/FMA Go assembly where the CPU
 // has it), the kernel gorgonia's float32 graphs use in the default build.
 // Each layer's W is packed once and kept (packCache) until its bits
-// change; the rows of x are split among
-// the cores in blocks of predictRows, and each block runs through the
+// change; the rows of x are split among the cores in blocks of predictRows, and each block runs through the
 // whole network while its activations stay in cache, with the bias and the
 // activation applied to each layer's product as soon as it is computed.
 
@@ -76,9 +75,9 @@ func (m *MLP) predict32(dst, x *mat.Dense) {
 // sgemm.MulPacked, with copies of the bits they were packed from. Every
 // Predict compares the weights' bits with those copies (2.9 µs for a
 // 200×200 matrix against 18 µs to pack it, and no allocation; measured
-// with the machine shared) and repacks on any
-// difference, so no write to the weights can be missed: a training step, a
-// checkpoint load, SetWeights, or a user's own write through the nodes.
+// with the machine shared) and repacks on any difference, so no write to
+// the weights can be missed: a training step, a checkpoint load,
+// SetWeights, or a user's own write through the nodes.
 type packCache struct {
 	mu    sync.Mutex
 	entry *packEntry
@@ -92,12 +91,8 @@ type packEntry struct {
 }
 
 // get returns the packed weights of layers, packing them anew if their
-// bits differ from those of the last packing (and packs them without
-// keeping them for a nil c).
+// bits differ from those of the last packing.
 func (c *packCache) get(layers []*Dense) []sgemm.Panels {
-	if c == nil {
-		c = new(packCache)
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.entry; e != nil && len(e.src) == len(layers) {
