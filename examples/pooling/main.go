@@ -54,6 +54,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/examples/internal/harness"
@@ -188,24 +189,13 @@ func run(o options, stdout, progress io.Writer) error {
 // scale against which the MSE of a test set reads (sklearn's r2 divides by
 // it).
 func varianceLine(y *mat.Dense) string {
-	r, c := y.Dims()
-	var b strings.Builder
-	for j := 0; j < c; j++ {
-		var mean, ss float64
-		for i := 0; i < r; i++ {
-			mean += y.At(i, j)
-		}
-		mean /= float64(r)
-		for i := 0; i < r; i++ {
-			d := y.At(i, j) - mean
-			ss += d * d
-		}
-		if j > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%.4g", ss/float64(r))
+	_, c := y.Dims()
+	cells := make([]string, c)
+	for j := range cells {
+		_, v := stat.PopMeanVariance(mat.Col(nil, j, y), nil)
+		cells[j] = fmt.Sprintf("%.4g", v)
 	}
-	return b.String()
+	return strings.Join(cells, ", ")
 }
 
 // evaluate trains one model and measures it on the test set.
