@@ -22,11 +22,11 @@
 // calls the function once per graph and binds the learnables, identified
 // by name and shape, to its own weights. A Backbone that also has
 // Predict(*mat.Dense) (DensePredictor) predicts in plain Go, and one that
-// also has PredictTo (DensePredictorTo, as layers.MLP) lets Model.BackboneTo
-// write into a caller's matrix; any other runs on a graph built for each
-// prediction. Save writes the learnables by
-// name and shape; LoadBackbone reads them back into a model built by the
-// same function. examples/backbone trains a residual network this way.
+// also has PredictTo (DensePredictorTo, as layers.MLP) lets
+// Model.BackboneTo write into a caller's matrix; any other runs on a graph
+// built for each prediction. Save writes the learnables by name and shape;
+// LoadBackbone reads them back into a model built by the same function.
+// examples/backbone trains a residual network this way.
 //
 // # Training
 //

@@ -10,7 +10,8 @@ import "math"
 // biasAsm is false, by the Go loops below. Both give the same bits on
 // every input: v+b rounded to float32 (when both are NaN, v's in the
 // default build; which of two NaNs a Go addition keeps follows the
-// compiler's operand order, and the race detector's build keeps b's), and ReLU is Go's max(v+b, 0), which on amd64 maps −0 to +0, −Inf and
+// compiler's operand order, and the race detector's build keeps b's), and
+// ReLU is Go's max(v+b, 0), which on amd64 maps −0 to +0, −Inf and
 // negative values to +0, and a NaN to itself with its sign bit cleared.
 
 // BiasReLU sets each whole row r of h (rows of len(b) values; a partial
