@@ -3,6 +3,7 @@ package train
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -226,7 +227,8 @@ func TestMLPAsBackbone(t *testing.T) {
 // TestBackboneTo checks Model.BackboneTo against Backbone, bit for bit,
 // on each of the three paths (an MLP's PredictTo in both precisions, a
 // backbone with only Predict, one with neither, which runs on a graph),
-// with and without standardisation, and its errors.
+// with and without standardisation, its errors, and that without
+// standardisation an MLP's allocates nothing that grows with the batch.
 func TestBackboneTo(t *testing.T) {
 	p := problems.FittingEquality{}
 	d, test := p.Sample(40, 5), p.Sample(30, 6)
@@ -259,6 +261,19 @@ func TestBackboneTo(t *testing.T) {
 				assert.Error(t, m.BackboneTo(dst, mat.NewDense(30, 2, nil)), "x of the wrong width")
 				var nilModel *Model
 				assert.Error(t, nilModel.BackboneTo(dst, test.X))
+
+				if c.name == "MLP float32" && !std && !raceEnabled { // the race detector allocates for itself
+					// BackboneTo's promise: nothing that grows with the batch.
+					big := mat.NewDense(2000, 1, nil)
+					out := mat.NewDense(2000, 2, nil)
+					var before, after runtime.MemStats
+					runtime.ReadMemStats(&before)
+					for range 10 {
+						require.NoError(t, m.BackboneTo(out, big))
+					}
+					runtime.ReadMemStats(&after)
+					assert.Less(t, (after.TotalAlloc-before.TotalAlloc)/10, uint64(4096), "bytes per call (the output alone is %d)", 8*2000*2)
+				}
 			})
 		}
 	}
