@@ -387,11 +387,15 @@ func (g *Graph) objectiveGate(_, yhat, oneStep *mat.Dense) bool {
 }
 
 // measure returns (1/N)Σ f(x_i, y_i) + λ_C·(1/N)Σ‖c(x_i, y_i)‖ for the
-// current inputs.
+// current inputs. With λ_C = 0 (LambdaC < 0) it does not evaluate c: the
+// measure is the objective alone (TestObjectiveGateResidualTerm).
 func (g *Graph) measure(y *mat.Dense) (float64, error) {
 	f, err := g.obj.eval(g.cur, y)
 	if err != nil {
 		return 0, err
+	}
+	if g.lambdaC == 0 {
+		return f, nil
 	}
 	res, err := g.m.view.meanNorm(g.cur, y)
 	if err != nil {
