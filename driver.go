@@ -92,6 +92,10 @@ type scalars struct {
 	// its pending (then its last) evaluation is in single precision;
 	// reeval when that evaluation is of y itself again, in float64.
 	lo, loEval, reeval bool
+	// aimTol (Float32): the sample's first residual measure m₀ says that
+	// single-precision evaluations can reach Tol (m₀·2⁻¹⁸ ≤ Tol), so its
+	// single-precision steps aim at Tol itself (see refine).
+	aimTol bool
 }
 
 // batch is the state of one forward pass, shared by its workers; each
@@ -420,6 +424,7 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 		b.beforeMax[s], b.beforeSum[s] = absStats(st.c)
 		st.measure = a.s.Measure.reduce(st.c)
 		st.best = st.measure
+		st.aimTol = st.lo && math.Ldexp(st.measure, -floor32Bits) <= a.s.Tol
 		return b.refine(st, math.Inf(1))
 	}
 	if st.reeval {
@@ -485,15 +490,26 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 	return b.refine(st, prev)
 }
 
+// floor32Bits sets the estimate of the residual measure below which
+// single-precision evaluations stop being accurate enough to steer a
+// sample: 2⁻¹⁸ = 64·2⁻²⁴ (64 float32 ulps) of its first measure, which
+// bounds the terms of c from below. Measured on the quadratic benchmark
+// instance (100, 50), float32 Newton steps stall at about 6e-7 of the
+// first max|c| (10 ulps), in the reference's torch code as in ours.
+const floor32Bits = 18
+
 // refine decides, for a sample evaluated in single precision (Float32)
 // whose iterate y was just evaluated, whether it goes on in float64: once
-// its residual measure, or the measure Newton's rate predicts after the
-// next step, is at most AdaNP.refineAt, or the measure has not halved since
-// the previous iterate's (prev), or the sample would stop. If y was
-// evaluated in single precision it is evaluated again in float64 first,
-// so that the sample neither stops on a single-precision residual nor
-// takes its float64 steps from one (whose rounding, about 1e-7 of the
-// terms of c, can exceed the tolerance).
+// the measure has not halved since the previous iterate's (prev), or the
+// sample would stop, or, unless aimTol, once its residual measure or the
+// measure Newton's rate predicts after the next step is at most
+// AdaNP.refineAt. A sample with aimTol takes single-precision steps until
+// its single-precision measure meets the tolerance (or stops halving).
+// If y was evaluated in single precision it is evaluated again in float64
+// first, so that the sample neither stops on a single-precision residual
+// nor takes its float64 steps from one (whose rounding, about 1e-7 of the
+// terms of c, can exceed the tolerance): an aimTol sample whose float64
+// measure is still above Tol goes on in float64 from that evaluation.
 func (b *batch) refine(st *sampleState, prev float64) next {
 	if !st.lo {
 		return nextStep
@@ -505,7 +521,7 @@ func (b *batch) refine(st *sampleState, prev float64) next {
 	if !math.IsInf(prev, 1) && prev > 0 {
 		pred = m * (m / prev) * (m / prev)
 	}
-	if b.continues(st) && m > b.a.refineAt && pred > b.a.refineAt && m <= 0.5*prev {
+	if b.continues(st) && m <= 0.5*prev && (st.aimTol || m > b.a.refineAt && pred > b.a.refineAt) {
 		return nextStep
 	}
 	st.lo = false

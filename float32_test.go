@@ -3,6 +3,7 @@ package enforce
 import (
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -296,5 +297,79 @@ func TestFloat32OutOfRange(t *testing.T) {
 		assert.Equal(t, sts[0].NotConverged, sts[1].NotConverged, name)
 		rounding := 1e-14 * mat.Norm(tc.yhat, math.Inf(1))
 		assert.LessOrEqual(t, sts[1].After.Max, math.Max(math.Max(sts[0].After.Max, DefaultTol), rounding), name)
+	}
+}
+
+// countingEvals forwards a constraint's batched evaluations and counts the
+// rows each precision evaluates.
+type countingEvals struct {
+	c      Constraint
+	k      Capabilities
+	rows64 atomic.Int64
+	rows32 atomic.Int64
+}
+
+func (e *countingEvals) Dims() (int, int, int)      { return e.c.Dims() }
+func (e *countingEvals) Eval(x, y, c, jy []float64) { e.c.Eval(x, y, c, jy) }
+func (e *countingEvals) Capabilities() Capabilities {
+	k := e.k
+	k.EvalBatch = func(rows int, x, y, c, jy []float64) {
+		e.rows64.Add(int64(rows))
+		e.k.EvalBatch(rows, x, y, c, jy)
+	}
+	k.EvalBatch32 = func(rows int, x, y, c []float64, jy []float32) {
+		e.rows32.Add(int64(rows))
+		e.k.EvalBatch32(rows, x, y, c, jy)
+	}
+	return k
+}
+
+// TestFloat32AimsAtTol checks the rule of Float32 for a sample whose first
+// residual measure m₀ says single precision can reach the tolerance
+// (m₀·2⁻¹⁸ ≤ Tol): its single-precision steps go on until the
+// single-precision residual meets Tol, and then a float64 evaluation
+// checks it. With Tol = 1e-3 and starts at m₀ ≤ 262 every sample takes
+// the same number of steps as in Float64 and all but a few (whose float64
+// residual misses Tol and which go on in float64) are evaluated in
+// float64 once; the reported residuals are float64's and meet Tol. With
+// Tol = 1e-9 (beyond single precision from these starts) the last steps
+// are float64 steps, as before: more float64 evaluations than samples.
+func TestFloat32AimsAtTol(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(71, 72))
+	q := f32Quadratic(t, rnd, 40, 24, 0.3)
+	rows := 120
+	x := randDense(rnd, rows, 24, 0.5)
+	yhat := randDense(rnd, rows, 40, 1)
+	for _, tc := range []struct {
+		tol  float64
+		once bool
+	}{{1e-3, true}, {1e-9, false}} {
+		ce := &countingEvals{c: q, k: CapabilitiesOf(q)}
+		a32, err := NewAdaNP(ce, Settings{Tol: tc.tol, Precision: Float32})
+		require.NoError(t, err)
+		a64, err := NewAdaNP(q, Settings{Tol: tc.tol})
+		require.NoError(t, err)
+		chk, err := a64.Check(x, yhat)
+		require.NoError(t, err)
+		require.LessOrEqual(t, math.Ldexp(chk.Before.Max, -floor32Bits), 1e-3, "every start is an aimTol start at Tol 1e-3")
+		y32, st32, err := a32.Project(x, yhat)
+		require.NoError(t, err)
+		_, st64, err := a64.Project(x, yhat)
+		require.NoError(t, err)
+		assert.Zero(t, st32.NotConverged, "tol %v", tc.tol)
+		assert.LessOrEqual(t, maxResidual(q, x, y32), tc.tol, "tol %v", tc.tol)
+		after, err := a64.Check(x, y32)
+		require.NoError(t, err)
+		assert.InDelta(t, after.After.Max, st32.After.Max, 1e-12*math.Max(1, after.After.Max), "tol %v: Stats from float64 residuals", tc.tol)
+		assert.Equal(t, st64.MeanDepth, st32.MeanDepth, "tol %v: depth", tc.tol)
+		assert.Positive(t, ce.rows32.Load(), "tol %v", tc.tol)
+		if tc.once {
+			// A sample whose float64 residual misses Tol after its
+			// single-precision one met it (3 of 120 here) goes on in float64.
+			assert.GreaterOrEqual(t, ce.rows64.Load(), int64(rows), "tol %v: a float64 evaluation per sample", tc.tol)
+			assert.LessOrEqual(t, ce.rows64.Load(), int64(rows+rows/20), "tol %v: about one float64 evaluation per sample", tc.tol)
+		} else {
+			assert.Greater(t, ce.rows64.Load(), int64(rows), "tol %v: float64 steps", tc.tol)
+		}
 	}
 }

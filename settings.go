@@ -164,14 +164,22 @@ const (
 	// float64 (under the openblas build tag G is factored by spotrf and the
 	// factor converted).
 	//
-	// The tolerance guarantee is float64's: a sample switches to float64
-	// evaluations for its last steps once its single-precision residual
-	// measure, or the measure Newton's rate predicts after the next step,
-	// is at most √Tol (or Tol, when Tol ≥ 1), or the measure stops halving,
-	// or the sample would stop; a residual computed in single precision is
-	// evaluated again in float64 before the sample may stop on it or take a
-	// float64 step from it. So every reported residual and Stats field
-	// except Stats.Before comes from float64 arithmetic. G's rounding
+	// The tolerance guarantee is float64's: a residual computed in single
+	// precision is evaluated again in float64 before the sample may stop
+	// on it or take a float64 step from it, so every reported residual and
+	// Stats field except Stats.Before comes from float64 arithmetic. When
+	// the single-precision evaluations go on depends on the sample's first
+	// residual measure m₀, which bounds the terms of c from below:
+	//   - if m₀·2⁻¹⁸ ≤ Tol (64 float32 ulps of m₀: single precision can
+	//     reach the tolerance, as with Tol = 1e-3 from m₀ up to 262), the
+	//     sample takes single-precision steps until its single-precision
+	//     measure meets Tol or stops halving; the float64 evaluation then
+	//     confirms Tol or, if the float64 measure misses it, the sample goes
+	//     on in float64 from there (TestFloat32AimsAtTol);
+	//   - otherwise it switches to float64 evaluations for its last steps
+	//     once its single-precision measure, or the measure Newton's rate
+	//     predicts after the next step, is at most √Tol (or Tol, when
+	//     Tol ≥ 1), or the measure stops halving, or the sample would stop. G's rounding
 	// (relative 1e-7 of its entries) only makes each step an inexact Newton
 	// step, whose error is about cond(G)·1e-7 of the residual. A G that is
 	// not well enough conditioned for single precision (a squared Cholesky
@@ -185,7 +193,9 @@ const (
 	//
 	// The gain is per step: at (833, 200, 150) a single-precision step
 	// costs about a third of a float64 step with OpenBLAS and a quarter to
-	// a fifth in pure Go (README, "Performance"). A
+	// a fifth in pure Go (README, "Performance"). At a tolerance within
+	// single precision's reach every step is a single-precision one and
+	// the float64 work is one evaluation per sample; at a tighter one, a
 	// sample that needs only two or three Newton steps from ŷ takes about
 	// one of them with single-precision evaluations, so a whole projection
 	// from near-feasible predictions gains less; one that starts far from
