@@ -26,15 +26,19 @@ func cholBlocked32(a []float32, n, ld int, w []float32) bool {
 	for jb := 0; jb < blocks; jb++ {
 		j0 := jb * nb
 		d := a[j0*ld+j0:]
-		for i := range nb {
+		// Only the last block holds padding (rows and columns n to ld,
+		// zero but for the diagonal's 1, which stay so): m is its number
+		// of rows of the matrix itself.
+		m := min(nb, n-j0)
+		for i := range m {
 			for k, v := range d[i*ld : i*ld+i+1] {
 				blk[i][k] = float64(v)
 			}
 		}
-		if !factorDiag(&blk) {
+		if !factorDiag(&blk, m) {
 			return false
 		}
-		for i := range nb {
+		for i := range m {
 			for k := range d[i*ld : i*ld+i+1] {
 				d[i*ld+k] = float32(blk[i][k])
 			}
@@ -76,16 +80,16 @@ func cholBlocked32(a []float32, n, ld int, w []float32) bool {
 	return true
 }
 
-// factorDiag overwrites the lower triangle of the NR×NR block b (float32
-// values held in float64) with its Cholesky factor, each entry computed
-// in float64 and rounded to float32 as soon as it is final, as the
-// factor's later entries read it, and reports whether every pivot was
-// positive and finite. The entries of a column below the diagonal are
-// independent sums, computed four rows at a time to overlap their
-// additions' latencies; every sum runs over k in increasing order, as
-// cholBlocked32Ref's (TestCholBlocked32Bits).
-func factorDiag(b *[sgemm.NR][sgemm.NR]float64) bool {
-	const nb = sgemm.NR
+// factorDiag overwrites the lower triangle of the leading m×m part of the
+// NR×NR block b (float32 values held in float64) with its Cholesky factor,
+// each entry computed in float64 and rounded to float32 as soon as it is
+// final, as the factor's later entries read it, and reports whether every
+// pivot was positive and finite. The entries of a column below the
+// diagonal are independent sums, computed four rows at a time to overlap
+// their additions' latencies; every sum runs over k in increasing order,
+// as cholBlocked32Ref's (TestCholBlocked32Bits).
+func factorDiag(b *[sgemm.NR][sgemm.NR]float64, m int) bool {
+	nb := m
 	for j := range nb {
 		rj := b[j][:j]
 		s := b[j][j]
