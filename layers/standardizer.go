@@ -114,9 +114,12 @@ func (s *Standardizer) Validate() error {
 func (s *Standardizer) Transform(dst, src *mat.Dense) {
 	s.checkDims("Transform", dst, src)
 	r, c := src.Dims()
+	sr, dr := src.RawMatrix(), dst.RawMatrix()
+	mean, std := s.Mean[:c], s.Std[:c]
 	for i := range r {
-		for j := range c {
-			dst.Set(i, j, (src.At(i, j)-s.Mean[j])/s.Std[j])
+		in, out := sr.Data[i*sr.Stride:][:c], dr.Data[i*dr.Stride:][:c]
+		for j, v := range in {
+			out[j] = (v - mean[j]) / std[j]
 		}
 	}
 }
@@ -127,9 +130,12 @@ func (s *Standardizer) Transform(dst, src *mat.Dense) {
 func (s *Standardizer) Inverse(dst, src *mat.Dense) {
 	s.checkDims("Inverse", dst, src)
 	r, c := src.Dims()
+	sr, dr := src.RawMatrix(), dst.RawMatrix()
+	mean, std := s.Mean[:c], s.Std[:c]
 	for i := range r {
-		for j := range c {
-			dst.Set(i, j, src.At(i, j)*s.Std[j]+s.Mean[j])
+		in, out := sr.Data[i*sr.Stride:][:c], dr.Data[i*dr.Stride:][:c]
+		for j, v := range in {
+			out[j] = v*std[j] + mean[j]
 		}
 	}
 }

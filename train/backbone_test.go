@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -262,7 +264,7 @@ func TestBackboneTo(t *testing.T) {
 				var nilModel *Model
 				assert.Error(t, nilModel.BackboneTo(dst, test.X))
 
-				if c.name == "MLP float32" && !std && !raceEnabled { // the race detector allocates for itself
+				if c.name == "MLP float32" && !raceEnabled { // the race detector allocates for itself
 					// BackboneTo's promise: nothing that grows with the batch.
 					big := mat.NewDense(2000, 1, nil)
 					out := mat.NewDense(2000, 2, nil)
@@ -275,6 +277,63 @@ func TestBackboneTo(t *testing.T) {
 					assert.Less(t, (after.TotalAlloc-before.TotalAlloc)/10, uint64(4096), "bytes per call (the output alone is %d)", 8*2000*2)
 				}
 			})
+		}
+	}
+}
+
+// TestBackboneConcurrent checks the Model's promise that Predict and
+// Backbone may be called from several goroutines while no training runs:
+// concurrent calls on inputs of different sizes give the bits of
+// sequential ones, with and without standardisation (whose inputs go to
+// buffers the model shares among calls) and in both precisions.
+func TestBackboneConcurrent(t *testing.T) {
+	p := problems.FittingEquality{}
+	d := p.Sample(40, 5)
+	for _, prec := range []enforce.Precision{enforce.Float64, enforce.Float32} {
+		for _, std := range []bool{false, true} {
+			m, err := New(Config{Sizes: []int{1, 8, 2}, Hidden: layers.ReLU, Constraint: p.Equalities(),
+				Epochs: 2, BatchSize: 20, Seed: 1, Standardize: std, Precision: prec, Quiet: true})
+			require.NoError(t, err)
+			_, err = m.Fit(d.X, d.Y)
+			require.NoError(t, err)
+			inputs := make([]*mat.Dense, 8)
+			wantB, wantP := make([][]float64, 8), make([][]float64, 8)
+			for i := range inputs {
+				inputs[i] = p.Sample(10+7*i, uint64(20+i)).X
+				yb, err := m.Backbone(inputs[i])
+				require.NoError(t, err)
+				yp, _, err := m.Predict(inputs[i])
+				require.NoError(t, err)
+				wantB[i], wantP[i] = yb.RawMatrix().Data, yp.RawMatrix().Data
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, len(inputs))
+			for i := range inputs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range 20 {
+						yb, err := m.Backbone(inputs[i])
+						if err == nil && !slices.Equal(yb.RawMatrix().Data, wantB[i]) {
+							err = fmt.Errorf("Backbone of input %d differs from the sequential call", i)
+						}
+						if err == nil {
+							var yp *mat.Dense
+							if yp, _, err = m.Predict(inputs[i]); err == nil && !slices.Equal(yp.RawMatrix().Data, wantP[i]) {
+								err = fmt.Errorf("Predict of input %d differs from the sequential call", i)
+							}
+						}
+						if err != nil {
+							errs[i] = err
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			for _, err := range errs {
+				assert.NoError(t, err, "%v standardize=%v", prec, std)
+			}
 		}
 	}
 }

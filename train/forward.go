@@ -20,7 +20,18 @@ func (m *Model) forwardTo(z, x *mat.Dense) (*mat.Dense, error) {
 	h := x
 	rows := x.RawMatrix().Rows
 	if m.sx != nil {
-		h = mat.NewDense(rows, m.cfg.nx, nil)
+		n := rows * m.cfg.nx
+		if m.mlp != nil {
+			bp, _ := m.stdBufs.Get().(*[]float64)
+			if bp == nil || cap(*bp) < n {
+				b := make([]float64, n)
+				bp = &b
+			}
+			defer m.stdBufs.Put(bp)
+			h = mat.NewDense(rows, m.cfg.nx, (*bp)[:n])
+		} else {
+			h = mat.NewDense(rows, m.cfg.nx, nil)
+		}
 		m.sx.Transform(h, x)
 	}
 	var out *mat.Dense
