@@ -48,26 +48,22 @@ func cholBlocked32(a []float32, n, ld int, w []float32) bool {
 		}
 		// inv = L11⁻¹ (lower), and bt = inv as a panel: bt[kk][j] = inv[j][kk].
 		invertDiag(&blk, &inv)
-		for j := range nb {
-			for kk := range nb {
-				bt[kk*nb+j] = float32(inv[j][kk])
+		for kk := range nb {
+			row := bt[kk*nb : kk*nb+nb]
+			for j := range row {
+				row[j] = float32(inv[j][kk])
 			}
 		}
-		// L_IJ = A_IJ·L11⁻ᵀ for the blocks below, kept transposed as panels.
+		// L_IJ = A_IJ·L11⁻ᵀ for the blocks below, and the same product
+		// transposed, L_IJᵀ = L11⁻¹·A_IJᵀ, as the panel of the trailing
+		// updates: a second product of the same panels costs less than
+		// transposing the first, and gives its bits (the same products,
+		// accumulated in the same order).
 		for ib := jb + 1; ib < blocks; ib++ {
 			blk := a[ib*nb*ld+j0:]
-			for i := 0; i < nb; i++ {
-				for kk, v := range blk[i*ld : i*ld+nb] {
-					t[kk*nb+i] = v
-				}
-			}
+			sgemm.PackRows(t, nb, blk, ld)
 			sgemm.BlockT(nb, t, bt, blk, ld, false)
-			p := panels[ib*nb*nb : (ib+1)*nb*nb]
-			for i := 0; i < nb; i++ {
-				for kk, v := range blk[i*ld : i*ld+nb] {
-					p[kk*nb+i] = v
-				}
-			}
+			sgemm.BlockT(nb, bt, t, panels[ib*nb*nb:(ib+1)*nb*nb], nb, false)
 		}
 		// A_IK −= L_IJ·L_KJᵀ for jb < K ≤ I.
 		for ib := jb + 1; ib < blocks; ib++ {

@@ -271,6 +271,13 @@ func packFull[T, D Real](pan []D, k int, src []T, ld, width int) {
 	}
 }
 
+// PackRows writes the NR rows of src (stride ld), k entries each,
+// transposed into the k×NR panel dst: dst[kk·NR+i] = src[i·ld+kk], the
+// layout BlockT takes.
+func PackRows(dst []float32, k int, src []float32, ld int) {
+	packFull(dst, k, src, ld, NR)
+}
+
 // PackAT packs A = atᵀ, for the k×m row-major at (stride ldat), into the
 // row panels MulPacked takes (the layout PackAScaled writes for A itself):
 // the left factor of atᵀ·B. dst must have length at least WorkLen(m, k) −
