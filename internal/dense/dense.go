@@ -158,7 +158,33 @@ func CholSolve(l []float64, n int, b []float64) {
 		blas64.Trsv(blas.Trans, t, v)
 		return
 	}
-	for i := 0; i < n; i++ {
+	// L·z = b, four rows at a time: their sums over the solved entries
+	// b[:i] are independent and run interleaved, then each takes its
+	// terms from the rows before it in the group; every sum keeps the
+	// order k = 0, 1, … of one row at a time (TestCholSolveBits).
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		r0, r1, r2, r3 := l[i*n:i*n+i], l[(i+1)*n:(i+1)*n+i], l[(i+2)*n:(i+2)*n+i], l[(i+3)*n:(i+3)*n+i]
+		s0, s1, s2, s3 := b[i], b[i+1], b[i+2], b[i+3]
+		for k, v := range b[:i] {
+			s0 -= r0[k] * v
+			s1 -= r1[k] * v
+			s2 -= r2[k] * v
+			s3 -= r3[k] * v
+		}
+		q0, q1, q2, q3 := l[i*n+i:], l[(i+1)*n+i:], l[(i+2)*n+i:], l[(i+3)*n+i:]
+		z0 := s0 / q0[0]
+		s1 -= q1[0] * z0
+		z1 := s1 / q1[1]
+		s2 -= q2[0] * z0
+		s2 -= q2[1] * z1
+		z2 := s2 / q2[2]
+		s3 -= q3[0] * z0
+		s3 -= q3[1] * z1
+		s3 -= q3[2] * z2
+		b[i], b[i+1], b[i+2], b[i+3] = z0, z1, z2, s3/q3[3]
+	}
+	for ; i < n; i++ {
 		s := b[i]
 		row := l[i*n : i*n+i]
 		for k, v := range row {

@@ -3,6 +3,7 @@ package dense
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -118,4 +119,67 @@ func TestRound32(t *testing.T) {
 	assert.False(t, Round32(dst, []float64{1, 4e38, 0}), "beyond float32")
 	assert.False(t, Round32(dst, []float64{math.NaN(), 0, 0}))
 	assert.False(t, Round32(dst, []float64{math.Inf(-1), 0, 0}))
+}
+
+// TestCholSolveBits checks CholSolve's plain-loop path (n·n < blasMin),
+// whose forward substitution takes four rows at a time, against the
+// substitutions one row at a time, bit for bit.
+func TestCholSolveBits(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(95, 96))
+	for n := 1; n*n < blasMin; n++ {
+		l := make([]float64, n*n)
+		for i := 0; i < n; i++ {
+			for j := 0; j < i; j++ {
+				l[i*n+j] = rnd.NormFloat64()
+			}
+			l[i*n+i] = 1 + rnd.Float64()
+		}
+		b := make([]float64, n)
+		for i := range b {
+			b[i] = rnd.NormFloat64()
+		}
+		want := slices.Clone(b)
+		for i := 0; i < n; i++ {
+			s := want[i]
+			for k, v := range l[i*n : i*n+i] {
+				s -= v * want[k]
+			}
+			want[i] = s / l[i*n+i]
+		}
+		for i := n - 1; i >= 0; i-- {
+			s := want[i]
+			for k := i + 1; k < n; k++ {
+				s -= l[k*n+i] * want[k]
+			}
+			want[i] = s / l[i*n+i]
+		}
+		got := slices.Clone(b)
+		CholSolve(l, n, got)
+		for i := range got {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("n %d: x[%d] = %v, want %v", n, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// BenchmarkCholSolve times CholSolve at n = 50, the (…, 100, 50) steps'
+// number of constraints.
+func BenchmarkCholSolve(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(97, 98))
+	const n = 50
+	l := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < i; j++ {
+			l[i*n+j] = rnd.NormFloat64() / n
+		}
+		l[i*n+i] = 1 + rnd.Float64()
+	}
+	x := make([]float64, n)
+	for b.Loop() {
+		for i := range x {
+			x[i] = float64(i)
+		}
+		CholSolve(l, n, x)
+	}
 }
