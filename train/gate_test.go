@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/num/hyperdual"
-	"gorgonia.org/gorgonia"
 
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/layers"
@@ -26,16 +25,9 @@ func TestObjectiveGateResidualTerm(t *testing.T) {
 		c[0] = hyperdual.Sub(hyperdual.Add(y[0], hyperdual.Mul(y[1], y[1])), x[0])
 	})
 	require.NoError(t, err)
-	objective := func(_, y *gorgonia.Node) (*gorgonia.Node, error) {
-		sq, err := gorgonia.Square(y)
-		if err != nil {
-			return nil, err
-		}
-		return gorgonia.Sum(sq, 1)
-	}
 	x := mat.NewDense(3, 1, []float64{1, 2, 3})
 	y := mat.NewDense(3, 2, []float64{0.5, 0.5, 1, 1, 0, 2})
-	f := (0.5 + 2 + 4) / 3.0 // mean Σ_j y_j²
+	f := (0.25 + 1 + 2) / 3.0 // mean ½Σ_j y_j²
 	res := (0.25 + 0 + 1) / 3.0
 	for _, tc := range []struct {
 		lambdaC float64
@@ -44,7 +36,7 @@ func TestObjectiveGateResidualTerm(t *testing.T) {
 	}{{-1, f, false}, {0, f + res, true}, {2, f + 2*res, true}} {
 		m, err := New(Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: c, LambdaC: tc.lambdaC, Quiet: true})
 		require.NoError(t, err)
-		g, err := m.newGraph(3, objective)
+		g, err := m.newGraph(3, halfSquaredNorm)
 		require.NoError(t, err)
 		require.NoError(t, g.SetBatch(x, nil))
 		evals.Store(0)
