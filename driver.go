@@ -92,9 +92,9 @@ type scalars struct {
 	// its pending (then its last) evaluation is in single precision;
 	// reeval when that evaluation is of y itself again, in float64.
 	lo, loEval, reeval bool
-	// aimTol (Float32): the sample's first residual measure m₀ says that
-	// single-precision evaluations can reach Tol (m₀·2⁻¹⁸ ≤ Tol), so its
-	// single-precision steps aim at Tol itself (see refine).
+	// aimTol (Float32): the size of the terms of c at the first iterate
+	// (see floor32Bits) says that single-precision evaluations can reach
+	// Tol, so its single-precision steps aim at Tol itself (see refine).
 	aimTol bool
 }
 
@@ -424,7 +424,17 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 		b.beforeMax[s], b.beforeSum[s] = absStats(st.c)
 		st.measure = a.s.Measure.reduce(st.c)
 		st.best = st.measure
-		st.aimTol = st.lo && math.Ldexp(st.measure, -floor32Bits) <= a.s.Tol
+		if st.lo {
+			// The terms of c are at least its value and about Σ_j|∂c_i/∂y_j·y_j|
+			// (which a value near zero does not show: a start close to the set).
+			terms := st.measure
+			if st.J32 != nil {
+				terms = max(terms, jyScale(st.J32, st.y, a.nc, a.n))
+			} else if JT != nil {
+				terms = max(terms, jyScale(JT, st.y, a.nc, a.n))
+			}
+			st.aimTol = math.Ldexp(terms, -floor32Bits) <= a.s.Tol
+		}
 		return b.refine(st, math.Inf(1))
 	}
 	if st.reeval {
@@ -492,11 +502,26 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 
 // floor32Bits sets the estimate of the residual measure below which
 // single-precision evaluations stop being accurate enough to steer a
-// sample: 2⁻¹⁸ = 64·2⁻²⁴ (64 float32 ulps) of its first measure, which
-// bounds the terms of c from below. Measured on the quadratic benchmark
-// instance (100, 50), float32 Newton steps stall at about 6e-7 of the
+// sample: 2⁻¹⁸ = 64·2⁻²⁴ (64 float32 ulps) of the size of the terms of c
+// at the first iterate, estimated as the larger of its residual measure
+// and max_i Σ_j|∂c_i/∂y_j·y_j| (jyScale). Measured on the quadratic
+// benchmark instance (100, 50), whose far starts have max|c| ≈ 200 and
+// Σ_j|∂c_i/∂y_j·y_j| ≈ 60, float32 Newton steps stall at about 6e-7 of the
 // first max|c| (10 ulps), in the reference's torch code as in ours.
 const floor32Bits = 18
+
+// jyScale returns max_i Σ_j |J_ij·y_j| for the nc×n Jacobian J.
+func jyScale[T float32 | float64](J []T, y []float64, nc, n int) float64 {
+	var m float64
+	for i := range nc {
+		var s float64
+		for j, v := range J[i*n : (i+1)*n] {
+			s += math.Abs(float64(v) * y[j])
+		}
+		m = max(m, s)
+	}
+	return m
+}
 
 // refine decides, for a sample evaluated in single precision (Float32)
 // whose iterate y was just evaluated, whether it goes on in float64: once

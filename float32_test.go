@@ -324,16 +324,17 @@ func (e *countingEvals) Capabilities() Capabilities {
 	return k
 }
 
-// TestFloat32AimsAtTol checks the rule of Float32 for a sample whose first
-// residual measure m₀ says single precision can reach the tolerance
-// (m₀·2⁻¹⁸ ≤ Tol): its single-precision steps go on until the
+// TestFloat32AimsAtTol checks the rule of Float32 for a sample whose terms
+// of c at the first iterate say single precision can reach the tolerance
+// (their size·2⁻¹⁸ ≤ Tol, see floor32Bits): its single-precision steps go on until the
 // single-precision residual meets Tol, and then a float64 evaluation
 // checks it. With Tol = 1e-3 and starts at m₀ ≤ 262 every sample takes
 // the same number of steps as in Float64 and all but a few (whose float64
 // residual misses Tol and which go on in float64) are evaluated in
 // float64 once; the reported residuals are float64's and meet Tol. With
 // Tol = 1e-9 (beyond single precision from these starts) the last steps
-// are float64 steps, as before: more float64 evaluations than samples.
+// are float64 steps, as before: more float64 evaluations than samples;
+// so are they for a start close to the set whose terms are large.
 func TestFloat32AimsAtTol(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(71, 72))
 	q := f32Quadratic(t, rnd, 40, 24, 0.3)
@@ -351,7 +352,7 @@ func TestFloat32AimsAtTol(t *testing.T) {
 		require.NoError(t, err)
 		chk, err := a64.Check(x, yhat)
 		require.NoError(t, err)
-		require.LessOrEqual(t, math.Ldexp(chk.Before.Max, -floor32Bits), 1e-3, "every start is an aimTol start at Tol 1e-3")
+		require.LessOrEqual(t, math.Ldexp(chk.Before.Max, -floor32Bits), 1e-3, "every residual allows aiming at Tol 1e-3")
 		y32, st32, err := a32.Project(x, yhat)
 		require.NoError(t, err)
 		_, st64, err := a64.Project(x, yhat)
@@ -372,4 +373,27 @@ func TestFloat32AimsAtTol(t *testing.T) {
 			assert.Greater(t, ce.rows64.Load(), int64(rows), "tol %v: float64 steps", tc.tol)
 		}
 	}
+
+	// A start close to the set (a float64 projection moved by about 1e-4)
+	// has a small residual (max|c| 2.2e-3) but terms of c of order 10,
+	// whose single-precision rounding (about 1e-6) is above Tol = 1e-7:
+	// the terms' size, not the residual's, must decide, or the sample
+	// takes single-precision steps that stall (3.17 steps on average
+	// against Float64's 1.00 when only the residual decided).
+	a64, err := NewAdaNP(q, Settings{Tol: 1e-12})
+	require.NoError(t, err)
+	near, _, err := a64.Project(x, yhat)
+	require.NoError(t, err)
+	near.Add(near, randDense(rnd, rows, 40, 1e-4))
+	b64, err := NewAdaNP(q, Settings{Tol: 1e-7})
+	require.NoError(t, err)
+	b32, err := NewAdaNP(q, Settings{Tol: 1e-7, Precision: Float32})
+	require.NoError(t, err)
+	_, st64, err := b64.Project(x, near)
+	require.NoError(t, err)
+	y32, st32, err := b32.Project(x, near)
+	require.NoError(t, err)
+	assert.Zero(t, st32.NotConverged)
+	assert.LessOrEqual(t, maxResidual(q, x, y32), 1e-7)
+	assert.LessOrEqual(t, st32.MeanDepth, st64.MeanDepth+1, "near start: depth")
 }

@@ -168,10 +168,12 @@ const (
 	// precision is evaluated again in float64 before the sample may stop
 	// on it or take a float64 step from it, so every reported residual and
 	// Stats field except Stats.Before comes from float64 arithmetic. When
-	// the single-precision evaluations go on depends on the sample's first
-	// residual measure m₀, which bounds the terms of c from below:
-	//   - if m₀·2⁻¹⁸ ≤ Tol (64 float32 ulps of m₀: single precision can
-	//     reach the tolerance, as with Tol = 1e-3 from m₀ up to 262), the
+	// the single-precision evaluations go on depends on the size T of the
+	// terms of c at the sample's first iterate, estimated as the larger of
+	// its residual measure and max_i Σ_j|∂c_i/∂y_j·y_j| (a start close to
+	// the set has a small residual but not small terms):
+	//   - if T·2⁻¹⁸ ≤ Tol (64 float32 ulps of T: single precision can
+	//     reach the tolerance, as with Tol = 1e-3 up to T = 262), the
 	//     sample takes single-precision steps until its single-precision
 	//     measure meets Tol or stops halving; the float64 evaluation then
 	//     confirms Tol or, if the float64 measure misses it, the sample goes
