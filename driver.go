@@ -424,14 +424,16 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 		b.beforeMax[s], b.beforeSum[s] = absStats(st.c)
 		st.measure = a.s.Measure.reduce(st.c)
 		st.best = st.measure
-		if st.lo {
-			// The terms of c are at least its value and about Σ_j|∂c_i/∂y_j·y_j|
-			// (which a value near zero does not show: a start close to the set).
-			terms := st.measure
+		// The terms of c are at least its value and about Σ_j|∂c_i/∂y_j·y_j|
+		// (which a value near zero does not show: a start close to the
+		// set); the second is computed only where the first allows aiming.
+		st.aimTol = st.lo && math.Ldexp(st.measure, -floor32Bits) <= a.s.Tol
+		if st.aimTol {
+			var terms float64
 			if st.J32 != nil {
-				terms = max(terms, jyScale(st.J32, st.y, a.nc, a.n))
+				terms = jyScale(st.J32, st.y, a.nc, a.n)
 			} else if JT != nil {
-				terms = max(terms, jyScale(JT, st.y, a.nc, a.n))
+				terms = jyScale(JT, st.y, a.nc, a.n)
 			}
 			st.aimTol = math.Ldexp(terms, -floor32Bits) <= a.s.Tol
 		}
