@@ -122,9 +122,10 @@
 // Go-assembly kernels. Settings.Precision Float32 forms Gram matrices and, for
 // constraints with EvalBatch32 (Quadratic, and a Stack or WithInequalities
 // that contains one), evaluates in single precision
-// while a sample is far from the set (Go-assembly AVX-512 or AVX2/FMA
-// kernels in the default build, chosen at run time), then finishes in
-// float64, so the tolerance is met in float64 arithmetic. Building with the openblas tag (and libopenblas-dev)
+// while a sample is far from the set, or all the way to a tolerance within
+// single precision's reach (Go-assembly AVX-512 or AVX2/FMA kernels in the
+// default build, chosen at run time), then finishes or checks in float64,
+// so the tolerance is met in float64 arithmetic. Building with the openblas tag (and libopenblas-dev)
 // routes gonum's and gorgonia's BLAS to OpenBLAS; the default build is pure
 // Go (Go assembly included; -tags purego uses plain Go loops instead).
 package enforce
