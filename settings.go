@@ -170,8 +170,9 @@ const (
 	// Stats field except Stats.Before comes from float64 arithmetic. When
 	// the single-precision evaluations go on depends on the size T of the
 	// terms of c at the sample's first iterate, estimated as the larger of
-	// its residual measure and max_i Σ_j|∂c_i/∂y_j·y_j| (a start close to
-	// the set has a small residual but not small terms):
+	// its residual measure and max_i Σ_j|∂c_i/∂y_j·y_j| over up to 16
+	// evenly spaced rows i (a start close to the set has a small residual
+	// but not small terms):
 	//   - if T·2⁻¹⁸ ≤ Tol (64 float32 ulps of T: single precision can
 	//     reach the tolerance, as with Tol = 1e-3 up to T = 262), the
 	//     sample takes single-precision steps until its single-precision
