@@ -507,10 +507,10 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 // sample: 2⁻¹⁸ = 64·2⁻²⁴ (64 float32 ulps) of the size of the terms of c
 // at the first iterate, estimated as the larger of its residual measure
 // and max_i Σ_j|∂c_i/∂y_j·y_j| over up to 16 of the rows i (jyScale).
-// Measured on the quadratic
-// benchmark instance (100, 50), whose far starts have max|c| ≈ 200 and
-// Σ_j|∂c_i/∂y_j·y_j| ≈ 60, float32 Newton steps stall at about 6e-7 of the
-// first max|c| (10 ulps), in the reference's torch code as in ours.
+// Measured on the quadratic benchmark instance (100, 50), whose far starts
+// have max|c| ≈ 200 and Σ_j|∂c_i/∂y_j·y_j| ≈ 60, float32 Newton steps
+// stall at about 6e-7 of the first max|c| (10 ulps), in the reference's
+// torch code as in ours.
 const floor32Bits = 18
 
 // jyScale returns max_i Σ_j |J_ij·y_j| over at most jyRows rows i of the

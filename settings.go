@@ -182,9 +182,11 @@ const (
 	//   - otherwise it switches to float64 evaluations for its last steps
 	//     once its single-precision measure, or the measure Newton's rate
 	//     predicts after the next step, is at most √Tol (or Tol, when
-	//     Tol ≥ 1), or the measure stops halving, or the sample would stop. G's rounding
-	// (relative 1e-7 of its entries) only makes each step an inexact Newton
-	// step, whose error is about cond(G)·1e-7 of the residual. A G that is
+	//     Tol ≥ 1), or the measure stops halving, or the sample would stop.
+	//
+	// G's rounding (relative 1e-7 of its entries) only makes each step an
+	// inexact Newton step, whose error is about cond(G)·1e-7 of the
+	// residual. A G that is
 	// not well enough conditioned for single precision (a squared Cholesky
 	// pivot below 1e-5 of its diagonal entry) is formed and factored again
 	// in float64, from a float64 Jacobian: a sample whose Jacobian was

@@ -16,9 +16,10 @@ import (
 // product (internal/sgemm: AVX-512 or AVX2/FMA Go assembly where the CPU
 // has it), the kernel gorgonia's float32 graphs use in the default build.
 // Each layer's W is packed once and kept (packCache) until its bits
-// change; the rows of x are split among the cores in blocks of predictRows, and each block runs through the
-// whole network while its activations stay in cache, with the bias and the
-// activation applied to each layer's product as soon as it is computed.
+// change; the rows of x are split among the cores in blocks of
+// predictRows, and each block runs through the whole network while its
+// activations stay in cache, with the bias and the activation applied to
+// each layer's product as soon as it is computed.
 
 // predictRows is the number of rows a worker carries through the network
 // at a time: a multiple of 2·sgemm.MR (the height of the largest kernel),

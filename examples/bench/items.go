@@ -390,8 +390,8 @@ func forwardItem(scale, inner int) (item, error) {
 }
 
 // inferItem times ENFORCE's prediction (backbone and AdaNP, both in
-// float32, to max|c| ≤ 1e-3 in float64) of an untrained model on the quadratic instance's 833
-// test inputs, best of inner.
+// float32, to max|c| ≤ 1e-3 in float64) of an untrained model on the
+// quadratic instance's 833 test inputs, best of inner.
 func inferItem(scale, inner int) (item, error) {
 	d, err := loadItemData(scale)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 // zero) with its Cholesky factor L, a = L·Lᵀ, in single precision, and
 // reports whether every pivot was positive and finite. It works in
 // NR×NR blocks: each diagonal block is factored and inverted in float64
-// (diagBlock), the blocks below it are multiplied by that inverse
+// (factorDiag, invertDiag), the blocks below it are multiplied by that inverse
 // (transposed), and the trailing blocks are updated with sgemm.BlockT,
 // which does almost all of the arithmetic. It sets the padding's diagonal
 // to 1. w must hold (ld/NR + 2)·NR² elements.
@@ -60,9 +60,9 @@ func cholBlocked32(a []float32, n, ld int, w []float32) bool {
 		// transposing the first, and gives its bits (the same products,
 		// accumulated in the same order).
 		for ib := jb + 1; ib < blocks; ib++ {
-			blk := a[ib*nb*ld+j0:]
-			sgemm.PackRows(t, nb, blk, ld)
-			sgemm.BlockT(nb, t, bt, blk, ld, false)
+			below := a[ib*nb*ld+j0:]
+			sgemm.PackRows(t, nb, below, ld)
+			sgemm.BlockT(nb, t, bt, below, ld, false)
 			sgemm.BlockT(nb, bt, t, panels[ib*nb*nb:(ib+1)*nb*nb], nb, false)
 		}
 		// A_IK −= L_IJ·L_KJᵀ for jb < K ≤ I.
@@ -85,8 +85,7 @@ func cholBlocked32(a []float32, n, ld int, w []float32) bool {
 // their additions' latencies; every sum runs over k in increasing order,
 // as cholBlocked32Ref's (TestCholBlocked32Bits).
 func factorDiag(b *[sgemm.NR][sgemm.NR]float64, m int) bool {
-	nb := m
-	for j := range nb {
+	for j := range m {
 		rj := b[j][:j]
 		s := b[j][j]
 		for _, v := range rj {
@@ -98,7 +97,7 @@ func factorDiag(b *[sgemm.NR][sgemm.NR]float64, m int) bool {
 		l := math.Sqrt(s)
 		b[j][j] = float64(float32(l))
 		i := j + 1
-		for ; i+4 <= nb; i += 4 {
+		for ; i+4 <= m; i += 4 {
 			r0, r1, r2, r3 := b[i][:j], b[i+1][:j], b[i+2][:j], b[i+3][:j]
 			s0, s1, s2, s3 := b[i][j], b[i+1][j], b[i+2][j], b[i+3][j]
 			for k, v := range rj {
@@ -112,7 +111,7 @@ func factorDiag(b *[sgemm.NR][sgemm.NR]float64, m int) bool {
 			b[i+2][j] = float64(float32(s2 / l))
 			b[i+3][j] = float64(float32(s3 / l))
 		}
-		for ; i < nb; i++ {
+		for ; i < m; i++ {
 			ri := b[i][:j]
 			s := b[i][j]
 			for k, v := range rj {

@@ -15,7 +15,8 @@ const Limit = 0x1p20
 // 6e-8: rounded to float32 they are those of math.Sin and math.Cos but
 // for about 4 in 10⁴ near-ties, one ulp apart (TestSinCos32), and more
 // accurate than math32's. It is about 3.5× faster than math.Sincos
-// (BenchmarkSinCos32). It is the method of musl's sinf and cosf (FreeBSD's k_sinf.c, k_cosf.c and e_rem_pio2f.c): x is reduced
+// (BenchmarkSinCos32). It is the method of musl's sinf and cosf
+// (FreeBSD's k_sinf.c, k_cosf.c and e_rem_pio2f.c): x is reduced
 // to y ∈ [−π/4, π/4] by the nearest multiple nπ/2, with π/2 split into a
 // 25-bit and a 53-bit part, and sin y and cos y are polynomials of minimax
 // error 2⁻³⁷·⁵ (sin y / y) and 2⁻³⁴·¹ (cos y) evaluated in float64. Both
