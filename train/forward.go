@@ -6,16 +6,14 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// forward evaluates the backbone from the current weights: x (rows×nx,
+// forwardTo evaluates the backbone from the current weights: x (rows×nx,
 // original units) → standardised input → backbone → ŷ in original units.
 // A backbone that is a DensePredictor (an MLP: layers.MLP.Predict) runs in
-// plain Go; any other runs on a graph built for the call.
-func (m *Model) forward(x *mat.Dense) (*mat.Dense, error) { return m.forwardTo(nil, x) }
-
-// forwardTo is forward writing ŷ into z (rows×ny), or, for a nil z, into
-// a matrix of its own, which it returns: a new one for a DensePredictorTo
-// (layers.MLP.PredictTo), the backbone's own output otherwise, so that no
-// output is copied unless the caller asked for it in z.
+// plain Go; any other runs on a graph built for the call. It writes ŷ
+// into z (rows×ny), or, for a nil z, into a matrix of its own, which it
+// returns: a new one for a DensePredictorTo (layers.MLP.PredictTo), the
+// backbone's own output otherwise, so that no output is copied unless the
+// caller asked for it in z.
 func (m *Model) forwardTo(z, x *mat.Dense) (*mat.Dense, error) {
 	h := x
 	rows := x.RawMatrix().Rows

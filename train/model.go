@@ -401,20 +401,33 @@ func (m *Model) Backbone(x *mat.Dense) (*mat.Dense, error) {
 	if m == nil {
 		return nil, errNilModel
 	}
-	if err := m.checkData(x, nil, false); err != nil {
+	if err := m.readyFor(x); err != nil {
 		return nil, err
 	}
-	if m.cfg.Standardize && m.sx == nil {
-		return nil, errors.New("train: the model standardises its inputs but has not been fitted (call Fit or SetStandardizers)")
-	}
-	yhat, err := m.forward(x)
+	yhat, err := m.forwardTo(nil, x)
 	if err != nil {
 		return nil, err
 	}
 	if !finite(yhat) {
-		return nil, errors.New("train: the backbone output is not finite")
+		return nil, errNotFinite
 	}
 	return yhat, nil
+}
+
+// errNotFinite is the error of Backbone and BackboneTo for an output that
+// is not finite.
+var errNotFinite = errors.New("train: the backbone output is not finite")
+
+// readyFor checks x for a prediction: its shape and values (checkData),
+// and that a model which standardises its inputs has its Standardizers.
+func (m *Model) readyFor(x *mat.Dense) error {
+	if err := m.checkData(x, nil, false); err != nil {
+		return err
+	}
+	if m.cfg.Standardize && m.sx == nil {
+		return errors.New("train: the model standardises its inputs but has not been fitted (call Fit or SetStandardizers)")
+	}
+	return nil
 }
 
 // BackboneTo is Backbone writing ŷ into dst, which must be a
@@ -430,11 +443,8 @@ func (m *Model) BackboneTo(dst, x *mat.Dense) error {
 	if m == nil {
 		return errNilModel
 	}
-	if err := m.checkData(x, nil, false); err != nil {
+	if err := m.readyFor(x); err != nil {
 		return err
-	}
-	if m.cfg.Standardize && m.sx == nil {
-		return errors.New("train: the model standardises its inputs but has not been fitted (call Fit or SetStandardizers)")
 	}
 	if dst == nil {
 		return errors.New("train: BackboneTo: nil destination")
@@ -446,7 +456,7 @@ func (m *Model) BackboneTo(dst, x *mat.Dense) error {
 		return err
 	}
 	if !finite(dst) {
-		return errors.New("train: the backbone output is not finite")
+		return errNotFinite
 	}
 	return nil
 }
