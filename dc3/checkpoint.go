@@ -159,13 +159,14 @@ type runConfig struct {
 	BatchSize  int     `json:"batchSize"`
 	Epochs     int     `json:"epochs"`
 	Seed       uint64  `json:"seed"`
+	Partial    []int   `json:"partial,omitempty"`
 }
 
 // runConfig returns the JSON of m's runConfig.
 func (m *Model) runConfig() (json.RawMessage, error) {
 	c := m.cfg
 	return json.Marshal(&runConfig{Completion: m.kind, Hidden: c.Hidden, Dropout: c.Dropout, LearnRate: c.LearnRate,
-		BatchSize: c.BatchSize, Epochs: c.Epochs, Seed: c.Seed})
+		BatchSize: c.BatchSize, Epochs: c.Epochs, Seed: c.Seed, Partial: c.Partial})
 }
 
 // configDiffs lists the fields in which two runConfig documents differ.
@@ -264,7 +265,7 @@ func dataFingerprint(x *mat.Dense) string {
 // continues the training run whose checkpoint is in dir (see Checkpoint).
 // p must be the problem the run was started with (its Q, p and C are
 // compared) and cfg its Config: every field that training depends on
-// (Hidden, Dropout, LearnRate, BatchSize, Epochs, Seed) must equal the
+// (Hidden, Dropout, LearnRate, BatchSize, Epochs, Seed, Partial) must equal the
 // checkpoint's, otherwise Resume returns an error listing the
 // differences. Progress, Quiet, LogEvery and Checkpoint may differ; an
 // empty cfg.Checkpoint.Dir means dir, so the resumed run goes on

@@ -277,6 +277,7 @@ func TestResumeMismatch(t *testing.T) {
 		{"widths", func(c *Config) { c.Hidden = []int{16, 17} }, []string{"hidden: checkpoint [16,16], Config [16,17]"}},
 		{"dropout", func(c *Config) { c.NoDropout = true }, []string{"dropout: checkpoint 0.2, Config 0"}},
 		{"batch size", func(c *Config) { c.BatchSize = 110 }, []string{"batchSize:"}},
+		{"partial variables", func(c *Config) { c.Partial = []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11} }, []string{"partial: checkpoint absent, Config [0,1,"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := f.cfg
@@ -478,4 +479,40 @@ func BenchmarkCheckpointWrite(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestResumePartial interrupts and resumes a model with Config.Partial
+// set: the resumed run equals the uninterrupted one, and Resume refuses
+// another choice.
+func TestResumePartial(t *testing.T) {
+	f := newResumeFixture(t)
+	f.cfg.Partial = []int{19, 3, 5, 7, 0, 11, 13, 2, 17, 1, 9, 15}
+	wantHist, wantSnap, wantY := f.reference(t)
+
+	dir := t.TempDir()
+	m, err := New(f.p, f.checkpointing(dir))
+	require.NoError(t, err)
+	m.now = fakeClock()
+	stopAfter(m, 5)
+	_, err = m.Fit(f.x)
+	require.ErrorIs(t, err, errStop)
+	m.Close()
+
+	other := f.cfg
+	other.Partial = []int{3, 19, 5, 7, 0, 11, 13, 2, 17, 1, 9, 15}
+	_, err = Resume(dir, f.p, other)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "partial: checkpoint [19,3,")
+
+	r, err := Resume(dir, f.p, f.cfg)
+	require.NoError(t, err)
+	defer r.Close()
+	assert.Equal(t, f.cfg.Partial, r.Partial())
+	hist, err := r.Fit(f.x)
+	require.NoError(t, err)
+	assert.Equal(t, wantHist, hist)
+	assert.Equal(t, wantSnap, snap(t, r))
+	y, err := r.Predict(f.x)
+	require.NoError(t, err)
+	assert.True(t, mat.Equal(wantY, y))
 }

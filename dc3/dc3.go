@@ -36,6 +36,14 @@
 // does Model (the first BatchNorm normalises the first layer's outputs).
 // Config's defaults are DC3's and the paper's, field by field.
 //
+// Which variables are partial matters: the completion passes the
+// network's errors on through C_o⁻¹, and cond₂(C_o) ranges from about 50
+// to thousands over the choices of the paper's (100, 50) instance
+// (Model.Cond). DC3 chooses them once per data set, with the data's
+// random generator, so that every model trained on a data set shares them;
+// Config.Partial takes that choice (problems.NonconvexLinear.DC3Partial
+// reproduces it), and without it each Seed draws its own.
+//
 // Gradient-based correction, DC3's second ingredient, moves the partial
 // variables along the gradient of the inequality violation; the paper's
 // problems have no inequalities, so correction (in training and at test
@@ -102,9 +110,17 @@ type Config struct {
 	// Epochs is the number of passes per Fit call (default 3500, the
 	// paper's DC3 setting, §5.3; DC3's own default is 1000).
 	Epochs int
-	// Seed seeds the choice of partial variables, the initial weights, the
-	// shuffling and the dropout masks.
+	// Seed seeds the choice of partial variables (unless Partial is set),
+	// the initial weights, the shuffling and the dropout masks.
 	Seed uint64
+	// Partial, if not nil, are the indices of the variables the network
+	// predicts, in its output order: N_O − N_C distinct indices in
+	// 0..N_O−1 (the rest are completed). DC3 fixes them per data set
+	// (problems.NonconvexLinear.DC3Partial gives its choice), so that
+	// models of different seeds share one conditioning of the completion;
+	// nil draws them from Seed. The initial weights, the shuffling and the
+	// dropout masks of a Seed are the same with or without Partial.
+	Partial []int
 	// Progress receives one line per LogEvery epochs (default os.Stderr,
 	// every ⌈Epochs/20⌉); Quiet suppresses it.
 	Progress io.Writer
@@ -151,6 +167,7 @@ type Model struct {
 
 	// Checkpointing (checkpoint.go).
 	kind    string    // "linear" or "newton": the completion
+	cond    float64   // cond₂(C_o) of a linear completion, 0 for Newton's
 	problem string    // the problem's fingerprint (problemFingerprint)
 	resumed *fitState // the interrupted Fit call a Resume restored
 	now     func() time.Time
@@ -199,6 +216,7 @@ func New(p *problems.NonconvexLinear, cfg Config) (*Model, error) {
 	if lu.Cond() > 1e12 {
 		return nil, errors.New("dc3: the completed block of C is numerically singular")
 	}
+	m.cond = mat.Cond(co, 2)
 	// y_o = C_o⁻¹x − C_o⁻¹C_p y_p, scattered into y.
 	var inv, m2 mat.Dense
 	if err := inv.Inverse(co); err != nil {
@@ -295,9 +313,40 @@ func newModel(obj problems.SineQuadratic, nO, nC int, cfg Config) (*Model, error
 	}
 	m := &Model{cfg: cfg, obj: obj, nO: nO, nC: nC, pcg: rand.NewPCG(cfg.Seed, 0xdc3), now: time.Now}
 	m.rnd = rand.New(m.pcg)
-	m.perm = m.rnd.Perm(nO)
+	m.perm = m.rnd.Perm(nO) // drawn with Partial too, so that the weights are the Seed's
+	if cfg.Partial != nil {
+		perm, err := partialPerm(cfg.Partial, nO, nC)
+		if err != nil {
+			return nil, err
+		}
+		m.perm = perm
+		m.cfg.Partial = slices.Clone(cfg.Partial)
+	}
 	m.partial = m.perm[:nO-nC]
 	return m, nil
+}
+
+// partialPerm returns the partial variables followed by the other ones in
+// increasing order, or an error unless partial holds nO − nC distinct
+// indices in 0..nO−1.
+func partialPerm(partial []int, nO, nC int) ([]int, error) {
+	if len(partial) != nO-nC {
+		return nil, fmt.Errorf("dc3: Config.Partial has %d indices, want N_O − N_C = %d", len(partial), nO-nC)
+	}
+	in := make([]bool, nO)
+	for _, j := range partial {
+		if j < 0 || j >= nO || in[j] {
+			return nil, fmt.Errorf("dc3: Config.Partial %v: want distinct indices in 0..%d", partial, nO-1)
+		}
+		in[j] = true
+	}
+	perm := slices.Clone(partial)
+	for j := range nO {
+		if !in[j] {
+			perm = append(perm, j)
+		}
+	}
+	return perm, nil
 }
 
 // other returns the completed variables.
@@ -377,6 +426,13 @@ func (m *Model) build() (err error) {
 
 // Partial returns the indices of the variables the network predicts.
 func (m *Model) Partial() []int { return append([]int(nil), m.partial...) }
+
+// Cond returns the 2-norm condition number of C_o, the columns of C of
+// the completed variables, for a model with linear completion (New), and
+// 0 for one with Newton completion. The completion y_o = C_o⁻¹(x − C_p y_p)
+// passes the network's errors on through C_o⁻¹, so a large Cond makes a
+// model harder to train.
+func (m *Model) Cond() float64 { return m.cond }
 
 // TrainTime returns the wall-clock time spent in Fit, including the time
 // recorded in the checkpoint the model was resumed from: for a resumed

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -192,5 +193,43 @@ func BenchmarkStep(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestConfigPartial checks Config.Partial: the model predicts the given
+// variables, completes the others so that Cy = x, keeps the initial
+// weights of its Seed, copies the slice, and rejects a wrong choice.
+func TestConfigPartial(t *testing.T) {
+	p, err := problems.NewNonconvexLinear(100, 50, problems.PaperSeed)
+	require.NoError(t, err)
+	partial, err := p.DC3Partial(problems.DC3Ineq)
+	require.NoError(t, err)
+	cfg := Config{Hidden: []int{16}, Epochs: 1, Seed: 4, Quiet: true}
+	seeded, err := New(p, cfg)
+	require.NoError(t, err)
+	defer seeded.Close()
+	cfg.Partial = slices.Clone(partial)
+	m, err := New(p, cfg)
+	require.NoError(t, err)
+	defer m.Close()
+	cfg.Partial[0] = -1 // the model holds a copy
+	assert.Equal(t, partial, m.Partial())
+	assert.InDelta(t, 727.227, m.Cond(), 0.01, "cond₂(C_o) of DC3's choice (NumPy: 727.2270)")
+	assert.NotEqual(t, seeded.Partial(), m.Partial())
+	for i, l := range m.net.learnables() {
+		assert.Equal(t, values(seeded.net.learnables()[i]), values(l), "learnable %d", i)
+	}
+	x := p.SampleX(30, 1)
+	y, err := m.Predict(x)
+	require.NoError(t, err)
+	var r mat.Dense
+	r.Mul(y, p.C.T())
+	r.Sub(&r, x)
+	assert.Less(t, mat.Norm(&r, math.Inf(1)), 1e-9)
+
+	for _, bad := range [][]int{partial[1:], append(slices.Clone(partial[1:]), partial[1]), append(slices.Clone(partial[1:]), 100)} {
+		c := Config{Quiet: true, Partial: bad}
+		_, err := New(p, c)
+		assert.ErrorContains(t, err, "Config.Partial")
 	}
 }

@@ -1,6 +1,7 @@
 package problems
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -199,6 +200,71 @@ func (p *NonconvexLinear) Examples(n int) *mat.Dense {
 		raw[i] = rnd.Uniform(-p.XMax, p.XMax)
 	}
 	return x
+}
+
+// DC3Ineq is the number of inequality rows G ∈ ℝ^{50×N_O} that DC3's
+// generator (datasets/nonconvex/make_dataset.py, num_ineq) draws after the
+// inputs and before it chooses the partial variables; see DC3Partial.
+const DC3Ineq = 50
+
+// DC3Partial returns the partial variables DC3 chooses for this instance:
+// the N_O − N_C indices of the variables its network predicts, in the
+// network's output order, as DC3's NonconvexProblem draws them when its
+// generator builds the data set. The generator's stream continues after
+// the PaperExamples inputs of Examples with nIneq·N_O normal draws (the
+// rows of G; DC3's generator draws DC3Ineq of them) and then draws
+// np.random.choice(N_O, N_O − N_C, replace=False), again while
+// |det C_o| < 1e-4 for the columns C_o of the other variables (at most
+// 100 draws). The result is NumPy's, index for index (tested).
+//
+// DC3 fixes the choice per data set, so every model trained on it shares
+// one conditioning of C_o, which the completion y_o = C_o⁻¹(x − C_p y_p)
+// amplifies errors by. The ENFORCE paper's equality-only instances come
+// from a variant of DC3's generator that is not published (its parameter
+// file holds Q, p and C only), so whether it drew G is not known: nIneq =
+// DC3Ineq follows DC3's published code, nIneq = 0 a generator without
+// inequalities. At the paper's (100, 50) the two give cond₂(C_o) = 727
+// and 49.
+//
+// It returns an error if nIneq < 0, if p was not built by
+// NewNonconvexLinear (it needs the generator's state), or if 100 draws
+// all give |det C_o| < 1e-4.
+func (p *NonconvexLinear) DC3Partial(nIneq int) ([]int, error) {
+	if nIneq < 0 {
+		return nil, fmt.Errorf("problems: NonconvexLinear.DC3Partial: nIneq = %d, want nIneq ≥ 0", nIneq)
+	}
+	if p.C == nil || p.eq == nil {
+		return nil, errors.New("problems: NonconvexLinear.DC3Partial: the instance was not built by NewNonconvexLinear")
+	}
+	rnd := p.afterC
+	for range PaperExamples * p.NC {
+		rnd.Random()
+	}
+	for range nIneq * p.NO {
+		rnd.StandardNormal()
+	}
+	co := mat.NewDense(p.NC, p.NC, nil)
+	for range 100 {
+		partial := rnd.Choice(p.NO, p.NO-p.NC)
+		in := make([]bool, p.NO)
+		for _, j := range partial {
+			in[j] = true
+		}
+		k := 0
+		for j := range p.NO {
+			if in[j] {
+				continue
+			}
+			for i := range p.NC {
+				co.Set(i, k, p.C.At(i, j))
+			}
+			k++
+		}
+		if math.Abs(mat.Det(co)) >= 1e-4 {
+			return partial, nil
+		}
+	}
+	return nil, errors.New("problems: NonconvexLinear.DC3Partial: 100 draws of the partial variables left C_o singular (|det| < 1e-4)")
 }
 
 // PaperData returns the paper's data for this instance: the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -360,5 +361,43 @@ func TestSineQuadraticMinimizer(t *testing.T) {
 		for s := -10.0; s <= 10; s += 1e-3 {
 			require.GreaterOrEqual(t, fk(s), fk(y[k])-1e-12, "coordinate %d: grid point %g is lower", k, s)
 		}
+	}
+}
+
+// TestDC3Partial compares DC3Partial with NumPy 1.24.2's choice after the
+// draws of DC3's generator (np.random.seed(17); Q, p, A, X = uniform(−5,
+// 5, (10000, N_C)), G = normal(0, 1, (nIneq, N_O)) when nIneq > 0; then
+// np.random.choice(N_O, N_O − N_C, replace=False)).
+func TestDC3Partial(t *testing.T) {
+	for _, c := range []struct {
+		nO, nC, nIneq int
+		want          []int
+	}{
+		{100, 50, 0, []int{70, 49, 80, 35, 23, 98, 15, 45, 40, 46, 47, 91, 11, 30, 81, 65, 5, 69, 4, 93, 72, 66, 19, 75, 7, 20, 58, 96, 85, 27, 13, 12, 31, 89, 87, 61, 88, 90, 26, 43, 51, 67, 73, 50, 78, 52, 37, 63, 71, 38}},
+		{100, 50, DC3Ineq, []int{69, 93, 3, 5, 44, 8, 46, 60, 79, 88, 13, 55, 51, 28, 21, 66, 31, 41, 86, 18, 98, 2, 23, 36, 30, 22, 0, 73, 58, 19, 71, 50, 56, 27, 78, 74, 81, 70, 67, 12, 99, 1, 84, 87, 25, 32, 62, 75, 38, 92}},
+		{200, 150, DC3Ineq, []int{63, 132, 54, 143, 72, 48, 34, 29, 13, 52, 77, 117, 26, 141, 134, 16, 147, 182, 130, 194, 148, 30, 73, 111, 156, 186, 195, 153, 103, 70, 126, 155, 142, 95, 150, 50, 15, 181, 110, 27, 35, 62, 81, 157, 119, 198, 185, 2, 183, 113}},
+	} {
+		p, err := NewNonconvexLinear(c.nO, c.nC, PaperSeed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.DC3Partial(c.nIneq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("(%d, %d), nIneq %d: DC3Partial = %v, NumPy %v", c.nO, c.nC, c.nIneq, got, c.want)
+		}
+		// The instance's state is not consumed: a second call agrees.
+		if again, _ := p.DC3Partial(c.nIneq); !slices.Equal(again, got) {
+			t.Errorf("(%d, %d): a second call gave %v", c.nO, c.nC, again)
+		}
+	}
+	p, _ := NewNonconvexLinear(100, 50, PaperSeed)
+	if _, err := p.DC3Partial(-1); err == nil {
+		t.Error("nIneq −1: no error")
+	}
+	if _, err := new(NonconvexLinear).DC3Partial(0); err == nil {
+		t.Error("zero NonconvexLinear: no error")
 	}
 }

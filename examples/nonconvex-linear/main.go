@@ -64,10 +64,11 @@ var experiment = optexp.Experiment{
 		}
 		return optexp.Instance{
 			Objective: p.SineQuadratic, Constraint: p.Equalities(), SampleX: p.SampleX,
-			NLP:       func(x []float64) solvers.NLP { return solvers.Linear(p, x) },
-			DC3:       func(cfg dc3.Config) (*dc3.Model, error) { return dc3.New(p, cfg) },
-			DC3Resume: func(dir string, cfg dc3.Config) (*dc3.Model, error) { return dc3.Resume(dir, p, cfg) },
-			Data:      paperData(p),
+			NLP:        func(x []float64) solvers.NLP { return solvers.Linear(p, x) },
+			DC3:        func(cfg dc3.Config) (*dc3.Model, error) { return dc3.New(p, cfg) },
+			DC3Resume:  func(dir string, cfg dc3.Config) (*dc3.Model, error) { return dc3.Resume(dir, p, cfg) },
+			DC3Partial: p.DC3Partial,
+			Data:       paperData(p),
 		}, nil
 	},
 	Paper: map[string][]optexp.Paper{

@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/enforce-nn/enforce/examples/internal/harness/harnesstest"
 )
@@ -13,4 +18,26 @@ func TestQuick(t *testing.T) { harnesstest.CheckNonconvexQuick(t) }
 // TestFlags checks the examples' command-line convention.
 func TestFlags(t *testing.T) {
 	harnesstest.CheckConvention(t, cli, "quick", "out", "sizes", "soft", "dc3", "float32")
+}
+
+// TestDC3Only runs DC3 alone with DC3's own choice of partial variables:
+// the table has the reference and DC3 rows only, names the choice, and the
+// progress reports the conditioning of that choice (cond₂(C_o) = 727.2 at
+// (100, 50), NumPy's value); a bad -dc3-partial is refused.
+func TestDC3Only(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	out := t.TempDir()
+	require.Equal(t, 0, cli([]string{"-quick", "-dc3-only", "-dc3-partial", "dc3", "-dc3epochs", "2", "-out", out}, &stdout, &stderr), stderr.String())
+	s := stdout.String()
+	assert.Contains(t, stderr.String(), "cond₂(C_o) = 727.2")
+	assert.Contains(t, s, "DC3's partial variables: DC3's generator's choice (after its 50 inequality rows) (-dc3-partial dc3)")
+	for _, line := range strings.Split(s, "\n") {
+		if f := strings.Fields(line); len(f) > 4 && (f[0] == "MLP" || f[0] == "ENFORCE" || f[0] == "Soft") {
+			t.Errorf("-dc3-only printed a %s row: %s", f[0], line)
+		}
+	}
+	assert.Regexp(t, `(?m)^DC3 +`, s)
+	stderr.Reset()
+	assert.NotEqual(t, 0, cli([]string{"-quick", "-dc3-partial", "fixed"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `bad -dc3-partial "fixed"`)
 }

@@ -7,6 +7,7 @@
 package optexp
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -79,6 +80,10 @@ type Instance struct {
 	// error wrapping fs.ErrNotExist when there is none).
 	DC3       func(cfg dc3.Config) (*dc3.Model, error)
 	DC3Resume func(dir string, cfg dc3.Config) (*dc3.Model, error)
+	// DC3Partial, if not nil, returns the partial variables DC3's
+	// generator chooses for the instance when it draws nIneq inequality
+	// rows first (problems.NonconvexLinear.DC3Partial), for -dc3-partial.
+	DC3Partial func(nIneq int) ([]int, error)
 }
 
 // Options are the command-line settings.
@@ -97,6 +102,13 @@ type Options struct {
 	// (-resume; see harness.Common.Resume).
 	Resume string
 	DC3    bool
+	// DC3Partial is how DC3's partial variables are chosen (-dc3-partial):
+	// "seed" draws them from the model seed, "dc3" takes DC3's generator's
+	// choice (after its 50 inequality rows), "dc3-noineq" that of the same
+	// generator without inequality rows; see Instance.DC3Partial.
+	DC3Partial string
+	// DC3Only trains DC3 alone, without MLP, Soft and ENFORCE (-dc3-only).
+	DC3Only bool
 	// Precision is AdaNP's arithmetic in training and inference
 	// (enforce.Float32 with -float32).
 	Precision enforce.Precision
@@ -133,6 +145,8 @@ func Flags(e Experiment, o *Options) *harness.Flags {
 	f.BoolVar(&o.float32, "float32", false, "AdaNP in enforce.Float32 precision (single-precision steps far from the constraint set, float64 at the end; the tolerances are unchanged)")
 	harness.PrecisionVar(f, &o.BackbonePrecision)
 	f.BoolVar(&o.DC3, "dc3", o.DC3, "train the DC3 baseline (linear completion, or Newton completion for nonlinear equalities)")
+	f.BoolVar(&o.DC3Only, "dc3-only", false, "train DC3 alone (implies -dc3): no MLP, Soft or ENFORCE rows")
+	f.StringVar(&o.DC3Partial, "dc3-partial", "seed", "DC3's partial variables: seed (drawn per model seed), dc3 (DC3's generator's choice, after its 50 inequality rows; fixed for all seeds, as DC3), dc3-noineq (the same generator without inequality rows)")
 	f.Quick("epochs", "20").Quick("dc3epochs", "20").Quick("ntrain", "400").Quick("ntest", "200").Quick("nref", "20").
 		Quick("width", "64").Quick("lr", "1e-3").Quick("sizes", "0").Quick("soft", "1")
 	return f
@@ -150,6 +164,14 @@ func backboneName(p enforce.Precision) string {
 func (o *Options) finish() error {
 	if o.float32 {
 		o.Precision = enforce.Float32
+	}
+	switch o.DC3Partial {
+	case "", "seed", "dc3", "dc3-noineq":
+	default:
+		return fmt.Errorf("bad -dc3-partial %q: want seed, dc3 or dc3-noineq", o.DC3Partial)
+	}
+	if o.DC3Only {
+		o.DC3 = true
 	}
 	o.Soft = o.Soft[:0]
 	for _, s := range splitComma(o.softs) {
@@ -288,6 +310,9 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 				cfgs = append(cfgs, cfgRun{fmt.Sprintf("Soft (λ_C=%g)", l), train.Soft, l})
 			}
 			cfgs = append(cfgs, cfgRun{"ENFORCE", train.ENFORCE, 1})
+			if o.DC3Only {
+				cfgs = nil
+			}
 			for _, r := range cfgs {
 				m, hist, err := trainModel(progress, inst, s, o, r.mode, r.lc, mseed, xTrain, xTest, refObj, r.name)
 				if err != nil {
@@ -331,11 +356,16 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 				col("%.3g", func(m metrics) float64 { return m.infer }),
 				col("%.3g", func(m metrics) float64 { return m.train / 60 }))
 		}
-		notConv := 0
-		for _, m := range rows["ENFORCE"] {
-			notConv += m.notConverged
+		if ms, ok := rows["ENFORCE"]; ok {
+			notConv := 0
+			for _, m := range ms {
+				notConv += m.notConverged
+			}
+			t.AddNote("ENFORCE: %d test prediction(s) over all seeds with max|c| above the inference tolerance 1e-3", notConv)
 		}
-		t.AddNote("ENFORCE: %d test prediction(s) over all seeds with max|c| above the inference tolerance 1e-3", notConv)
+		if _, ok := rows["DC3"]; ok {
+			t.AddNote("DC3's partial variables: %s (-dc3-partial %s)", partialName(o.DC3Partial), cmp.Or(o.DC3Partial, "seed"))
+		}
 		t.AddNote("reference on the first %d of %d test inputs, %d not converged; unconstrained minimum %.2f (what an unconstrained network can reach)", o.NRef, o.NTest, failed, fStar)
 		t.AddNote("gap to ref.: (mean obj. − mean reference obj.)/|mean reference obj.| on the reference's inputs; max/mean eq.: of |c| over all test inputs and constraints; inf. time: median of 3 predictions of the whole test batch")
 		if e.Name == "quadratic" {
@@ -374,7 +404,11 @@ func save(dir string, s Size, fStar float64, t *report.Table, runs []report.Run)
 	}, obj...); err != nil {
 		return err
 	}
-	depth := report.HistorySeries(func(e train.Epoch) float64 { return e.Depth }, false, report.Select("ENFORCE", runs...)...)
+	enf := report.Select("ENFORCE", runs...)
+	if len(enf) == 0 {
+		return nil
+	}
+	depth := report.HistorySeries(func(e train.Epoch) float64 { return e.Depth }, false, enf...)
 	return report.SavePlot(base+"-depth.png", report.Figure{
 		Title: "ENFORCE: mean AdaNP depth in training", XLabel: "epoch", YLabel: "NP steps per sample",
 	}, depth...)
@@ -429,11 +463,29 @@ func trainDC3(progress io.Writer, inst Instance, s Size, o Options, seed uint64,
 		Hidden: []int{o.Width, o.Width}, LearnRate: o.LR, BatchSize: o.Batch, Epochs: o.DC3Epochs, Seed: seed,
 		Progress: prefixed{progress, fmt.Sprintf("[%d/%d DC3 seed %d] ", s.NO, s.NC, seed)}, LogEvery: max(1, o.DC3Epochs/5),
 	}
-	m, err := newDC3(inst, cfg, harness.RunDir(o.Resume, fmt.Sprintf("%dx%d", s.NO, s.NC), "DC3", fmt.Sprintf("seed%d", seed)))
+	method := "DC3"
+	if o.DC3Partial != "" && o.DC3Partial != "seed" {
+		if inst.DC3Partial == nil {
+			return metrics{}, nil, fmt.Errorf("-dc3-partial %s: the experiment has no DC3 generator", o.DC3Partial)
+		}
+		nIneq := problems.DC3Ineq
+		if o.DC3Partial == "dc3-noineq" {
+			nIneq = 0
+		}
+		var err error
+		if cfg.Partial, err = inst.DC3Partial(nIneq); err != nil {
+			return metrics{}, nil, err
+		}
+		method += "-" + o.DC3Partial // its own checkpoints: another Config
+	}
+	m, err := newDC3(inst, cfg, harness.RunDir(o.Resume, fmt.Sprintf("%dx%d", s.NO, s.NC), method, fmt.Sprintf("seed%d", seed)))
 	if err != nil {
 		return metrics{}, nil, err
 	}
 	defer m.Close()
+	if m.Cond() > 0 {
+		fmt.Fprintf(cfg.Progress, "partial variables: %s; cond₂(C_o) = %.4g\n", partialName(o.DC3Partial), m.Cond())
+	}
 	epochs, err := m.Fit(xTrain)
 	if err != nil {
 		return metrics{}, nil, err
@@ -454,6 +506,17 @@ func trainDC3(progress io.Writer, inst Instance, s Size, o Options, seed uint64,
 	met := evaluate(inst, xTest, y, refObj)
 	met.infer, met.train = inferDur.Seconds(), m.TrainTime().Seconds()
 	return met, hist, nil
+}
+
+// partialName describes a -dc3-partial value.
+func partialName(mode string) string {
+	switch mode {
+	case "dc3":
+		return "DC3's generator's choice (after its 50 inequality rows)"
+	case "dc3-noineq":
+		return "DC3's generator's choice without inequality rows"
+	}
+	return "drawn from the model seed"
 }
 
 // newDC3 returns the DC3 model cfg describes for inst. With a checkpoint
