@@ -41,3 +41,14 @@ func TestDC3Only(t *testing.T) {
 	assert.NotEqual(t, 0, cli([]string{"-quick", "-dc3-partial", "fixed"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), `bad -dc3-partial "fixed"`)
 }
+
+// TestFirstSeed runs the second of two model seeds alone.
+func TestFirstSeed(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, cli([]string{"-quick", "-dc3-only", "-seeds", "2", "-first-seed", "1", "-dc3epochs", "2"}, &stdout, &stderr), stderr.String())
+	assert.Contains(t, stderr.String(), "DC3 seed 18]")
+	assert.NotContains(t, stderr.String(), "DC3 seed 17]")
+	stderr.Reset()
+	assert.NotEqual(t, 0, cli([]string{"-quick", "-seeds", "2", "-first-seed", "2"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "-first-seed")
+}

@@ -107,6 +107,11 @@ type Options struct {
 	// choice (after its 50 inequality rows), "dc3-noineq" that of the same
 	// generator without inequality rows; see Instance.DC3Partial.
 	DC3Partial string
+	// FirstSeed is the index of the first model seed to run (-first-seed):
+	// seeds FirstSeed..Seeds−1 of the table, so that processes sharing a
+	// -resume folder can each train some of them; a later run with
+	// FirstSeed 0 then loads the finished models and prints the whole table.
+	FirstSeed int
 	// DC3Only trains DC3 alone, without MLP, Soft and ENFORCE (-dc3-only).
 	DC3Only bool
 	// Precision is AdaNP's arithmetic in training and inference
@@ -137,6 +142,7 @@ func Flags(e Experiment, o *Options) *harness.Flags {
 	f.IntVar(&o.Layers, "layers", o.Layers, "hidden layers of the MLP, Soft and ENFORCE backbones (the paper: 2; the reference's code: 3)")
 	f.Float64Var(&o.LR, "lr", o.LR, "Adam learning rate (the paper: 1e-4)")
 	f.IntVar(&o.Seeds, "seeds", o.Seeds, "model seeds; mean ± std over them (the paper: 5)")
+	f.IntVar(&o.FirstSeed, "first-seed", 0, "run only model seeds first-seed..seeds−1 (0-based; to spread one table's seeds over processes sharing -resume)")
 	f.StringVar(&o.Sizes, "sizes", "", "comma-separated indices into the paper's sizes (default: all)")
 	f.Out(&o.Out)
 	f.StringVar(&o.Resume, "resume", "", harness.ResumeUsage)
@@ -222,6 +228,9 @@ type metrics struct {
 // Run runs the experiment with options o, writing the tables to w and
 // progress to progress.
 func Run(w, progress io.Writer, e Experiment, o Options) error {
+	if o.FirstSeed < 0 || o.FirstSeed >= o.Seeds {
+		return fmt.Errorf("optexp: need 0 ≤ -first-seed < -seeds (got %d and %d)", o.FirstSeed, o.Seeds)
+	}
 	if o.Seeds < 1 || o.NTest < 1 || o.NRef < 0 || o.NRef > o.NTest || o.NTrain < o.Batch {
 		return fmt.Errorf("optexp: need -seeds ≥ 1, 0 ≤ -nref ≤ -ntest, -ntrain ≥ -batch")
 	}
@@ -298,7 +307,7 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 			m.gap = (m.refSubsetObj - refMean) / math.Abs(refMean)
 			rows[name] = append(rows[name], m)
 		}
-		for seed := range o.Seeds {
+		for seed := o.FirstSeed; seed < o.Seeds; seed++ {
 			mseed := o.Seed + uint64(seed)
 			type cfgRun struct {
 				name string
