@@ -30,6 +30,7 @@ func TestDC3Only(t *testing.T) {
 	require.Equal(t, 0, cli([]string{"-quick", "-dc3-only", "-dc3-partial", "dc3", "-dc3epochs", "2", "-out", out}, &stdout, &stderr), stderr.String())
 	s := stdout.String()
 	assert.Contains(t, stderr.String(), "cond₂(C_o) = 727.2")
+	assert.Contains(t, stderr.String(), "[100/50 DC3 seed 17] test: obj. ", "each seed's row")
 	assert.Contains(t, s, "DC3's partial variables: DC3's generator's choice (after its 50 inequality rows) (-dc3-partial dc3)")
 	for _, line := range strings.Split(s, "\n") {
 		if f := strings.Fields(line); len(f) > 4 && (f[0] == "MLP" || f[0] == "ENFORCE" || f[0] == "Soft") {

@@ -300,12 +300,14 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 		rows := map[string][]metrics{}
 		var order []string
 		var runs []report.Run
-		add := func(name string, m metrics) {
+		add := func(name string, seed uint64, m metrics) {
 			if _, ok := rows[name]; !ok {
 				order = append(order, name)
 			}
 			m.gap = (m.refSubsetObj - refMean) / math.Abs(refMean)
 			rows[name] = append(rows[name], m)
+			// Each seed's row, which the table's mean ± std hides.
+			fmt.Fprintf(progress, "[%d/%d %s seed %d] test: obj. %.4f, gap to ref. %+.2f%%, max eq. %.3g\n", s.NO, s.NC, name, seed, m.obj, 100*m.gap, m.maxEq)
 		}
 		for seed := o.FirstSeed; seed < o.Seeds; seed++ {
 			mseed := o.Seed + uint64(seed)
@@ -327,7 +329,7 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 				if err != nil {
 					return fmt.Errorf("%s: %w", r.name, err)
 				}
-				add(r.name, m)
+				add(r.name, mseed, m)
 				runs = append(runs, report.Run{Label: fmt.Sprintf("%s seed %d", r.name, mseed), History: hist})
 			}
 			if o.DC3 {
@@ -335,7 +337,7 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 				if err != nil {
 					return fmt.Errorf("DC3: %w", err)
 				}
-				add("DC3", m)
+				add("DC3", mseed, m)
 				runs = append(runs, report.Run{Label: fmt.Sprintf("DC3 seed %d", mseed), History: hist})
 			}
 		}
