@@ -59,6 +59,11 @@ type Experiment struct {
 	// DC3 says whether the DC3 baseline runs by default (the -dc3 flag
 	// overrides it).
 	DC3 bool
+	// DC3Generator says that the instances come with DC3's generator
+	// (Instance.DC3Partial is set): -dc3-partial then defaults to
+	// dc3-noineq, DC3's choice of partial variables on the paper's
+	// generator, which draws no inequalities; otherwise to seed.
+	DC3Generator bool
 	// Seed is the default of -seed, the seed of the instance and its data
 	// (the paper's instances for the linear benchmark: problems.PaperSeed);
 	// 0 means 1.
@@ -105,7 +110,9 @@ type Options struct {
 	// DC3Partial is how DC3's partial variables are chosen (-dc3-partial):
 	// "seed" draws them from the model seed, "dc3" takes DC3's generator's
 	// choice (after its 50 inequality rows), "dc3-noineq" that of the same
-	// generator without inequality rows; see Instance.DC3Partial.
+	// generator without inequality rows (the default where the experiment
+	// has DC3's generator, Experiment.DC3Generator); see
+	// Instance.DC3Partial.
 	DC3Partial string
 	// FirstSeed is the index of the first model seed to run (-first-seed):
 	// seeds FirstSeed..Seeds−1 of the table, so that processes sharing a
@@ -152,7 +159,11 @@ func Flags(e Experiment, o *Options) *harness.Flags {
 	harness.PrecisionVar(f, &o.BackbonePrecision)
 	f.BoolVar(&o.DC3, "dc3", o.DC3, "train the DC3 baseline (linear completion, or Newton completion for nonlinear equalities)")
 	f.BoolVar(&o.DC3Only, "dc3-only", false, "train DC3 alone (implies -dc3): no MLP, Soft or ENFORCE rows")
-	f.StringVar(&o.DC3Partial, "dc3-partial", "seed", "DC3's partial variables: seed (drawn per model seed), dc3 (DC3's generator's choice, after its 50 inequality rows; fixed for all seeds, as DC3), dc3-noineq (the same generator without inequality rows)")
+	partial := "seed"
+	if e.DC3Generator {
+		partial = "dc3-noineq"
+	}
+	f.StringVar(&o.DC3Partial, "dc3-partial", partial, "DC3's partial variables: dc3-noineq (DC3's choice, once per data set, on the paper's generator, which draws no inequalities), dc3 (DC3's choice after the 50 inequality rows its own generator draws), seed (drawn per model seed, as the runs before 2026-11-25)")
 	f.Quick("epochs", "20").Quick("dc3epochs", "20").Quick("ntrain", "400").Quick("ntest", "200").Quick("nref", "20").
 		Quick("width", "64").Quick("lr", "1e-3").Quick("sizes", "0").Quick("soft", "1")
 	return f

@@ -26,6 +26,11 @@ func TestFlags(t *testing.T) {
 	assert.Equal(t, []float64{1}, o.Soft)
 	assert.True(t, o.DC3, "the experiment's default")
 	assert.Equal(t, enforce.Float32, o.Precision)
+	assert.Equal(t, "seed", o.DC3Partial, "no DC3 generator: per seed")
+	f = Flags(Experiment{Name: "linear", DC3: true, DC3Generator: true}, &o)
+	require.NoError(t, f.Parse(nil))
+	require.NoError(t, o.finish())
+	assert.Equal(t, "dc3-noineq", o.DC3Partial, "DC3's generator: DC3's choice on it")
 
 	f = Flags(Experiment{Name: "quadratic"}, &o)
 	require.NoError(t, f.Parse(nil))
