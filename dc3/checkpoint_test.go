@@ -89,6 +89,22 @@ func newResumeFixture(t *testing.T) resumeFixture {
 		cfg: Config{Hidden: []int{16, 16}, LearnRate: 1e-3, BatchSize: 100, Epochs: 4, Seed: 3, Quiet: true}}
 }
 
+// interrupted trains f's model with checkpoints into a new temporary
+// folder, which it returns, and interrupts Fit after the given number of
+// batches.
+func (f resumeFixture) interrupted(t *testing.T, batches int) string {
+	t.Helper()
+	dir := t.TempDir()
+	m, err := New(f.p, f.checkpointing(dir))
+	require.NoError(t, err)
+	m.now = fakeClock()
+	stopAfter(m, batches)
+	_, err = m.Fit(f.x)
+	require.ErrorIs(t, err, errStop)
+	m.Close()
+	return dir
+}
+
 // reference trains f's model uninterrupted, without checkpoints.
 func (f resumeFixture) reference(t *testing.T) ([]Epoch, snapshot, *mat.Dense) {
 	m, err := New(f.p, f.cfg)
@@ -235,14 +251,7 @@ func TestResumeNewton(t *testing.T) {
 // includes the time recorded in its checkpoint.
 func TestCheckpointTrainingTime(t *testing.T) {
 	f := newResumeFixture(t)
-	dir := t.TempDir()
-	m, err := New(f.p, f.checkpointing(dir))
-	require.NoError(t, err)
-	m.now = fakeClock()
-	stopAfter(m, 5)
-	_, err = m.Fit(f.x)
-	require.ErrorIs(t, err, errStop)
-	m.Close()
+	dir := f.interrupted(t, 5)
 	r, err := Resume(dir, f.p, f.cfg)
 	require.NoError(t, err)
 	defer r.Close()
@@ -258,14 +267,7 @@ func TestCheckpointTrainingTime(t *testing.T) {
 // refuse other training inputs.
 func TestResumeMismatch(t *testing.T) {
 	f := newResumeFixture(t)
-	dir := t.TempDir()
-	m, err := New(f.p, f.checkpointing(dir))
-	require.NoError(t, err)
-	m.now = fakeClock()
-	stopAfter(m, 2)
-	_, err = m.Fit(f.x)
-	require.ErrorIs(t, err, errStop)
-	m.Close()
+	dir := f.interrupted(t, 2)
 
 	for _, tc := range []struct {
 		name string
@@ -319,16 +321,9 @@ func TestResumeMismatch(t *testing.T) {
 // file with an error naming it.
 func TestResumeBadFile(t *testing.T) {
 	f := newResumeFixture(t)
-	dir := t.TempDir()
-	m, err := New(f.p, f.checkpointing(dir))
-	require.NoError(t, err)
-	m.now = fakeClock()
-	stopAfter(m, 2)
-	_, err = m.Fit(f.x)
-	require.ErrorIs(t, err, errStop)
-	m.Close()
+	dir := f.interrupted(t, 2)
 
-	_, err = Resume(t.TempDir(), f.p, f.cfg)
+	_, err := Resume(t.TempDir(), f.p, f.cfg)
 	require.ErrorIs(t, err, fs.ErrNotExist)
 
 	path := filepath.Join(dir, CheckpointFile)
@@ -361,14 +356,7 @@ func TestResumeBadFile(t *testing.T) {
 // checksum is right but whose state does not fit the model.
 func TestResumeInconsistentState(t *testing.T) {
 	f := newResumeFixture(t)
-	dir := t.TempDir()
-	m, err := New(f.p, f.checkpointing(dir))
-	require.NoError(t, err)
-	m.now = fakeClock()
-	stopAfter(m, 2)
-	_, err = m.Fit(f.x)
-	require.ErrorIs(t, err, errStop)
-	m.Close()
+	dir := f.interrupted(t, 2)
 	doc, err := readCheckpoint(filepath.Join(dir, CheckpointFile))
 	require.NoError(t, err)
 	for _, tc := range []struct {
@@ -489,18 +477,11 @@ func TestResumePartial(t *testing.T) {
 	f.cfg.Partial = []int{19, 3, 5, 7, 0, 11, 13, 2, 17, 1, 9, 15}
 	wantHist, wantSnap, wantY := f.reference(t)
 
-	dir := t.TempDir()
-	m, err := New(f.p, f.checkpointing(dir))
-	require.NoError(t, err)
-	m.now = fakeClock()
-	stopAfter(m, 5)
-	_, err = m.Fit(f.x)
-	require.ErrorIs(t, err, errStop)
-	m.Close()
+	dir := f.interrupted(t, 5)
 
 	other := f.cfg
 	other.Partial = []int{3, 19, 5, 7, 0, 11, 13, 2, 17, 1, 9, 15}
-	_, err = Resume(dir, f.p, other)
+	_, err := Resume(dir, f.p, other)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "partial: checkpoint [19,3,")
 
