@@ -37,9 +37,9 @@
 // Config's defaults are DC3's and the paper's, field by field.
 //
 // Which variables are partial matters: the completion passes the
-// network's errors on through C_o⁻¹, and cond₂(C_o) ranges from about 50
-// to thousands over the choices of the paper's (100, 50) instance
-// (Model.Cond). DC3 chooses them once per data set, with the data's
+// network's errors on through C_o⁻¹, and over 200 random choices for the
+// paper's (100, 50) instance cond₂(C_o) ranged from 35 to about 70,000
+// (Model.Cond; RESULTS.md §5.3.1 measures what it does to DC3's result). DC3 chooses them once per data set, with the data's
 // random generator, so that every model trained on a data set shares them;
 // Config.Partial takes that choice (problems.NonconvexLinear.DC3Partial
 // reproduces it), and without it each Seed draws its own.
@@ -430,8 +430,8 @@ func (m *Model) Partial() []int { return append([]int(nil), m.partial...) }
 // Cond returns the 2-norm condition number of C_o, the columns of C of
 // the completed variables, for a model with linear completion (New), and
 // 0 for one with Newton completion. The completion y_o = C_o⁻¹(x − C_p y_p)
-// passes the network's errors on through C_o⁻¹, so a large Cond makes a
-// model harder to train.
+// passes the network's errors on through C_o⁻¹; RESULTS.md §5.3.1
+// measures how DC3's result moves with Cond.
 func (m *Model) Cond() float64 { return m.cond }
 
 // TrainTime returns the wall-clock time spent in Fit, including the time

@@ -219,6 +219,9 @@ func TestConfigPartial(t *testing.T) {
 	for i, l := range m.net.learnables() {
 		assert.Equal(t, values(seeded.net.learnables()[i]), values(l), "learnable %d", i)
 	}
+	// The random stream is at the same place, so the shuffling and the
+	// dropout masks are the Seed's too.
+	assert.Equal(t, snap(t, seeded).rng, snap(t, m).rng)
 	x := p.SampleX(30, 1)
 	y, err := m.Predict(x)
 	require.NoError(t, err)
