@@ -39,7 +39,8 @@
 // Which variables are partial matters: the completion passes the
 // network's errors on through C_o⁻¹, and over 200 random choices for the
 // paper's (100, 50) instance cond₂(C_o) ranged from 35 to about 70,000
-// (Model.Cond; RESULTS.md §5.3.1 measures what it does to DC3's result). DC3 chooses them once per data set, with the data's
+// (Model.Cond, TestCondSpread; RESULTS.md §5.3.1 measures what it does to
+// DC3's result). DC3 chooses them once per data set, with the data's
 // random generator, so that every model trained on a data set shares them;
 // Config.Partial takes that choice (problems.NonconvexLinear.DC3Partial
 // reproduces it), and without it each Seed draws its own.
