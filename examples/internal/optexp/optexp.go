@@ -286,11 +286,7 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 
 		// Reference optima.
 		fmt.Fprintf(progress, "[%d/%d] reference: solving %d instances with %s\n", s.NO, s.NC, o.NRef, reference.name)
-		ref, err := solvers.SolveAll(reference.method, o.NRef, 0, func(i int) (solvers.NLP, []float64, error) {
-			p := inst.NLP(xTest.RawRowView(i))
-			y0, err := solvers.LeastNormStart(p)
-			return p, y0, err
-		})
+		ref, err := referenceOptima(o, e, s, inst, xTest)
 		if err != nil {
 			return err
 		}

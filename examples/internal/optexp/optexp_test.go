@@ -12,7 +12,9 @@ import (
 
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/dc3"
+	"github.com/enforce-nn/enforce/examples/internal/harness"
 	"github.com/enforce-nn/enforce/problems"
+	"github.com/enforce-nn/enforce/solvers"
 )
 
 func TestFlags(t *testing.T) {
@@ -98,4 +100,67 @@ func TestNewDC3Resumes(t *testing.T) {
 
 	_, err = newDC3(Instance{DC3: inst.DC3}, cfg, dir)
 	assert.Error(t, err, "an instance that cannot resume DC3")
+}
+
+// countingMethod counts the solves of the SQP method it wraps.
+type countingMethod struct{ n *int }
+
+func (c countingMethod) Solve(p solvers.NLP, init []float64) (*solvers.Result, error) {
+	*c.n++
+	return solvers.SQP{}.Solve(p, init)
+}
+
+// TestReferenceOptimaSaved checks what -resume promises for the reference
+// optima: they are saved in the folder, a second run with the same inputs
+// and solver reads them (no solve) and gets the same numbers, other
+// inputs or another solver solve again, and without -resume nothing is
+// written.
+func TestReferenceOptimaSaved(t *testing.T) {
+	p, err := problems.NewNonconvexLinear(12, 4, 1)
+	require.NoError(t, err)
+	inst := Instance{NLP: func(x []float64) solvers.NLP { return solvers.Linear(p, x) }}
+	x := p.SampleX(5, 3)
+	var solves int
+	old := reference
+	t.Cleanup(func() { reference = old })
+	reference.method = countingMethod{&solves}
+
+	dir := t.TempDir()
+	e, s := Experiment{Name: "linear"}, Size{12, 4}
+	o := Options{NRef: 4, Resume: dir, Seed: 1}
+	first, err := referenceOptima(o, e, s, inst, x)
+	require.NoError(t, err)
+	assert.Equal(t, 4, solves)
+	require.Len(t, first, 4)
+	for _, r := range first {
+		assert.Equal(t, solvers.Success, r.Status)
+	}
+	again, err := referenceOptima(o, e, s, inst, x)
+	require.NoError(t, err)
+	assert.Equal(t, 4, solves, "read from the folder, not solved again")
+	assert.Equal(t, first, again)
+
+	x.Set(0, 0, x.At(0, 0)+1)
+	_, err = referenceOptima(o, e, s, inst, x)
+	require.NoError(t, err)
+	assert.Equal(t, 8, solves, "other inputs: solved again")
+
+	reference.name = "another solver"
+	_, err = referenceOptima(o, e, s, inst, x)
+	require.NoError(t, err)
+	assert.Equal(t, 12, solves, "another solver: solved again")
+
+	o.Resume = ""
+	empty := t.TempDir()
+	_, err = referenceOptima(o, e, s, inst, x)
+	require.NoError(t, err)
+	entries, err := os.ReadDir(empty)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+	assert.Equal(t, 16, solves)
+
+	o.Resume = dir
+	require.NoError(t, os.WriteFile(filepath.Join(harness.RunDir(dir, "linear", 12, 4, "seed", 1, "reference"), "reference.json"), []byte("{"), 0o644))
+	_, err = referenceOptima(o, e, s, inst, x)
+	assert.ErrorContains(t, err, "saved reference optima", "a damaged file is an error, not silently replaced")
 }
