@@ -1,6 +1,12 @@
 package problems
 
-import "github.com/enforce-nn/enforce"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce"
+)
 
 // PoolingReg is the Tikhonov ε the reference adds to G = BW⁻¹Bᵀ for the
 // pooling problem (enforce.Settings.Reg); the other problems use the
@@ -156,4 +162,57 @@ func (poolingIneq) MixedHessVec(x, y, w, v, out []float64) {
 // Capabilities declares JacobianX, HessVec and MixedHessVec.
 func (c poolingIneq) Capabilities() enforce.Capabilities {
 	return enforce.Capabilities{JacobianX: c.JacobianX, HessVec: c.HessVec, MixedHessVec: c.MixedHessVec}
+}
+
+// PxInterval returns the interval [lo, hi] of pool-to-X flows P_x that the
+// constraints allow at the inputs x = (A, B, X, Y) once the balances fix
+// the rest: with P = A + B and m = (3A + B)/P,
+//
+//	P_y = P − P_x ≥ 0,  C_x = X − P_x ≥ 0,  C_y = Y − P_y ≥ 0,
+//	m·P_y + 2·C_y ≤ 1.5·Y  ⇔  P_x ≤ P − 0.5·Y/(2 − m),
+//
+// so lo = max(0, P − Y) and hi = min(P, X, P − 0.5·Y/(2 − m)) (the X
+// specification g₁ holds for every P_x ≥ 0 since m < 2). x must have
+// length 4; lo > hi means that no output satisfies the constraints.
+func (Pooling) PxInterval(x []float64) (lo, hi float64) {
+	_ = x[3]
+	a, b, px, py := x[0], x[1], x[2], x[3]
+	p := a + b
+	m := (3*a + b) / p
+	lo = math.Max(0, p-py)
+	hi = math.Min(math.Min(p, px), p-0.5*py/(2-m))
+	return lo, hi
+}
+
+// ConditionalMean writes to y (length 5) the best prediction from x in
+// mean squared error when P_x is uniform on PxInterval(x), as it is in the
+// KKT-HardNet data (TestPoolingFreeFlow): with P_x at the interval's
+// midpoint, y = (m, P_x, P − P_x, X − P_x, Y − P + P_x). It satisfies the
+// four balances exactly and both specifications. Its squared error on a
+// data set is the floor that no surrogate can beat on average, and
+// FloorMSE gives the floor's expectation.
+func (p Pooling) ConditionalMean(x, y []float64) {
+	_, _ = x[3], y[4]
+	lo, hi := p.PxInterval(x)
+	pool := x[0] + x[1]
+	mid := (lo + hi) / 2
+	y[0] = (3*x[0] + x[1]) / pool
+	y[1] = mid
+	y[2] = pool - mid
+	y[3] = x[2] - mid
+	y[4] = x[3] - pool + mid
+}
+
+// FloorMSE returns the expected mean squared error over the five outputs
+// of ConditionalMean at the inputs x when P_x is uniform on
+// PxInterval(x): P_x's variance (hi − lo)²/12 in four of the five outputs,
+// (4/5)·(hi − lo)²/12, averaged over the rows of x.
+func (p Pooling) FloorMSE(x *mat.Dense) float64 {
+	r, _ := x.Dims()
+	var s float64
+	for i := 0; i < r; i++ {
+		lo, hi := p.PxInterval(x.RawRowView(i))
+		s += 0.8 * (hi - lo) * (hi - lo) / 12
+	}
+	return s / float64(r)
 }

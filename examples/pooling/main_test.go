@@ -22,6 +22,10 @@ func TestQuick(t *testing.T) {
 	text := out.String()
 	assert.Contains(t, text, "KKT-HardNet (paper)")
 	assert.Contains(t, text, "ε_I 0.0001")
+	// The floor of KKT-HardNet's test split (problems.TestPoolingFloor),
+	// whatever the training set.
+	assert.Contains(t, text, "has MSE 63.14 on this test set (expectation 57.15)")
+	assert.Regexp(t, `floor: E\[y \| x\] \(ours, this test set\)\s+63\.1\s`, text)
 	// At most ε_I = 1e-4 (printed to two digits).
 	le := `([0-9.]+e-(0[5-9]|[1-9][0-9])|1\.0e-04)`
 	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+`+le+`\s`, text, "ENFORCE's max|h| ≤ ε_I")

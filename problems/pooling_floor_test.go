@@ -1,0 +1,115 @@
+package problems
+
+import (
+	"math"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
+)
+
+// poolingU returns, for every row of d, where P_x lies in its interval:
+// u = (P_x − lo)/(hi − lo).
+func poolingU(t *testing.T, d Dataset) []float64 {
+	t.Helper()
+	p := Pooling{}
+	u := make([]float64, d.Len())
+	for i := range u {
+		lo, hi := p.PxInterval(d.X.RawRowView(i))
+		px := d.Y.At(i, 1)
+		require.Less(t, lo, hi, "row %d", i)
+		require.True(t, px >= lo-1e-9 && px <= hi+1e-9, "row %d: P_x %v outside [%v, %v]", i, px, lo, hi)
+		u[i] = (px - lo) / (hi - lo)
+	}
+	return u
+}
+
+// TestPoolingFreeFlow backs what ConditionalMean's doc says of the
+// KKT-HardNet data: every P_x lies in PxInterval(x), its place in the
+// interval is uniform (Kolmogorov–Smirnov distance below the 5 % critical
+// value) and x does not predict it (the leave-one-out 20-nearest-neighbour
+// prediction of u from standardised x is no better than its mean).
+func TestPoolingFreeFlow(t *testing.T) {
+	all, _, err := LoadPooling(dataDirOrSkip(t))
+	require.NoError(t, err)
+	u := poolingU(t, all)
+	n := len(u)
+
+	s := append([]float64(nil), u...)
+	sort.Float64s(s)
+	var ks float64
+	for i, v := range s {
+		ks = math.Max(ks, math.Max(math.Abs(float64(i+1)/float64(n)-v), math.Abs(v-float64(i)/float64(n))))
+	}
+	assert.Less(t, ks, 1.36/math.Sqrt(float64(n)), "u is uniform on [0, 1]")
+
+	// Standardised inputs.
+	z := mat.DenseCopyOf(all.X)
+	for j := 0; j < 4; j++ {
+		col := mat.Col(nil, j, z)
+		mu, sd := stat.PopMeanStdDev(col, nil)
+		for i := range col {
+			z.Set(i, j, (col[i]-mu)/sd)
+		}
+	}
+	const k = 20
+	_, varU := stat.PopMeanVariance(u, nil)
+	var mse float64
+	d := make([]float64, n)
+	idx := make([]int, n)
+	for i := 0; i < n; i++ {
+		zi := z.RawRowView(i)
+		for j := 0; j < n; j++ {
+			zj := z.RawRowView(j)
+			var s float64
+			for c := range zi {
+				s += (zi[c] - zj[c]) * (zi[c] - zj[c])
+			}
+			d[j], idx[j] = s, j
+		}
+		d[i] = math.Inf(1)
+		sort.Slice(idx, func(a, b int) bool { return d[idx[a]] < d[idx[b]] })
+		var pred float64
+		for _, j := range idx[:k] {
+			pred += u[j] / k
+		}
+		mse += (pred - u[i]) * (pred - u[i]) / float64(n)
+	}
+	assert.Greater(t, mse, varU, "x does not predict u: the neighbours' mean is no better than u's mean")
+}
+
+// TestPoolingFloor checks ConditionalMean (feasible, at the interval's
+// midpoint) and the floors of KKT-HardNet's test split that RESULTS.md
+// quotes: FloorMSE 57.15 (the expectation) and 63.14 (ConditionalMean's
+// squared error on those 400 points).
+func TestPoolingFloor(t *testing.T) {
+	all, split, err := LoadPooling(dataDirOrSkip(t))
+	require.NoError(t, err)
+	p := Pooling{}
+	_, _, test := all.Partition(split)
+	y := make([]float64, 5)
+	c := make([]float64, 4)
+	g := make([]float64, 2)
+	var sq float64
+	for i := 0; i < test.Len(); i++ {
+		x := test.X.RawRowView(i)
+		p.ConditionalMean(x, y)
+		p.Equalities().Eval(x, y, c, nil)
+		for _, v := range c {
+			require.InDelta(t, 0, v, 1e-9)
+		}
+		p.Inequalities().Eval(x, y, g, nil)
+		require.LessOrEqual(t, g[0], 0.0)
+		require.LessOrEqual(t, g[1], 0.0)
+		for j := range y {
+			e := y[j] - test.Y.At(i, j)
+			sq += e * e / 5
+		}
+	}
+	assert.InDelta(t, 63.14, sq/float64(test.Len()), 0.005)
+	assert.InDelta(t, 57.15, p.FloorMSE(test.X), 0.005)
+	assert.InDelta(t, 57.59, p.FloorMSE(all.X), 0.005)
+}
