@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -37,6 +39,12 @@ type Surrogate struct {
 	// all rows (problems.RandomSplit's permutation with this seed) into
 	// sets of the reference split's sizes; 0 keeps the reference's split.
 	Resplit uint64
+	// WriteSplit, if not empty, is a file that Load writes the split it
+	// uses to (before -ntrain cuts the training rows), as lines
+	// "row,split" under a header, the format of the KKT-HardNet split
+	// files, so that another program (the reference's, through
+	// examples/pooling/reference/run_reference.py) can train on it.
+	WriteSplit string
 }
 
 // DefaultSurrogate returns the reference's setting for the program name:
@@ -57,6 +65,7 @@ func (s *Surrogate) Register(f *Flags, nAll int) {
 	f.Float64Var(&s.StdFloor, "stdfloor", s.StdFloor, "outputs whose training σ is below this are only mean-centred (σ = 1), as in the reference; 0: exact scaling")
 	f.StringVar(&s.DataDir, "data", s.DataDir, "a folder holding the data files (default: $ENFORCE_DATA, else the copy embedded in package problems)")
 	f.Uint64Var(&s.Resplit, "resplit", s.Resplit, "0: the reference's train/test split; n > 0: a random partition of all rows (seed n) into sets of the same sizes")
+	f.StringVar(&s.WriteSplit, "writesplit", s.WriteSplit, "write the train/test split in use to this file (lines row,split, as the KKT-HardNet split files)")
 	f.Quick("epochs", "30")
 }
 
@@ -85,6 +94,11 @@ func (s Surrogate) Load(load func(dir string) (problems.Dataset, problems.Split,
 	if s.Resplit > 0 {
 		split = Resplit(split, s.Resplit)
 	}
+	if s.WriteSplit != "" {
+		if err := WriteSplit(s.WriteSplit, split); err != nil {
+			return "", trainSet, testSet, err
+		}
+	}
 	trainSet, _, testSet = all.Partition(split)
 	if s.NTrain > 0 && s.NTrain < trainSet.Len() {
 		idx := make([]int, s.NTrain)
@@ -108,6 +122,29 @@ func Resplit(split problems.Split, seed uint64) problems.Split {
 		Val:   perm[nTrain : nTrain+nVal : nTrain+nVal],
 		Test:  perm[nTrain+nVal:],
 	}
+}
+
+// WriteSplit writes split to the file path as CSV lines "row,split"
+// (train, val or test) in increasing row order under the header
+// "row,split", the format of the KKT-HardNet split files in package
+// problems.
+func WriteSplit(path string, split problems.Split) error {
+	names := map[int]string{}
+	for name, rows := range map[string][]int{"train": split.Train, "val": split.Val, "test": split.Test} {
+		for _, r := range rows {
+			names[r] = name
+		}
+	}
+	var b strings.Builder
+	b.WriteString("row,split\n")
+	for r := 0; r < len(names); r++ {
+		name, ok := names[r]
+		if !ok {
+			return fmt.Errorf("writing the split: row %d is in no set", r)
+		}
+		fmt.Fprintf(&b, "%d,%s\n", r, name)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // SplitName describes the split Load uses, for the programs' output.

@@ -1,8 +1,11 @@
 package harness
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,4 +51,45 @@ func TestResplit(t *testing.T) {
 	s.Resplit = 0
 	cfg = s.Config(train.MLP, 2, 4, 5, nil, train.TrainSettings(), train.TrainSettings())
 	assert.Equal(t, filepath.Join("ck", "MLP-seed2"), cfg.Checkpoint.Dir)
+}
+
+// TestWriteSplit checks -writesplit: the file Load writes holds the
+// split it used, in the format of the KKT-HardNet split files, so that
+// reading it back (problems' loader of those files) gives the same test
+// rows; the reference's split is written as the shipped file.
+func TestWriteSplit(t *testing.T) {
+	s := DefaultSurrogate("pooling")
+	s.Resplit, s.WriteSplit = 3, filepath.Join(t.TempDir(), "split.csv")
+	_, _, te, err := s.Load(problems.LoadPooling)
+	require.NoError(t, err)
+	b, err := os.ReadFile(s.WriteSplit)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	require.Len(t, lines, 2001)
+	assert.Equal(t, "row,split", lines[0])
+	var test []int
+	for i, l := range lines[1:] {
+		row, name, ok := strings.Cut(l, ",")
+		require.True(t, ok)
+		require.Equal(t, strconv.Itoa(i), row)
+		if name == "test" {
+			test = append(test, i)
+		}
+	}
+	_, ref, err := problems.LoadPooling("")
+	require.NoError(t, err)
+	want := slices.Sorted(slices.Values(Resplit(ref, 3).Test))
+	assert.Equal(t, want, test)
+	assert.Equal(t, te.Len(), len(test))
+
+	s.Resplit = 0
+	_, _, _, err = s.Load(problems.LoadPooling)
+	require.NoError(t, err)
+	got, err := os.ReadFile(s.WriteSplit)
+	require.NoError(t, err)
+	shipped, err := os.ReadFile(filepath.Join("..", "..", "..", "problems", "data", "kkt_hardnet", "Pooling_dataset_split_kkthardnet_repo.csv"))
+	require.NoError(t, err)
+	assert.Equal(t, string(shipped), string(got), "the reference's split as shipped")
+
+	assert.Error(t, WriteSplit(s.WriteSplit, problems.Split{Train: []int{0, 2}}), "row 1 in no set")
 }

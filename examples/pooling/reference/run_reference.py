@@ -19,7 +19,8 @@ the working folder's training_output/.
 
 --split-csv is a file of lines "row,split" with split train or test (the
 format of problems/data/kkt_hardnet/Pooling_dataset_split_kkthardnet_repo.csv,
-the default). The runner prints, per run, the per-output test metrics; the
+the default); `go run ./examples/pooling -quick -resplit N -writesplit FILE
+-out ""` writes the partition that -resplit N trains on. The runner prints, per run, the per-output test metrics; the
 script then prints the MSE over the five outputs (original units) as our
 table reports it.
 """
