@@ -113,3 +113,44 @@ func TestPoolingFloor(t *testing.T) {
 	assert.InDelta(t, 57.15, p.FloorMSE(test.X), 0.005)
 	assert.InDelta(t, 57.59, p.FloorMSE(all.X), 0.005)
 }
+
+// TestPoolingFloorRank backs RESULTS.md's reading of KKT-HardNet's test
+// split: among 1000 random 400-point test sets of the same data
+// (RandomSplit with seeds 1…1000), its floor (the squared error of
+// ConditionalMean) ranks near the top, and the random sets' floors spread
+// as quoted.
+func TestPoolingFloorRank(t *testing.T) {
+	all, split, err := LoadPooling(dataDirOrSkip(t))
+	require.NoError(t, err)
+	p := Pooling{}
+	sq := make([]float64, all.Len())
+	y := make([]float64, 5)
+	for i := range sq {
+		p.ConditionalMean(all.X.RawRowView(i), y)
+		for j, v := range y {
+			e := v - all.Y.At(i, j)
+			sq[i] += e * e / 5
+		}
+	}
+	floor := func(rows []int) float64 {
+		var s float64
+		for _, r := range rows {
+			s += sq[r]
+		}
+		return s / float64(len(rows))
+	}
+	kkt := floor(split.Test)
+	var f []float64
+	below := 0
+	for seed := uint64(1); seed <= 1000; seed++ {
+		v := floor(RandomSplit(all.Len(), 0.8, 0, seed).Test)
+		f = append(f, v)
+		if v < kkt {
+			below++
+		}
+	}
+	sort.Float64s(f)
+	t.Logf("KKT-HardNet's split %.2f above %d of 1000 random test sets; 5th/50th/95th percentile %.2f / %.2f / %.2f", kkt, below, f[49], f[499], f[949])
+	assert.GreaterOrEqual(t, below, 930)
+	assert.InDelta(t, 55.6, f[499], 1)
+}
