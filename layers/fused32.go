@@ -29,8 +29,10 @@ import (
 // writes into the register the machine preallocates, or into memory of
 // its own: see buffer).
 
-// blas32 is the float32 BLAS of the fused operations.
-var blas32 = fastblas.Implementation{}
+// blas32 is the float32 BLAS of the fused operations, and blas64 the
+// float64 one of the plain-Go float64 predictions (Dense.predict): the
+// matrix products of internal/fastblas.
+var blas32, blas64 = fastblas.Implementation{}, fastblas.Implementation{}
 
 func opHash(op gorgonia.Op) uint32 {
 	h := fnv.New32a()

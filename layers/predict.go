@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/tensor"
 
@@ -57,8 +58,11 @@ func (d *Dense) predict(x *mat.Dense) *mat.Dense {
 	rows, _ := x.Dims()
 	w, b := d.float64Weights()
 	z := mat.NewDense(rows, d.out, nil)
-	z.Mul(x, mat.NewDense(d.in, d.out, w))
+	xr := x.RawMatrix()
 	data := z.RawMatrix().Data
+	// The product on enforce's float64 kernel, as the float64 graphs'
+	// (internal/fastblas), rather than gonum's Dgemm.
+	blas64.Dgemm(blas.NoTrans, blas.NoTrans, rows, d.out, d.in, 1, xr.Data, xr.Stride, w, d.out, 0, data, d.out)
 	for r := range rows {
 		row := data[r*d.out : (r+1)*d.out]
 		for j := range row {
@@ -83,7 +87,8 @@ func (d *Dense) float64Weights() (w, b []float64) {
 // current weights, for x of shape (rows, Sizes()[0]); it returns a new
 // (rows, Sizes()[len−1]) matrix. It computes what Forward's graph
 // computes, so the two agree to rounding: a float64 MLP layer by layer
-// with gonum's matrix product; a float32 MLP in float32 arithmetic (x
+// with enforce's float64 matrix product (the one gorgonia's float64 graphs
+// use in the default build); a float32 MLP in float32 arithmetic (x
 // rounded to float32) on enforce's single-precision matrix product, the
 // one gorgonia's float32 graphs use in the default build, with the rows
 // split over the cores and each block of rows carried through every layer

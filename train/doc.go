@@ -60,10 +60,13 @@
 // enforce.Float32 and reports float64-checked residuals), and a plain-Go
 // float32 forward pass for Predict; every float32 matrix product runs on
 // enforce's AVX-512/AVX2 kernels in the default pure-Go build, and each
-// float32 Dense layer is one fused graph operation. On the §5.3 network
-// (50-200-200-100, batch 200) an epoch takes 6–8× less CPU time than
-// float64 and a forward pass of 833 inputs 11–13× less (BenchmarkMLPEpoch,
-// BenchmarkMLPForward833 on 2 cores, 2026-11-24), with the same test
+// float32 Dense layer is one fused graph operation. Float64 graphs and
+// the plain-Go float64 forward pass run their matrix products on
+// enforce's float64 kernel (internal/fastblas's Dgemm). On the §5.3
+// network (50-200-200-100, batch 200) a float32 epoch takes 2.2–2.4× less
+// time than a float64 one and a forward pass of 833 inputs 4–5× less
+// (BenchmarkMLPEpoch, BenchmarkMLPForward833 on 2 cores, 2026-11-27, on a
+// loaded machine; before the float64 kernel, 6–8× and 11–13×), with the same test
 // metrics to the tolerances TestFloat32Accuracy states. The API stays
 // float64 (data, weights, predictions), and a float32 model saves, loads
 // and resumes bit for bit.

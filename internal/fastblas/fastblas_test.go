@@ -14,40 +14,49 @@ import (
 // stored returns the rows×cols storage of op(X) for the r×c matrix
 // op(X) with stride ld ≥ its column count, filled with random values; the
 // padding holds NaN so that a read past a row shows in the result.
-func stored(rnd *rand.Rand, t blas.Transpose, r, c, pad int) ([]float32, int) {
+func stored[T float32 | float64](rnd *rand.Rand, t blas.Transpose, r, c, pad int) ([]T, int) {
 	rows, cols := r, c
 	if t != blas.NoTrans {
 		rows, cols = c, r
 	}
 	ld := cols + pad
-	x := make([]float32, max(0, (rows-1)*ld+cols))
+	x := make([]T, max(0, (rows-1)*ld+cols))
 	for i := range x {
 		if i%ld < cols {
-			x[i] = float32(rnd.NormFloat64())
+			x[i] = T(rnd.NormFloat64())
 		} else {
-			x[i] = float32(math.NaN())
+			x[i] = T(math.NaN())
 		}
 	}
 	return x, max(ld, 1)
 }
 
 // at returns op(X)[i, j] for X stored with stride ld.
-func at(x []float32, ld int, t blas.Transpose, i, j int) float64 {
+func at[T float32 | float64](x []T, ld int, t blas.Transpose, i, j int) float64 {
 	if t != blas.NoTrans {
 		return float64(x[j*ld+i])
 	}
 	return float64(x[i*ld+j])
 }
 
+// gemmFunc is Sgemm's or Dgemm's signature.
+type gemmFunc[T float32 | float64] func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+
 // TestSgemm compares Sgemm with a float64 product for every transpose
 // pair, shapes that are and are not multiples of the kernel's tiles,
 // padded strides, and alpha/beta combinations; the error bound is the
 // float32 summation bound k·2⁻²³·Σ|terms| with a margin.
-func TestSgemm(t *testing.T) {
+func TestSgemm(t *testing.T) { checkGemm(t, Implementation{}.Sgemm, 0x1p-23) }
+
+// TestDgemm is TestSgemm for Dgemm, against a float64 product with the
+// bound k·2⁻⁵²·Σ|terms|.
+func TestDgemm(t *testing.T) { checkGemm(t, Implementation{}.Dgemm, 0x1p-52) }
+
+func checkGemm[T float32 | float64](t *testing.T, gemm gemmFunc[T], eps float64) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	trans := []blas.Transpose{blas.NoTrans, blas.Trans}
 	shapes := [][3]int{{33, 40, 35}, {48, 64, 32}, {97, 50, 61}, {12, 200, 200}, {200, 17, 150}, {5, 300, 40}}
-	scalars := [][2]float32{{1, 0}, {1, 1}, {-0.5, 2}, {2, 0}}
+	scalars := [][2]T{{1, 0}, {1, 1}, {-0.5, 2}, {2, 0}}
 	for _, sh := range shapes {
 		m, n, k := sh[0], sh[1], sh[2]
 		for _, tA := range trans {
@@ -55,20 +64,20 @@ func TestSgemm(t *testing.T) {
 				for _, ab := range scalars {
 					for _, pad := range []int{0, 3} {
 						name := fmt.Sprintf("%dx%dx%d/%c%c/a%g_b%g/pad%d", m, n, k, tA, tB, ab[0], ab[1], pad)
-						a, lda := stored(rnd, tA, m, k, pad)
-						b, ldb := stored(rnd, tB, k, n, pad)
+						a, lda := stored[T](rnd, tA, m, k, pad)
+						b, ldb := stored[T](rnd, tB, k, n, pad)
 						ldc := n + pad
-						c := make([]float32, (m-1)*ldc+n)
+						c := make([]T, (m-1)*ldc+n)
 						for i := range c {
-							c[i] = float32(rnd.NormFloat64())
+							c[i] = T(rnd.NormFloat64())
 						}
 						if ab[1] == 0 {
 							for i := range c {
-								c[i] = float32(math.NaN()) // not read when beta is 0
+								c[i] = T(math.NaN()) // not read when beta is 0
 							}
 						}
-						c0 := append([]float32(nil), c...)
-						Implementation{}.Sgemm(tA, tB, m, n, k, ab[0], a, lda, b, ldb, ab[1], c, ldc)
+						c0 := append([]T(nil), c...)
+						gemm(tA, tB, m, n, k, ab[0], a, lda, b, ldb, ab[1], c, ldc)
 						for i := range m {
 							for j := range n {
 								var want, mag float64
@@ -84,7 +93,7 @@ func TestSgemm(t *testing.T) {
 									mag += math.Abs(float64(ab[1]) * float64(c0[i*ldc+j]))
 								}
 								got := float64(c[i*ldc+j])
-								if tol := 2 * float64(k+2) * 0x1p-23 * mag; !(math.Abs(got-want) <= tol) {
+								if tol := 2 * float64(k+2) * eps * mag; !(math.Abs(got-want) <= tol) {
 									t.Fatalf("%s: C[%d,%d] = %g, want %g ± %g", name, i, j, got, want, tol)
 								}
 							}
@@ -270,6 +279,145 @@ func BenchmarkSgemm(b *testing.B) {
 			b.Run(sh.name+"/"+im.name, func(b *testing.B) {
 				for b.Loop() {
 					im.impl.Sgemm(sh.tA, sh.tB, sh.m, sh.n, sh.k, 1, a, lda, bb, ldb, 0, c, sh.n)
+				}
+				b.ReportMetric(2*float64(sh.m*sh.n*sh.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// TestDgemmSmallAndDegenerate is TestSgemmSmallAndDegenerate for Dgemm.
+func TestDgemmSmallAndDegenerate(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for _, sh := range [][3]int{{3, 4, 5}, {40, 40, 0}, {0, 40, 40}, {40, 0, 40}, {64, 64, 64}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		for _, alpha := range []float64{0, 1.5} {
+			a, _ := stored[float64](rnd, blas.NoTrans, m, max(k, 1), 0)
+			b, _ := stored[float64](rnd, blas.NoTrans, max(k, 1), n, 0)
+			c, _ := stored[float64](rnd, blas.NoTrans, m, n, 0)
+			want := append([]float64(nil), c...)
+			gonum.Implementation{}.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, max(k, 1), b, max(n, 1), 0.5, want, max(n, 1))
+			Implementation{}.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, max(k, 1), b, max(n, 1), 0.5, c, max(n, 1))
+			for i := range c {
+				if d := math.Abs(c[i] - want[i]); d > 1e-12*(1+math.Abs(want[i])) {
+					t.Fatalf("%v alpha %g: C[%d] = %g, gonum %g", sh, alpha, i, c[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestDgemmPanicsLikeGonum checks that invalid arguments panic with
+// gonum's message and leave C unchanged.
+func TestDgemmPanicsLikeGonum(t *testing.T) {
+	m, n, k := 40, 40, 40
+	a, b := make([]float64, m*k), make([]float64, k*n)
+	for _, tc := range []struct {
+		name                string
+		tA                  blas.Transpose
+		lda, ldc, lenC, cut int
+	}{
+		{"bad transpose", 'x', k, n, m * n, 0},
+		{"lda too small", blas.NoTrans, k - 1, n, m * n, 0},
+		{"ldc too small", blas.NoTrans, k, n - 1, m * n, 0},
+		{"short C", blas.NoTrans, k, n, m*n - 1, 0},
+		{"short A", blas.NoTrans, k, n, m * n, 1},
+	} {
+		msg := func(gemm gemmFunc[float64], c []float64) (r any) {
+			defer func() { r = recover() }()
+			gemm(tc.tA, blas.NoTrans, m, n, k, 1, a[:len(a)-tc.cut], tc.lda, b, n, 0, c, tc.ldc)
+			return nil
+		}
+		c := make([]float64, tc.lenC)
+		for i := range c {
+			c[i] = 7
+		}
+		want := msg(gonum.Implementation{}.Dgemm, make([]float64, tc.lenC))
+		if got := msg(Implementation{}.Dgemm, c); want == nil || got != want {
+			t.Errorf("%s: panic %v, gonum's %v", tc.name, got, want)
+		}
+		for _, v := range c {
+			if v != 7 {
+				t.Errorf("%s: C changed before the panic", tc.name)
+				break
+			}
+		}
+	}
+}
+
+// TestDgemmIndependentOfGOMAXPROCS checks that the result has the same
+// bits with one worker and with several, for every transpose pair.
+func TestDgemmIndependentOfGOMAXPROCS(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	m, n, k := 101, 70, 90
+	for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+		for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+			a, lda := stored[float64](rnd, tA, m, k, 0)
+			b, ldb := stored[float64](rnd, tB, k, n, 0)
+			run := func(procs int) []float64 {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				c := make([]float64, m*n)
+				Implementation{}.Dgemm(tA, tB, m, n, k, 1, a, lda, b, ldb, 0, c, n)
+				return c
+			}
+			one := run(1)
+			for _, p := range []int{2, 3, 8} {
+				got := run(p)
+				for i := range one {
+					if math.Float64bits(one[i]) != math.Float64bits(got[i]) {
+						t.Fatalf("%c%c GOMAXPROCS %d: C[%d] = %g, with 1: %g", tA, tB, p, i, got[i], one[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDgemmDoesNotAllocate checks that a steady-state call allocates
+// nothing, with one worker and with two.
+func TestDgemmDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items")
+	}
+	m, n, k := 96, 64, 80
+	a, b, c := make([]float64, m*k), make([]float64, k*n), make([]float64, m*n)
+	for _, procs := range []int{1, 2} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			call := func() { Implementation{}.Dgemm(blas.NoTrans, blas.Trans, m, n, k, 2, a, k, b, k, 1, c, n) }
+			call()
+			if got := testing.AllocsPerRun(20, call); got > 0 {
+				t.Errorf("GOMAXPROCS %d: %v allocations per call", procs, got)
+			}
+		}()
+	}
+}
+
+// BenchmarkDgemm is BenchmarkSgemm for Dgemm: the float64 backbone's
+// shapes, ours against gonum's.
+func BenchmarkDgemm(b *testing.B) {
+	type shape struct {
+		name    string
+		tA, tB  blas.Transpose
+		m, n, k int
+	}
+	shapes := []shape{
+		{"forward_833x200x200", blas.NoTrans, blas.NoTrans, 833, 200, 200},
+		{"dX_833x200x200_NT", blas.NoTrans, blas.Trans, 833, 200, 200},
+		{"dW_200x200x833_TN", blas.Trans, blas.NoTrans, 200, 200, 833},
+	}
+	impls := []struct {
+		name string
+		gemm gemmFunc[float64]
+	}{{"fastblas", Implementation{}.Dgemm}, {"gonum", gonum.Implementation{}.Dgemm}}
+	for _, sh := range shapes {
+		a, lda := stored[float64](rand.New(rand.NewPCG(1, 1)), sh.tA, sh.m, sh.k, 0)
+		bb, ldb := stored[float64](rand.New(rand.NewPCG(2, 2)), sh.tB, sh.k, sh.n, 0)
+		c := make([]float64, sh.m*sh.n)
+		for _, im := range impls {
+			b.Run(sh.name+"/"+im.name, func(b *testing.B) {
+				for b.Loop() {
+					im.gemm(sh.tA, sh.tB, sh.m, sh.n, sh.k, 1, a, lda, bb, ldb, 0, c, sh.n)
 				}
 				b.ReportMetric(2*float64(sh.m*sh.n*sh.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})

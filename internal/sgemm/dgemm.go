@@ -34,6 +34,34 @@ func (p *Panels64) Pack(k, n int, b []float64, ldb int) {
 	}
 }
 
+// PackT packs B = btᵀ into p, for the n×k row-major bt (stride ldbt): the
+// right factor of A·btᵀ.
+func (p *Panels64) PackT(k, n int, bt []float64, ldbt int) {
+	p.K, p.N = k, n
+	if l := Len(k, n); cap(p.Data) < l {
+		p.Data = make([]float64, l)
+	} else {
+		p.Data = p.Data[:l]
+	}
+	pack(p.Data, n, k, bt, ldbt, nil, NR)
+}
+
+// PackAT64 packs A = atᵀ, for the k×m row-major at (stride ldat), into the
+// row panels MulPacked64 takes (the layout PackA64 writes for A itself):
+// the left factor of atᵀ·B. dst must have length at least WorkLen(m, k) −
+// MR·NR.
+func PackAT64(m, k int, at []float64, ldat int, dst []float64) {
+	for r0 := 0; r0 < m; r0 += MR {
+		h := min(MR, m-r0)
+		pan := dst[r0*k : r0*k+k*MR]
+		for kk := 0; kk < k; kk++ {
+			o := pan[kk*MR : kk*MR+MR]
+			copy(o[:h], at[kk*ldat+r0:kk*ldat+r0+h])
+			clear(o[h:])
+		}
+	}
+}
+
 // PackA64 packs the m×k row-major a (stride lda) into the row panels
 // MulPacked64 takes; dst must have length at least WorkLen(m, k) − MR·NR.
 func PackA64(m, k int, a []float64, lda int, dst []float64) {
