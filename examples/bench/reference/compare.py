@@ -85,6 +85,9 @@ def parse_args():
                    help="OMP_WAIT_POLICY for torch's OpenMP threads, set before torch loads unless the environment "
                         "sets it (default passive; \"\" keeps libgomp's default, active spinning, which on a loaded "
                         "machine makes 2-thread torch up to 100× slower)")
+    p.add_argument("--settle", type=float, default=0,
+                   help="seconds to sleep before each timed request of either side (default 0: back to back), so "
+                        "that the other side's threads (OpenBLAS's spin after a call) are asleep when a side starts")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown too")
     return p.parse_args()
 
@@ -342,8 +345,8 @@ def main():
     if not ref or not os.path.isfile(os.path.join(ref, "enforce", "core", "model.py")):
         missing("no reference checkout (give --reference PATH or set ENFORCE_REFERENCE to the folder holding "
                 "enforce/core/model.py)")
-    if args.rounds < 1 or args.scale < 1 or args.inner < 1 or args.threads < 1:
-        sys.exit("compare.py: --rounds, --scale, --inner and --threads must be at least 1")
+    if args.rounds < 1 or args.scale < 1 or args.inner < 1 or args.threads < 1 or not args.settle >= 0:
+        sys.exit("compare.py: --rounds, --scale, --inner and --threads must be at least 1, --settle not negative")
     torch.set_num_threads(args.threads)
 
     with tempfile.TemporaryDirectory(prefix="enforce-compare-") as tmp:
@@ -370,6 +373,8 @@ def main():
                     sides = ["ref", "ours"] if r % 2 == 0 else ["ours", "ref"]
                     got = {}
                     for side in sides:
+                        if args.settle > 0:
+                            time.sleep(args.settle)
                         got[side] = ref_run() if side == "ref" else ours.run(item)
                     (rt, ref_note), (ot, our_note) = got["ref"], got["ours"]
                     ref_t.append(rt)
@@ -395,7 +400,8 @@ def main():
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(libgomp default)')}")
     print(f"ours: commit {commit or 'unknown'}; GOMAXPROCS {h['gomaxprocs']}; {h['go']}; BLAS: {h['blas']}")
     budget = f", budget {args.budget:g} s per item" if args.budget > 0 else ""
-    print(f"rounds: up to {args.rounds} (alternating which side goes first){budget}, inner {args.inner}, scale {args.scale}")
+    settle = f", {args.settle:g} s pause before each timed request" if args.settle > 0 else ", sides timed back to back"
+    print(f"rounds: up to {args.rounds} (alternating which side goes first){budget}, inner {args.inner}, scale {args.scale}{settle}")
     print()
     head = ["item", "rounds", "reference (median)", "ours (median)", "ratio ref/ours", "ratio range", "reference min / med / max",
             "ours min / med / max", "load before → after"]
