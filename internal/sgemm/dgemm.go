@@ -17,12 +17,7 @@ type Panels64 struct {
 // Pack packs the k×n row-major b (stride ldb) into p, reusing p.Data when
 // it is long enough.
 func (p *Panels64) Pack(k, n int, b []float64, ldb int) {
-	p.K, p.N = k, n
-	if l := Len(k, n); cap(p.Data) < l {
-		p.Data = make([]float64, l)
-	} else {
-		p.Data = p.Data[:l]
-	}
+	p.reset(k, n)
 	for j0 := 0; j0 < n; j0 += NR {
 		w := min(NR, n-j0)
 		dst := p.Data[j0*k : j0*k+k*NR]
@@ -37,30 +32,24 @@ func (p *Panels64) Pack(k, n int, b []float64, ldb int) {
 // PackT packs B = btᵀ into p, for the n×k row-major bt (stride ldbt): the
 // right factor of A·btᵀ.
 func (p *Panels64) PackT(k, n int, bt []float64, ldbt int) {
+	p.reset(k, n)
+	pack(p.Data, n, k, bt, ldbt, nil, NR)
+}
+
+func (p *Panels64) reset(k, n int) {
 	p.K, p.N = k, n
 	if l := Len(k, n); cap(p.Data) < l {
 		p.Data = make([]float64, l)
 	} else {
 		p.Data = p.Data[:l]
 	}
-	pack(p.Data, n, k, bt, ldbt, nil, NR)
 }
 
 // PackAT64 packs A = atᵀ, for the k×m row-major at (stride ldat), into the
 // row panels MulPacked64 takes (the layout PackA64 writes for A itself):
 // the left factor of atᵀ·B. dst must have length at least WorkLen(m, k) −
 // MR·NR.
-func PackAT64(m, k int, at []float64, ldat int, dst []float64) {
-	for r0 := 0; r0 < m; r0 += MR {
-		h := min(MR, m-r0)
-		pan := dst[r0*k : r0*k+k*MR]
-		for kk := 0; kk < k; kk++ {
-			o := pan[kk*MR : kk*MR+MR]
-			copy(o[:h], at[kk*ldat+r0:kk*ldat+r0+h])
-			clear(o[h:])
-		}
-	}
-}
+func PackAT64(m, k int, at []float64, ldat int, dst []float64) { packAT(m, k, at, ldat, dst) }
 
 // PackA64 packs the m×k row-major a (stride lda) into the row panels
 // MulPacked64 takes; dst must have length at least WorkLen(m, k) − MR·NR.

@@ -282,7 +282,9 @@ func PackRows(dst []float32, k int, src []float32, ld int) {
 // row panels MulPacked takes (the layout PackAScaled writes for A itself):
 // the left factor of atᵀ·B. dst must have length at least WorkLen(m, k) −
 // MR·NR.
-func PackAT(m, k int, at []float32, ldat int, dst []float32) {
+func PackAT(m, k int, at []float32, ldat int, dst []float32) { packAT(m, k, at, ldat, dst) }
+
+func packAT[T Real](m, k int, at []T, ldat int, dst []T) {
 	for r0 := 0; r0 < m; r0 += MR {
 		h := min(MR, m-r0)
 		pan := dst[r0*k : r0*k+k*MR]
