@@ -85,9 +85,11 @@ def parse_args():
                    help="OMP_WAIT_POLICY for torch's OpenMP threads, set before torch loads unless the environment "
                         "sets it (default passive; \"\" keeps libgomp's default, active spinning, which on a loaded "
                         "machine makes 2-thread torch up to 100× slower)")
-    p.add_argument("--settle", type=float, default=0,
-                   help="seconds to sleep before each timed request of either side (default 0: back to back), so "
-                        "that the other side's threads (OpenBLAS's spin after a call) are asleep when a side starts")
+    p.add_argument("--settle", type=float, default=0.3,
+                   help="seconds to sleep before each timed request of either side (default 0.3; 0: back to back), "
+                        "so that neither side starts while the other's threads spin: OpenBLAS's workers busy-wait for "
+                        "about 0.1 s after each call (openblas_spin.py measures it), which took one of our two cores "
+                        "whenever our side was timed right after the reference's")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown too")
     return p.parse_args()
 
