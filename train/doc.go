@@ -63,7 +63,7 @@
 // float32 Dense layer is one fused graph operation. Float64 graphs and
 // the plain-Go float64 forward pass run their matrix products on
 // enforce's float64 kernel (internal/fastblas's Dgemm). On the §5.3
-// network (50-200-200-100, batch 200) a float32 epoch takes 2.2–2.4× less
+// network (50-200-200-100, batch 200) a float32 epoch takes about 2.2× less
 // time than a float64 one and a forward pass of 833 inputs 4–5× less
 // (BenchmarkMLPEpoch, BenchmarkMLPForward833 on 2 cores, 2026-11-27, on a
 // loaded machine; before the float64 kernel, 6–8× and 11–13×), with the same test
