@@ -173,11 +173,16 @@ func (c poolingIneq) Capabilities() enforce.Capabilities {
 //
 // so lo = max(0, P − Y) and hi = min(P, X, P − 0.5·Y/(2 − m)) (the X
 // specification g₁ holds for every P_x ≥ 0 since m < 2). x must have
-// length 4; lo > hi means that no output satisfies the constraints.
+// length 4; lo > hi means that no output satisfies the constraints. Without
+// inflow to the pool (A + B ≤ 0, or a NaN among the inputs) the quality m
+// is undefined and both bounds are NaN.
 func (Pooling) PxInterval(x []float64) (lo, hi float64) {
 	_ = x[3]
 	a, b, px, py := x[0], x[1], x[2], x[3]
 	p := a + b
+	if !(p > 0) {
+		return math.NaN(), math.NaN()
+	}
 	m := (3*a + b) / p
 	lo = math.Max(0, p-py)
 	hi = math.Min(math.Min(p, px), p-0.5*py/(2-m))
@@ -188,7 +193,8 @@ func (Pooling) PxInterval(x []float64) (lo, hi float64) {
 // mean squared error when P_x is uniform on PxInterval(x), as it is in the
 // KKT-HardNet data (TestPoolingFreeFlow): with P_x at the interval's
 // midpoint, y = (m, P_x, P − P_x, X − P_x, Y − P + P_x). It satisfies the
-// four balances exactly and both specifications. Its squared error on a
+// four balances exactly, and both specifications when the interval is not
+// empty; where PxInterval is NaN, so is y. Its squared error on a
 // data set is the floor that no surrogate can beat on average, and
 // FloorMSE gives the floor's expectation.
 func (p Pooling) ConditionalMean(x, y []float64) {

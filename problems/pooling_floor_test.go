@@ -154,3 +154,25 @@ func TestPoolingFloorRank(t *testing.T) {
 	assert.GreaterOrEqual(t, below, 930)
 	assert.InDelta(t, 55.6, f[499], 1)
 }
+
+// TestPoolingIntervalEdges checks PxInterval's documented edges: NaN
+// bounds (and a NaN prediction) without inflow to the pool, and the
+// interval's ends where the constraints bind.
+func TestPoolingIntervalEdges(t *testing.T) {
+	p := Pooling{}
+	for _, x := range [][]float64{{0, 0, 10, 10}, {-1, 0.5, 10, 10}, {math.NaN(), 1, 10, 10}} {
+		lo, hi := p.PxInterval(x)
+		assert.True(t, math.IsNaN(lo) && math.IsNaN(hi), "%v", x)
+		y := make([]float64, 5)
+		p.ConditionalMean(x, y)
+		assert.True(t, math.IsNaN(y[1]), "%v", x)
+	}
+	// A = 0, B = 10: m = 1, P = 10; X = 4 caps P_x, Y = 8 gives lo = 2 and
+	// the Y specification P_x ≤ 10 − 0.5·8/(2 − 1) = 6.
+	lo, hi := p.PxInterval([]float64{0, 10, 4, 8})
+	assert.Equal(t, 2.0, lo)
+	assert.Equal(t, 4.0, hi)
+	lo, hi = p.PxInterval([]float64{0, 10, 9, 8})
+	assert.Equal(t, 2.0, lo)
+	assert.Equal(t, 6.0, hi)
+}
