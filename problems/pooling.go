@@ -209,6 +209,22 @@ func (p Pooling) ConditionalMean(x, y []float64) {
 	y[4] = x[3] - pool + mid
 }
 
+// ConditionalMeanErrors returns, for each row of d, the squared error of
+// ConditionalMean averaged over the five outputs. Their mean over a test
+// set is that set's floor: the MSE of the best prediction from x there.
+func (p Pooling) ConditionalMeanErrors(d Dataset) []float64 {
+	e := make([]float64, d.Len())
+	y := make([]float64, 5)
+	for i := range e {
+		p.ConditionalMean(d.X.RawRowView(i), y)
+		for j, v := range y {
+			r := v - d.Y.At(i, j)
+			e[i] += r * r / 5
+		}
+	}
+	return e
+}
+
 // FloorMSE returns the expected mean squared error over the five outputs
 // of ConditionalMean at the inputs x when P_x is uniform on
 // PxInterval(x): P_x's variance (hi − lo)²/12 in four of the five outputs,

@@ -64,7 +64,7 @@
 // the plain-Go float64 forward pass run their matrix products on
 // enforce's float64 kernel (internal/fastblas's Dgemm). On the §5.3
 // network (50-200-200-100, batch 200) a float32 epoch takes about 2.2× less
-// time than a float64 one and a forward pass of 833 inputs 4–5× less
+// time than a float64 one and a forward pass of 833 inputs 3.8–4.7× less
 // (BenchmarkMLPEpoch, BenchmarkMLPForward833 on 2 cores, 2026-11-27, on a
 // loaded machine; before the float64 kernel, 6–8× and 11–13×), with the same test
 // metrics to the tolerances TestFloat32Accuracy states. The API stays

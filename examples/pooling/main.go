@@ -127,7 +127,7 @@ func run(o options, stdout, progress io.Writer) error {
 	fmt.Fprintf(stdout, "ENFORCE §5.4.2: pooling surrogate under 4 equalities and 2 inequalities (KKT-HardNet data, %s)\n", dir)
 	fmt.Fprintf(stdout, "data: %d training and %d test solutions (%s)\n", trainSet.Len(), testSet.Len(), o.SplitName())
 	fmt.Fprintf(stdout, "test outputs' variance (y1…y5, original units): %s\n", varianceLine(testSet.Y))
-	floor, floorExp := floorMSE(p, testSet), p.FloorMSE(testSet.X)
+	floor, floorExp := stat.Mean(p.ConditionalMeanErrors(testSet), nil), p.FloorMSE(testSet.X)
 	fmt.Fprintf(stdout, "floor: the conditional mean of y given x (problems.Pooling.ConditionalMean), the best prediction from x, has MSE %.2f on this test set (expectation %.2f)\n", floor, floorExp)
 	fmt.Fprintf(stdout, "backbone: 4-%d-%d-5 ReLU, PyTorch init, standardised x and y, Adam lr %g, batch %d, %d epochs (the paper is silent: the reference's setting); λ_D %g, W = I, ε %g, ε_I %g; activation rule %v; %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
 		o.Width, o.Width, o.LR, o.Batch, o.Epochs, o.LambdaD, problems.PoolingReg, o.inferTol, !o.AlwaysProject, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
@@ -191,22 +191,6 @@ func run(o options, stdout, progress io.Writer) error {
 	return harness.SurrogateFigures(o.Out, "pooling",
 		report.Figure{Title: "Pooling: predicted against optimal flows (test set, first seed)", XLabel: "optimal flow", YLabel: "predicted flow"},
 		harness.Parity(testSet.Y, pred, modes, []int{1, 2, 3, 4}), runs, stdout)
-}
-
-// floorMSE returns the mean squared error over the five outputs of
-// problems.Pooling.ConditionalMean on d: the best prediction from x, whose
-// error on a test set is that set's share of the free flow P_x.
-func floorMSE(p problems.Pooling, d problems.Dataset) float64 {
-	y := make([]float64, 5)
-	var s float64
-	for i := 0; i < d.Len(); i++ {
-		p.ConditionalMean(d.X.RawRowView(i), y)
-		for j, v := range y {
-			e := v - d.Y.At(i, j)
-			s += e * e / 5
-		}
-	}
-	return s / float64(d.Len())
 }
 
 // varianceLine formats the population variance of each column of y, the

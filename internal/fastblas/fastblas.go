@@ -23,7 +23,7 @@ import (
 
 // Implementation is gonum's pure-Go BLAS with Sgemm and Dgemm replaced. It satisfies
 // gorgonia's and tensor's BLAS interfaces (gorgonia.Use) as well as gonum's
-// blas.Float32 (blas32.Use).
+// blas.Float32 and blas.Float64 (blas32.Use, blas64.Use).
 type Implementation struct {
 	gonum.Implementation
 }
