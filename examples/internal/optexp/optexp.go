@@ -294,9 +294,9 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 		var refTime, refViol float64
 		failed := 0
 		for i, r := range ref {
-			refObj[i] = r.Objective
+			refObj[i] = float64(r.Objective)
 			refTime += r.Runtime.Seconds() / float64(o.NRef)
-			refViol = math.Max(refViol, r.MaxViolation)
+			refViol = math.Max(refViol, float64(r.MaxViolation))
 			if r.Status != solvers.Success {
 				failed++
 			}

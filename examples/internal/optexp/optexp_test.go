@@ -2,6 +2,7 @@ package optexp
 
 import (
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -163,4 +164,25 @@ func TestReferenceOptimaSaved(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(harness.RunDir(dir, "linear", 12, 4, "seed", 1, "reference"), "reference.json"), []byte("{"), 0o644))
 	_, err = referenceOptima(o, e, s, inst, x)
 	assert.ErrorContains(t, err, "saved reference optima", "a damaged file is an error, not silently replaced")
+}
+
+// TestRefFileNonFinite checks that a saved reference keeps non-finite
+// results (a failed solve) and still reads files of plain numbers.
+func TestRefFileNonFinite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "reference.json")
+	f := refFile{Solver: "s", Inputs: "h", Results: []refResult{
+		{Objective: jsonFloat(math.NaN()), MaxViolation: jsonFloat(math.Inf(1)), Status: solvers.NumericalFailure},
+		{Objective: -1.5, MaxViolation: 1e-9},
+	}}
+	require.NoError(t, writeRef(path, f))
+	got, err := readRef(path)
+	require.NoError(t, err)
+	require.Len(t, got.Results, 2)
+	assert.True(t, math.IsNaN(float64(got.Results[0].Objective)))
+	assert.True(t, math.IsInf(float64(got.Results[0].MaxViolation), 1))
+	assert.Equal(t, f.Results[1], got.Results[1])
+	require.NoError(t, os.WriteFile(path, []byte(`{"Solver":"s","Inputs":"h","Results":[{"Objective":-31.5,"MaxViolation":9e-9,"Status":0,"Runtime":5}]}`), 0o644))
+	got, err = readRef(path)
+	require.NoError(t, err)
+	assert.Equal(t, jsonFloat(-31.5), got.Results[0].Objective)
 }

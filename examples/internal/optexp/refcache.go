@@ -5,24 +5,57 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/enforce-nn/enforce/examples/internal/harness"
+	"github.com/enforce-nn/enforce/internal/ckptfile"
 	"github.com/enforce-nn/enforce/solvers"
 )
 
 // refResult is what the tables use of one reference solve.
 type refResult struct {
-	Objective    float64
-	MaxViolation float64
+	Objective    jsonFloat
+	MaxViolation jsonFloat
 	Status       solvers.Status
 	Runtime      time.Duration
+}
+
+// jsonFloat is a float64 that JSON holds as a number when it is finite
+// and as the string "NaN", "+Inf" or "-Inf" otherwise (a failed solve may
+// end at a non-finite objective, which encoding/json refuses to write).
+type jsonFloat float64
+
+// MarshalJSON implements json.Marshaler.
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return json.Marshal(strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *jsonFloat) UnmarshalJSON(b []byte) error {
+	var v float64
+	if err := json.Unmarshal(b, &v); err == nil {
+		*f = jsonFloat(v)
+		return nil
+	}
+	var str string
+	if err := json.Unmarshal(b, &str); err != nil {
+		return err
+	}
+	v, err := strconv.ParseFloat(str, 64)
+	*f = jsonFloat(v)
+	return err
 }
 
 // refFile is the saved reference of one table: the solver, a hash of the
@@ -80,7 +113,7 @@ func referenceOptima(o Options, e Experiment, s Size, inst Instance, xTest *mat.
 	}
 	want.Results = make([]refResult, len(ref))
 	for i, r := range ref {
-		want.Results[i] = refResult{Objective: r.Objective, MaxViolation: r.MaxViolation, Status: r.Status, Runtime: r.Runtime}
+		want.Results[i] = refResult{Objective: jsonFloat(r.Objective), MaxViolation: jsonFloat(r.MaxViolation), Status: r.Status, Runtime: r.Runtime}
 	}
 	if path != "" {
 		if err := writeRef(path, want); err != nil {
@@ -99,19 +132,8 @@ func readRef(path string) (refFile, error) {
 	return f, json.Unmarshal(b, &f)
 }
 
-// writeRef writes f to path through a temporary file and a rename, so
-// that an interrupted write leaves no half file behind.
+// writeRef writes f to path atomically (ckptfile.WriteAtomic, as the
+// model checkpoints are written).
 func writeRef(path string, f refFile) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	b, err := json.Marshal(f)
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return ckptfile.WriteAtomic(path, func(w io.Writer) error { return json.NewEncoder(w).Encode(f) })
 }
