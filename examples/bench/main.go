@@ -39,10 +39,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,6 +71,9 @@ type options struct {
 	inner     int
 	instances string
 	in        io.Reader
+	// cpuprofile, when set, is where a CPU profile of the whole run is
+	// written (runtime/pprof).
+	cpuprofile string
 }
 
 // flags registers the command line on o.
@@ -80,6 +85,7 @@ func flags(o *options) *harness.Flags {
 	f.BoolVar(&o.items, "items", o.items, "serve the same-run comparison (reference/compare.py): read work-item names from stdin, one per line, and answer each with its time as a JSON line")
 	f.IntVar(&o.inner, "inner", o.inner, "with -items: timings per request of the short items (the answer is their best)")
 	f.StringVar(&o.instances, "instances", o.instances, "write the instances and inputs of the work items into this folder (for reference/compare.py) and exit")
+	f.StringVar(&o.cpuprofile, "cpuprofile", o.cpuprofile, "write a CPU profile of the run (all modes but -instances) to this file, for go tool pprof")
 	f.Quick("scale", "8")
 	return f
 }
@@ -89,17 +95,41 @@ func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 // cli runs the command with the arguments args and returns its exit status.
 func cli(args []string, stdout, stderr io.Writer) int {
 	o := options{reps: 3, scale: 1, precision: "both", inner: 3, in: os.Stdin}
-	return flags(&o).Main(args, stderr, func() error {
+	return flags(&o).Main(args, stderr, func() (err error) {
 		switch {
 		case o.scale < 1:
 			return fmt.Errorf("-scale %d: want at least 1", o.scale)
 		case o.instances != "":
 			return writeInstances(o.instances, o.scale)
-		case o.items:
+		}
+		if o.cpuprofile != "" {
+			stop, err := startProfile(o.cpuprofile)
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, stop()) }()
+		}
+		if o.items {
 			return serveItems(o.in, stdout, o.scale, o.inner)
 		}
 		return run(o, stdout)
 	})
+}
+
+// startProfile starts a CPU profile written to path and returns the
+// function that stops it and closes the file.
+func startProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // precisions returns the precisions the flag -precision names.

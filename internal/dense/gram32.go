@@ -54,9 +54,10 @@ func Gram32[T sgemm.Real](g []float64, b []T, d []float64, nc, n int, reg float6
 
 // gram32Lower computes the lower triangle of B·diag(d)·Bᵀ in single
 // precision into s and returns it, with its stride: B·diag(d)^½ is packed
-// once, straight from B, and with the AVX-512 kernel that packing serves as
-// both factors (sgemm.GramLower, into s.gp, whose padding it leaves zero);
-// else it is packed a second time as the left factor (into s.g).
+// once, straight from B, and with an assembly kernel (AVX2 or AVX-512) that
+// packing serves as both factors, only the blocks on and below the
+// diagonal computed (sgemm.GramLower, into s.gp, whose padding it leaves
+// zero); else it is packed a second time as the left factor (into s.g).
 func gram32Lower[T sgemm.Real](b []T, d []float64, nc, n int, s *Gram32Scratch) (g32 []float32, ld int) {
 	var sd []float64
 	if d != nil {
@@ -66,7 +67,7 @@ func gram32Lower[T sgemm.Real](b []T, d []float64, nc, n int, s *Gram32Scratch) 
 		}
 	}
 	sgemm.PackTScaled(&s.p, n, nc, b, n, sd)
-	if sgemm.Has512 {
+	if sgemm.HasAsm {
 		ld = sgemm.Len(1, nc)
 		g32 = s.gp[:ld*ld]
 		sgemm.GramLower(&s.p, g32, ld)
@@ -82,11 +83,11 @@ func gram32Lower[T sgemm.Real](b []T, d []float64, nc, n int, s *Gram32Scratch) 
 // GramChol32 forms G = B·diag(d)·Bᵀ + reg·I as Gram32 does and factors it
 // like CholeskyRel with threshold rel, writing L into the lower triangle of
 // the float64 g. Large enough G are factored in single precision too: by
-// Potrf32 where it is set, else, with the AVX-512 kernel, by a blocked
-// factorisation on it (cholBlocked32); otherwise in float64. diag is
-// scratch of length nc.
+// Potrf32 where it is set, else, with an assembly kernel (AVX2 or
+// AVX-512, the same bits), by a blocked factorisation on it
+// (cholBlocked32); otherwise in float64. diag is scratch of length nc.
 func GramChol32[T sgemm.Real](g []float64, b []T, d []float64, nc, n int, reg float64, scratch []float64, s *Gram32Scratch, diag []float64, rel float64) bool {
-	if Potrf32 == nil && !sgemm.Has512 || nc*nc*nc < 3*blasMin {
+	if Potrf32 == nil && !sgemm.HasAsm || nc*nc*nc < 3*blasMin {
 		Gram32(g, b, d, nc, n, reg, scratch, s)
 		for _, v := range g[:nc*nc] {
 			if math.IsNaN(v) || math.IsInf(v, 0) {

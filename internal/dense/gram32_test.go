@@ -12,15 +12,53 @@ import (
 // TestGram32 checks Gram32 and GramChol32 against Gram and Cholesky, with
 // and without weights, below and above the size where single precision
 // starts, with Potrf32 set to a float32 Cholesky in plain Go and without
-// (then, with AVX-512, the blocked factorisation cholBlocked32), and with
-// and without the AVX-512 kernels; B given in float32 gives the same G and
-// L bit for bit.
+// (then, with an assembly kernel, the blocked factorisation
+// cholBlocked32), and with each kernel of the machine (Go, AVX2,
+// AVX-512); B given in float32 gives the same G and L bit for bit. The
+// AVX2 and AVX-512 kernels give the same G and L bit for bit too.
 func TestGram32(t *testing.T) {
-	has := sgemm.Has512
-	defer func() { sgemm.Has512 = has }()
-	for _, use512 := range []bool{false, has} {
-		sgemm.Has512 = use512
+	asm, has := sgemm.HasAsm, sgemm.Has512
+	defer func() { sgemm.HasAsm, sgemm.Has512 = asm, has }()
+	kernels := [][2]bool{{false, false}}
+	if asm {
+		kernels = append(kernels, [2]bool{true, false})
+	}
+	if has {
+		kernels = append(kernels, [2]bool{true, true})
+	}
+	for _, kn := range kernels {
+		sgemm.HasAsm, sgemm.Has512 = kn[0], kn[1]
 		testGram32(t)
+	}
+	if !has {
+		return
+	}
+	// The same G and L from the AVX2 and AVX-512 kernels.
+	rnd := rand.New(rand.NewPCG(83, 84))
+	for _, sz := range [][2]int{{17, 40}, {48, 100}, {150, 200}} {
+		nc, n := sz[0], sz[1]
+		b := make([]float32, nc*n)
+		for i := range b {
+			b[i] = float32(rnd.NormFloat64())
+		}
+		var s Gram32Scratch
+		s.Resize(nc, n)
+		var out [2][]float64
+		for i, use512 := range []bool{false, true} {
+			sgemm.HasAsm, sgemm.Has512 = true, use512
+			g, diag := make([]float64, nc*nc), make([]float64, nc)
+			if !GramChol32(g, b, nil, nc, n, 0.1, nil, &s, diag, 1e-5) {
+				t.Fatalf("%v: not factored", sz)
+			}
+			out[i] = g
+		}
+		for i := 0; i < nc; i++ {
+			for j := 0; j <= i; j++ {
+				if math.Float64bits(out[0][i*nc+j]) != math.Float64bits(out[1][i*nc+j]) {
+					t.Fatalf("%v: L[%d,%d]: AVX2 %v, AVX-512 %v", sz, i, j, out[0][i*nc+j], out[1][i*nc+j])
+				}
+			}
+		}
 	}
 }
 

@@ -101,3 +101,34 @@ func kernelT(k int, a, b, c []float32, ldc int, sub bool) {
 	}
 	kern16x16(k, &a[0], &b[0], &c[0], ldc)
 }
+
+//go:noescape
+func kernT6x16(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func kernT6x16sub(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func kernT4x16(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func kernT4x16sub(k int, a, b, c *float32, ldc int)
+
+// kernelT2 is kernelT with the AVX2 kernels: the block's rows 0–5, 6–11
+// and 12–15 in three products, each entry the same chain of fused
+// multiply–adds as kernelT's, so the same bits; callers check HasAsm and
+// k > 0.
+func kernelT2(k int, a, b, c []float32, ldc int, sub bool) {
+	_ = a[k*NR-1]
+	_ = b[k*NR-1]
+	_ = c[(NR-1)*ldc+NR-1]
+	if sub {
+		kernT6x16sub(k, &a[0], &b[0], &c[0], ldc)
+		kernT6x16sub(k, &a[6], &b[0], &c[6*ldc], ldc)
+		kernT4x16sub(k, &a[12], &b[0], &c[12*ldc], ldc)
+		return
+	}
+	kernT6x16(k, &a[0], &b[0], &c[0], ldc)
+	kernT6x16(k, &a[6], &b[0], &c[6*ldc], ldc)
+	kernT4x16(k, &a[12], &b[0], &c[12*ldc], ldc)
+}

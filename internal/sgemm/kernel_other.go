@@ -17,3 +17,5 @@ func kernel64x2(k int, a, b, c []float64, ldc int) { panic("sgemm: no AVX-512 ke
 func kernelT(k int, a, b, c []float32, ldc int, sub bool) { panic("sgemm: no AVX-512 kernel") }
 
 func kernel2x1(k int, a, b, c []float32, ldc, w int) { panic("sgemm: no AVX-512 kernel") }
+
+func kernelT2(k int, a, b, c []float32, ldc int, sub bool) { panic("sgemm: no AVX2 kernel") }

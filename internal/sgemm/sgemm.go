@@ -302,8 +302,9 @@ func packAT[T Real](m, k int, at []T, ldat int, dst []T) {
 // into c (stride ldc ≥ Len(1, n), with as many rows): one packing serves
 // as both factors. The blocks above the diagonal are left unchanged;
 // the rows and columns from n up to the next multiple of NR are zero. It
-// needs the AVX-512 kernel (Has512); elsewhere it uses the Go kernel on
-// the same blocks, and callers are better served by Mul.
+// needs an assembly kernel (HasAsm: AVX-512's 16×16 blocks, or AVX2's in
+// rows of 6, 6 and 4); without one it uses the Go kernel on the same
+// blocks, and callers are better served by Mul.
 func GramLower(p *Panels, c []float32, ldc int) {
 	k, np := p.K, roundUp(p.N, NR)
 	for i0 := 0; i0 < np; i0 += NR {
@@ -318,10 +319,16 @@ func GramLower(p *Panels, c []float32, ldc int) {
 
 // BlockT writes the NR×NR block C = AᵀB, or with sub C −= AᵀB, for the
 // column panels a and b (k×NR each, row-major), into c (stride ldc): the
-// AVX-512 kernel of GramLower where there is one (Has512), else plain Go.
+// kernel of GramLower, AVX-512 where there is one (Has512), else AVX2
+// (HasAsm), both with the same bits (every entry one chain of fused
+// multiply–adds over k in increasing order), else plain Go.
 func BlockT(k int, a, b, c []float32, ldc int, sub bool) {
 	if Has512 && k > 0 {
 		kernelT(k, a, b, c, ldc, sub)
+		return
+	}
+	if HasAsm && k > 0 {
+		kernelT2(k, a, b, c, ldc, sub)
 		return
 	}
 	var acc [NR][NR]float32

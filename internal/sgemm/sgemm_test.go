@@ -2,6 +2,7 @@ package sgemm
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -304,15 +305,30 @@ func TestPackScaled32(t *testing.T) {
 	}
 }
 
+// kernelsOf lists the kernels of this machine and build, as the
+// (HasAsm, Has512) pairs that select them: Go, AVX2 and AVX-512, as far
+// as the machine has them.
+func kernelsOf() [][2]bool {
+	ks := [][2]bool{{false, false}}
+	if HasAsm {
+		ks = append(ks, [2]bool{true, false})
+	}
+	if Has512 {
+		ks = append(ks, [2]bool{true, true})
+	}
+	return ks
+}
+
 // TestGramLower checks GramLower's blocks on and below the diagonal
-// against M·Mᵀ by a triple loop, with the kernel in use and with the Go
-// one.
+// against M·Mᵀ by a triple loop, with each kernel of the machine (Go,
+// AVX2, AVX-512).
 func TestGramLower(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(15, 16))
-	has := Has512
-	defer func() { Has512 = has }()
-	for _, use512 := range []bool{false, has} {
-		Has512 = use512
+	asm, has := HasAsm, Has512
+	defer func() { HasAsm, Has512 = asm, has }()
+	for _, kn := range kernelsOf() {
+		HasAsm, Has512 = kn[0], kn[1]
+		use512 := kn
 		for _, sz := range [][2]int{{1, 1}, {16, 3}, {150, 200}, {33, 17}, {5, 1}} {
 			n, k := sz[0], sz[1]
 			mm := randSlice(rnd, n*k)
@@ -334,6 +350,63 @@ func TestGramLower(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBlockTBits requires BlockT with the assembly kernels (AVX2 and, where
+// the machine has it, AVX-512) to give, for C = AᵀB and C −= AᵀB, the bits
+// of one chain of fused multiply–adds per entry over k in increasing order
+// (math.FMA), which is what makes the AVX2 and AVX-512 factorisations of
+// dense.cholBlocked32 agree bit for bit; entries of c outside the block
+// stay untouched.
+func TestBlockTBits(t *testing.T) {
+	if !HasAsm {
+		t.Skip("no assembly kernel on this machine/build")
+	}
+	rnd := rand.New(rand.NewPCG(23, 24))
+	asm, has := HasAsm, Has512
+	defer func() { HasAsm, Has512 = asm, has }()
+	for _, kn := range kernelsOf()[1:] {
+		HasAsm, Has512 = kn[0], kn[1]
+		for _, k := range []int{1, 2, 7, 16, 50, 201} {
+			for _, sub := range []bool{false, true} {
+				a, b := randSlice(rnd, k*NR), randSlice(rnd, k*NR)
+				ldc := NR + 3
+				c := randSlice(rnd, (NR+1)*ldc)
+				want := slices.Clone(c)
+				for i := range NR {
+					for j := range NR {
+						var acc float32
+						if sub {
+							acc = want[i*ldc+j]
+						}
+						for kk := range k {
+							ai, bj := a[kk*NR+i], b[kk*NR+j]
+							if sub {
+								ai = -ai
+							}
+							acc = fma32(ai, bj, acc)
+						}
+						want[i*ldc+j] = acc
+					}
+				}
+				BlockT(k, a, b, c, ldc, sub)
+				for i := range c {
+					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("kernel %v k=%d sub=%v: entry (%d, %d) = %v, want %v", kn, k, sub, i/ldc, i%ldc, c[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// fma32 is a fused multiply–add in float32: x·y + z rounded once (the
+// product and sum exact in big.Float, then rounded to 24 bits).
+func fma32(x, y, z float32) float32 {
+	p := new(big.Float).SetPrec(200).SetFloat64(float64(x) * float64(y)) // exact: 48 bits
+	p.Add(p, new(big.Float).SetFloat64(float64(z)))
+	f, _ := p.SetPrec(24).Float32()
+	return f
 }
 
 // TestMul512Bits requires Mul with the AVX-512 kernels (12×32 blocks and
