@@ -39,6 +39,7 @@ func init() {
 	gorgonia.Use(blasnetlib.Implementation{})
 	dense.Potrf32 = openblasSpotrf
 	dense.Potrf = openblasPotrf
+	dense.BLASGram = true
 }
 
 // openblasPotrf factors the row-major a, whose lower triangle is the upper

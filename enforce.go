@@ -316,6 +316,7 @@ type workspace struct {
 	bbar                            []float64 // nc·n
 	u, r, z, pk, hpk                []float64 // implicit gradient
 	g32                             dense.Gram32Scratch
+	g64                             dense.GramScratch
 }
 
 func (a *AdaNP) newWorkspace() *workspace {
@@ -342,6 +343,9 @@ func (a *AdaNP) newWorkspace() *workspace {
 	}
 	if a.lo {
 		ws.g32.Resize(nc, n)
+	}
+	if nc*nc*n >= 4096 { // dense.Gram's packed product
+		ws.g64.Resize(nc, n)
 	}
 	ws.st = sampleState{y: ws.y, c: ws.c, yT: ws.yNew, cT: ws.cNew, J: ws.b, delta: ws.dir, swap: true}
 	return ws

@@ -167,7 +167,7 @@ func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace, lo bool) boo
 			return true
 		}
 	}
-	dense.Gram(f.m, b, d, nc, a.n, a.s.Reg, ws.scratch)
+	dense.Gram(f.m, b, d, nc, a.n, a.s.Reg, &ws.g64)
 	if !allFinite(f.m) {
 		return false
 	}
@@ -176,7 +176,7 @@ func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace, lo bool) boo
 		return true
 	}
 	// Cholesky overwrote part of G: form it again for the fallback.
-	dense.Gram(f.m, b, d, nc, a.n, a.s.Reg, ws.scratch)
+	dense.Gram(f.m, b, d, nc, a.n, a.s.Reg, &ws.g64)
 	f.eig = true
 	return dense.EigClamp(f.m, nc, a.s.Reg, 1e-12, f.lam, ws.eigWork)
 }

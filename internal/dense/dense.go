@@ -26,20 +26,73 @@ import (
 // LAPACK instead of plain loops.
 const blasMin = 4096
 
+// GramScratch holds the temporaries of Gram: B·diag(d)^½ and its two
+// packings for the float64 kernel. Its zero value is ready to use; Gram
+// grows it as needed, and Resize sizes it in advance.
+type GramScratch struct {
+	a, pa, tile, sd []float64
+	p               sgemm.Panels64
+}
+
+// Resize makes s large enough for B of nc×n, so that Gram does not
+// allocate.
+func (s *GramScratch) Resize(nc, n int) {
+	grow := func(v []float64, l int) []float64 {
+		if cap(v) < l {
+			return make([]float64, l)
+		}
+		return v[:l]
+	}
+	s.a = grow(s.a, nc*n)
+	s.sd = grow(s.sd, n)
+	s.pa = grow(s.pa, sgemm.WorkLen(nc, n)-sgemm.MR*sgemm.NR)
+	s.tile = grow(s.tile, sgemm.MR*sgemm.NR)
+	s.p.Data = grow(s.p.Data, sgemm.Len(n, nc))
+}
+
 // Gram writes g = B·diag(d)·Bᵀ + reg·I into the full nc×nc row-major g,
-// for B nc×n row-major. A nil d means d = 1. scratch must have length at
-// least nc·n when d is not nil.
-func Gram(g, b, d []float64, nc, n int, reg float64, scratch []float64) {
+// for B nc×n row-major. A nil d means d = 1. s holds the temporaries; it
+// may be nil for B·Bᵀ below the size at which Gram calls a kernel (nc²·n <
+// 4096), and is grown as needed otherwise.
+//
+// With the assembly kernels (sgemm.HasAsm) the product is
+// sgemm.MulPacked64Lower's: every entry one chain of fused multiply–adds
+// over B's columns in order, only the blocks on and below the diagonal
+// computed, and the result does not depend on the machine's core count;
+// without them, or with BLASGram, it is the registered BLAS's dsyrk.
+func Gram(g, b, d []float64, nc, n int, reg float64, s *GramScratch) {
 	if nc*nc*n >= blasMin {
+		if s == nil {
+			s = new(GramScratch)
+		}
+		if len(s.a) < nc*n || len(s.sd) < n || len(s.pa) < sgemm.WorkLen(nc, n)-sgemm.MR*sgemm.NR || len(s.tile) < sgemm.MR*sgemm.NR || len(s.p.Data) < sgemm.Len(n, nc) {
+			s.Resize(nc, n)
+		}
 		a := b
 		if d != nil {
-			a = scratch[:nc*n]
+			a = s.a[:nc*n]
+			sd := s.sd[:n]
+			for k, v := range d[:n] {
+				sd[k] = math.Sqrt(v)
+			}
 			for i := 0; i < nc; i++ {
 				row, src := a[i*n:(i+1)*n], b[i*n:(i+1)*n]
 				for k, v := range src {
-					row[k] = v * math.Sqrt(d[k])
+					row[k] = v * sd[k]
 				}
 			}
+		}
+		if sgemm.HasAsm && !BLASGram {
+			sgemm.PackA64(nc, n, a, n, s.pa)
+			s.p.PackT(n, nc, a, n)
+			sgemm.MulPacked64Lower(nc, s.pa, &s.p, g, nc, s.tile)
+			for i := 0; i < nc; i++ {
+				g[i*nc+i] += reg
+				for j := i + 1; j < nc; j++ {
+					g[i*nc+j] = g[j*nc+i]
+				}
+			}
+			return
 		}
 		blas64.Syrk(blas.NoTrans, 1,
 			blas64.General{Rows: nc, Cols: n, Stride: n, Data: a}, 0,
@@ -78,6 +131,11 @@ func gramLoops[T sgemm.Real](g []float64, b []T, d []float64, nc, n int, reg flo
 		g[i*nc+i] += reg
 	}
 }
+
+// BLASGram, when set (the openblas build sets it), makes Gram's float64
+// product the registered BLAS's dsyrk even where sgemm's assembly kernels
+// are in use.
+var BLASGram bool
 
 // Potrf, when set, factors larger matrices for Cholesky: it overwrites the
 // lower triangle of the n×n row-major a with L, a = L·Lᵀ, and reports

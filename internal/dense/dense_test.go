@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce/internal/sgemm"
 )
 
 func randB(rnd *rand.Rand, nc, n int) []float64 {
@@ -19,10 +21,23 @@ func randB(rnd *rand.Rand, nc, n int) []float64 {
 	return b
 }
 
+// TestGramCholeskySolve checks Gram, Cholesky and CholSolve against gonum
+// on sizes on both sides of the thresholds where they switch from loops to
+// kernels, with and without weights, with sgemm's assembly kernels (where
+// the machine has them), with BLASGram and with neither.
 func TestGramCholeskySolve(t *testing.T) {
+	asm := sgemm.HasAsm
+	defer func() { sgemm.HasAsm, BLASGram = asm, false }()
+	for _, mode := range []struct{ asm, blas bool }{{false, false}, {asm, false}, {asm, true}} {
+		sgemm.HasAsm, BLASGram = mode.asm, mode.blas
+		testGramCholeskySolve(t)
+	}
+}
+
+func testGramCholeskySolve(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	// Sizes on both sides of the BLAS thresholds.
-	for _, sz := range [][2]int{{1, 2}, {3, 5}, {12, 30}, {40, 60}} {
+	for _, sz := range [][2]int{{1, 2}, {3, 5}, {12, 30}, {40, 60}, {13, 7}, {150, 200}} {
 		nc, n := sz[0], sz[1]
 		b := randB(rnd, nc, n)
 		d := make([]float64, n)
@@ -31,7 +46,7 @@ func TestGramCholeskySolve(t *testing.T) {
 		}
 		for _, dd := range [][]float64{nil, d} {
 			g := make([]float64, nc*nc)
-			Gram(g, b, dd, nc, n, 1e-3, make([]float64, nc*n))
+			Gram(g, b, dd, nc, n, 1e-3, new(GramScratch))
 			B := mat.NewDense(nc, n, b)
 			var want mat.Dense
 			if dd == nil {

@@ -90,7 +90,7 @@ func testGram32(t *testing.T) {
 				s.Resize(nc, n)
 				want, got := make([]float64, nc*nc), make([]float64, nc*nc)
 				scratch := make([]float64, nc*n)
-				Gram(want, b, d, nc, n, 0.1, scratch)
+				Gram(want, b, d, nc, n, 0.1, nil)
 				Gram32(got, b, d, nc, n, 0.1, scratch, &s)
 				got32 := make([]float64, nc*nc)
 				Gram32(got32, b32, d, nc, n, 0.1, scratch, &s)

@@ -64,6 +64,21 @@ func PackA64(m, k int, a []float64, lda int, dst []float64) {
 // is accumulated over k in order, with fused multiply–adds in the
 // assembly kernels, so the result does not depend on m, j0 or j1.
 func MulPacked64(m int, pa []float64, p *Panels64, j0, j1 int, c []float64, ldc int, tile []float64) {
+	mulPacked64(m, pa, p, j0, j1, c, ldc, tile, false)
+}
+
+// MulPacked64Lower is MulPacked64 over all the columns of p (j0 = 0,
+// j1 = p.N) for a square result, writing only the blocks that meet its
+// lower triangle (i ≥ j): those wholly above it are left unchanged, those
+// that straddle it may be written above it too. With A and B packed from
+// the same matrix M (PackA64 of M, PackT of M) it forms the lower
+// triangle of the Gram matrix M·Mᵀ in about half the arithmetic of the
+// whole product, with the same bits on and below the diagonal.
+func MulPacked64Lower(m int, pa []float64, p *Panels64, c []float64, ldc int, tile []float64) {
+	mulPacked64(m, pa, p, 0, p.N, c, ldc, tile, true)
+}
+
+func mulPacked64(m int, pa []float64, p *Panels64, j0, j1 int, c []float64, ldc int, tile []float64, lower bool) {
 	k := p.K
 	if m == 0 || j1 <= j0 {
 		return
@@ -76,6 +91,10 @@ func MulPacked64(m int, pa []float64, p *Panels64, j0, j1 int, c []float64, ldc 
 		w := min(NR, j1-jb)
 		bp := p.Data[jb*k : jb*k+k*NR]
 		i0 := 0
+		if lower {
+			// The first row panel that reaches row jb.
+			i0 = jb / MR * MR
+		}
 		if Has512 && k > 0 && w == NR {
 			for ; i0+2*MR <= m; i0 += 2 * MR {
 				kernel64x2(k, pa[i0*k:i0*k+2*k*MR], bp, c[i0*ldc+jb-j0:], ldc)
