@@ -160,9 +160,12 @@ const (
 	// matrix and the step (it is converted only where a trace stores it;
 	// the batched forward pass holds a float32 Jacobian buffer beside the
 	// float64 one, 4·rows·nc·ny bytes, 100 MB at (833, 200, 150)).
-	// The iterate, the residual, the step and G's Cholesky factor stay
-	// float64 (under the openblas build tag G is factored by spotrf and the
-	// factor converted).
+	// The iterate, the residual and the step stay float64, and so does
+	// G's Cholesky factor as stored: a G of 24 rows or more is factored in
+	// single precision where the CPU has the package's assembly kernels
+	// (AVX2 or AVX-512, a blocked factorisation with the same bits on
+	// both) or by spotrf under the openblas build tag, and the factor
+	// converted; elsewhere (and for smaller G) it is factored in float64.
 	//
 	// The tolerance guarantee is float64's: a residual computed in single
 	// precision is evaluated again in float64 before the sample may stop

@@ -4,10 +4,14 @@
 // clamped eigendecomposition used when Cholesky fails.
 //
 // Small systems are handled by plain loops (a call into BLAS costs more than
-// the arithmetic); larger ones go through gonum's blas64 and lapack64, which
+// the arithmetic). Larger Gram matrices are products on internal/sgemm's
+// assembly kernels where the CPU has them (AVX2 or AVX-512), else, and
+// under the openblas build tag, on the registered BLAS; larger
+// factorisations and solves go through gonum's blas64 and lapack64, which
 // dispatch to whatever implementation is registered (pure Go by default,
-// OpenBLAS with the openblas build tag). No kernel allocates; only
-// Gram32Scratch.Resize allocates the scratch the single-precision ones use.
+// OpenBLAS with the openblas build tag). No kernel allocates once its
+// scratch is sized: GramScratch.Resize and Gram32Scratch.Resize allocate
+// it (Gram grows a GramScratch that is too small).
 package dense
 
 import (
