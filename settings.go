@@ -202,15 +202,19 @@ const (
 	// step is a single-precision one (TestFloat32AimsAtTol: 2 steps against
 	// Float64's 1.00 at Tol 1e-7).
 	//
-	// The gain is per step: at (833, 200, 150) a single-precision step
-	// costs about a third of a float64 step with OpenBLAS and a quarter to
-	// a fifth in pure Go (README, "Performance"). At a tolerance within
-	// single precision's reach every step is a single-precision one and
-	// the float64 work is one evaluation per sample; at a tighter one, a
+	// The gain is per step and depends on the CPU: at (833, 200, 150) a
+	// single-precision step took about half the time of a float64 one in
+	// pure Go on an AVX2 CPU (230 against 428 ms, 2026-11-27, after the
+	// float64 Gram matrices moved to the package's float64 kernel) and
+	// about a third with OpenBLAS (README, "Performance"; `go run
+	// ./examples/bench` prints both). At a tolerance within single
+	// precision's reach every step is a single-precision one and the
+	// float64 work is one evaluation per sample; at a tighter one, a
 	// sample that needs only two or three Newton steps from ŷ takes about
 	// one of them with single-precision evaluations, so a whole projection
-	// from near-feasible predictions gains less; one that starts far from
-	// the set gains more.
+	// from near-feasible predictions gains less (on that AVX2 CPU, to
+	// 1e-6 from the bench's ŷ, 0.91 against 1.25 s); one that starts far
+	// from the set gains more.
 	//
 	// A constraint with a constant Jacobian (Linear) is projected in
 	// float64 throughout, as with Float64: its G is formed and factored
