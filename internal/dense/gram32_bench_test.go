@@ -7,12 +7,8 @@ import (
 )
 
 func BenchmarkGram32(b *testing.B) {
-	rnd := rand.New(rand.NewPCG(1, 2))
 	nc, n := 150, 200
-	bm := make([]float64, nc*n)
-	for i := range bm {
-		bm[i] = rnd.NormFloat64()
-	}
+	bm := randB(rand.New(rand.NewPCG(1, 2)), nc, n)
 	var s Gram32Scratch
 	s.Resize(nc, n)
 	g := make([]float64, nc*nc)
@@ -73,10 +69,7 @@ func BenchmarkGram(b *testing.B) {
 func benchGram(b *testing.B) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	nc, n := 150, 200
-	bm := make([]float64, nc*n)
-	for i := range bm {
-		bm[i] = rnd.NormFloat64()
-	}
+	bm := randB(rnd, nc, n)
 	d := make([]float64, n)
 	for i := range d {
 		d[i] = 0.5 + rnd.Float64()

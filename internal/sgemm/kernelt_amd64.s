@@ -1,265 +1,166 @@
 //go:build amd64 && !purego
 
-// The AVX2 kernels of BlockT: four functions that differ only in their
-// row count (6 or 4) and their sign (= or −=).
-
 #include "textflag.h"
 
-// func kernT6x16(k int, a, b, c *float32, ldc int)
-// C[0:6, 0:16] = A·B for A = aᵀ (rows 0 to 5 of it: columns of the
-// column panel a, whose rows are 16 floats apart) and B = b, a packed
-// column panel (k×16), c with stride ldc (elements); AVX2. Each entry
-// is one chain of fused multiply-adds over k in increasing order, as in
-// kern16x16. Accumulators: Y0–Y11 (row i in Y(2i), Y(2i+1)).
-TEXT ·kernT6x16(SB), NOSPLIT, $0-40
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
+// The AVX2 kernels of BlockT: C[0:r, 0:16] = A·B (kernT<r>x16) or
+// C[0:r, 0:16] −= A·B (kernT<r>x16sub), r = 6 or 4, for A = aᵀ (rows 0 to
+// r−1 of it: columns of the column panel a, whose rows are 16 floats
+// apart) and B = b, a packed column panel (k×16), c with stride ldc
+// (elements). Each entry is one chain of fused multiply–adds over k in
+// increasing order, as in kern16x16 and kern16x16sub. Accumulators: row i
+// in Y(2i), Y(2i+1); Y12, Y13 hold the row of b, Y14 the broadcast entry
+// of a.
+
+// ARGS loads the arguments: CX = k, SI = a, DI = b, DX = c, R8 = ldc in
+// bytes.
+#define ARGS \
+	MOVQ k+0(FP), CX; \
+	MOVQ a+8(FP), SI; \
+	MOVQ b+16(FP), DI; \
+	MOVQ c+24(FP), DX; \
+	MOVQ ldc+32(FP), R8; \
 	SHLQ $2, R8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-loopT6x16:
-	VMOVUPS (DI), Y12
+
+// ZERO2 clears a row's two accumulators.
+#define ZERO2(r0, r1) \
+	VXORPS r0, r0, r0; \
+	VXORPS r1, r1, r1
+
+// LOAD2 loads a row of c (at R9, which it then moves to the next row) into
+// its two accumulators.
+#define LOAD2(r0, r1) \
+	VMOVUPS (R9), r0; \
+	VMOVUPS 32(R9), r1; \
+	ADDQ R8, R9
+
+// BROW loads the row of b at DI into Y12, Y13.
+#define BROW \
+	VMOVUPS (DI), Y12; \
 	VMOVUPS 32(DI), Y13
-	VBROADCASTSS 0(SI), Y14
-	VFMADD231PS Y12, Y14, Y0
-	VFMADD231PS Y13, Y14, Y1
-	VBROADCASTSS 4(SI), Y14
-	VFMADD231PS Y12, Y14, Y2
-	VFMADD231PS Y13, Y14, Y3
-	VBROADCASTSS 8(SI), Y14
-	VFMADD231PS Y12, Y14, Y4
-	VFMADD231PS Y13, Y14, Y5
-	VBROADCASTSS 12(SI), Y14
-	VFMADD231PS Y12, Y14, Y6
-	VFMADD231PS Y13, Y14, Y7
-	VBROADCASTSS 16(SI), Y14
-	VFMADD231PS Y12, Y14, Y8
-	VFMADD231PS Y13, Y14, Y9
-	VBROADCASTSS 20(SI), Y14
-	VFMADD231PS Y12, Y14, Y10
-	VFMADD231PS Y13, Y14, Y11
-	ADDQ $64, SI
-	ADDQ $64, DI
+
+// FMA2 adds a[off]·(Y12, Y13) to a row's accumulators; FNMA2 subtracts it.
+#define FMA2(off, r0, r1) \
+	VBROADCASTSS off(SI), Y14; \
+	VFMADD231PS Y12, Y14, r0; \
+	VFMADD231PS Y13, Y14, r1
+
+#define FNMA2(off, r0, r1) \
+	VBROADCASTSS off(SI), Y14; \
+	VFNMADD231PS Y12, Y14, r0; \
+	VFNMADD231PS Y13, Y14, r1
+
+// NEXT advances a and b by one row (16 floats) and counts k down.
+#define NEXT \
+	ADDQ $64, SI; \
+	ADDQ $64, DI; \
 	DECQ CX
+
+// STORE2 stores a row's accumulators at DX, which it then moves to the
+// next row.
+#define STORE2(r0, r1) \
+	VMOVUPS r0, (DX); \
+	VMOVUPS r1, 32(DX); \
+	ADDQ R8, DX
+
+// func kernT6x16(k int, a, b, c *float32, ldc int)
+TEXT ·kernT6x16(SB), NOSPLIT, $0-40
+	ARGS
+	ZERO2(Y0, Y1)
+	ZERO2(Y2, Y3)
+	ZERO2(Y4, Y5)
+	ZERO2(Y6, Y7)
+	ZERO2(Y8, Y9)
+	ZERO2(Y10, Y11)
+loopT6x16:
+	BROW
+	FMA2(0, Y0, Y1)
+	FMA2(4, Y2, Y3)
+	FMA2(8, Y4, Y5)
+	FMA2(12, Y6, Y7)
+	FMA2(16, Y8, Y9)
+	FMA2(20, Y10, Y11)
+	NEXT
 	JNZ loopT6x16
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y9, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y10, (DX)
-	VMOVUPS Y11, 32(DX)
+	STORE2(Y0, Y1)
+	STORE2(Y2, Y3)
+	STORE2(Y4, Y5)
+	STORE2(Y6, Y7)
+	STORE2(Y8, Y9)
+	STORE2(Y10, Y11)
 	VZEROUPPER
 	RET
 
 // func kernT6x16sub(k int, a, b, c *float32, ldc int)
-// C[0:6, 0:16] −= A·B for A = aᵀ (rows 0 to 5 of it: columns of the
-// column panel a, whose rows are 16 floats apart) and B = b, a packed
-// column panel (k×16), c with stride ldc (elements); AVX2. Each entry
-// is one chain of fused multiply-adds over k in increasing order, as in
-// kern16x16sub. Accumulators: Y0–Y11 (row i in Y(2i), Y(2i+1)).
 TEXT ·kernT6x16sub(SB), NOSPLIT, $0-40
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
-	SHLQ $2, R8
+	ARGS
 	MOVQ DX, R9
-	VMOVUPS (R9), Y0
-	VMOVUPS 32(R9), Y1
-	ADDQ R8, R9
-	VMOVUPS (R9), Y2
-	VMOVUPS 32(R9), Y3
-	ADDQ R8, R9
-	VMOVUPS (R9), Y4
-	VMOVUPS 32(R9), Y5
-	ADDQ R8, R9
-	VMOVUPS (R9), Y6
-	VMOVUPS 32(R9), Y7
-	ADDQ R8, R9
-	VMOVUPS (R9), Y8
-	VMOVUPS 32(R9), Y9
-	ADDQ R8, R9
-	VMOVUPS (R9), Y10
-	VMOVUPS 32(R9), Y11
+	LOAD2(Y0, Y1)
+	LOAD2(Y2, Y3)
+	LOAD2(Y4, Y5)
+	LOAD2(Y6, Y7)
+	LOAD2(Y8, Y9)
+	LOAD2(Y10, Y11)
 loopT6x16sub:
-	VMOVUPS (DI), Y12
-	VMOVUPS 32(DI), Y13
-	VBROADCASTSS 0(SI), Y14
-	VFNMADD231PS Y12, Y14, Y0
-	VFNMADD231PS Y13, Y14, Y1
-	VBROADCASTSS 4(SI), Y14
-	VFNMADD231PS Y12, Y14, Y2
-	VFNMADD231PS Y13, Y14, Y3
-	VBROADCASTSS 8(SI), Y14
-	VFNMADD231PS Y12, Y14, Y4
-	VFNMADD231PS Y13, Y14, Y5
-	VBROADCASTSS 12(SI), Y14
-	VFNMADD231PS Y12, Y14, Y6
-	VFNMADD231PS Y13, Y14, Y7
-	VBROADCASTSS 16(SI), Y14
-	VFNMADD231PS Y12, Y14, Y8
-	VFNMADD231PS Y13, Y14, Y9
-	VBROADCASTSS 20(SI), Y14
-	VFNMADD231PS Y12, Y14, Y10
-	VFNMADD231PS Y13, Y14, Y11
-	ADDQ $64, SI
-	ADDQ $64, DI
-	DECQ CX
+	BROW
+	FNMA2(0, Y0, Y1)
+	FNMA2(4, Y2, Y3)
+	FNMA2(8, Y4, Y5)
+	FNMA2(12, Y6, Y7)
+	FNMA2(16, Y8, Y9)
+	FNMA2(20, Y10, Y11)
+	NEXT
 	JNZ loopT6x16sub
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y9, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y10, (DX)
-	VMOVUPS Y11, 32(DX)
+	STORE2(Y0, Y1)
+	STORE2(Y2, Y3)
+	STORE2(Y4, Y5)
+	STORE2(Y6, Y7)
+	STORE2(Y8, Y9)
+	STORE2(Y10, Y11)
 	VZEROUPPER
 	RET
 
 // func kernT4x16(k int, a, b, c *float32, ldc int)
-// C[0:4, 0:16] = A·B for A = aᵀ (rows 0 to 3 of it: columns of the
-// column panel a, whose rows are 16 floats apart) and B = b, a packed
-// column panel (k×16), c with stride ldc (elements); AVX2. Each entry
-// is one chain of fused multiply-adds over k in increasing order, as in
-// kern16x16. Accumulators: Y0–Y7 (row i in Y(2i), Y(2i+1)).
 TEXT ·kernT4x16(SB), NOSPLIT, $0-40
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
-	SHLQ $2, R8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ARGS
+	ZERO2(Y0, Y1)
+	ZERO2(Y2, Y3)
+	ZERO2(Y4, Y5)
+	ZERO2(Y6, Y7)
 loopT4x16:
-	VMOVUPS (DI), Y12
-	VMOVUPS 32(DI), Y13
-	VBROADCASTSS 0(SI), Y14
-	VFMADD231PS Y12, Y14, Y0
-	VFMADD231PS Y13, Y14, Y1
-	VBROADCASTSS 4(SI), Y14
-	VFMADD231PS Y12, Y14, Y2
-	VFMADD231PS Y13, Y14, Y3
-	VBROADCASTSS 8(SI), Y14
-	VFMADD231PS Y12, Y14, Y4
-	VFMADD231PS Y13, Y14, Y5
-	VBROADCASTSS 12(SI), Y14
-	VFMADD231PS Y12, Y14, Y6
-	VFMADD231PS Y13, Y14, Y7
-	ADDQ $64, SI
-	ADDQ $64, DI
-	DECQ CX
+	BROW
+	FMA2(0, Y0, Y1)
+	FMA2(4, Y2, Y3)
+	FMA2(8, Y4, Y5)
+	FMA2(12, Y6, Y7)
+	NEXT
 	JNZ loopT4x16
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
+	STORE2(Y0, Y1)
+	STORE2(Y2, Y3)
+	STORE2(Y4, Y5)
+	STORE2(Y6, Y7)
 	VZEROUPPER
 	RET
 
 // func kernT4x16sub(k int, a, b, c *float32, ldc int)
-// C[0:4, 0:16] −= A·B for A = aᵀ (rows 0 to 3 of it: columns of the
-// column panel a, whose rows are 16 floats apart) and B = b, a packed
-// column panel (k×16), c with stride ldc (elements); AVX2. Each entry
-// is one chain of fused multiply-adds over k in increasing order, as in
-// kern16x16sub. Accumulators: Y0–Y7 (row i in Y(2i), Y(2i+1)).
 TEXT ·kernT4x16sub(SB), NOSPLIT, $0-40
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
-	SHLQ $2, R8
+	ARGS
 	MOVQ DX, R9
-	VMOVUPS (R9), Y0
-	VMOVUPS 32(R9), Y1
-	ADDQ R8, R9
-	VMOVUPS (R9), Y2
-	VMOVUPS 32(R9), Y3
-	ADDQ R8, R9
-	VMOVUPS (R9), Y4
-	VMOVUPS 32(R9), Y5
-	ADDQ R8, R9
-	VMOVUPS (R9), Y6
-	VMOVUPS 32(R9), Y7
+	LOAD2(Y0, Y1)
+	LOAD2(Y2, Y3)
+	LOAD2(Y4, Y5)
+	LOAD2(Y6, Y7)
 loopT4x16sub:
-	VMOVUPS (DI), Y12
-	VMOVUPS 32(DI), Y13
-	VBROADCASTSS 0(SI), Y14
-	VFNMADD231PS Y12, Y14, Y0
-	VFNMADD231PS Y13, Y14, Y1
-	VBROADCASTSS 4(SI), Y14
-	VFNMADD231PS Y12, Y14, Y2
-	VFNMADD231PS Y13, Y14, Y3
-	VBROADCASTSS 8(SI), Y14
-	VFNMADD231PS Y12, Y14, Y4
-	VFNMADD231PS Y13, Y14, Y5
-	VBROADCASTSS 12(SI), Y14
-	VFNMADD231PS Y12, Y14, Y6
-	VFNMADD231PS Y13, Y14, Y7
-	ADDQ $64, SI
-	ADDQ $64, DI
-	DECQ CX
+	BROW
+	FNMA2(0, Y0, Y1)
+	FNMA2(4, Y2, Y3)
+	FNMA2(8, Y4, Y5)
+	FNMA2(12, Y6, Y7)
+	NEXT
 	JNZ loopT4x16sub
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
+	STORE2(Y0, Y1)
+	STORE2(Y2, Y3)
+	STORE2(Y4, Y5)
+	STORE2(Y6, Y7)
 	VZEROUPPER
 	RET
 
