@@ -113,27 +113,27 @@ func checkGemm[T float32 | float64](t *testing.T, gemm gemmFunc[T], eps float64)
 // TestSgemmSmallAndDegenerate checks the cases handed to gonum: small
 // products, alpha = 0 (C = beta·C, A and B not read), k = 0, m or n = 0.
 func TestSgemmSmallAndDegenerate(t *testing.T) {
+	checkSmallAndDegenerate(t, Implementation{}.Sgemm, gonum.Implementation{}.Sgemm, 1e-4)
+}
+
+// TestDgemmSmallAndDegenerate is TestSgemmSmallAndDegenerate for Dgemm.
+func TestDgemmSmallAndDegenerate(t *testing.T) {
+	checkSmallAndDegenerate(t, Implementation{}.Dgemm, gonum.Implementation{}.Dgemm, 1e-12)
+}
+
+func checkSmallAndDegenerate[T float32 | float64](t *testing.T, ours, theirs gemmFunc[T], tol float64) {
 	rnd := rand.New(rand.NewPCG(3, 4))
 	for _, sh := range [][3]int{{3, 4, 5}, {40, 40, 0}, {0, 40, 40}, {40, 0, 40}, {64, 64, 64}} {
 		m, n, k := sh[0], sh[1], sh[2]
-		for _, alpha := range []float32{0, 1.5} {
-			a := make([]float32, m*max(k, 1))
-			b := make([]float32, max(k, 1)*n)
-			for i := range a {
-				a[i] = float32(rnd.NormFloat64())
-			}
-			for i := range b {
-				b[i] = float32(rnd.NormFloat64())
-			}
-			c := make([]float32, m*n)
+		for _, alpha := range []T{0, 1.5} {
+			a, _ := stored[T](rnd, blas.NoTrans, m, max(k, 1), 0)
+			b, _ := stored[T](rnd, blas.NoTrans, max(k, 1), n, 0)
+			c, _ := stored[T](rnd, blas.NoTrans, m, n, 0)
+			want := append([]T(nil), c...)
+			theirs(blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, max(k, 1), b, max(n, 1), 0.5, want, max(n, 1))
+			ours(blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, max(k, 1), b, max(n, 1), 0.5, c, max(n, 1))
 			for i := range c {
-				c[i] = float32(rnd.NormFloat64())
-			}
-			want := append([]float32(nil), c...)
-			gonum.Implementation{}.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, max(k, 1), b, max(n, 1), 0.5, want, max(n, 1))
-			Implementation{}.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, max(k, 1), b, max(n, 1), 0.5, c, max(n, 1))
-			for i := range c {
-				if d := math.Abs(float64(c[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
+				if d := math.Abs(float64(c[i] - want[i])); d > tol*(1+math.Abs(float64(want[i]))) {
 					t.Fatalf("%v alpha %g: C[%d] = %g, gonum %g", sh, alpha, i, c[i], want[i])
 				}
 			}
@@ -144,39 +144,39 @@ func TestSgemmSmallAndDegenerate(t *testing.T) {
 // TestSgemmPanicsLikeGonum checks that invalid arguments panic with
 // gonum's message and leave C unchanged.
 func TestSgemmPanicsLikeGonum(t *testing.T) {
+	checkPanicsLikeGonum(t, Implementation{}.Sgemm, gonum.Implementation{}.Sgemm)
+}
+
+// TestDgemmPanicsLikeGonum is TestSgemmPanicsLikeGonum for Dgemm.
+func TestDgemmPanicsLikeGonum(t *testing.T) {
+	checkPanicsLikeGonum(t, Implementation{}.Dgemm, gonum.Implementation{}.Dgemm)
+}
+
+func checkPanicsLikeGonum[T float32 | float64](t *testing.T, ours, theirs gemmFunc[T]) {
 	m, n, k := 40, 40, 40
-	a, b := make([]float32, m*k), make([]float32, k*n)
-	cases := []struct {
+	a, b := make([]T, m*k), make([]T, k*n)
+	for _, tc := range []struct {
 		name                string
 		tA                  blas.Transpose
-		lda, ldb, ldc, lenC int
-		shortA              bool
+		lda, ldc, lenC, cut int
 	}{
-		{"bad transpose", 'x', k, n, n, m * n, false},
-		{"lda too small", blas.NoTrans, k - 1, n, n, m * n, false},
-		{"ldc too small", blas.NoTrans, k, n, n - 1, m * n, false},
-		{"short C", blas.NoTrans, k, n, n, m*n - 1, false},
-		{"short A", blas.NoTrans, k, n, n, m * n, true},
-	}
-	for _, tc := range cases {
-		aa := a
-		if tc.shortA {
-			aa = a[:len(a)-1]
-		}
-		msg := func(impl interface {
-			Sgemm(blas.Transpose, blas.Transpose, int, int, int, float32, []float32, int, []float32, int, float32, []float32, int)
-		}, c []float32) (r any) {
+		{"bad transpose", 'x', k, n, m * n, 0},
+		{"lda too small", blas.NoTrans, k - 1, n, m * n, 0},
+		{"ldc too small", blas.NoTrans, k, n - 1, m * n, 0},
+		{"short C", blas.NoTrans, k, n, m*n - 1, 0},
+		{"short A", blas.NoTrans, k, n, m * n, 1},
+	} {
+		msg := func(gemm gemmFunc[T], c []T) (r any) {
 			defer func() { r = recover() }()
-			impl.Sgemm(tc.tA, blas.NoTrans, m, n, k, 1, aa, tc.lda, b, tc.ldb, 0, c, tc.ldc)
+			gemm(tc.tA, blas.NoTrans, m, n, k, 1, a[:len(a)-tc.cut], tc.lda, b, n, 0, c, tc.ldc)
 			return nil
 		}
-		c := make([]float32, tc.lenC)
+		c := make([]T, tc.lenC)
 		for i := range c {
 			c[i] = 7
 		}
-		want := msg(gonum.Implementation{}, make([]float32, tc.lenC))
-		got := msg(Implementation{}, c)
-		if want == nil || got != want {
+		want := msg(theirs, make([]T, tc.lenC))
+		if got := msg(ours, c); want == nil || got != want {
 			t.Errorf("%s: panic %v, gonum's %v", tc.name, got, want)
 		}
 		for _, v := range c {
@@ -189,182 +189,37 @@ func TestSgemmPanicsLikeGonum(t *testing.T) {
 }
 
 // TestSgemmIndependentOfGOMAXPROCS checks that the result has the same
-// bits with one worker and with several.
-func TestSgemmIndependentOfGOMAXPROCS(t *testing.T) {
-	rnd := rand.New(rand.NewPCG(5, 6))
-	m, n, k := 101, 70, 90
-	a, b := make([]float32, m*k), make([]float32, k*n)
-	for i := range a {
-		a[i] = float32(rnd.NormFloat64())
-	}
-	for i := range b {
-		b[i] = float32(rnd.NormFloat64())
-	}
-	run := func(procs int) []float32 {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		c := make([]float32, m*n)
-		Implementation{}.Sgemm(blas.NoTrans, blas.Trans, m, n, k, 1, a, k, b, k, 0, c, n)
-		return c
-	}
-	one := run(1)
-	for _, p := range []int{2, 3, 8} {
-		got := run(p)
-		for i := range one {
-			if math.Float32bits(one[i]) != math.Float32bits(got[i]) {
-				t.Fatalf("GOMAXPROCS %d: C[%d] = %g, with 1: %g", p, i, got[i], one[i])
-			}
-		}
-	}
-}
-
-// TestSgemmDoesNotAllocate checks that a steady-state call allocates
-// nothing (its buffers are pooled), with one worker and with two.
-func TestSgemmDoesNotAllocate(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector makes sync.Pool drop items")
-	}
-	m, n, k := 96, 64, 80
-	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
-	for _, procs := range []int{1, 2} {
-		func() {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			call := func() { Implementation{}.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, 2, a, k, b, n, 1, c, n) }
-			call()
-			if got := testing.AllocsPerRun(20, call); got > 0 {
-				t.Errorf("GOMAXPROCS %d: %v allocations per call", procs, got)
-			}
-		}()
-	}
-}
-
-// BenchmarkSgemm compares Sgemm with gonum's at the backbone's shapes (a
-// batch of 833 inputs through a 200-wide layer, forward and the two
-// backward products).
-func BenchmarkSgemm(b *testing.B) {
-	type shape struct {
-		name    string
-		tA, tB  blas.Transpose
-		m, n, k int
-	}
-	shapes := []shape{
-		{"forward_833x200x200", blas.NoTrans, blas.NoTrans, 833, 200, 200},
-		{"dX_833x200x200_NT", blas.NoTrans, blas.Trans, 833, 200, 200},
-		{"dW_200x200x833_TN", blas.Trans, blas.NoTrans, 200, 200, 833},
-	}
-	impls := []struct {
-		name string
-		impl interface {
-			Sgemm(blas.Transpose, blas.Transpose, int, int, int, float32, []float32, int, []float32, int, float32, []float32, int)
-		}
-	}{{"fastblas", Implementation{}}, {"gonum", gonum.Implementation{}}}
-	for _, sh := range shapes {
-		a := make([]float32, sh.m*sh.k)
-		bb := make([]float32, sh.k*sh.n)
-		c := make([]float32, sh.m*sh.n)
-		// Nonzero values: gonum's kernel skips zero entries of A.
-		for i := range a {
-			a[i] = float32(i%7) - 3.5
-		}
-		for i := range bb {
-			bb[i] = float32(i%5) - 2.5
-		}
-		lda, ldb := sh.k, sh.n
-		if sh.tA != blas.NoTrans {
-			lda = sh.m
-		}
-		if sh.tB != blas.NoTrans {
-			ldb = sh.k
-		}
-		for _, im := range impls {
-			b.Run(sh.name+"/"+im.name, func(b *testing.B) {
-				for b.Loop() {
-					im.impl.Sgemm(sh.tA, sh.tB, sh.m, sh.n, sh.k, 1, a, lda, bb, ldb, 0, c, sh.n)
-				}
-				b.ReportMetric(2*float64(sh.m*sh.n*sh.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
-		}
-	}
-}
-
-// TestDgemmSmallAndDegenerate is TestSgemmSmallAndDegenerate for Dgemm.
-func TestDgemmSmallAndDegenerate(t *testing.T) {
-	rnd := rand.New(rand.NewPCG(3, 4))
-	for _, sh := range [][3]int{{3, 4, 5}, {40, 40, 0}, {0, 40, 40}, {40, 0, 40}, {64, 64, 64}} {
-		m, n, k := sh[0], sh[1], sh[2]
-		for _, alpha := range []float64{0, 1.5} {
-			a, _ := stored[float64](rnd, blas.NoTrans, m, max(k, 1), 0)
-			b, _ := stored[float64](rnd, blas.NoTrans, max(k, 1), n, 0)
-			c, _ := stored[float64](rnd, blas.NoTrans, m, n, 0)
-			want := append([]float64(nil), c...)
-			gonum.Implementation{}.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, max(k, 1), b, max(n, 1), 0.5, want, max(n, 1))
-			Implementation{}.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, alpha, a, max(k, 1), b, max(n, 1), 0.5, c, max(n, 1))
-			for i := range c {
-				if d := math.Abs(c[i] - want[i]); d > 1e-12*(1+math.Abs(want[i])) {
-					t.Fatalf("%v alpha %g: C[%d] = %g, gonum %g", sh, alpha, i, c[i], want[i])
-				}
-			}
-		}
-	}
-}
-
-// TestDgemmPanicsLikeGonum checks that invalid arguments panic with
-// gonum's message and leave C unchanged.
-func TestDgemmPanicsLikeGonum(t *testing.T) {
-	m, n, k := 40, 40, 40
-	a, b := make([]float64, m*k), make([]float64, k*n)
-	for _, tc := range []struct {
-		name                string
-		tA                  blas.Transpose
-		lda, ldc, lenC, cut int
-	}{
-		{"bad transpose", 'x', k, n, m * n, 0},
-		{"lda too small", blas.NoTrans, k - 1, n, m * n, 0},
-		{"ldc too small", blas.NoTrans, k, n - 1, m * n, 0},
-		{"short C", blas.NoTrans, k, n, m*n - 1, 0},
-		{"short A", blas.NoTrans, k, n, m * n, 1},
-	} {
-		msg := func(gemm gemmFunc[float64], c []float64) (r any) {
-			defer func() { r = recover() }()
-			gemm(tc.tA, blas.NoTrans, m, n, k, 1, a[:len(a)-tc.cut], tc.lda, b, n, 0, c, tc.ldc)
-			return nil
-		}
-		c := make([]float64, tc.lenC)
-		for i := range c {
-			c[i] = 7
-		}
-		want := msg(gonum.Implementation{}.Dgemm, make([]float64, tc.lenC))
-		if got := msg(Implementation{}.Dgemm, c); want == nil || got != want {
-			t.Errorf("%s: panic %v, gonum's %v", tc.name, got, want)
-		}
-		for _, v := range c {
-			if v != 7 {
-				t.Errorf("%s: C changed before the panic", tc.name)
-				break
-			}
-		}
-	}
-}
-
-// TestDgemmIndependentOfGOMAXPROCS checks that the result has the same
 // bits with one worker and with several, for every transpose pair.
+func TestSgemmIndependentOfGOMAXPROCS(t *testing.T) {
+	checkIndependentOfGOMAXPROCS(t, Implementation{}.Sgemm)
+}
+
+// TestDgemmIndependentOfGOMAXPROCS is TestSgemmIndependentOfGOMAXPROCS
+// for Dgemm.
 func TestDgemmIndependentOfGOMAXPROCS(t *testing.T) {
+	checkIndependentOfGOMAXPROCS(t, Implementation{}.Dgemm)
+}
+
+func checkIndependentOfGOMAXPROCS[T float32 | float64](t *testing.T, gemm gemmFunc[T]) {
 	rnd := rand.New(rand.NewPCG(5, 6))
 	m, n, k := 101, 70, 90
 	for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 		for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
-			a, lda := stored[float64](rnd, tA, m, k, 0)
-			b, ldb := stored[float64](rnd, tB, k, n, 0)
-			run := func(procs int) []float64 {
+			a, lda := stored[T](rnd, tA, m, k, 0)
+			b, ldb := stored[T](rnd, tB, k, n, 0)
+			run := func(procs int) []T {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-				c := make([]float64, m*n)
-				Implementation{}.Dgemm(tA, tB, m, n, k, 1, a, lda, b, ldb, 0, c, n)
+				c := make([]T, m*n)
+				gemm(tA, tB, m, n, k, 1, a, lda, b, ldb, 0, c, n)
 				return c
 			}
 			one := run(1)
 			for _, p := range []int{2, 3, 8} {
 				got := run(p)
 				for i := range one {
-					if math.Float64bits(one[i]) != math.Float64bits(got[i]) {
+					// float32 → float64 is exact, so equal float64 bits
+					// mean equal bits in T.
+					if math.Float64bits(float64(one[i])) != math.Float64bits(float64(got[i])) {
 						t.Fatalf("%c%c GOMAXPROCS %d: C[%d] = %g, with 1: %g", tA, tB, p, i, got[i], one[i])
 					}
 				}
@@ -373,47 +228,69 @@ func TestDgemmIndependentOfGOMAXPROCS(t *testing.T) {
 	}
 }
 
-// TestDgemmDoesNotAllocate checks that a steady-state call allocates
-// nothing, with one worker and with two.
-func TestDgemmDoesNotAllocate(t *testing.T) {
+// TestSgemmDoesNotAllocate checks that a steady-state call allocates
+// nothing (its buffers are pooled), with one worker and with two.
+func TestSgemmDoesNotAllocate(t *testing.T) { checkDoesNotAllocate(t, Implementation{}.Sgemm) }
+
+// TestDgemmDoesNotAllocate is TestSgemmDoesNotAllocate for Dgemm.
+func TestDgemmDoesNotAllocate(t *testing.T) { checkDoesNotAllocate(t, Implementation{}.Dgemm) }
+
+func checkDoesNotAllocate[T float32 | float64](t *testing.T, gemm gemmFunc[T]) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop items")
 	}
 	m, n, k := 96, 64, 80
-	a, b, c := make([]float64, m*k), make([]float64, k*n), make([]float64, m*n)
+	a, b, c := make([]T, m*k), make([]T, k*n), make([]T, m*n)
 	for _, procs := range []int{1, 2} {
-		func() {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			call := func() { Implementation{}.Dgemm(blas.NoTrans, blas.Trans, m, n, k, 2, a, k, b, k, 1, c, n) }
-			call()
-			if got := testing.AllocsPerRun(20, call); got > 0 {
-				t.Errorf("GOMAXPROCS %d: %v allocations per call", procs, got)
-			}
-		}()
+		for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+			func() {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				ldb := n
+				if tB == blas.Trans {
+					ldb = k
+				}
+				call := func() { gemm(blas.NoTrans, tB, m, n, k, 2, a, k, b, ldb, 1, c, n) }
+				call()
+				if got := testing.AllocsPerRun(20, call); got > 0 {
+					t.Errorf("GOMAXPROCS %d, %c: %v allocations per call", procs, tB, got)
+				}
+			}()
+		}
 	}
+}
+
+// BenchmarkSgemm compares Sgemm with gonum's at the backbone's shapes (a
+// batch of 833 inputs through a 200-wide layer, forward and the two
+// backward products).
+func BenchmarkSgemm(b *testing.B) {
+	benchGemm(b, Implementation{}.Sgemm, gonum.Implementation{}.Sgemm)
 }
 
 // BenchmarkDgemm is BenchmarkSgemm for Dgemm: the float64 backbone's
 // shapes, ours against gonum's.
 func BenchmarkDgemm(b *testing.B) {
-	type shape struct {
+	benchGemm(b, Implementation{}.Dgemm, gonum.Implementation{}.Dgemm)
+}
+
+func benchGemm[T float32 | float64](b *testing.B, ours, theirs gemmFunc[T]) {
+	shapes := []struct {
 		name    string
 		tA, tB  blas.Transpose
 		m, n, k int
-	}
-	shapes := []shape{
+	}{
 		{"forward_833x200x200", blas.NoTrans, blas.NoTrans, 833, 200, 200},
 		{"dX_833x200x200_NT", blas.NoTrans, blas.Trans, 833, 200, 200},
 		{"dW_200x200x833_TN", blas.Trans, blas.NoTrans, 200, 200, 833},
 	}
 	impls := []struct {
 		name string
-		gemm gemmFunc[float64]
-	}{{"fastblas", Implementation{}.Dgemm}, {"gonum", gonum.Implementation{}.Dgemm}}
+		gemm gemmFunc[T]
+	}{{"fastblas", ours}, {"gonum", theirs}}
 	for _, sh := range shapes {
-		a, lda := stored[float64](rand.New(rand.NewPCG(1, 1)), sh.tA, sh.m, sh.k, 0)
-		bb, ldb := stored[float64](rand.New(rand.NewPCG(2, 2)), sh.tB, sh.k, sh.n, 0)
-		c := make([]float64, sh.m*sh.n)
+		// Random (nonzero) values: gonum's kernel skips zero entries of A.
+		a, lda := stored[T](rand.New(rand.NewPCG(1, 1)), sh.tA, sh.m, sh.k, 0)
+		bb, ldb := stored[T](rand.New(rand.NewPCG(2, 2)), sh.tB, sh.k, sh.n, 0)
+		c := make([]T, sh.m*sh.n)
 		for _, im := range impls {
 			b.Run(sh.name+"/"+im.name, func(b *testing.B) {
 				for b.Loop() {
