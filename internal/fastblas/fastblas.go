@@ -44,20 +44,79 @@ func (impl Implementation) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float
 		impl.Implementation.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	checkSizes(tA, tB, m, n, k, a, lda, b, ldb, c, ldc, func(tA, tB blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-		gonum.Implementation{}.Sgemm(tA, tB, m, n, k, 1, a, lda, b, ldb, 1, c, ldc)
-	})
+	run(&kernels32, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
 
-	g := gemmPool.Get().(*gemm)
-	defer gemmPool.Put(g)
+// Dgemm computes C = alpha·op(A)·op(B) + beta·C in float64, as Sgemm does
+// in float32 (row-major, the reference BLAS's treatment of beta = 0 and
+// alpha = 0, gonum's panics), on enforce's float64 kernel
+// (sgemm.MulPacked64). Each entry of the product is accumulated over k in
+// order with fused multiply–adds, so its rounding differs from gonum's
+// Dgemm but not with GOMAXPROCS.
+func (impl Implementation) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	if m*n*k < MinFlops || alpha == 0 || !validTrans(tA) || !validTrans(tB) {
+		impl.Implementation.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	run(&kernels64, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// kernels are the packing and product routines of internal/sgemm in one
+// precision, T, with its packed-B type P, and the pools of Sgemm's or
+// Dgemm's call state and per-worker scratch.
+type kernels[T float32 | float64, P any] struct {
+	gonumGemm func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+	packB     func(p *P, k, n int, b []T, ldb int)
+	packBT    func(p *P, k, n int, bt []T, ldbt int)
+	packA     func(m, k int, a []T, lda int, dst []T)
+	packAT    func(m, k int, at []T, ldat int, dst []T)
+	mul       func(m int, pa []T, p *P, n int, c []T, ldc int, tile []T)
+	calls, ws sync.Pool
+}
+
+var kernels32 = kernels[float32, sgemm.Panels]{
+	gonumGemm: gonum.Implementation{}.Sgemm,
+	packB:     (*sgemm.Panels).Pack,
+	packBT:    (*sgemm.Panels).PackT,
+	packA:     func(m, k int, a []float32, lda int, dst []float32) { sgemm.PackAScaled(m, k, a, lda, nil, dst) },
+	packAT:    sgemm.PackAT,
+	mul: func(m int, pa []float32, p *sgemm.Panels, n int, c []float32, ldc int, tile []float32) {
+		sgemm.MulPacked(m, pa, p, 0, n, c, ldc, false, tile)
+	},
+}
+
+var kernels64 = kernels[float64, sgemm.Panels64]{
+	gonumGemm: gonum.Implementation{}.Dgemm,
+	packB:     (*sgemm.Panels64).Pack,
+	packBT:    (*sgemm.Panels64).PackT,
+	packA:     sgemm.PackA64,
+	packAT:    sgemm.PackAT64,
+	mul: func(m int, pa []float64, p *sgemm.Panels64, n int, c []float64, ldc int, tile []float64) {
+		sgemm.MulPacked64(m, pa, p, 0, n, c, ldc, tile)
+	},
+}
+
+// run is Sgemm and Dgemm past their gonum cases: it checks the sizes,
+// packs B once and computes the rows of C in blocks of 2·sgemm.MR over the
+// workers.
+func run[T float32 | float64, P any](kn *kernels[T, P], tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	checkSizes(tA, tB, m, n, k, a, lda, b, ldb, c, ldc, func(tA, tB blas.Transpose, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+		kn.gonumGemm(tA, tB, m, n, k, 1, a, lda, b, ldb, 1, c, ldc)
+	})
+	g, _ := kn.calls.Get().(*gemm[T, P])
+	if g == nil {
+		g = new(gemm[T, P])
+	}
+	defer kn.calls.Put(g)
+	g.kn = kn
 	g.m, g.n, g.k = m, n, k
 	g.tA, g.a, g.lda = tA, a, lda
 	g.alpha, g.beta = alpha, beta
 	g.c, g.ldc = c, ldc
 	if tB == blas.NoTrans {
-		g.b.Pack(k, n, b, ldb)
+		kn.packB(&g.b, k, n, b, ldb)
 	} else {
-		g.b.PackT(k, n, b, ldb)
+		kn.packBT(&g.b, k, n, b, ldb)
 	}
 	par.ForBlocks(m, 2*sgemm.MR, g)
 	g.a, g.c = nil, nil
@@ -88,27 +147,24 @@ func checkSizes[T float32 | float64](tA, tB blas.Transpose, m, n, k int, a []T, 
 	}
 }
 
-// gemm is the state of one Sgemm call, shared by its workers; pooled with
-// its packed B.
-type gemm struct {
+// gemm is the state of one Sgemm or Dgemm call, shared by its workers;
+// pooled with its packed B.
+type gemm[T float32 | float64, P any] struct {
+	kn          *kernels[T, P]
 	m, n, k     int
 	tA          blas.Transpose
-	a           []float32
+	a           []T
 	lda         int
-	alpha, beta float32
-	c           []float32
+	alpha, beta T
+	c           []T
 	ldc         int
-	b           sgemm.Panels
+	b           P
 }
-
-var gemmPool = sync.Pool{New: func() any { return new(gemm) }}
 
 // scratch is one worker's packed rows of A, product block and tile.
-type scratch struct {
-	pa, t, tile []float32
+type scratch[T float32 | float64] struct {
+	pa, t, tile []T
 }
-
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 func grow[T float32 | float64](s []T, n int) []T {
 	if cap(s) < n {
@@ -118,24 +174,27 @@ func grow[T float32 | float64](s []T, n int) []T {
 }
 
 // Run computes the rows [lo, hi) of C.
-func (g *gemm) Run(lo, hi int) {
+func (g *gemm[T, P]) Run(lo, hi int) {
 	rows, k, n := hi-lo, g.k, g.n
-	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
+	s, _ := g.kn.ws.Get().(*scratch[T])
+	if s == nil {
+		s = new(scratch[T])
+	}
+	defer g.kn.ws.Put(s)
 	s.pa = grow(s.pa, sgemm.WorkLen(rows, k)-sgemm.MR*sgemm.NR)
 	s.tile = grow(s.tile, sgemm.MR*sgemm.NR)
 	if g.tA == blas.NoTrans {
-		sgemm.PackAScaled(rows, k, g.a[lo*g.lda:], g.lda, nil, s.pa)
+		g.kn.packA(rows, k, g.a[lo*g.lda:], g.lda, s.pa)
 	} else {
-		sgemm.PackAT(rows, k, g.a[lo:], g.lda, s.pa)
+		g.kn.packAT(rows, k, g.a[lo:], g.lda, s.pa)
 	}
 	c := g.c[lo*g.ldc:]
 	if g.alpha == 1 && g.beta == 0 {
-		sgemm.MulPacked(rows, s.pa, &g.b, 0, n, c, g.ldc, false, s.tile)
+		g.kn.mul(rows, s.pa, &g.b, n, c, g.ldc, s.tile)
 		return
 	}
 	s.t = grow(s.t, rows*n)
-	sgemm.MulPacked(rows, s.pa, &g.b, 0, n, s.t, n, false, s.tile)
+	g.kn.mul(rows, s.pa, &g.b, n, s.t, n, s.tile)
 	combine(c, g.ldc, s.t, rows, n, g.alpha, g.beta)
 }
 
@@ -154,77 +213,4 @@ func combine[T float32 | float64](c []T, ldc int, t []T, rows, n int, alpha, bet
 			ci[j] = alpha*v + beta*ci[j]
 		}
 	}
-}
-
-// Dgemm computes C = alpha·op(A)·op(B) + beta·C in float64, as Sgemm does
-// in float32 (row-major, the reference BLAS's treatment of beta = 0 and
-// alpha = 0, gonum's panics), on enforce's float64 kernel
-// (sgemm.MulPacked64). Each entry of the product is accumulated over k in
-// order with fused multiply–adds, so its rounding differs from gonum's
-// Dgemm but not with GOMAXPROCS.
-func (impl Implementation) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	if m*n*k < MinFlops || alpha == 0 || !validTrans(tA) || !validTrans(tB) {
-		impl.Implementation.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		return
-	}
-	checkSizes(tA, tB, m, n, k, a, lda, b, ldb, c, ldc, func(tA, tB blas.Transpose, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-		gonum.Implementation{}.Dgemm(tA, tB, m, n, k, 1, a, lda, b, ldb, 1, c, ldc)
-	})
-
-	g := gemm64Pool.Get().(*gemm64)
-	defer gemm64Pool.Put(g)
-	g.m, g.n, g.k = m, n, k
-	g.tA, g.a, g.lda = tA, a, lda
-	g.alpha, g.beta = alpha, beta
-	g.c, g.ldc = c, ldc
-	if tB == blas.NoTrans {
-		g.b.Pack(k, n, b, ldb)
-	} else {
-		g.b.PackT(k, n, b, ldb)
-	}
-	par.ForBlocks(m, 2*sgemm.MR, g)
-	g.a, g.c = nil, nil
-}
-
-// gemm64 is gemm for Dgemm.
-type gemm64 struct {
-	m, n, k     int
-	tA          blas.Transpose
-	a           []float64
-	lda         int
-	alpha, beta float64
-	c           []float64
-	ldc         int
-	b           sgemm.Panels64
-}
-
-var gemm64Pool = sync.Pool{New: func() any { return new(gemm64) }}
-
-// scratch64 is scratch for Dgemm.
-type scratch64 struct {
-	pa, t, tile []float64
-}
-
-var scratch64Pool = sync.Pool{New: func() any { return new(scratch64) }}
-
-// Run computes the rows [lo, hi) of C.
-func (g *gemm64) Run(lo, hi int) {
-	rows, k, n := hi-lo, g.k, g.n
-	s := scratch64Pool.Get().(*scratch64)
-	defer scratch64Pool.Put(s)
-	s.pa = grow(s.pa, sgemm.WorkLen(rows, k)-sgemm.MR*sgemm.NR)
-	s.tile = grow(s.tile, sgemm.MR*sgemm.NR)
-	if g.tA == blas.NoTrans {
-		sgemm.PackA64(rows, k, g.a[lo*g.lda:], g.lda, s.pa)
-	} else {
-		sgemm.PackAT64(rows, k, g.a[lo:], g.lda, s.pa)
-	}
-	c := g.c[lo*g.ldc:]
-	if g.alpha == 1 && g.beta == 0 {
-		sgemm.MulPacked64(rows, s.pa, &g.b, 0, n, c, g.ldc, s.tile)
-		return
-	}
-	s.t = grow(s.t, rows*n)
-	sgemm.MulPacked64(rows, s.pa, &g.b, 0, n, s.t, n, s.tile)
-	combine(c, g.ldc, s.t, rows, n, g.alpha, g.beta)
 }
