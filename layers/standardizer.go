@@ -54,32 +54,51 @@ func FitStandardizerFloor(data *mat.Dense, floor float64) (*Standardizer, error)
 	}
 	r, c := data.Dims()
 	s := &Standardizer{Mean: make([]float64, c), Std: make([]float64, c)}
-	for j := range c {
-		var sum float64
-		for i := range r {
-			v := data.At(i, j)
+	// Row by row, for sequential reads; every column's sums still run
+	// over the rows in order, as a column-by-column loop's would.
+	raw := data.RawMatrix()
+	sum, ss := s.Mean, s.Std // the sums, then the results
+	bad := make([]int, c)    // 1 + the first row with a non-finite value
+	for i := range r {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+c]
+		for j, v := range row {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("layers: FitStandardizer: non-finite value %v at (%d, %d)", v, i, j)
+				if bad[j] == 0 {
+					bad[j] = i + 1
+				}
 			}
-			sum += v
+			sum[j] += v
 		}
-		mean := sum / float64(r)
-		if math.IsInf(mean, 0) {
+	}
+	mean := make([]float64, c)
+	for j := range c {
+		mean[j] = sum[j] / float64(r)
+	}
+	clear(ss)
+	for i := range r {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+c]
+		for j, v := range row {
+			d := v - mean[j]
+			ss[j] += d * d
+		}
+	}
+	// The checks column by column, in the order of a column-by-column
+	// loop: its non-finite values, its mean, its standard deviation.
+	for j := range c {
+		if i := bad[j] - 1; i >= 0 {
+			return nil, fmt.Errorf("layers: FitStandardizer: non-finite value %v at (%d, %d)", raw.Data[i*raw.Stride+j], i, j)
+		}
+		if math.IsInf(mean[j], 0) {
 			return nil, fmt.Errorf("layers: FitStandardizer: the mean of column %d overflows float64 (the values are too large; rescale the column)", j)
 		}
-		var ss float64
-		for i := range r {
-			d := data.At(i, j) - mean
-			ss += d * d
-		}
-		std := math.Sqrt(ss / float64(r))
+		std := math.Sqrt(ss[j] / float64(r))
 		switch {
 		case math.IsInf(std, 0) || math.IsNaN(std):
 			return nil, fmt.Errorf("layers: FitStandardizer: the standard deviation of column %d overflows float64 (the values are too large; rescale the column)", j)
 		case std == 0 || std < floor:
 			std = 1
 		}
-		s.Mean[j], s.Std[j] = mean, std
+		s.Mean[j], s.Std[j] = mean[j], std
 	}
 	return s, nil
 }
