@@ -39,7 +39,7 @@ func TestMulPacked64(t *testing.T) {
 	defer func() { HasAsm, Has512 = asm0, has0 }()
 	for _, kn := range kernels {
 		HasAsm, Has512 = kn.asm, kn.has512
-		for _, sz := range [][3]int{{1, 1, 1}, {6, 16, 1}, {5, 3, 7}, {13, 40, 33}, {12, 16, 5}, {25, 70, 9}, {48, 200, 100}, {7, 17, 0}} {
+		for _, sz := range [][3]int{{1, 1, 1}, {6, 16, 1}, {5, 3, 7}, {13, 40, 33}, {12, 16, 5}, {25, 70, 9}, {48, 200, 100}, {7, 17, 0}, {33, 20, 0}} {
 			m, n, k := sz[0], sz[1], sz[2]
 			a, b := randSlice64(rnd, m*k), randSlice64(rnd, k*n)
 			var p Panels64
@@ -132,4 +132,46 @@ func BenchmarkMul64(b *testing.B) {
 		}
 	}
 	b.ReportMetric(2*float64(m*k*n)/b.Elapsed().Seconds()*float64(b.N)/1e9, "GFLOP/s")
+}
+
+// TestMulPacked64Lower checks MulPacked64Lower against MulPacked64 on the
+// Gram matrix M·Mᵀ of one packing (PackA64 of M, PackT of M), with each
+// kernel of the machine: the same bits on and below the diagonal, and
+// every block wholly above it untouched.
+func TestMulPacked64Lower(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(25, 26))
+	asm0, has0 := HasAsm, Has512
+	defer func() { HasAsm, Has512 = asm0, has0 }()
+	for _, kn := range kernelsOf() {
+		HasAsm, Has512 = kn[0], kn[1]
+		for _, sz := range [][2]int{{1, 1}, {5, 3}, {6, 16}, {16, 7}, {17, 30}, {40, 60}, {50, 100}, {150, 200}, {33, 0}} {
+			n, k := sz[0], sz[1]
+			mm := randSlice64(rnd, n*k)
+			var p Panels64
+			p.PackT(k, n, mm, k)
+			pa := make([]float64, WorkLen(n, k)-MR*NR)
+			PackA64(n, k, mm, k, pa)
+			tile := make([]float64, MR*NR)
+			full, low := make([]float64, n*n), make([]float64, n*n)
+			for i := range low {
+				low[i] = 7
+			}
+			MulPacked64(n, pa, &p, 0, n, full, n, tile)
+			MulPacked64Lower(n, pa, &p, low, n, tile)
+			for i := range n {
+				for j := range n {
+					switch {
+					case j <= i:
+						if math.Float64bits(low[i*n+j]) != math.Float64bits(full[i*n+j]) {
+							t.Fatalf("kernel %v %v: C[%d,%d] = %v, MulPacked64 %v", kn, sz, i, j, low[i*n+j], full[i*n+j])
+						}
+					case j/NR*NR > i/MR*MR+MR-1 && low[i*n+j] != 7:
+						// The block of column panel j/NR and row panel i/MR
+						// lies wholly above the diagonal.
+						t.Fatalf("kernel %v %v: C[%d,%d] written above the diagonal", kn, sz, i, j)
+					}
+				}
+			}
+		}
+	}
 }

@@ -121,6 +121,9 @@ func PackTScaled[T Real](p *Panels, k, n int, bt []T, ldbt int, scale []float64)
 // src[r0 : r0+width] transposed, k×width, at dst[r0·k:], padded with zero
 // rows.
 func pack[T, D Real](dst []D, rows, k int, src []T, ld int, scale []float64, width int) {
+	if k == 0 {
+		return // empty panels
+	}
 	for r0 := 0; r0 < rows; r0 += width {
 		h := min(width, rows-r0)
 		pan := dst[r0*k : r0*k+k*width]
