@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/enforce-nn/enforce/internal/dense"
+	"github.com/enforce-nn/enforce/internal/mixed"
 	"github.com/enforce-nn/enforce/internal/par"
 	"github.com/enforce-nn/enforce/internal/sgemm"
 )
@@ -268,6 +269,9 @@ func dotMixed[T sgemm.Real](a []T, b []float64) float64 {
 func hessVecBlock[T sgemm.Real](q *quadraticConstraint, w, out []float64, s0, m, j0, j1 int, o []T) {
 	ny, nc := q.ny, q.nc
 	wd := j1 - j0
+	// Single-precision products go through mixed.Axpy (AVX2, the same
+	// bits as the loop).
+	o32, is32 := any(o).([]float32)
 	for r := range m {
 		s := s0 + r
 		os, ws := out[s*ny:(s+1)*ny], w[s*nc:(s+1)*nc]
@@ -277,8 +281,12 @@ func hessVecBlock[T sgemm.Real](q *quadraticConstraint, w, out []float64, s0, m,
 			end := min(j1, (i+1)*ny)
 			if wi := ws[i]; wi != 0 {
 				dst := os[k : k+end-col]
-				for t, p := range or[col-j0 : end-j0] {
-					dst[t] += wi * float64(p)
+				if is32 {
+					mixed.Axpy(dst, wi, o32[r*wd+col-j0:r*wd+end-j0])
+				} else {
+					for t, p := range or[col-j0 : end-j0] {
+						dst[t] += wi * float64(p)
+					}
 				}
 			}
 			col = end

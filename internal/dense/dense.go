@@ -23,6 +23,7 @@ import (
 	gonumlapack "gonum.org/v1/gonum/lapack/gonum"
 	"gonum.org/v1/gonum/lapack/lapack64"
 
+	"github.com/enforce-nn/enforce/internal/mixed"
 	"github.com/enforce-nn/enforce/internal/sgemm"
 )
 
@@ -354,10 +355,15 @@ func MulTransVec[T sgemm.Real](dst []float64, a []T, m, n int, x []float64) {
 		}
 		return
 	}
+	a32, is32 := any(a).([]float32)
 	for i := 0; i < m; i++ {
 		row := a[i*n : (i+1)*n]
 		xi := x[i]
 		if xi == 0 {
+			continue
+		}
+		if is32 {
+			mixed.Axpy(dst[:n], xi, a32[i*n:(i+1)*n]) // AVX2, the same bits
 			continue
 		}
 		for k, v := range row {
