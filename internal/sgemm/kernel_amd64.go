@@ -132,3 +132,10 @@ func kernelT2(k int, a, b, c []float32, ldc int, sub bool) {
 	kernT6x16(k, &a[6], &b[0], &c[6*ldc], ldc)
 	kernT4x16(k, &a[12], &b[0], &c[12*ldc], ldc)
 }
+
+// packT16Asm writes the 16 rows of src (stride ld), k entries each (k a
+// positive multiple of 8), transposed into the k×NR panel dst, with AVX2;
+// callers check HasAsm.
+//
+//go:noescape
+func packT16Asm(dst, src *float32, k, ld int)

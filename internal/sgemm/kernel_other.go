@@ -19,3 +19,5 @@ func kernelT(k int, a, b, c []float32, ldc int, sub bool) { panic("sgemm: no AVX
 func kernel2x1(k int, a, b, c []float32, ldc, w int) { panic("sgemm: no AVX-512 kernel") }
 
 func kernelT2(k int, a, b, c []float32, ldc int, sub bool) { panic("sgemm: no AVX2 kernel") }
+
+func packT16Asm(dst, src *float32, k, ld int) { panic("sgemm: no AVX2 kernel") }

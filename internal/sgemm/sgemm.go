@@ -250,6 +250,21 @@ func kernelGo[T Real](k int, a, b, c []T, ldc int) {
 // the compiler drops the bounds checks inside the loop.
 func packFull[T, D Real](pan []D, k int, src []T, ld, width int) {
 	if width == NR {
+		if p32, ok := any(pan).([]float32); ok && HasAsm && k >= 8 {
+			if s32, ok := any(src).([]float32); ok {
+				// Eight entries of every row at a time (AVX2), the rest
+				// below.
+				k8 := k &^ 7
+				_ = s32[15*ld+k-1]
+				_ = p32[k*NR-1]
+				packT16Asm(&p32[0], &s32[0], k8, ld)
+				if k8 == k {
+					return
+				}
+				packFull(pan[k8*NR:], k-k8, src[k8:], ld, width)
+				return
+			}
+		}
 		r0, r1, r2, r3 := src[:k], src[ld:][:k], src[2*ld:][:k], src[3*ld:][:k]
 		r4, r5, r6, r7 := src[4*ld:][:k], src[5*ld:][:k], src[6*ld:][:k], src[7*ld:][:k]
 		r8, r9, r10, r11 := src[8*ld:][:k], src[9*ld:][:k], src[10*ld:][:k], src[11*ld:][:k]

@@ -455,3 +455,48 @@ func TestMul512Bits(t *testing.T) {
 		}
 	}
 }
+
+// TestPackRowsAsm checks the AVX2 transposing pack of 16 rows (PackRows,
+// and so PackT and PackTScaled without scale) against the Go loop, bit for
+// bit, for lengths around its eight entries at a time and padded strides,
+// NaN payloads included.
+func TestPackRowsAsm(t *testing.T) {
+	if !HasAsm {
+		t.Skip("no assembly kernel on this machine/build")
+	}
+	rnd := rand.New(rand.NewPCG(27, 28))
+	asm := HasAsm
+	defer func() { HasAsm = asm }()
+	for _, k := range []int{1, 7, 8, 9, 15, 16, 17, 64, 100, 101} {
+		for _, pad := range []int{0, 3, 16} {
+			ld := k + pad
+			src := randSlice(rnd, 16*ld)
+			src[rnd.IntN(len(src))] = math.Float32frombits(0x7fc00123) // a NaN with a payload
+			var got, want [2][]float32
+			for i, use := range []bool{false, true} {
+				HasAsm = use
+				got[i] = make([]float32, k*NR)
+				PackRows(got[i], k, src, ld)
+				var p Panels
+				p.PackT(k, NR, src, ld)
+				want[i] = slices.Clone(p.Data)
+			}
+			HasAsm = asm
+			for i := range got[0] {
+				if math.Float32bits(got[0][i]) != math.Float32bits(got[1][i]) {
+					t.Fatalf("k %d ld %d: PackRows entry %d: asm %x, Go %x", k, ld, i, math.Float32bits(got[1][i]), math.Float32bits(got[0][i]))
+				}
+			}
+			if !slices.Equal(want[0], want[1]) && !slices.EqualFunc(want[0], want[1], func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
+				t.Fatalf("k %d ld %d: PackT differs between the asm and the Go loop", k, ld)
+			}
+			for kk := range k {
+				for i := range NR {
+					if math.Float32bits(got[1][kk*NR+i]) != math.Float32bits(src[i*ld+kk]) {
+						t.Fatalf("k %d ld %d: panel[%d][%d] is not src[%d][%d]", k, ld, kk, i, i, kk)
+					}
+				}
+			}
+		}
+	}
+}
