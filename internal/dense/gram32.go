@@ -8,7 +8,8 @@ import (
 
 // Potrf32, when set, factors single-precision Gram matrices for
 // GramChol32 like Potrf (the openblas build sets it to OpenBLAS's spotrf);
-// by default they are factored in float64.
+// by default they are factored by cholBlocked32 where sgemm has its
+// assembly kernels, else in float64.
 var Potrf32 func(a []float32, n int) bool
 
 // Gram32Scratch holds the single-precision temporaries of Gram32.
