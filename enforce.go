@@ -296,7 +296,6 @@ type workspace struct {
 	d        []float64 // n (W⁻¹ diagonal)
 	mu       []float64 // nc
 	delta    []float64 // n
-	scratch  []float64 // nc·n
 	g, rf    factor
 	eigWork  []float64
 	tmp      []float64 // max(n, nc)
@@ -327,7 +326,6 @@ func (a *AdaNP) newWorkspace() *workspace {
 		c: make([]float64, nc), cNew: make([]float64, nc),
 		b: make([]float64, nc*n), dir: vn(),
 		d: vn(), mu: make([]float64, nc), delta: vn(),
-		scratch: make([]float64, nc*n),
 		g:       newFactor(nc),
 		eigWork: make([]float64, a.eigWork),
 		tmp:     make([]float64, max(n, nc)),

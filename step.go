@@ -162,7 +162,7 @@ func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace, lo bool) boo
 		return true
 	}
 	if lo && nc > 1 {
-		if dense.GramChol32(f.m, b, d, nc, a.n, a.s.Reg, ws.scratch, &ws.g32, ws.tmp, loPivot) {
+		if dense.GramChol32(f.m, b, d, nc, a.n, a.s.Reg, &ws.g32, ws.tmp, loPivot) {
 			f.eig = false
 			return true
 		}
@@ -191,7 +191,7 @@ func (a *AdaNP) factorize32(f *factor, b []float32, d []float64, ws *workspace) 
 		return scalarFactor(f, b, d, a.s.Reg)
 	}
 	f.eig = false
-	return dense.GramChol32(f.m, b, d, a.nc, a.n, a.s.Reg, ws.scratch, &ws.g32, ws.tmp, loPivot)
+	return dense.GramChol32(f.m, b, d, a.nc, a.n, a.s.Reg, &ws.g32, ws.tmp, loPivot)
 }
 
 // scalarFactor is factorize for a single constraint, where G is the number

@@ -38,7 +38,7 @@ func (s *Gram32Scratch) Resize(nc, n int) {
 // diagonal in float64. Below the size at which Gram calls BLAS it computes
 // in float64 with plain loops, which is as fast. s must have been resized
 // for at least nc×n.
-func Gram32[T sgemm.Real](g []float64, b []T, d []float64, nc, n int, reg float64, scratch []float64, s *Gram32Scratch) {
+func Gram32[T sgemm.Real](g []float64, b []T, d []float64, nc, n int, reg float64, s *Gram32Scratch) {
 	if nc*nc*n < blasMin {
 		gramLoops(g, b, d, nc, n, reg)
 		return
@@ -87,9 +87,9 @@ func gram32Lower[T sgemm.Real](b []T, d []float64, nc, n int, s *Gram32Scratch) 
 // Potrf32 where it is set, else, with an assembly kernel (AVX2 or
 // AVX-512, the same bits), by a blocked factorisation on it
 // (cholBlocked32); otherwise in float64. diag is scratch of length nc.
-func GramChol32[T sgemm.Real](g []float64, b []T, d []float64, nc, n int, reg float64, scratch []float64, s *Gram32Scratch, diag []float64, rel float64) bool {
+func GramChol32[T sgemm.Real](g []float64, b []T, d []float64, nc, n int, reg float64, s *Gram32Scratch, diag []float64, rel float64) bool {
 	if Potrf32 == nil && !sgemm.HasAsm || nc*nc*nc < 3*blasMin {
-		Gram32(g, b, d, nc, n, reg, scratch, s)
+		Gram32(g, b, d, nc, n, reg, s)
 		for _, v := range g[:nc*nc] {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return false

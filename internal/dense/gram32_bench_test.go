@@ -13,7 +13,7 @@ func BenchmarkGram32(b *testing.B) {
 	s.Resize(nc, n)
 	g := make([]float64, nc*nc)
 	for b.Loop() {
-		Gram32(g, bm, nil, nc, n, 0, nil, &s)
+		Gram32(g, bm, nil, nc, n, 0, &s)
 	}
 }
 
@@ -37,16 +37,16 @@ func benchGramChol32(b *testing.B, nc, n int) {
 	g, diag := make([]float64, nc*nc), make([]float64, nc)
 	b.Run("GramChol32", func(b *testing.B) {
 		for b.Loop() {
-			GramChol32(g, bm, nil, nc, n, 1e-8, nil, &s, diag, 1e-5)
+			GramChol32(g, bm, nil, nc, n, 1e-8, &s, diag, 1e-5)
 		}
 	})
 	b.Run("Gram32", func(b *testing.B) {
 		for b.Loop() {
-			Gram32(g, bm, nil, nc, n, 1e-8, nil, &s)
+			Gram32(g, bm, nil, nc, n, 1e-8, &s)
 		}
 	})
 	g0 := make([]float64, nc*nc)
-	Gram32(g0, bm, nil, nc, n, 1e-8, nil, &s)
+	Gram32(g0, bm, nil, nc, n, 1e-8, &s)
 	b.Run("CholeskyRel", func(b *testing.B) {
 		for b.Loop() {
 			copy(g, g0)

@@ -47,7 +47,7 @@ func TestGram32(t *testing.T) {
 		for i, use512 := range []bool{false, true} {
 			sgemm.HasAsm, sgemm.Has512 = true, use512
 			g, diag := make([]float64, nc*nc), make([]float64, nc)
-			if !GramChol32(g, b, nil, nc, n, 0.1, nil, &s, diag, 1e-5) {
+			if !GramChol32(g, b, nil, nc, n, 0.1, &s, diag, 1e-5) {
 				t.Fatalf("%v: not factored", sz)
 			}
 			out[i] = g
@@ -89,11 +89,10 @@ func testGram32(t *testing.T) {
 				var s Gram32Scratch
 				s.Resize(nc, n)
 				want, got := make([]float64, nc*nc), make([]float64, nc*nc)
-				scratch := make([]float64, nc*n)
 				Gram(want, b, d, nc, n, 0.1, nil)
-				Gram32(got, b, d, nc, n, 0.1, scratch, &s)
+				Gram32(got, b, d, nc, n, 0.1, &s)
 				got32 := make([]float64, nc*nc)
-				Gram32(got32, b32, d, nc, n, 0.1, scratch, &s)
+				Gram32(got32, b32, d, nc, n, 0.1, &s)
 				if !slices.Equal(got, got32) {
 					t.Fatalf("%v weighted=%v: Gram32 from float32 B differs", sz, weighted)
 				}
@@ -106,10 +105,10 @@ func testGram32(t *testing.T) {
 				if !Cholesky(want, nc, diag) {
 					t.Fatalf("%v: float64 Cholesky failed", sz)
 				}
-				if !GramChol32(got, b, d, nc, n, 0.1, scratch, &s, diag, 1e-5) {
+				if !GramChol32(got, b, d, nc, n, 0.1, &s, diag, 1e-5) {
 					t.Fatalf("%v potrf=%v: GramChol32 failed", sz, potrf)
 				}
-				if !GramChol32(got32, b32, d, nc, n, 0.1, scratch, &s, diag, 1e-5) {
+				if !GramChol32(got32, b32, d, nc, n, 0.1, &s, diag, 1e-5) {
 					t.Fatalf("%v potrf=%v: GramChol32 from float32 B failed", sz, potrf)
 				}
 				for i := 0; i < nc; i++ {
@@ -137,7 +136,7 @@ func testGram32(t *testing.T) {
 	copy(b[n:2*n], b[:n])
 	var s Gram32Scratch
 	s.Resize(nc, n)
-	if GramChol32(make([]float64, nc*nc), b, nil, nc, n, 0, make([]float64, nc*n), &s, make([]float64, nc), 1e-5) {
+	if GramChol32(make([]float64, nc*nc), b, nil, nc, n, 0, &s, make([]float64, nc), 1e-5) {
 		t.Error("GramChol32 factored a singular G")
 	}
 }
