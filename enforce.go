@@ -342,8 +342,8 @@ func (a *AdaNP) newWorkspace() *workspace {
 	if a.lo {
 		ws.g32.Resize(nc, n)
 	}
-	if nc*nc*n >= 4096 && a.constB == nil && !a.lo {
-		// dense.Gram's packed product, formed at every step in float64.
+	if a.constB == nil && !a.lo {
+		// dense.Gram's scratch, for G formed at every step in float64.
 		// A constant Jacobian's G is formed once (the first workspace,
 		// made before constB is set, serves), and Float32 forms G in
 		// single precision unless it falls back to float64, when Gram

@@ -40,8 +40,12 @@ type GramScratch struct {
 }
 
 // Resize makes s large enough for B of nc×n, so that Gram does not
-// allocate.
+// allocate; below the size at which Gram calls a kernel it does nothing.
+// Its slices keep their memory when they are long enough already.
 func (s *GramScratch) Resize(nc, n int) {
+	if nc*nc*n < blasMin {
+		return
+	}
 	grow := func(v []float64, l int) []float64 {
 		if cap(v) < l {
 			return make([]float64, l)
@@ -70,9 +74,7 @@ func Gram(g, b, d []float64, nc, n int, reg float64, s *GramScratch) {
 		if s == nil {
 			s = new(GramScratch)
 		}
-		if len(s.a) < nc*n || len(s.sd) < n || len(s.pa) < sgemm.WorkLen(nc, n)-sgemm.MR*sgemm.NR || len(s.tile) < sgemm.MR*sgemm.NR || len(s.p.Data) < sgemm.Len(n, nc) {
-			s.Resize(nc, n)
-		}
+		s.Resize(nc, n)
 		a := b
 		if d != nil {
 			a = s.a[:nc*n]
