@@ -57,8 +57,8 @@ func FitStandardizerFloor(data *mat.Dense, floor float64) (*Standardizer, error)
 	// Row by row, for sequential reads; every column's sums still run
 	// over the rows in order, as a column-by-column loop's would.
 	raw := data.RawMatrix()
-	sum, ss := s.Mean, s.Std // the sums, then the results
-	bad := make([]int, c)    // 1 + the first row with a non-finite value
+	mean, std := s.Mean, s.Std // first the sums, then the results
+	bad := make([]int, c)      // 1 + the first row with a non-finite value
 	for i := range r {
 		row := raw.Data[i*raw.Stride : i*raw.Stride+c]
 		for j, v := range row {
@@ -67,19 +67,17 @@ func FitStandardizerFloor(data *mat.Dense, floor float64) (*Standardizer, error)
 					bad[j] = i + 1
 				}
 			}
-			sum[j] += v
+			mean[j] += v
 		}
 	}
-	mean := make([]float64, c)
-	for j := range c {
-		mean[j] = sum[j] / float64(r)
+	for j := range mean {
+		mean[j] /= float64(r)
 	}
-	clear(ss)
 	for i := range r {
 		row := raw.Data[i*raw.Stride : i*raw.Stride+c]
 		for j, v := range row {
 			d := v - mean[j]
-			ss[j] += d * d
+			std[j] += d * d
 		}
 	}
 	// The checks column by column, in the order of a column-by-column
@@ -91,14 +89,14 @@ func FitStandardizerFloor(data *mat.Dense, floor float64) (*Standardizer, error)
 		if math.IsInf(mean[j], 0) {
 			return nil, fmt.Errorf("layers: FitStandardizer: the mean of column %d overflows float64 (the values are too large; rescale the column)", j)
 		}
-		std := math.Sqrt(ss[j] / float64(r))
+		sd := math.Sqrt(std[j] / float64(r))
 		switch {
-		case math.IsInf(std, 0) || math.IsNaN(std):
+		case math.IsInf(sd, 0) || math.IsNaN(sd):
 			return nil, fmt.Errorf("layers: FitStandardizer: the standard deviation of column %d overflows float64 (the values are too large; rescale the column)", j)
-		case std == 0 || std < floor:
-			std = 1
+		case sd == 0 || sd < floor:
+			sd = 1
 		}
-		s.Mean[j], s.Std[j] = mean[j], std
+		std[j] = sd
 	}
 	return s, nil
 }

@@ -357,15 +357,18 @@ func MulTransVec[T sgemm.Real](dst []float64, a []T, m, n int, x []float64) {
 		}
 		return
 	}
-	a32, is32 := any(a).([]float32)
+	if a32, ok := any(a).([]float32); ok {
+		for i := 0; i < m; i++ {
+			if xi := x[i]; xi != 0 {
+				mixed.Axpy(dst[:n], xi, a32[i*n:(i+1)*n]) // AVX2, the loop's bits
+			}
+		}
+		return
+	}
 	for i := 0; i < m; i++ {
 		row := a[i*n : (i+1)*n]
 		xi := x[i]
 		if xi == 0 {
-			continue
-		}
-		if is32 {
-			mixed.Axpy(dst[:n], xi, a32[i*n:(i+1)*n]) // AVX2, the same bits
 			continue
 		}
 		for k, v := range row {
