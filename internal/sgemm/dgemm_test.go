@@ -19,26 +19,8 @@ func randSlice64(rnd *rand.Rand, n int) []float64 {
 // partial blocks and column ranges.
 func TestMulPacked64(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(21, 22))
-	kernels := []struct {
-		name        string
-		asm, has512 bool
-	}{{"Go", false, false}}
-	if HasAsm {
-		kernels = append(kernels, struct {
-			name        string
-			asm, has512 bool
-		}{"AVX2", true, false})
-	}
-	if Has512 {
-		kernels = append(kernels, struct {
-			name        string
-			asm, has512 bool
-		}{"AVX512", true, true})
-	}
-	asm0, has0 := HasAsm, Has512
-	defer func() { HasAsm, Has512 = asm0, has0 }()
-	for _, kn := range kernels {
-		HasAsm, Has512 = kn.asm, kn.has512
+	for _, kn := range kernelsOf(t) {
+		kn.use()
 		for _, sz := range [][3]int{{1, 1, 1}, {6, 16, 1}, {5, 3, 7}, {13, 40, 33}, {12, 16, 5}, {25, 70, 9}, {48, 200, 100}, {7, 17, 0}, {33, 20, 0}} {
 			m, n, k := sz[0], sz[1], sz[2]
 			a, b := randSlice64(rnd, m*k), randSlice64(rnd, k*n)
@@ -140,10 +122,8 @@ func BenchmarkMul64(b *testing.B) {
 // every block wholly above it untouched.
 func TestMulPacked64Lower(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(25, 26))
-	asm0, has0 := HasAsm, Has512
-	defer func() { HasAsm, Has512 = asm0, has0 }()
-	for _, kn := range kernelsOf() {
-		HasAsm, Has512 = kn[0], kn[1]
+	for _, kn := range kernelsOf(t) {
+		kn.use()
 		for _, sz := range [][2]int{{1, 1}, {5, 3}, {6, 16}, {16, 7}, {17, 30}, {40, 60}, {50, 100}, {150, 200}, {33, 0}} {
 			n, k := sz[0], sz[1]
 			mm := randSlice64(rnd, n*k)
@@ -163,12 +143,12 @@ func TestMulPacked64Lower(t *testing.T) {
 					switch {
 					case j <= i:
 						if math.Float64bits(low[i*n+j]) != math.Float64bits(full[i*n+j]) {
-							t.Fatalf("kernel %v %v: C[%d,%d] = %v, MulPacked64 %v", kn, sz, i, j, low[i*n+j], full[i*n+j])
+							t.Fatalf("%s %v: C[%d,%d] = %v, MulPacked64 %v", kn.name, sz, i, j, low[i*n+j], full[i*n+j])
 						}
 					case j/NR*NR > i/MR*MR+MR-1 && low[i*n+j] != 7:
 						// The block of column panel j/NR and row panel i/MR
 						// lies wholly above the diagonal.
-						t.Fatalf("kernel %v %v: C[%d,%d] written above the diagonal", kn, sz, i, j)
+						t.Fatalf("%s %v: C[%d,%d] written above the diagonal", kn.name, sz, i, j)
 					}
 				}
 			}

@@ -305,16 +305,28 @@ func TestPackScaled32(t *testing.T) {
 	}
 }
 
-// kernelsOf lists the kernels of this machine and build, as the
-// (HasAsm, Has512) pairs that select them: Go, AVX2 and AVX-512, as far
-// as the machine has them.
-func kernelsOf() [][2]bool {
-	ks := [][2]bool{{false, false}}
-	if HasAsm {
-		ks = append(ks, [2]bool{true, false})
+// kernelSel is one kernel of this machine and build: the settings of
+// HasAsm and Has512 that select it, and its name.
+type kernelSel struct {
+	name        string
+	asm, has512 bool
+}
+
+// use selects the kernel.
+func (k kernelSel) use() { HasAsm, Has512 = k.asm, k.has512 }
+
+// kernelsOf lists the kernels of this machine and build, Go, AVX2 and
+// AVX-512, as far as the machine has them, and restores the kernel in use
+// when t ends.
+func kernelsOf(t testing.TB) []kernelSel {
+	asm, has := HasAsm, Has512
+	t.Cleanup(func() { HasAsm, Has512 = asm, has })
+	ks := []kernelSel{{"Go", false, false}}
+	if asm {
+		ks = append(ks, kernelSel{"AVX2", true, false})
 	}
-	if Has512 {
-		ks = append(ks, [2]bool{true, true})
+	if has {
+		ks = append(ks, kernelSel{"AVX512", true, true})
 	}
 	return ks
 }
@@ -324,11 +336,8 @@ func kernelsOf() [][2]bool {
 // AVX2, AVX-512).
 func TestGramLower(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(15, 16))
-	asm, has := HasAsm, Has512
-	defer func() { HasAsm, Has512 = asm, has }()
-	for _, kn := range kernelsOf() {
-		HasAsm, Has512 = kn[0], kn[1]
-		use512 := kn
+	for _, kn := range kernelsOf(t) {
+		kn.use()
 		for _, sz := range [][2]int{{1, 1}, {16, 3}, {150, 200}, {33, 17}, {5, 1}} {
 			n, k := sz[0], sz[1]
 			mm := randSlice(rnd, n*k)
@@ -344,7 +353,7 @@ func TestGramLower(t *testing.T) {
 						want += float64(mm[i*k+kk]) * float64(mm[j*k+kk])
 					}
 					if g := float64(c[i*np+j]); math.Abs(g-want) > 1e-5*float64(k)+1e-6*math.Abs(want) {
-						t.Fatalf("512=%v %v: C[%d,%d] = %v, want %v", use512, sz, i, j, g, want)
+						t.Fatalf("%s %v: C[%d,%d] = %v, want %v", kn.name, sz, i, j, g, want)
 					}
 				}
 			}
@@ -363,10 +372,8 @@ func TestBlockTBits(t *testing.T) {
 		t.Skip("no assembly kernel on this machine/build")
 	}
 	rnd := rand.New(rand.NewPCG(23, 24))
-	asm, has := HasAsm, Has512
-	defer func() { HasAsm, Has512 = asm, has }()
-	for _, kn := range kernelsOf()[1:] {
-		HasAsm, Has512 = kn[0], kn[1]
+	for _, kn := range kernelsOf(t)[1:] {
+		kn.use()
 		for _, k := range []int{1, 2, 7, 16, 50, 201} {
 			for _, sub := range []bool{false, true} {
 				a, b := randSlice(rnd, k*NR), randSlice(rnd, k*NR)
@@ -392,7 +399,7 @@ func TestBlockTBits(t *testing.T) {
 				BlockT(k, a, b, c, ldc, sub)
 				for i := range c {
 					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("kernel %v k=%d sub=%v: entry (%d, %d) = %v, want %v", kn, k, sub, i/ldc, i%ldc, c[i], want[i])
+						t.Fatalf("%s k=%d sub=%v: entry (%d, %d) = %v, want %v", kn.name, k, sub, i/ldc, i%ldc, c[i], want[i])
 					}
 				}
 			}
