@@ -164,3 +164,55 @@ func goPotrf32(a []float32, n int) bool {
 	}
 	return true
 }
+
+// TestGramChol32Threshold checks where GramChol32 factors in single
+// precision (Precision's doc: a G of 24 rows or more, with the assembly
+// kernels and no Potrf32): at 23 rows its factor has the bits of Gram32
+// followed by the float64 CholeskyRel, at 24 those of cholBlocked32 on the
+// single-precision G.
+func TestGramChol32Threshold(t *testing.T) {
+	if !sgemm.HasAsm {
+		t.Skip("no assembly kernel on this machine/build")
+	}
+	rnd := rand.New(rand.NewPCG(85, 86))
+	n := 40
+	for _, nc := range []int{23, 24} {
+		b := make([]float32, nc*n)
+		for i := range b {
+			b[i] = float32(rnd.NormFloat64())
+		}
+		var s Gram32Scratch
+		s.Resize(nc, n)
+		got, diag := make([]float64, nc*nc), make([]float64, nc)
+		if !GramChol32(got, b, nil, nc, n, 0.1, &s, diag, 1e-5) {
+			t.Fatalf("nc %d: not factored", nc)
+		}
+		want := make([]float64, nc*nc)
+		if nc == 23 {
+			Gram32(want, b, nil, nc, n, 0.1, &s)
+			if !CholeskyRel(want, nc, diag, 1e-5) {
+				t.Fatalf("nc %d: CholeskyRel failed", nc)
+			}
+		} else {
+			g32, ld := gram32Lower(b, nil, nc, n, &s)
+			for i := range nc {
+				g32[i*ld+i] += 0.1
+			}
+			if !cholBlocked32(g32, nc, ld, s.cw) {
+				t.Fatalf("nc %d: cholBlocked32 failed", nc)
+			}
+			for i := range nc {
+				for j := 0; j <= i; j++ {
+					want[i*nc+j] = float64(g32[i*ld+j])
+				}
+			}
+		}
+		for i := range nc {
+			for j := 0; j <= i; j++ {
+				if math.Float64bits(got[i*nc+j]) != math.Float64bits(want[i*nc+j]) {
+					t.Fatalf("nc %d: L[%d,%d] = %v, want %v", nc, i, j, got[i*nc+j], want[i*nc+j])
+				}
+			}
+		}
+	}
+}
