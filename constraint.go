@@ -60,6 +60,7 @@ type Capable interface {
 //	HessVecBatch     VJP back-propagates a batch in lockstep, one call per step
 //	EvalBatch32      Settings.Precision Float32: evaluations far from the set in single precision
 //	HessVecBatch32   Settings.Precision Float32: curvature products in single precision
+//	Sparse           the sparse path: cost and memory follow the nonzeros of ∂c/∂y
 type Capabilities struct {
 	// JacobianX writes ∂c/∂x at (x, y) into jx (nc×nx).
 	JacobianX func(x, y, jx []float64)
@@ -102,6 +103,9 @@ type Capabilities struct {
 	// HessVecBatch32 is HessVecBatch computed in single precision where it
 	// pays.
 	HessVecBatch32 func(rows int, x, y, w, v, out []float64)
+	// Sparse, if not nil, declares the sparsity pattern of ∂c/∂y and
+	// evaluates its values in that pattern (see SparseJacobian).
+	Sparse *SparseJacobian
 
 	// finiteJ: c is not finite wherever the Jacobian is not (at finite
 	// y), so the projection need not scan J.
@@ -132,6 +136,8 @@ func (k *Capabilities) check(nx, ny, nc int) error {
 		return fmt.Errorf("constraint has %d latent variables out of ny = %d", k.Latent, ny)
 	case k.ConstantJacobian != nil && len(k.ConstantJacobian) != nc*ny:
 		return fmt.Errorf("constant Jacobian has length %d, want nc·ny = %d", len(k.ConstantJacobian), nc*ny)
+	case k.Sparse != nil:
+		return k.Sparse.check(ny, nc)
 	}
 	return nil
 }
