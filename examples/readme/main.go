@@ -1,4 +1,5 @@
-// Command readme is the README's quick start for gorgonia users: it fits
+// Command readme is a complete gorgonia training program (docs/guide.md,
+// "A complete training program in a gorgonia graph"): it fits
 // y = (2 sin 5x, −sin² 5x − x²) with a network whose outputs are projected
 // onto c(x, y) = (0.5·y₁)² + x² + y₂ = 0, and reports the error and the
 // constraint residual on points it was not trained on.

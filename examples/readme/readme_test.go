@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -32,38 +31,6 @@ func TestRun(t *testing.T) {
 	assert.Greater(t, rawMax, 1e-3)
 	assert.Less(t, projMSE, rawMSE)
 	assert.Less(t, projMSE, 0.05)
-}
-
-// TestREADMEHasProgram checks that the README's quick start for gorgonia
-// users is this program, verbatim.
-func TestREADMEHasProgram(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	src, err := os.ReadFile("main.go")
-	require.NoError(t, err)
-	block, err := fencedGoBlock(string(readme), "## Quick start for gorgonia users")
-	require.NoError(t, err)
-	assert.Equal(t, strings.TrimSpace(string(src)), strings.TrimSpace(block),
-		"README.md's quick start differs from examples/readme/main.go: paste main.go into the README's first go block under the heading")
-}
-
-// fencedGoBlock returns the body of the first ```go block after heading.
-func fencedGoBlock(doc, heading string) (string, error) {
-	i := strings.Index(doc, "\n"+heading+"\n")
-	if i < 0 {
-		return "", fmt.Errorf("no heading %q", heading)
-	}
-	rest := doc[i+len(heading)+2:]
-	start := strings.Index(rest, "\n```go\n")
-	if next := strings.Index(rest, "\n## "); start < 0 || (next >= 0 && next < start) {
-		return "", fmt.Errorf("no ```go block under %q", heading)
-	}
-	rest = rest[start+len("\n```go\n"):]
-	end := strings.Index(rest, "\n```\n")
-	if end < 0 {
-		return "", fmt.Errorf("unterminated ```go block under %q", heading)
-	}
-	return rest[:end], nil
 }
 
 // TestHelp checks the examples' convention: -h prints the usage and exits
