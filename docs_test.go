@@ -220,3 +220,11 @@ func headingAnchors(text string) map[string]bool {
 func isWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
 }
+
+// TestREADMELength keeps README.md a front door (issue 29): at most 300
+// lines, with the details in docs/.
+func TestREADMELength(t *testing.T) {
+	text, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	assert.LessOrEqual(t, strings.Count(string(text), "\n"), 300, "README.md: move details to docs/")
+}

@@ -33,30 +33,20 @@ func main() {
 	}
 
 	g := G.NewGraph()
-	x := G.NewMatrix(g, tensor.Float64, G.WithShape(n, 1), G.WithName("x"),
-		G.WithValue(tensor.New(tensor.WithShape(n, 1), tensor.WithBacking(xs))))
-	y := G.NewMatrix(g, tensor.Float64, G.WithShape(n, 2), G.WithName("y"),
-		G.WithValue(tensor.New(tensor.WithShape(n, 2), tensor.WithBacking(ys))))
+	x := G.NodeFromAny(g, tensor.New(tensor.WithShape(n, 1), tensor.WithBacking(xs)), G.WithName("x"))
+	y := G.NodeFromAny(g, tensor.New(tensor.WithShape(n, 2), tensor.WithBacking(ys)), G.WithName("y"))
 	mlp, err := layers.NewMLP(g, []int{1, 32, 2}, layers.Tanh, layers.Identity, layers.WithSeed(1))
 	if err != nil {
 		log.Fatal(err)
 	}
-	yhat, err := mlp.Forward(x)
-	if err != nil {
-		log.Fatal(err)
-	}
-	ytilde, err := np.Apply(x, yhat) // the AdaNP node, with a hand-written gradient
-	if err != nil {
-		log.Fatal(err)
-	}
-	// loss = mean (ỹ − y)² + mean (ŷ − ỹ)²
+	yhat := G.Must(mlp.Forward(x))
+	ytilde := G.Must(np.Apply(x, yhat)) // the AdaNP node, with a hand-written gradient
 	fit := G.Must(G.Mean(G.Must(G.Square(G.Must(G.Sub(ytilde, y))))))
 	disp := G.Must(G.Mean(G.Must(G.Square(G.Must(G.Sub(yhat, ytilde))))))
-	loss := G.Must(G.Add(fit, disp))
+	loss := G.Must(G.Add(fit, disp)) // mean (ỹ − y)² + mean (ŷ − ỹ)²
 	if _, err := G.Grad(loss, mlp.Learnables()...); err != nil {
 		log.Fatal(err)
 	}
-
 	m := G.NewTapeMachine(g, G.BindDualValues(mlp.Learnables()...))
 	defer m.Close()
 	solver := G.NewAdamSolver(G.WithLearnRate(1e-2))

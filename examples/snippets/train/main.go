@@ -45,12 +45,8 @@ func main() {
 		log.Fatal(err)
 	}
 
-	dir, err := os.MkdirTemp("", "enforce-readme")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "model.json")
+	path := filepath.Join(os.TempDir(), "enforce-model.json")
+	defer os.Remove(path)
 	if err := model.SaveFile(path); err != nil { // checksummed JSON, written atomically
 		log.Fatal(err)
 	}
