@@ -18,8 +18,8 @@ import (
 
 // The benchmarks of this file time several things alternately in one run
 // and report the best time of each (the least disturbed by other load on a
-// shared machine) and their ratios, which is what the README quotes: they
-// are measurements, not assertions. Each is timed twice: in wall-clock
+// shared machine) and their ratios, which is what docs/performance.md
+// quotes: they are measurements, not assertions. Each is timed twice: in wall-clock
 // time, and in the CPU time of the process (all threads; on Unix), whose
 // ratios are what can still be read on a machine so loaded that the
 // wall-clock ones are not (they leave out the time a parallel section

@@ -8,33 +8,17 @@
 //
 // until each sample's residual is below a tolerance.
 //
-// Where to find what:
+// New here? The README has three complete programs: a projection in plain Go,
+// a model trained with package train (New, Fit, SaveFile, LoadFile, Predict),
+// and an AdaNP node in a gorgonia graph. Beyond this documentation:
 //
-//	constraint.go    Constraint, Capabilities (what a constraint can do), RHS
-//	func.go          Func: a constraint from Go code over hyperdual numbers (see package hd)
-//	linear.go        Linear: C·y − r(x) = 0, constant Jacobian
-//	quadratic.go     Quadratic: yᵀA_i y + C_i·y + d_i − r_i(x) = 0, batched
-//	quadratic32.go   Quadratic's single-precision batched arithmetic
-//	stack.go         Stack: concatenated systems
-//	fb.go            WithInequalities: g ≤ 0 by Fischer–Burmeister
-//	batch.go         how wrappers build batched methods from their parts'
-//	enforce.go       AdaNP, NewAdaNP, Stats
-//	settings.go      Settings, GradMode, Precision, Weighting
-//	driver.go        the projection of a batch, one sample at a time
-//	lockstep.go      the projection of a batch with one EvalBatch per step
-//	linbatch.go      the projection and VJP of a batch of Linear constraints
-//	                 (and Stacks of them) as matrix products
-//	step.go          the maths of one NP step and of its derivative
-//	trace.go, vjp.go ProjectTrace, Trace and VJP: gradients
-//	adanp_op.go      the gorgonia Op: AdaNP.Apply
-//	stats_string.go  how a Stats prints
-//	blas_*.go        the BLAS each build gives gonum and gorgonia (pure Go, or OpenBLAS)
-//	internal/        the numerical kernels: dense (the step's linear algebra),
-//	                 sgemm (float32 and float64 matrix products in Go assembly),
-//	                 fastblas (gorgonia's float32 BLAS on sgemm), par
-//	                 (parallel loops); affine (the batched residuals of
-//	                 Linear that losses and train use); adam (the Adam of
-//	                 train and dc3) and ckptfile (their checkpoint files)
+//	docs/guide.md        writing constraints; training on your own data
+//	docs/numerics.md     Settings; which gradients are exact (the table
+//	                     Gradients, with the test of each claim); numerical
+//	                     behaviour
+//	docs/performance.md  measured speed, against the reference implementation
+//	examples/README.md   runnable programs and the paper's experiments
+//	ARCHITECTURE.md      for maintainers: where each part of the code lives
 //
 // # Constraints
 //
@@ -58,14 +42,10 @@
 // latent variables, batched and single-precision evaluation) it declares
 // in one place, the Capabilities struct it returns if it is Capable: a
 // struct of optional functions, as gonum/optimize's Problem, rather than
-// one optional interface per capability. That choice is what lets the
-// wrappers keep every capability by construction: Stack and
-// WithInequalities build their Capabilities from their parts' when they
-// are built, setting a field when every part has it or when they can
-// build it from what the parts have, so there is no forwarding method to
-// forget, and a new capability is a new field that every wrapper sees.
-// AdaNP, like the losses and train packages, reads a constraint's
-// Capabilities once, when it is built.
+// one optional interface per capability. Stack and WithInequalities build
+// their Capabilities from their parts' when they are built, so wrapping a
+// constraint never loses what it can do. AdaNP, like the losses and train
+// packages, reads a constraint's Capabilities once, when it is built.
 //
 // # Projection
 //

@@ -85,9 +85,9 @@ func (w Weighting) String() string {
 	return fmt.Sprintf("Weighting(%d)", int(w))
 }
 
-// GradMode selects how gradients are propagated through AdaNP. The README's
-// table "Gradients" lists, per mode and weighting, what is exact and the
-// test that checks it against finite differences.
+// GradMode selects how gradients are propagated through AdaNP. The table
+// "Gradients" in docs/numerics.md lists, per mode and weighting, what is
+// exact and the test that checks it against finite differences.
 type GradMode int
 
 const (
@@ -206,7 +206,7 @@ const (
 	// single-precision step took about half the time of a float64 one in
 	// pure Go on an AVX2 CPU (230 against 428 ms, 2026-11-27, after the
 	// float64 Gram matrices moved to the package's float64 kernel) and
-	// about a third with OpenBLAS (README, "Performance"; `go run
+	// about a third with OpenBLAS (docs/performance.md; `go run
 	// ./examples/bench` prints both). At a tolerance within single
 	// precision's reach every step is a single-precision one and the
 	// float64 work is one evaluation per sample; at a tighter one, a

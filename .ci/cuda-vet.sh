@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Type-checks the whole module, tests included, under gorgonia's cuda build
 # tag: go vet -tags cuda ./...  It needs the CUDA driver API headers
-# (/usr/include/cuda.h, Debian's non-free nvidia-cuda-dev; see the README's
-# CUDA section) and skips with a message without them. Without cuDNN's
+# (/usr/include/cuda.h, Debian's non-free nvidia-cuda-dev; see docs/cuda.md)
+# and skips with a message without them. Without cuDNN's
 # cudnn.h, which gorgonia.org/cu/dnn includes and Debian does not ship, it
 # vets a copy of the module in which gorgonia.org/cu/dnn is replaced by a
 # pure-Go stub declaring the three names gorgonia's root and cuda packages

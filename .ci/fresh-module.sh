@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the README's "Use it in your module" section as written: extracts
+# Checks the README's "Install" section as written: extracts
 # the main.go and the command block marked <!-- ci:fresh-module ... --> from
 # README.md, lays out <tmp>/enforce (this checkout) and <tmp>/myapp (an empty
 # module created with go mod init, as step 1 says), writes main.go, runs the

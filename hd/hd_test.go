@@ -272,7 +272,7 @@ func assertClose(t *testing.T, want, got hd.Number, tol float64) {
 	}
 }
 
-// TestBeforeAfter checks that the README's and the package doc's "before"
+// TestBeforeAfter checks that docs/guide.md's and the package doc's "before"
 // (gonum's hyperdual alone) and "after" (hd) forms of the flash drum's
 // equations agree.
 func TestBeforeAfter(t *testing.T) {

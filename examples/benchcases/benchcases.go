@@ -26,8 +26,8 @@ type Case struct {
 	// RefSec is a stored figure: the PyTorch reference's time per NP step
 	// (enforce-nn 1.0.4, torch 1.13 on 2 CPU threads with its default BLAS,
 	// analytic Jacobian, float32), timed by RefDate on a machine of the kind
-	// the README's performance section describes, or 0 if not measured. It
-	// is not a same-run measurement: with OpenBLAS as torch's BLAS the
+	// docs/performance.md describes, or 0 if not measured. It is not a
+	// same-run measurement: with OpenBLAS as torch's BLAS the
 	// reference is about twice as fast. examples/bench/reference/compare.py
 	// measures the reference in the same run.
 	RefSec float64

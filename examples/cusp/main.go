@@ -25,8 +25,8 @@
 //
 // Figures (PNG: predictions, residual along x, loss and AdaNP depth
 // against the epoch) and the per-epoch history (CSV) go to -out; -h,
-// -quick and -out follow the examples' convention (README, "Running the
-// examples").
+// -quick and -out follow the examples' convention (examples/README.md, "One
+// flag convention").
 //
 //	go run ./examples/cusp -quick
 //	go run ./examples/cusp             # the paper's scale

@@ -154,7 +154,7 @@ func TestMulDoesNotAllocate(t *testing.T) {
 
 // BenchmarkGonum times gonum's float32 and float64 matrix products at
 // BenchmarkMul's shape, one 48-row block at a time as BenchmarkMul, for
-// the comparison the README quotes.
+// the comparison docs/performance.md quotes.
 func BenchmarkGonum(b *testing.B) {
 	rnd := rand.New(rand.NewPCG(7, 8))
 	m, k, n := 48, 200, 30000
