@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"log"
 	"math"
-	"os"
-	"path/filepath"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -45,12 +43,10 @@ func main() {
 		log.Fatal(err)
 	}
 
-	path := filepath.Join(os.TempDir(), "enforce-model.json")
-	defer os.Remove(path)
-	if err := model.SaveFile(path); err != nil { // checksummed JSON, written atomically
+	if err := model.SaveFile("model.json"); err != nil { // checksummed JSON, written atomically
 		log.Fatal(err)
 	}
-	loaded, err := train.LoadFile(path, c) // a constraint is code: pass it again
+	loaded, err := train.LoadFile("model.json", c) // a constraint is code: pass it again
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -13,9 +13,11 @@ import (
 )
 
 // TestMainOutput runs the README's train snippet (New, Fit, SaveFile,
-// LoadFile, Predict) and checks what it prints: three predictions within
-// 0.1 of the truth, projected to max|c| ≤ 1e-6, every sample converged.
+// LoadFile, Predict) in a temporary folder and checks what it prints:
+// three predictions within 0.1 of the truth, projected to max|c| ≤ 1e-6,
+// every sample converged; and that it saved model.json there.
 func TestMainOutput(t *testing.T) {
+	t.Chdir(t.TempDir()) // main writes model.json to the working directory
 	out := harnesstest.Stdout(t, main)
 	t.Log("\n" + out)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -36,4 +38,5 @@ func TestMainOutput(t *testing.T) {
 	_, err := fmt.Sscanf(lines[4][strings.Index(lines[4], "max|c|"):], "max|c| %g → %g", new(float64), &after)
 	require.NoError(t, err, lines[4])
 	assert.LessOrEqual(t, after, 1e-6)
+	assert.FileExists(t, "model.json")
 }
