@@ -143,7 +143,9 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 	a.pool.New = func() any { return a.newWorkspace() }
 	a.batches.New = func() any { return new(batch) }
 	a.vjps.New = func() any { return new(vjpJob) }
-	if b := k.ConstantJacobian; b != nil {
+	if b := k.ConstantJacobian; b != nil && s.Weights != TrainableDiagonal {
+		// (TrainableDiagonal's G changes with θ: B is evaluated as for
+		// any constraint.)
 		if !allFinite(b) {
 			return nil, errors.New("enforce: constant Jacobian is not finite")
 		}
@@ -258,7 +260,7 @@ func (a *AdaNP) Project(x, yhat *mat.Dense) (*mat.Dense, Stats, error) {
 // ProjectTo is Project writing ỹ into dst, which must have the shape of ŷ.
 // dst may be ŷ itself.
 func (a *AdaNP) ProjectTo(dst, x, yhat *mat.Dense) (Stats, error) {
-	return a.forward(dst, x, yhat, nil, false)
+	return a.forward(dst, x, yhat, nil, false, nil)
 }
 
 // Check reports the residual of y for inputs x without projecting: Stats
@@ -272,7 +274,7 @@ func (a *AdaNP) Check(x, y *mat.Dense) (Stats, error) {
 		return Stats{}, errors.New("enforce: nil or empty y (a batch needs at least one row)")
 	}
 	r, _ := y.Dims()
-	return a.forward(mat.NewDense(r, a.ny, nil), x, y, nil, true)
+	return a.forward(mat.NewDense(r, a.ny, nil), x, y, nil, true, nil)
 }
 
 // ProjectTrace is ProjectTo that also records in tr what VJP needs to
@@ -282,7 +284,7 @@ func (a *AdaNP) ProjectTrace(dst, x, yhat *mat.Dense, tr *Trace) (Stats, error) 
 	if tr == nil {
 		return Stats{}, errors.New("enforce: nil trace")
 	}
-	return a.forward(dst, x, yhat, tr, false)
+	return a.forward(dst, x, yhat, tr, false, nil)
 }
 
 // workspace holds one worker's scratch memory; nothing in the step loop

@@ -70,6 +70,46 @@ const (
 	// through W (through B, with the curvature of c), as the reference's
 	// autograd does.
 	AutoDiagonal
+	// BatchDiagonal is the reference implementation's batch-averaged
+	// diagonal (its weighting option 3): AutoDiagonal's rule applied to
+	// the column means of |B| over the batch. At step k, with S_k the
+	// samples of the batch that take step k and B_s their Jacobians at
+	// their k-th iterates,
+	//
+	//	m_j = Σ_{s∈S_k} Σ_i |B_s,ij| / (|S_k|·nc),  d_j = max(m_j, 1),
+	//	W_k⁻¹ = diag(d_j / max_l d_l),
+	//
+	// one W_k shared by the samples of S_k. The reference projects every
+	// sample of the batch until the batch criterion holds, so its mean
+	// runs over the whole batch at every step; here each sample stops on
+	// its own criterion and a sample that has stopped no longer moves and
+	// no longer counts in the mean (it would otherwise steer the others
+	// with the Jacobian of a point that no longer changes). The two agree
+	// while every sample is still being projected: at the first step, and
+	// at every step when MinDepth == MaxDepth.
+	//
+	// The weights couple the samples of a batch: a sample's result
+	// depends on the other samples of its batch (and so on how data are
+	// split into batches), and its gradient reaches them too. Unrolled
+	// gradients are exact, couplings included: ∂ℓ/∂ŷ of one sample holds
+	// the terms of the other samples' steps through W_k (the curvature of
+	// c through B, as for AutoDiagonal). Projector gradients hold W_k
+	// fixed. BatchDiagonal supports only these two modes, and neither
+	// Settings.LineSearch nor Precision Float32 (whose extra evaluations
+	// would desynchronise the samples' steps); NewAdaNP rejects the
+	// others. For a constant Jacobian (Linear) it equals AutoDiagonal.
+	BatchDiagonal
+	// TrainableDiagonal is the reference implementation's trainable
+	// diagonal (its weighting option 7): W = diag(exp(θ)) for a parameter
+	// θ ∈ ℝ^ny given with every projection (ProjectTheta,
+	// ProjectTraceTheta, or a θ node in a graph: WithTrainableWeights),
+	// and learned with the network through the gradient ∂ℓ/∂θ of
+	// VJPTheta. Latent variables (WithInequalities) keep weight 1 (the
+	// reference also learns theirs). θ = 0 gives W = I. It supports
+	// Unrolled gradients, exact for ŷ, x and θ where Unrolled is exact
+	// (AdaNP.ExactGradient), and Projector gradients, which hold B fixed
+	// (∂ℓ/∂θ then too). NewAdaNP rejects Implicit and FinalProjector.
+	TrainableDiagonal
 )
 
 // String returns the weighting's name.
@@ -81,6 +121,10 @@ func (w Weighting) String() string {
 		return "diagonal"
 	case AutoDiagonal:
 		return "auto-diagonal"
+	case BatchDiagonal:
+		return "batch-diagonal"
+	case TrainableDiagonal:
+		return "trainable-diagonal"
 	}
 	return fmt.Sprintf("Weighting(%d)", int(w))
 }
@@ -329,7 +373,16 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 		return s, fmt.Errorf("enforce: Settings.MaxStep must be non-negative and finite, got %v", s.MaxStep)
 	}
 	switch s.Weights {
-	case Identity, AutoDiagonal:
+	case BatchDiagonal, TrainableDiagonal:
+		if s.Grad != Unrolled && s.Grad != Projector {
+			return s, fmt.Errorf("enforce: %v weights support Unrolled and Projector gradients, not %v", s.Weights, s.Grad)
+		}
+	}
+	if s.Weights == BatchDiagonal && (s.LineSearch || s.Precision == Float32) {
+		return s, errors.New("enforce: batch-diagonal weights support neither Settings.LineSearch nor Precision Float32")
+	}
+	switch s.Weights {
+	case Identity, AutoDiagonal, BatchDiagonal, TrainableDiagonal:
 		if s.Diag != nil {
 			return s, errors.New("enforce: Settings.Diag is only used with Weights == Diagonal")
 		}
