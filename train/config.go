@@ -166,7 +166,9 @@ type Config struct {
 	// projection, no regularisation, unrolled gradients, float64). Model's
 	// Config reports both with their defaults filled in. With Standardize,
 	// Identity weights in either mean the metric of standardised units
-	// (see Standardize).
+	// (see Standardize). Train.Weights enforce.TrainableDiagonal makes
+	// the model learn its projection weights θ with the backbone (see
+	// ThetaName); Infer may then use them too.
 	Train enforce.Settings
 	Infer enforce.Settings
 
