@@ -20,7 +20,8 @@ import (
 // starting from the prediction ŷ, until the sample's residual measure is at
 // most Settings.Tol (after at least MinDepth and at most MaxDepth steps).
 // Each sample stops on its own; the batch is processed in parallel and the
-// result does not depend on GOMAXPROCS.
+// result does not depend on GOMAXPROCS. (With BatchDiagonal weights a
+// sample's result depends on the other samples of its batch.)
 //
 // For a Linear constraint (or a Stack of them) whose G has a Cholesky
 // factor, the samples of a batch take their steps together, each step's
@@ -184,8 +185,11 @@ func (a *AdaNP) Dims() (nx, ny int) { return a.nx, a.ny }
 // true for Unrolled (the derivative of the computed map, all steps and
 // weights included) and Implicit (the derivative of the W-nearest point)
 // when the constraint implements HessVec, and, for gradients with respect
-// to x through a Jacobian that varies, MixedHessVec. Projector and
-// FinalProjector are Gauss–Newton approximations and report false. A pass
+// to x through a Jacobian that varies, MixedHessVec; for every weighting,
+// including BatchDiagonal (whose Unrolled gradient holds the coupling
+// between the samples of a batch) and TrainableDiagonal (whose
+// θ-gradient, VJPTheta, is then exact too). Projector and FinalProjector
+// are Gauss–Newton approximations and report false. A pass
 // can still be inexact where this reports true (a step took the clamped
 // eigen-solve, or an Implicit point is not a nearest point):
 // Trace.GradStats reports that per pass.

@@ -138,7 +138,9 @@ const (
 	// Unrolled is the exact derivative of the forward map actually
 	// computed: every step, including the curvature of the constraints
 	// (second derivatives through the Jacobian B), the dependence of
-	// AutoDiagonal weights on B, and the step lengths of the globalised
+	// AutoDiagonal and BatchDiagonal weights on B (for BatchDiagonal, on
+	// the Jacobians of every sample of the batch), the dependence of
+	// TrainableDiagonal weights on θ (VJPTheta), and the step lengths of the globalised
 	// steps (LineSearch, MaxStep), as the reference implementation's
 	// autograd does. It uses HessVec (and MixedHessVec for x-gradients);
 	// for a constraint that implements neither it drops the curvature

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/num/hyperdual"
 )
 
 // Tests of the BatchDiagonal and TrainableDiagonal weightings (the
@@ -362,4 +363,47 @@ func TestWeightingString(t *testing.T) {
 		assert.Equal(t, want, w.String())
 	}
 	assert.Equal(t, "Weighting(9)", fmt.Sprint(Weighting(9)))
+}
+
+// TestBatchDiagonalFailedSampleIsInexact checks that when a sample that
+// weighed in a step's batch weights could not take the step (here its
+// trial point leaves the domain of log), the gradient is reported inexact
+// for the batch, and the projection still reports the sample as stopped.
+func TestBatchDiagonalFailedSampleIsInexact(t *testing.T) {
+	c, err := Func(1, 2, 1, func(x, y, c []hyperdual.Number) {
+		// c = log(y1) + y2 − x
+		c[0] = hyperdual.Sub(hyperdual.Add(hyperdual.Log(y[0]), y[1]), x[0])
+	})
+	require.NoError(t, err)
+	p, err := NewAdaNP(c, Settings{Weights: BatchDiagonal, MaxDepth: 5})
+	require.NoError(t, err)
+	x := mat.NewDense(2, 1, []float64{0, 1})
+	yhat := mat.NewDense(2, 2, []float64{0.05, 5, 2, 0.5})
+	var tr Trace
+	st, err := p.ProjectTrace(mat.NewDense(2, 2, nil), x, yhat, &tr)
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Stopped, "%+v", st)
+	require.NoError(t, p.VJP(&tr, mat.NewDense(2, 2, []float64{1, 1, 1, 1}), mat.NewDense(2, 2, nil), nil))
+	assert.Equal(t, 2, tr.GradStats().Inexact)
+}
+
+// TestTrainableDiagonalFloat32 checks trainable weights with Float32
+// precision: the projection meets the tolerance and equals Float64's to
+// its accuracy.
+func TestTrainableDiagonalFloat32(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(51, 52))
+	sys := wtSystems(t)[4] // quadratic: EvalBatch32
+	x, yhat, _ := wtInputs(rnd, sys, 6)
+	theta := ctRandVec(rnd, sys.ny, -1, 1)
+	p64, err := NewAdaNP(sys.c, Settings{Weights: TrainableDiagonal, Tol: 1e-9})
+	require.NoError(t, err)
+	p32, err := NewAdaNP(sys.c, Settings{Weights: TrainableDiagonal, Tol: 1e-9, Precision: Float32})
+	require.NoError(t, err)
+	y64, s64, err := p64.ProjectTheta(x, yhat, theta)
+	require.NoError(t, err)
+	y32, s32, err := p32.ProjectTheta(x, yhat, theta)
+	require.NoError(t, err)
+	require.True(t, s64.Converged())
+	require.True(t, s32.Converged())
+	assert.Less(t, floatsDist(y64.RawMatrix().Data, y32.RawMatrix().Data), 1e-6)
 }
