@@ -2,6 +2,7 @@ package enforce
 
 import (
 	"errors"
+	"fmt"
 	"math"
 
 	"github.com/enforce-nn/enforce/internal/par"
@@ -36,21 +37,30 @@ func (t *batchDiagTrace) push(m []float64, count int) {
 	t.n = append(t.n, count)
 }
 
-// evalRows is an EvalBatch for constraints without one: Eval row by row,
-// in parallel.
-func (a *AdaNP) evalRows(rows int, x, y, c, jy []float64) {
-	par.For(rows, grain, &rowEval{a: a, x: x, y: y, c: c, jy: jy})
-}
-
+// rowEval is an EvalBatch for constraints without one: Eval row by row,
+// in parallel, for the lockstep driver l, whose act lists the samples of
+// the rows evaluated. A panic names the sample.
 type rowEval struct {
 	a           *AdaNP
+	l           *lockstep
 	x, y, c, jy []float64
+}
+
+func (r *rowEval) eval(rows int, x, y, c, jy []float64) {
+	r.x, r.y, r.c, r.jy = x, y, c, jy
+	par.For(rows, grain, r)
 }
 
 func (r *rowEval) Run(lo, hi int) {
 	a := r.a
 	n, nx, nc := a.n, a.nx, a.nc
-	for s := lo; s < hi; s++ {
+	s := lo
+	defer func() {
+		if v := recover(); v != nil {
+			panic(fmt.Sprintf("Eval of sample %d: %v", r.l.act[s], v))
+		}
+	}()
+	for ; s < hi; s++ {
 		a.c.Eval(r.x[s*nx:(s+1)*nx], r.y[s*n:(s+1)*n], r.c[s*nc:(s+1)*nc], r.jy[s*nc*n:(s+1)*nc*n])
 	}
 }
@@ -66,7 +76,7 @@ func (l *lockstep) runBatchDiagonal(b *batch, rows int) error {
 	a := b.a
 	be := a.k.EvalBatch
 	if be == nil {
-		be = a.evalRows
+		be = (&rowEval{a: a, l: l}).eval
 	}
 	l.reset(b, be, rows)
 	for s := 0; s < rows; s++ {

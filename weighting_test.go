@@ -407,3 +407,30 @@ func TestTrainableDiagonalFloat32(t *testing.T) {
 	require.True(t, s32.Converged())
 	assert.Less(t, floatsDist(y64.RawMatrix().Data, y32.RawMatrix().Data), 1e-6)
 }
+
+// wtPanicky panics when it evaluates a sample whose x is negative.
+type wtPanicky struct{}
+
+func (wtPanicky) Dims() (nx, ny, nc int) { return 1, 2, 1 }
+func (wtPanicky) Eval(x, y, c, jy []float64) {
+	if x[0] < 0 {
+		panic("negative x")
+	}
+	c[0] = y[0] + y[1]*y[1] - x[0]
+	if jy != nil {
+		jy[0], jy[1] = 1, 2*y[1]
+	}
+}
+
+// TestBatchDiagonalPanicNamesSample checks that a panic of constraint code
+// in the batch-diagonal driver becomes an error naming the sample.
+func TestBatchDiagonalPanicNamesSample(t *testing.T) {
+	p, err := NewAdaNP(wtPanicky{}, Settings{Weights: BatchDiagonal})
+	require.NoError(t, err)
+	x := mat.NewDense(3, 1, []float64{1, 2, -1})
+	_, _, err = p.Project(x, mat.NewDense(3, 2, []float64{1, 1, 2, 2, 3, 3}))
+	assert.ErrorContains(t, err, "sample 2: negative x")
+	y, _, err := p.Project(x.Slice(0, 2, 0, 1).(*mat.Dense), mat.NewDense(2, 2, []float64{1, 1, 2, 2}))
+	require.NoError(t, err)
+	assert.Less(t, maxResidual(wtPanicky{}, x.Slice(0, 2, 0, 1).(*mat.Dense), y), 1e-6)
+}
