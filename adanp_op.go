@@ -96,7 +96,8 @@ type Op struct {
 // matrices of shapes (batch, nx) and (batch, ny) of the same dtype, Float64
 // or Float32 (float32 values are projected in float64 arithmetic, or with
 // Settings.Precision Auto in Float32 precision, and rounded back; Auto then
-// gives the node its own AdaNP with Precision Float32).
+// gives the node its own AdaNP with Precision Float32, except with
+// BatchDiagonal weights).
 // x must be nil exactly when the constraint has no inputs (nx = 0).
 func (a *AdaNP) Apply(x, yhat *gorgonia.Node, opts ...ApplyOption) (*gorgonia.Node, error) {
 	var cfg applyConfig
@@ -109,9 +110,9 @@ func (a *AdaNP) Apply(x, yhat *gorgonia.Node, opts ...ApplyOption) (*gorgonia.No
 	if err := a.checkTheta(yhat, cfg.theta); err != nil {
 		return nil, err
 	}
-	if a.s.Precision == Auto && yhat.Dtype() == tensor.Float32 {
+	if a.s.Precision == Auto && yhat.Dtype() == tensor.Float32 && a.s.Weights != BatchDiagonal {
 		// Auto in a float32 graph: a projector of the same settings in
-		// Float32 precision.
+		// Float32 precision (BatchDiagonal weights stay in Float64).
 		s := a.s
 		s.Precision = Float32
 		lo, err := NewAdaNP(a.c, s)

@@ -97,7 +97,8 @@ const (
 	// fixed. BatchDiagonal supports only these two modes, and neither
 	// Settings.LineSearch nor Precision Float32 (whose extra evaluations
 	// would desynchronise the samples' steps); NewAdaNP rejects the
-	// others. For a constant Jacobian (Linear) it equals AutoDiagonal.
+	// others, and Precision Auto means Float64 also in a float32 graph.
+	// For a constant Jacobian (Linear) it equals AutoDiagonal.
 	BatchDiagonal
 	// TrainableDiagonal is the reference implementation's trainable
 	// diagonal (its weighting option 7): W = diag(exp(θ)) for a parameter

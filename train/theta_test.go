@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/num/hyperdual"
 	"gorgonia.org/gorgonia"
 
 	"github.com/enforce-nn/enforce"
@@ -26,56 +27,72 @@ func thetaConfig() Config {
 	}
 }
 
-// TestThetaGraphGradient checks the gradient the training graph holds for
-// θ (and the backbone's weights) against central finite differences of
-// the loss, at a non-zero θ, with the activation rule off and a fixed
-// depth so that the loss is smooth.
-func TestThetaGraphGradient(t *testing.T) {
+// TestWeightingGraphGradient checks the gradient the training graph holds
+// for the backbone's weights and, with trainable projection weights, θ
+// (at a non-zero θ), against central finite differences of the loss, with
+// the activation rule off and a fixed depth so that the loss is smooth:
+// for TrainableDiagonal and for BatchDiagonal (whose weights couple the
+// samples of the batch).
+func TestWeightingGraphGradient(t *testing.T) {
 	data := problems.FittingEquality{}.Sample(5, 3)
-	cfg := thetaConfig()
-	cfg.Train = enforce.Settings{Weights: enforce.TrainableDiagonal, MinDepth: 2, MaxDepth: 2}
-	cfg.AlwaysProject, cfg.LambdaC = true, 0.2
-	m, err := New(cfg)
-	require.NoError(t, err)
-	require.NoError(t, m.FitStandardizers(data.X, data.Y))
-	ps := m.Params()
-	require.Equal(t, Param{Name: ThetaName, Shape: []int{2}}, ps[len(ps)-1])
-	w := m.Weights()
-	require.Equal(t, []float64{0, 0}, w[len(w)-1], "θ starts at 0")
-	w[len(w)-1] = []float64{0.4, -0.7}
-	require.NoError(t, m.SetWeights(w))
-
-	g, err := m.NewGraph(data.Len())
-	require.NoError(t, err)
-	require.Len(t, g.Learnables, len(ps))
-	require.NoError(t, g.SetBatch(data.X, data.Y))
-	vm := gorgonia.NewTapeMachine(g.G, gorgonia.BindDualValues(g.Learnables...))
-	defer vm.Close()
-	require.NoError(t, vm.RunAll())
-	vm.Reset()
-	require.True(t, g.Op.Projected())
-	assert.True(t, g.Op.GradStats().Exact())
-	grads := make([][]float64, len(g.Learnables))
-	for i, n := range g.Learnables {
-		gv, err := n.Grad()
-		require.NoError(t, err)
-		grads[i] = append([]float64(nil), gv.Data().([]float64)...)
-	}
-	require.Greater(t, sumSquares(grads[len(grads)-1]), 1e-6, "θ has a gradient")
-	for i, n := range g.Learnables {
-		p := m.params[i].Data().([]float64)
-		p0 := append([]float64(nil), p...)
-		loss := func(v []float64) float64 {
-			copy(p, v)
-			defer copy(p, p0)
-			require.NoError(t, vm.RunAll())
-			defer vm.Reset()
-			l, err := scalarValue(g.Loss)
+	for _, w := range []enforce.Weighting{enforce.TrainableDiagonal, enforce.BatchDiagonal} {
+		t.Run(w.String(), func(t *testing.T) {
+			cfg := thetaConfig()
+			// c = 2·y1² + 3·y2 − x: Jacobian columns 4·y1 and 3, whose
+			// means exceed 1, so BatchDiagonal's weights vary with ŷ.
+			c, err := enforce.Func(1, 2, 1, func(x, y, c []hyperdual.Number) {
+				c[0] = hyperdual.Sub(hyperdual.Add(hyperdual.Scale(2, hyperdual.Mul(y[0], y[0])), hyperdual.Scale(3, y[1])), x[0])
+			})
 			require.NoError(t, err)
-			return l
-		}
-		want := fd.Gradient(nil, loss, p0, &fd.Settings{Formula: fd.Central, Step: 1e-6})
-		assert.Less(t, relativeError(grads[i], want), 1e-6, "%s\n got %v\nwant %v", n.Name(), grads[i], want)
+			cfg.Constraint = c
+			cfg.Train = enforce.Settings{Weights: w, MinDepth: 2, MaxDepth: 2}
+			cfg.Infer = enforce.Settings{Weights: w}
+			cfg.AlwaysProject, cfg.LambdaC = true, 0.2
+			m, err := New(cfg)
+			require.NoError(t, err)
+			require.NoError(t, m.FitStandardizers(data.X, data.Y))
+			ps := m.Params()
+			if w == enforce.TrainableDiagonal {
+				require.Equal(t, Param{Name: ThetaName, Shape: []int{2}}, ps[len(ps)-1])
+				w := m.Weights()
+				require.Equal(t, []float64{0, 0}, w[len(w)-1], "θ starts at 0")
+				w[len(w)-1] = []float64{0.4, -0.7}
+				require.NoError(t, m.SetWeights(w))
+			}
+
+			g, err := m.NewGraph(data.Len())
+			require.NoError(t, err)
+			require.Len(t, g.Learnables, len(ps))
+			require.NoError(t, g.SetBatch(data.X, data.Y))
+			vm := gorgonia.NewTapeMachine(g.G, gorgonia.BindDualValues(g.Learnables...))
+			defer vm.Close()
+			require.NoError(t, vm.RunAll())
+			vm.Reset()
+			require.True(t, g.Op.Projected())
+			assert.True(t, g.Op.GradStats().Exact())
+			grads := make([][]float64, len(g.Learnables))
+			for i, n := range g.Learnables {
+				gv, err := n.Grad()
+				require.NoError(t, err)
+				grads[i] = append([]float64(nil), gv.Data().([]float64)...)
+			}
+			require.Greater(t, sumSquares(grads[len(grads)-1]), 1e-12, "the last learnable has a gradient")
+			for i, n := range g.Learnables {
+				p := m.params[i].Data().([]float64)
+				p0 := append([]float64(nil), p...)
+				loss := func(v []float64) float64 {
+					copy(p, v)
+					defer copy(p, p0)
+					require.NoError(t, vm.RunAll())
+					defer vm.Reset()
+					l, err := scalarValue(g.Loss)
+					require.NoError(t, err)
+					return l
+				}
+				want := fd.Gradient(nil, loss, p0, &fd.Settings{Formula: fd.Central, Step: 1e-6})
+				assert.Less(t, relativeError(grads[i], want), 1e-6, "%s\n got %v\nwant %v", n.Name(), grads[i], want)
+			}
+		})
 	}
 }
 
