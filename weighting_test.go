@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -433,4 +434,35 @@ func TestBatchDiagonalPanicNamesSample(t *testing.T) {
 	y, _, err := p.Project(x.Slice(0, 2, 0, 1).(*mat.Dense), mat.NewDense(2, 2, []float64{1, 1, 2, 2}))
 	require.NoError(t, err)
 	assert.Less(t, maxResidual(wtPanicky{}, x.Slice(0, 2, 0, 1).(*mat.Dense), y), 1e-6)
+}
+
+// TestBatchDiagonalDeterministic checks that a batch-diagonal pass and its
+// gradient do not depend on GOMAXPROCS, on a batch large enough to be
+// split among workers, with and without EvalBatch.
+func TestBatchDiagonalDeterministic(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(61, 62))
+	for _, sys := range []wtSystem{wtSystems(t)[1], wtSystems(t)[4]} {
+		x, yhat, a := wtInputs(rnd, sys, 200)
+		p, err := NewAdaNP(sys.c, Settings{Weights: BatchDiagonal, Tol: 1e-10})
+		require.NoError(t, err)
+		run := func(procs int) (*mat.Dense, Stats, *mat.Dense, *mat.Dense) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			var tr Trace
+			out := mat.NewDense(200, sys.ny, nil)
+			st, err := p.ProjectTrace(out, x, yhat, &tr)
+			require.NoError(t, err)
+			gy, gx := mat.NewDense(200, sys.ny, nil), mat.NewDense(200, sys.nx, nil)
+			require.NoError(t, p.VJP(&tr, a, gy, gx))
+			return out, st, gy, gx
+		}
+		y1, st1, gy1, gx1 := run(1)
+		require.Greater(t, st1.Depth, 1, sys.name)
+		for _, procs := range []int{2, 4} {
+			y, st, gy, gx := run(procs)
+			assert.True(t, mat.Equal(y1, y), sys.name)
+			assert.Equal(t, st1, st, sys.name)
+			assert.True(t, mat.Equal(gy1, gy), sys.name)
+			assert.True(t, mat.Equal(gx1, gx), sys.name)
+		}
+	}
 }
