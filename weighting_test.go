@@ -466,3 +466,61 @@ func TestBatchDiagonalDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWeighting compares a training pass (ProjectTrace and an
+// Unrolled VJP) of 400 samples with AutoDiagonal, BatchDiagonal and
+// TrainableDiagonal weights, on a constraint evaluated sample by sample
+// (npQuad) and on one with EvalBatch (Quadratic).
+func BenchmarkWeighting(b *testing.B) {
+	const rows, ny, nc = 400, 30, 10
+	rnd := rand.New(rand.NewPCG(71, 72))
+	A := make([]*mat.SymDense, nc)
+	for i := range A {
+		A[i] = ctRandSym(rnd, ny)
+		A[i].ScaleSym(1/float64(ny), A[i])
+	}
+	q, err := Quadratic(nc, A, ctRandDense(rnd, nc, ny), ctRandVec(rnd, nc, -1, 1), ctCubeRHS)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, cs := range []struct {
+		name string
+		c    Constraint
+	}{
+		{"per-sample", newNPQuad(rnd, ny, nc, 0.3)},
+		{"EvalBatch", q},
+	} {
+		x, yhat := randDense(rnd, rows, nc, 0.3), randDense(rnd, rows, ny, 0.3)
+		theta := ctRandVec(rnd, ny, -0.5, 0.5)
+		for _, w := range []Weighting{AutoDiagonal, BatchDiagonal, TrainableDiagonal} {
+			b.Run(cs.name+"/"+w.String(), func(b *testing.B) {
+				p, err := NewAdaNP(cs.c, Settings{Weights: w, Tol: 1e-8})
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, gy := mat.NewDense(rows, ny, nil), mat.NewDense(rows, ny, nil)
+				gth := make([]float64, ny)
+				var tr Trace
+				b.ReportAllocs()
+				for b.Loop() {
+					if w == TrainableDiagonal {
+						_, err = p.ProjectTraceTheta(out, x, yhat, theta, &tr)
+					} else {
+						_, err = p.ProjectTrace(out, x, yhat, &tr)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					if w == TrainableDiagonal {
+						err = p.VJPTheta(&tr, yhat, gy, nil, gth)
+					} else {
+						err = p.VJP(&tr, yhat, gy, nil)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
