@@ -684,6 +684,9 @@ func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float6
 	}
 	d, f := a.constD, &a.constG
 	if a.constB == nil {
+		if b.dcur != nil {
+			copy(ws.d, b.dcur) // see weights
+		}
 		d, f = weights(a, ws, B), &ws.g
 		if !a.factorize(f, B, d, ws, false) || !allFinite(B) {
 			return
@@ -692,10 +695,15 @@ func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float6
 	header := 1.0
 	lam := ws.mu
 	clear(lam)
-	if a.s.Grad == Implicit {
+	if a.s.Grad == Implicit || a.s.Weights == TrainableDiagonal {
+		// λ: Implicit's multipliers, and for TrainableDiagonal the
+		// displacement y* − ŷ = −D·Bᵀλ that ∂ℓ/∂θ needs (VJPTheta).
 		copy(ws.yhatExt, yhat)
 		clear(ws.yhatExt[a.ny:])
-		header = a.kktMultipliers(ws, st.y, ws.yhatExt, B, d, f, lam)
+		kkt := a.kktMultipliers(ws, st.y, ws.yhatExt, B, d, f, lam)
+		if a.s.Grad == Implicit {
+			header = kkt
+		}
 	}
 	b.tr.push(s, header, false, st.y, lam, d, jmat{b: B}, f)
 }

@@ -106,10 +106,13 @@ const (
 	// ProjectTraceTheta, or a θ node in a graph: WithTrainableWeights),
 	// and learned with the network through the gradient ∂ℓ/∂θ of
 	// VJPTheta. Latent variables (WithInequalities) keep weight 1 (the
-	// reference also learns theirs). θ = 0 gives W = I. It supports
-	// Unrolled gradients, exact for ŷ, x and θ where Unrolled is exact
-	// (AdaNP.ExactGradient), and Projector gradients, which hold B fixed
-	// (∂ℓ/∂θ then too). NewAdaNP rejects Implicit and FinalProjector.
+	// reference also learns theirs). θ = 0 gives W = I. Every gradient
+	// mode gives ∂ℓ/∂θ as it gives ∂ℓ/∂ŷ: Unrolled the exact derivative of
+	// the computed map (AdaNP.ExactGradient); Implicit that of the
+	// W-nearest point, ∂ℓ/∂θ_j = u_j·(Bᵀλ)_j with u and λ of its KKT
+	// system (exact where Trace.GradStats counts the sample exact); and
+	// Projector and FinalProjector their Gauss–Newton approximations,
+	// which hold B fixed.
 	TrainableDiagonal
 )
 
@@ -375,11 +378,8 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 	case s.MaxStep < 0 || math.IsNaN(s.MaxStep) || math.IsInf(s.MaxStep, 1):
 		return s, fmt.Errorf("enforce: Settings.MaxStep must be non-negative and finite, got %v", s.MaxStep)
 	}
-	switch s.Weights {
-	case BatchDiagonal, TrainableDiagonal:
-		if s.Grad != Unrolled && s.Grad != Projector {
-			return s, fmt.Errorf("enforce: %v weights support Unrolled and Projector gradients, not %v", s.Weights, s.Grad)
-		}
+	if s.Weights == BatchDiagonal && s.Grad != Unrolled && s.Grad != Projector {
+		return s, fmt.Errorf("enforce: batch-diagonal weights support Unrolled and Projector gradients, not %v", s.Grad)
 	}
 	if s.Weights == BatchDiagonal && (s.LineSearch || s.Precision == Float32) {
 		return s, errors.New("enforce: batch-diagonal weights support neither Settings.LineSearch nor Precision Float32")

@@ -63,13 +63,17 @@ func (a *AdaNP) ProjectTraceTheta(dst, x, yhat *mat.Dense, theta []float64, tr *
 
 // VJPTheta is VJP for a trace recorded by ProjectTraceTheta that also
 // writes ∂ℓ/∂θ (summed over the batch) into gtheta, of length ny. With
-// D = W⁻¹ = diag(exp(−θ)), each step y⁺ = y − α·D·Bᵀμ contributes
+// D = W⁻¹ = diag(exp(−θ)), for Unrolled and Projector gradients each step
+// y⁺ = y − α·D·Bᵀμ contributes
 //
 //	∂ℓ/∂θ_j = α·p_j·(Bᵀμ)_j·D_j,  p = ḡ' − Bᵀw
 //
-// with ḡ', w as in backStep (step.go). It is exact where the ŷ-gradient
-// is (Unrolled: AdaNP.ExactGradient and Trace.GradStats); Projector
-// gradients hold B fixed and so are approximations for θ too.
+// with ḡ', w as in backStep (step.go). Implicit gradients differentiate
+// the KKT conditions W(y* − ŷ) + Bᵀλ = 0 of the W-nearest point y*:
+// ∂ℓ/∂θ_j = u_j·(Bᵀλ)_j, where ∂ℓ/∂ŷ = W·u (see implicitVJP), and
+// FinalProjector takes the same formula without curvature (u = D·p, p
+// the projected gradient). ∂ℓ/∂θ is exact where the ŷ-gradient is
+// (AdaNP.ExactGradient and Trace.GradStats).
 func (a *AdaNP) VJPTheta(tr *Trace, grad, gyhat, gx *mat.Dense, gtheta []float64) error {
 	if a.s.Weights != TrainableDiagonal {
 		return fmt.Errorf("enforce: VJPTheta needs trainable-diagonal weights, not %v", a.s.Weights)

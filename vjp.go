@@ -139,6 +139,21 @@ func (a *AdaNP) vjp(tr *Trace, grad, gyhat, gx *mat.Dense, gtheta []float64) err
 	return nil
 }
 
+// addThetaKKT adds the Implicit ∂ℓ/∂θ of sample s, whose final record
+// is rec, after implicitVJP (or its projector fallback) has left
+// ∂ℓ/∂ŷ = W·u in g. From the KKT system of the W-nearest point,
+// W(y* − ŷ) + Bᵀλ = 0, with ∂W/∂θ_j = W_j·e_j·e_jᵀ,
+// ∂ℓ/∂θ_j = −u_j·W_j·(y* − ŷ)_j = u_j·(Bᵀλ)_j, and u = D·g.
+func (j *vjpJob) addThetaKKT(s int, rec *stepRecord, ws *workspace, g []float64) {
+	a := j.a
+	n := a.n
+	dense.MulTransVec(ws.hv, rec.B, a.nc, n, rec.mu)
+	gt := j.gth[s*n : (s+1)*n]
+	for i := range gt {
+		gt[i] += rec.d[i] * g[i] * ws.hv[i]
+	}
+}
+
 // addTheta adds the share of step record rec of sample s to ∂ℓ/∂θ, after
 // backStep has left p in ws.p and Bᵀμ in ws.bmu: with D = exp(−θ) and
 // ∂ℓ/∂D = −α·p ⊙ Bᵀμ (see backStep), ∂ℓ/∂θ_j = α·p_j·(Bᵀμ)_j·D_j.
@@ -220,6 +235,9 @@ func (j *vjpJob) sample(ws *workspace, s int) {
 			if !a.hasHV || !a.implicitVJP(ws, &rec, xs, g, gx, j.wantX) {
 				exact = false
 				a.projectorVJP(ws, &rec, xs, g, gx, j.wantX)
+			}
+			if j.wantT {
+				j.addThetaKKT(s, &rec, ws, g)
 			}
 		} else {
 			exact = false
