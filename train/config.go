@@ -168,7 +168,10 @@ type Config struct {
 	// Identity weights in either mean the metric of standardised units
 	// (see Standardize). Train.Weights enforce.TrainableDiagonal makes
 	// the model learn its projection weights θ with the backbone (see
-	// ThetaName); Infer may then use them too.
+	// ThetaName); Infer may then use them too. With enforce.BatchDiagonal
+	// weights a sample's projection depends on the rest of its batch: in
+	// training on the batch it was drawn with, in Predict on the rows
+	// passed together.
 	Train enforce.Settings
 	Infer enforce.Settings
 
