@@ -163,3 +163,29 @@ func sumSquares(v []float64) float64 {
 	}
 	return s
 }
+
+// TestBatchDiagonalFit trains and predicts with batch-averaged projection
+// weights (enforce.BatchDiagonal), in batches, and checks that Predict
+// meets the inference tolerance.
+func TestBatchDiagonalFit(t *testing.T) {
+	data := problems.FittingEquality{}.Sample(40, 9)
+	cfg := thetaConfig()
+	cfg.Train = enforce.Settings{Weights: enforce.BatchDiagonal}
+	cfg.Infer = enforce.Settings{Weights: enforce.BatchDiagonal}
+	cfg.BatchSize = 16
+	m, err := New(cfg)
+	require.NoError(t, err)
+	h, err := m.Fit(data.X, data.Y)
+	require.NoError(t, err)
+	projected := 0.0
+	for _, e := range h {
+		projected += e.Projected
+	}
+	require.Greater(t, projected, 0.0, "some training batches were projected")
+	_, st, err := m.Predict(data.X)
+	require.NoError(t, err)
+	assert.True(t, st.Converged(), "%+v", st)
+	for _, p := range m.Params() {
+		assert.NotEqual(t, ThetaName, p.Name)
+	}
+}
