@@ -29,6 +29,7 @@ type applyConfig struct {
 	xGrad    bool
 	xGradSet bool
 	gate     Gate
+	theta    *gorgonia.Node
 }
 
 // WithInputGradient sets whether the node back-propagates into x. By
@@ -36,6 +37,16 @@ type applyConfig struct {
 // a leaf variable) and the constraint implements JacobianX.
 func WithInputGradient(on bool) ApplyOption {
 	return func(c *applyConfig) { c.xGrad, c.xGradSet = on, true }
+}
+
+// WithTrainableWeights gives the node the parameter θ of
+// TrainableDiagonal weights, W = diag(exp(θ)): a vector node of length ny
+// and ŷ's dtype, in ŷ's graph, usually a learnable initialised to zero
+// (W = I). θ becomes the node's last input, differentiable: its gradient
+// ∂ℓ/∂θ comes from the same backward pass as ŷ's (AdaNP.VJPTheta).
+// Apply requires it exactly when Settings.Weights is TrainableDiagonal.
+func WithTrainableWeights(theta *gorgonia.Node) ApplyOption {
+	return func(c *applyConfig) { c.theta = theta }
 }
 
 // gateIDs numbers the gated nodes.
@@ -59,6 +70,7 @@ type Op struct {
 	gate   Gate
 	hasX   bool
 	xGrad  bool
+	hasT   bool // θ is the last input (TrainableDiagonal)
 	dtype  tensor.Dtype
 	gateID uint64 // unique per gated node, 0 without a gate
 
@@ -76,6 +88,7 @@ type Op struct {
 	// The gradients of the last backward pass, computed once for ŷ and x.
 	gradPass uint64
 	gy, gx   *mat.Dense
+	gth      []float64
 	gstats   GradStats
 }
 
@@ -83,7 +96,8 @@ type Op struct {
 // matrices of shapes (batch, nx) and (batch, ny) of the same dtype, Float64
 // or Float32 (float32 values are projected in float64 arithmetic, or with
 // Settings.Precision Auto in Float32 precision, and rounded back; Auto then
-// gives the node its own AdaNP with Precision Float32).
+// gives the node its own AdaNP with Precision Float32, except with
+// BatchDiagonal weights).
 // x must be nil exactly when the constraint has no inputs (nx = 0).
 func (a *AdaNP) Apply(x, yhat *gorgonia.Node, opts ...ApplyOption) (*gorgonia.Node, error) {
 	var cfg applyConfig
@@ -93,9 +107,12 @@ func (a *AdaNP) Apply(x, yhat *gorgonia.Node, opts ...ApplyOption) (*gorgonia.No
 	if err := a.checkNodes(x, yhat); err != nil {
 		return nil, err
 	}
-	if a.s.Precision == Auto && yhat.Dtype() == tensor.Float32 {
+	if err := a.checkTheta(yhat, cfg.theta); err != nil {
+		return nil, err
+	}
+	if a.s.Precision == Auto && yhat.Dtype() == tensor.Float32 && a.s.Weights != BatchDiagonal {
 		// Auto in a float32 graph: a projector of the same settings in
-		// Float32 precision.
+		// Float32 precision (BatchDiagonal weights stay in Float64).
 		s := a.s
 		s.Precision = Float32
 		lo, err := NewAdaNP(a.c, s)
@@ -104,7 +121,7 @@ func (a *AdaNP) Apply(x, yhat *gorgonia.Node, opts ...ApplyOption) (*gorgonia.No
 		}
 		a = lo
 	}
-	op := &Op{a: a, gate: cfg.gate, hasX: x != nil, dtype: yhat.Dtype()}
+	op := &Op{a: a, gate: cfg.gate, hasX: x != nil, hasT: cfg.theta != nil, dtype: yhat.Dtype()}
 	if cfg.gate != nil {
 		// A gate is code and state: two nodes with gates are never the
 		// same node, even if their closures share code.
@@ -131,6 +148,9 @@ func (a *AdaNP) Apply(x, yhat *gorgonia.Node, opts ...ApplyOption) (*gorgonia.No
 	children := []*gorgonia.Node{yhat}
 	if x != nil {
 		children = []*gorgonia.Node{x, yhat}
+	}
+	if cfg.theta != nil {
+		children = append(children, cfg.theta)
 	}
 	return applyOp(op, children...)
 }
@@ -194,6 +214,27 @@ func (a *AdaNP) checkNodes(x, yhat *gorgonia.Node) error {
 	return nil
 }
 
+// checkTheta checks the θ node of WithTrainableWeights against the
+// weighting and ŷ.
+func (a *AdaNP) checkTheta(yhat, theta *gorgonia.Node) error {
+	switch {
+	case theta == nil && a.s.Weights == TrainableDiagonal:
+		return errors.New("enforce: trainable-diagonal weights need a θ node: pass WithTrainableWeights")
+	case theta == nil:
+		return nil
+	case a.s.Weights != TrainableDiagonal:
+		return fmt.Errorf("enforce: WithTrainableWeights needs Settings.Weights TrainableDiagonal, not %v", a.s.Weights)
+	case theta.Dtype() != yhat.Dtype():
+		return fmt.Errorf("enforce: θ has dtype %v, ŷ has %v", theta.Dtype(), yhat.Dtype())
+	case theta.Graph() != yhat.Graph():
+		return errors.New("enforce: θ and ŷ are in different graphs")
+	}
+	if ts := theta.Shape(); len(ts) != 1 || ts[0] != a.ny {
+		return fmt.Errorf("enforce: θ has shape %v, want (%d)", ts, a.ny)
+	}
+	return nil
+}
+
 // Stats returns the statistics of the last forward pass.
 func (o *Op) Stats() Stats {
 	o.mu.Lock()
@@ -212,21 +253,44 @@ func (o *Op) Projected() bool {
 // AdaNP returns the projection the node applies.
 func (o *Op) AdaNP() *AdaNP { return o.a }
 
-// Arity is 2 (x, ŷ), or 1 (ŷ) for constraints without inputs.
+// Arity is 2 (x, ŷ), or 1 (ŷ) for constraints without inputs, plus 1 for
+// θ (WithTrainableWeights).
 func (o *Op) Arity() int {
+	n := 1
 	if o.hasX {
-		return 2
+		n++
 	}
-	return 1
+	if o.hasT {
+		n++
+	}
+	return n
 }
 
-// Type returns the operation's type: matrices in, a matrix out.
+// yIndex is ŷ's position among the inputs.
+func (o *Op) yIndex() int {
+	if o.hasX {
+		return 1
+	}
+	return 0
+}
+
+// inputTypes returns the types of the inputs: matrices, and a vector θ.
+func (o *Op) inputTypes() []hm.Type {
+	t := gorgonia.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
+	ts := []hm.Type{t}
+	if o.hasX {
+		ts = append(ts, t)
+	}
+	if o.hasT {
+		ts = append(ts, gorgonia.TensorType{Dims: 1, Of: hm.TypeVariable('a')})
+	}
+	return ts
+}
+
+// Type returns the operation's type: matrices (and θ) in, a matrix out.
 func (o *Op) Type() hm.Type {
 	t := gorgonia.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
-	if o.hasX {
-		return hm.NewFnType(t, t, t)
-	}
-	return hm.NewFnType(t, t)
+	return hm.NewFnType(append(o.inputTypes(), t)...)
 }
 
 // InferShape returns ŷ's shape.
@@ -234,9 +298,9 @@ func (o *Op) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if len(inputs) != o.Arity() {
 		return nil, fmt.Errorf("enforce: AdaNP takes %d inputs, got %d", o.Arity(), len(inputs))
 	}
-	s, ok := inputs[len(inputs)-1].(tensor.Shape)
+	s, ok := inputs[o.yIndex()].(tensor.Shape)
 	if !ok {
-		return nil, fmt.Errorf("enforce: AdaNP cannot infer a shape from %T", inputs[len(inputs)-1])
+		return nil, fmt.Errorf("enforce: AdaNP cannot infer a shape from %T", inputs[o.yIndex()])
 	}
 	return s.Clone(), nil
 }
@@ -253,8 +317,8 @@ func (o *Op) OverwritesInput() int { return -1 }
 // WriteHash writes everything that distinguishes this operation.
 func (o *Op) WriteHash(h hash.Hash) {
 	s := o.a.s
-	fmt.Fprintf(h, "enforce.AdaNP{a=%p c=%p tol=%v depth=%d..%d measure=%d reg=%v weights=%d diag=%v grad=%d prec=%d recompute=%v maxstep=%v ls=%v hasX=%v xgrad=%v gate=%d dtype=%v}",
-		o.a, o.a.c, s.Tol, s.MinDepth, s.MaxDepth, s.Measure, s.Reg, s.Weights, s.Diag, s.Grad, s.Precision, s.Recompute, s.MaxStep, s.LineSearch, o.hasX, o.xGrad, o.gateID, o.dtype)
+	fmt.Fprintf(h, "enforce.AdaNP{a=%p c=%p tol=%v depth=%d..%d measure=%d reg=%v weights=%d diag=%v grad=%d prec=%d recompute=%v maxstep=%v ls=%v hasX=%v xgrad=%v theta=%v gate=%d dtype=%v}",
+		o.a, o.a.c, s.Tol, s.MinDepth, s.MaxDepth, s.Measure, s.Reg, s.Weights, s.Diag, s.Grad, s.Precision, s.Recompute, s.MaxStep, s.LineSearch, o.hasX, o.xGrad, o.hasT, o.gateID, o.dtype)
 }
 
 // Hashcode returns a hash of WriteHash's output.
@@ -273,12 +337,16 @@ func (o *Op) String() string {
 }
 
 // DiffWRT reports which inputs the operation is differentiable with
-// respect to: ŷ always, x when its gradient is enabled.
+// respect to: ŷ and θ always, x when its gradient is enabled.
 func (o *Op) DiffWRT(inputs int) []bool {
+	d := []bool{true}
 	if o.hasX {
-		return []bool{o.xGrad, true}
+		d = []bool{o.xGrad, true}
 	}
-	return []bool{true}
+	if o.hasT {
+		d = append(d, true)
+	}
+	return d
 }
 
 // SymDiff returns the gradient nodes for the inputs (nil for an x whose
@@ -295,16 +363,24 @@ func (o *Op) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgon
 	if err != nil {
 		return nil, err
 	}
-	if !o.hasX {
-		return gorgonia.Nodes{gy}, nil
+	grads := gorgonia.Nodes{gy}
+	if o.hasX {
+		var gx *gorgonia.Node
+		if o.xGrad {
+			if gx, err = applyOp(&gradOp{fwd: o, wrtX: true}, children...); err != nil {
+				return nil, err
+			}
+		}
+		grads = gorgonia.Nodes{gx, gy}
 	}
-	var gx *gorgonia.Node
-	if o.xGrad {
-		if gx, err = applyOp(&gradOp{fwd: o, wrtX: true}, children...); err != nil {
+	if o.hasT {
+		gt, err := applyOp(&gradOp{fwd: o, wrtT: true}, children...)
+		if err != nil {
 			return nil, err
 		}
+		grads = append(grads, gt)
 	}
-	return gorgonia.Nodes{gx, gy}, nil
+	return grads, nil
 }
 
 // DoDiff accumulates the gradients into the inputs' derivative values, for
@@ -327,6 +403,7 @@ func (o *Op) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output
 	vals = append(vals, og)
 	for i, in := range inputs {
 		wrtX := o.hasX && i == 0
+		wrtT := o.hasT && i == len(inputs)-1
 		if wrtX && !o.xGrad {
 			continue
 		}
@@ -334,7 +411,7 @@ func (o *Op) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output
 		if err != nil {
 			continue // not a differentiable value
 		}
-		g, err := (&gradOp{fwd: o, wrtX: wrtX}).Do(vals...)
+		g, err := (&gradOp{fwd: o, wrtX: wrtX, wrtT: wrtT}).Do(vals...)
 		if err != nil {
 			return err
 		}
@@ -356,6 +433,10 @@ func (o *Op) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	theta, err := o.theta(inputs)
+	if err != nil {
+		return nil, err
+	}
 	rows, ny := yhat.Dims()
 	out := mat.NewDense(rows, ny, nil)
 	o.run.Lock()
@@ -366,7 +447,8 @@ func (o *Op) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	o.mu.Unlock()
 	projected := true
 	if o.gate != nil {
-		step, _, err := o.one.Project(x, yhat)
+		step := mat.NewDense(rows, ny, nil)
+		_, err := o.one.project(step, x, yhat, theta, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -380,9 +462,9 @@ func (o *Op) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 		out.Copy(yhat)
 		st, err = o.a.Check(x, yhat)
 	case needTrace:
-		st, err = o.a.ProjectTrace(out, x, yhat, &o.tr)
+		st, err = o.a.project(out, x, yhat, theta, &o.tr)
 	default:
-		st, err = o.a.ProjectTo(out, x, yhat)
+		st, err = o.a.project(out, x, yhat, theta, nil)
 	}
 	if err != nil {
 		return nil, err
@@ -472,6 +554,49 @@ func toMat(v gorgonia.Value, cols int, what string) (*mat.Dense, error) {
 	return nil, fmt.Errorf("enforce: %s has dtype %v, want Float64 or Float32", what, t.Dtype())
 }
 
+// theta returns θ from the operation's inputs, nil without one.
+func (o *Op) theta(inputs []gorgonia.Value) ([]float64, error) {
+	if !o.hasT {
+		return nil, nil
+	}
+	if len(inputs) < o.Arity() {
+		return nil, fmt.Errorf("enforce: AdaNP takes %d inputs, got %d", o.Arity(), len(inputs))
+	}
+	t, ok := inputs[o.Arity()-1].(tensor.Tensor)
+	if !ok {
+		return nil, fmt.Errorf("enforce: θ is a %T, want a tensor", inputs[o.Arity()-1])
+	}
+	if s := t.Shape(); s.TotalSize() != o.a.ny || s.Dims() > 1 && !(s.Dims() == 2 && (s[0] == 1 || s[1] == 1)) {
+		return nil, fmt.Errorf("enforce: θ has shape %v, want (%d)", s, o.a.ny)
+	}
+	if !t.IsNativelyAccessible() {
+		return nil, errors.New("enforce: θ must be a tensor in host memory")
+	}
+	switch d := t.Data().(type) {
+	case []float64:
+		return append([]float64(nil), d[:o.a.ny]...), nil
+	case []float32:
+		th := make([]float64, o.a.ny)
+		for i, v := range d[:o.a.ny] {
+			th[i] = float64(v)
+		}
+		return th, nil
+	}
+	return nil, fmt.Errorf("enforce: θ has dtype %v, want Float64 or Float32", t.Dtype())
+}
+
+// project is ProjectTraceTheta with θ, else ProjectTrace (tr non-nil) or
+// ProjectTo.
+func (a *AdaNP) project(dst, x, yhat *mat.Dense, theta []float64, tr *Trace) (Stats, error) {
+	switch {
+	case theta != nil:
+		return a.ProjectTraceTheta(dst, x, yhat, theta, tr)
+	case tr != nil:
+		return a.ProjectTrace(dst, x, yhat, tr)
+	}
+	return a.ProjectTo(dst, x, yhat)
+}
+
 // fromMat returns m as a tensor of the given dtype.
 func fromMat(m *mat.Dense, dt tensor.Dtype) *tensor.Dense {
 	r, c := m.Dims()
@@ -486,31 +611,48 @@ func fromMat(m *mat.Dense, dt tensor.Dtype) *tensor.Dense {
 	return tensor.New(tensor.WithShape(r, c), tensor.WithBacking(data))
 }
 
-// gradOp computes the gradient of an AdaNP node with respect to ŷ or x
-// from the trace of its forward pass. Its inputs are the forward inputs
+// fromVec returns v as a vector tensor of the given dtype.
+func fromVec(v []float64, dt tensor.Dtype) *tensor.Dense {
+	if dt == tensor.Float32 {
+		d32 := make([]float32, len(v))
+		for i, x := range v {
+			d32[i] = float32(x)
+		}
+		return tensor.New(tensor.WithShape(len(v)), tensor.WithBacking(d32))
+	}
+	return tensor.New(tensor.WithShape(len(v)), tensor.WithBacking(v))
+}
+
+// gradOp computes the gradient of an AdaNP node with respect to ŷ, x or
+// θ from the trace of its forward pass. Its inputs are the forward inputs
 // followed by the gradient of the output.
 type gradOp struct {
 	fwd  *Op
 	wrtX bool
+	wrtT bool
 }
 
 func (g *gradOp) Arity() int { return g.fwd.Arity() + 1 }
 
 func (g *gradOp) Type() hm.Type {
 	t := gorgonia.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
-	if g.fwd.hasX {
-		return hm.NewFnType(t, t, t, t)
+	ts := append(g.fwd.inputTypes(), t)
+	if g.wrtT {
+		return hm.NewFnType(append(ts, gorgonia.TensorType{Dims: 1, Of: hm.TypeVariable('a')})...)
 	}
-	return hm.NewFnType(t, t, t)
+	return hm.NewFnType(append(ts, t)...)
 }
 
 func (g *gradOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if len(inputs) != g.Arity() {
 		return nil, fmt.Errorf("enforce: AdaNP gradient takes %d inputs, got %d", g.Arity(), len(inputs))
 	}
-	i := g.fwd.Arity() - 1
-	if g.wrtX {
+	i := g.fwd.yIndex()
+	switch {
+	case g.wrtX:
 		i = 0
+	case g.wrtT:
+		i = g.fwd.Arity() - 1
 	}
 	s, ok := inputs[i].(tensor.Shape)
 	if !ok {
@@ -525,27 +667,34 @@ func (g *gradOp) OverwritesInput() int { return -1 }
 
 func (g *gradOp) WriteHash(h hash.Hash) {
 	g.fwd.WriteHash(h)
-	fmt.Fprintf(h, ".grad{fwd=%p wrtX=%v}", g.fwd, g.wrtX)
+	fmt.Fprintf(h, ".grad{fwd=%p wrtX=%v wrtT=%v}", g.fwd, g.wrtX, g.wrtT)
 }
 
 func (g *gradOp) Hashcode() uint32 { return hashOf(g) }
 
 func (g *gradOp) String() string {
-	if g.wrtX {
+	switch {
+	case g.wrtX:
 		return "∂AdaNP/∂x"
+	case g.wrtT:
+		return "∂AdaNP/∂θ"
 	}
 	return "∂AdaNP/∂ŷ"
 }
 
 // Do computes the vector–Jacobian product. The gradients with respect to
-// ŷ and x come from one backward pass: the first of the two gradient
-// operations of a pass computes both, the second returns its share.
+// ŷ, x and θ come from one backward pass: the first of the gradient
+// operations of a pass computes them all, the others return their share.
 func (g *gradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	o := g.fwd
 	if len(inputs) != g.Arity() {
 		return nil, fmt.Errorf("enforce: AdaNP gradient takes %d inputs, got %d", g.Arity(), len(inputs))
 	}
 	x, yhat, err := o.inputs(inputs[:o.Arity()])
+	if err != nil {
+		return nil, err
+	}
+	theta, err := o.theta(inputs[:o.Arity()])
 	if err != nil {
 		return nil, err
 	}
@@ -563,6 +712,9 @@ func (g *gradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 		return nil, errors.New("enforce: AdaNP gradient computed before the forward pass")
 	}
 	if !projected {
+		if g.wrtT {
+			return fromVec(make([]float64, o.a.ny), o.dtype), nil
+		}
 		if g.wrtX {
 			return fromMat(mat.NewDense(rows, o.a.nx, nil), o.dtype), nil
 		}
@@ -571,7 +723,7 @@ func (g *gradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if o.gradPass != pass || o.gy == nil {
 		if o.tr.a != o.a || o.tr.rows != rows {
 			// The forward pass ran without recording (LispMachine): record now.
-			if _, err := o.a.ProjectTrace(mat.NewDense(rows, o.a.ny, nil), x, yhat, &o.tr); err != nil {
+			if _, err := o.a.project(mat.NewDense(rows, o.a.ny, nil), x, yhat, theta, &o.tr); err != nil {
 				return nil, err
 			}
 		}
@@ -580,10 +732,17 @@ func (g *gradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 		if o.xGrad {
 			gx = mat.NewDense(rows, o.a.nx, nil)
 		}
-		if err := o.a.VJP(&o.tr, grad, gy, gx); err != nil {
+		var gth []float64
+		if o.hasT {
+			gth = make([]float64, o.a.ny)
+			err = o.a.VJPTheta(&o.tr, grad, gy, gx, gth)
+		} else {
+			err = o.a.VJP(&o.tr, grad, gy, gx)
+		}
+		if err != nil {
 			return nil, err
 		}
-		o.gy, o.gx, o.gradPass = gy, gx, pass
+		o.gy, o.gx, o.gth, o.gradPass = gy, gx, gth, pass
 		o.mu.Lock()
 		o.gstats = o.tr.GradStats()
 		o.mu.Unlock()
@@ -596,7 +755,15 @@ func (g *gradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 					return nil, err
 				}
 			}
+			if gth != nil {
+				if err := fitsFloat32(mat.NewDense(1, len(gth), gth), "∂ℓ/∂θ"); err != nil {
+					return nil, err
+				}
+			}
 		}
+	}
+	if g.wrtT {
+		return fromVec(append([]float64(nil), o.gth...), o.dtype), nil
 	}
 	if g.wrtX {
 		if o.gx == nil {

@@ -118,6 +118,11 @@ type batch struct {
 
 	panics panicLog
 
+	// dcur, when set, is W⁻¹'s diagonal of the steps being taken:
+	// TrainableDiagonal's exp(−θ) for the pass, or BatchDiagonal's for
+	// the current depth (batchdiag.go).
+	dcur []float64
+
 	lock   lockstep
 	linRun linForward
 }
@@ -202,10 +207,15 @@ func (a *AdaNP) checkShapes(x, y *mat.Dense, what string) (xr, yr blas64.General
 	return xr, yr, rows, nil
 }
 
-func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool) (st Stats, err error) {
+// forward runs a pass. dinv is W⁻¹'s diagonal for TrainableDiagonal
+// weights (length n), nil otherwise.
+func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, dinv []float64) (st Stats, err error) {
 	xr, yr, rows, err := a.checkShapes(x, yhat, "ŷ")
 	if err != nil {
 		return Stats{}, err
+	}
+	if a.s.Weights == TrainableDiagonal && dinv == nil && !noSteps {
+		return Stats{}, errors.New("enforce: trainable-diagonal weights need θ: use ProjectTheta or ProjectTraceTheta")
 	}
 	if dst == nil || dst.IsEmpty() {
 		return Stats{}, errors.New("enforce: nil or empty destination")
@@ -218,19 +228,24 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool) (st St
 		b = a.batches.Get().(*batch)
 	}
 	defer func() {
-		b.tr = nil
+		b.tr, b.dcur = nil, nil
 		if !a.lastBatch.CompareAndSwap(nil, b) {
 			a.batches.Put(b)
 		}
 	}()
 	b.reset(a, rows)
 	b.x, b.yhat, b.dst, b.tr, b.noSteps = xr, yr, dst.RawMatrix(), tr, noSteps
+	b.dcur = dinv
 	b.record = tr != nil && !a.rec.finalOnly
 	b.final = tr != nil && a.rec.finalOnly
 	if tr != nil {
 		tr.reset(a, xr, rows)
 	}
 	switch be := a.k.EvalBatch; {
+	case a.s.Weights == BatchDiagonal && a.constB == nil && !noSteps:
+		if err := b.lock.runBatchDiagonal(b, rows); err != nil {
+			return Stats{}, err
+		}
 	case a.linForwardBatchable(noSteps):
 		a.lin.prepare(a)
 		b.linRun.b = b
@@ -586,6 +601,9 @@ func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 	var d []float64
 	var f *factor
 	var ok bool
+	if b.dcur != nil {
+		copy(ws.d, b.dcur) // see weights
+	}
 	if st.J32 != nil {
 		d, f, ok = a.direction32(ws, st.c, st.J32, st.delta)
 	} else {
@@ -666,6 +684,9 @@ func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float6
 	}
 	d, f := a.constD, &a.constG
 	if a.constB == nil {
+		if b.dcur != nil {
+			copy(ws.d, b.dcur) // see weights
+		}
 		d, f = weights(a, ws, B), &ws.g
 		if !a.factorize(f, B, d, ws, false) || !allFinite(B) {
 			return
@@ -674,10 +695,15 @@ func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float6
 	header := 1.0
 	lam := ws.mu
 	clear(lam)
-	if a.s.Grad == Implicit {
+	if a.s.Grad == Implicit || a.s.Weights == TrainableDiagonal {
+		// λ: Implicit's multipliers, and for TrainableDiagonal the
+		// displacement y* − ŷ = −D·Bᵀλ that ∂ℓ/∂θ needs (VJPTheta).
 		copy(ws.yhatExt, yhat)
 		clear(ws.yhatExt[a.ny:])
-		header = a.kktMultipliers(ws, st.y, ws.yhatExt, B, d, f, lam)
+		kkt := a.kktMultipliers(ws, st.y, ws.yhatExt, B, d, f, lam)
+		if a.s.Grad == Implicit {
+			header = kkt
+		}
 	}
 	b.tr.push(s, header, false, st.y, lam, d, jmat{b: B}, f)
 }

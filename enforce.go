@@ -20,7 +20,8 @@ import (
 // starting from the prediction ŷ, until the sample's residual measure is at
 // most Settings.Tol (after at least MinDepth and at most MaxDepth steps).
 // Each sample stops on its own; the batch is processed in parallel and the
-// result does not depend on GOMAXPROCS.
+// result does not depend on GOMAXPROCS. (With BatchDiagonal weights a
+// sample's result depends on the other samples of its batch.)
 //
 // For a Linear constraint (or a Stack of them) whose G has a Cholesky
 // factor, the samples of a batch take their steps together, each step's
@@ -143,7 +144,9 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 	a.pool.New = func() any { return a.newWorkspace() }
 	a.batches.New = func() any { return new(batch) }
 	a.vjps.New = func() any { return new(vjpJob) }
-	if b := k.ConstantJacobian; b != nil {
+	if b := k.ConstantJacobian; b != nil && s.Weights != TrainableDiagonal {
+		// (TrainableDiagonal's G changes with θ: B is evaluated as for
+		// any constraint.)
 		if !allFinite(b) {
 			return nil, errors.New("enforce: constant Jacobian is not finite")
 		}
@@ -182,8 +185,11 @@ func (a *AdaNP) Dims() (nx, ny int) { return a.nx, a.ny }
 // true for Unrolled (the derivative of the computed map, all steps and
 // weights included) and Implicit (the derivative of the W-nearest point)
 // when the constraint implements HessVec, and, for gradients with respect
-// to x through a Jacobian that varies, MixedHessVec. Projector and
-// FinalProjector are Gauss–Newton approximations and report false. A pass
+// to x through a Jacobian that varies, MixedHessVec; for every weighting,
+// including BatchDiagonal (whose Unrolled gradient holds the coupling
+// between the samples of a batch) and TrainableDiagonal (whose
+// θ-gradient, VJPTheta, is then exact too). Projector and FinalProjector
+// are Gauss–Newton approximations and report false. A pass
 // can still be inexact where this reports true (a step took the clamped
 // eigen-solve, or an Implicit point is not a nearest point):
 // Trace.GradStats reports that per pass.
@@ -258,7 +264,7 @@ func (a *AdaNP) Project(x, yhat *mat.Dense) (*mat.Dense, Stats, error) {
 // ProjectTo is Project writing ỹ into dst, which must have the shape of ŷ.
 // dst may be ŷ itself.
 func (a *AdaNP) ProjectTo(dst, x, yhat *mat.Dense) (Stats, error) {
-	return a.forward(dst, x, yhat, nil, false)
+	return a.forward(dst, x, yhat, nil, false, nil)
 }
 
 // Check reports the residual of y for inputs x without projecting: Stats
@@ -272,7 +278,7 @@ func (a *AdaNP) Check(x, y *mat.Dense) (Stats, error) {
 		return Stats{}, errors.New("enforce: nil or empty y (a batch needs at least one row)")
 	}
 	r, _ := y.Dims()
-	return a.forward(mat.NewDense(r, a.ny, nil), x, y, nil, true)
+	return a.forward(mat.NewDense(r, a.ny, nil), x, y, nil, true, nil)
 }
 
 // ProjectTrace is ProjectTo that also records in tr what VJP needs to
@@ -282,7 +288,7 @@ func (a *AdaNP) ProjectTrace(dst, x, yhat *mat.Dense, tr *Trace) (Stats, error) 
 	if tr == nil {
 		return Stats{}, errors.New("enforce: nil trace")
 	}
-	return a.forward(dst, x, yhat, tr, false)
+	return a.forward(dst, x, yhat, tr, false, nil)
 }
 
 // workspace holds one worker's scratch memory; nothing in the step loop

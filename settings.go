@@ -70,6 +70,50 @@ const (
 	// through W (through B, with the curvature of c), as the reference's
 	// autograd does.
 	AutoDiagonal
+	// BatchDiagonal is the reference implementation's batch-averaged
+	// diagonal (its weighting option 3): AutoDiagonal's rule applied to
+	// the column means of |B| over the batch. At step k, with S_k the
+	// samples of the batch that take step k and B_s their Jacobians at
+	// their k-th iterates,
+	//
+	//	m_j = Σ_{s∈S_k} Σ_i |B_s,ij| / (|S_k|·nc),  d_j = max(m_j, 1),
+	//	W_k⁻¹ = diag(d_j / max_l d_l),
+	//
+	// one W_k shared by the samples of S_k. The reference projects every
+	// sample of the batch until the batch criterion holds, so its mean
+	// runs over the whole batch at every step; here each sample stops on
+	// its own criterion and a sample that has stopped no longer moves and
+	// no longer counts in the mean (it would otherwise steer the others
+	// with the Jacobian of a point that no longer changes). The two agree
+	// while every sample is still being projected: at the first step, and
+	// at every step when MinDepth == MaxDepth.
+	//
+	// The weights couple the samples of a batch: a sample's result
+	// depends on the other samples of its batch (and so on how data are
+	// split into batches), and its gradient reaches them too. Unrolled
+	// gradients are exact, couplings included: ∂ℓ/∂ŷ of one sample holds
+	// the terms of the other samples' steps through W_k (the curvature of
+	// c through B, as for AutoDiagonal). Projector gradients hold W_k
+	// fixed. BatchDiagonal supports only these two modes, and neither
+	// Settings.LineSearch nor Precision Float32 (whose extra evaluations
+	// would desynchronise the samples' steps); NewAdaNP rejects the
+	// others, and Precision Auto means Float64 also in a float32 graph.
+	// For a constant Jacobian (Linear) it equals AutoDiagonal.
+	BatchDiagonal
+	// TrainableDiagonal is the reference implementation's trainable
+	// diagonal (its weighting option 7): W = diag(exp(θ)) for a parameter
+	// θ ∈ ℝ^ny given with every projection (ProjectTheta,
+	// ProjectTraceTheta, or a θ node in a graph: WithTrainableWeights),
+	// and learned with the network through the gradient ∂ℓ/∂θ of
+	// VJPTheta. Latent variables (WithInequalities) keep weight 1 (the
+	// reference also learns theirs). θ = 0 gives W = I. Every gradient
+	// mode gives ∂ℓ/∂θ as it gives ∂ℓ/∂ŷ: Unrolled the exact derivative of
+	// the computed map (AdaNP.ExactGradient); Implicit that of the
+	// W-nearest point, ∂ℓ/∂θ_j = u_j·(Bᵀλ)_j with u and λ of its KKT
+	// system (exact where Trace.GradStats counts the sample exact); and
+	// Projector and FinalProjector their Gauss–Newton approximations,
+	// which hold B fixed.
+	TrainableDiagonal
 )
 
 // String returns the weighting's name.
@@ -81,6 +125,10 @@ func (w Weighting) String() string {
 		return "diagonal"
 	case AutoDiagonal:
 		return "auto-diagonal"
+	case BatchDiagonal:
+		return "batch-diagonal"
+	case TrainableDiagonal:
+		return "trainable-diagonal"
 	}
 	return fmt.Sprintf("Weighting(%d)", int(w))
 }
@@ -94,7 +142,9 @@ const (
 	// Unrolled is the exact derivative of the forward map actually
 	// computed: every step, including the curvature of the constraints
 	// (second derivatives through the Jacobian B), the dependence of
-	// AutoDiagonal weights on B, and the step lengths of the globalised
+	// AutoDiagonal and BatchDiagonal weights on B (for BatchDiagonal, on
+	// the Jacobians of every sample of the batch), the dependence of
+	// TrainableDiagonal weights on θ (VJPTheta), and the step lengths of the globalised
 	// steps (LineSearch, MaxStep), as the reference implementation's
 	// autograd does. It uses HessVec (and MixedHessVec for x-gradients);
 	// for a constraint that implements neither it drops the curvature
@@ -328,8 +378,14 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 	case s.MaxStep < 0 || math.IsNaN(s.MaxStep) || math.IsInf(s.MaxStep, 1):
 		return s, fmt.Errorf("enforce: Settings.MaxStep must be non-negative and finite, got %v", s.MaxStep)
 	}
+	if s.Weights == BatchDiagonal && s.Grad != Unrolled && s.Grad != Projector {
+		return s, fmt.Errorf("enforce: batch-diagonal weights support Unrolled and Projector gradients, not %v", s.Grad)
+	}
+	if s.Weights == BatchDiagonal && (s.LineSearch || s.Precision == Float32) {
+		return s, errors.New("enforce: batch-diagonal weights support neither Settings.LineSearch nor Precision Float32")
+	}
 	switch s.Weights {
-	case Identity, AutoDiagonal:
+	case Identity, AutoDiagonal, BatchDiagonal, TrainableDiagonal:
 		if s.Diag != nil {
 			return s, errors.New("enforce: Settings.Diag is only used with Weights == Diagonal")
 		}

@@ -67,11 +67,20 @@ func (j jmat) copyTo(dst []float64) {
 }
 
 // weights returns W⁻¹'s diagonal for Jacobian b (float64, or float32 for
-// a sample evaluated in single precision), or nil for W = I.
+// a sample evaluated in single precision), or nil for W = I. For
+// BatchDiagonal and TrainableDiagonal weights the caller has written them
+// into ws.d (batch.step), except for BatchDiagonal with a constant
+// Jacobian, where they are AutoDiagonal's.
 func weights[T sgemm.Real](a *AdaNP, ws *workspace, b []T) []float64 {
 	switch a.s.Weights {
 	case Diagonal:
 		copy(ws.d, a.diagInv)
+		return ws.d
+	case BatchDiagonal, TrainableDiagonal:
+		if a.constB == nil {
+			return ws.d
+		}
+		autoWeights(ws.d, b, a.nc, a.n)
 		return ws.d
 	case AutoDiagonal:
 		autoWeights(ws.d, b, a.nc, a.n)

@@ -9,7 +9,8 @@ import (
 // Trace records what VJP needs of a forward pass made by ProjectTrace: per
 // sample and step, the iterate y_k, the multipliers μ_k = G_k⁻¹c_k and the
 // step length α_k, and, unless they can be had otherwise, the weights
-// W_k⁻¹ (AutoDiagonal only), the Jacobian B_k and the factorisation of G_k.
+// W_k⁻¹ (AutoDiagonal, BatchDiagonal, TrainableDiagonal), the Jacobian
+// B_k and the factorisation of G_k.
 // A constant Jacobian (Linear) and its factor are never copied, and with
 // Settings.Recompute neither B_k nor G_k's factor is stored: VJP evaluates
 // and factors them again. With Implicit and FinalProjector gradients a
@@ -25,6 +26,9 @@ type Trace struct {
 	depth []int         // per sample, the number of records in use
 	eig   [][]bool
 	grad  GradStats
+	// bd holds, for BatchDiagonal weights, per depth k: the column means
+	// m of |B| over the samples that took step k, and their number.
+	bd batchDiagTrace
 }
 
 // layout is the layout of one step record: a header (α, and 1 if the
@@ -49,7 +53,10 @@ func (a *AdaNP) newLayout() layout {
 	l := layout{n: n, nc: nc}
 	l.finalOnly = a.s.Grad == Implicit || a.s.Grad == FinalProjector
 	varying := a.constB == nil
-	l.storeD = a.s.Weights == AutoDiagonal && varying
+	switch a.s.Weights {
+	case AutoDiagonal, BatchDiagonal, TrainableDiagonal:
+		l.storeD = varying
+	}
 	l.storeB = varying && (!a.s.Recompute || l.finalOnly)
 	l.storeF = l.storeB
 	l.recomputeB = varying && !l.storeB
@@ -80,6 +87,7 @@ type stepRecord struct {
 func (t *Trace) reset(a *AdaNP, x blas64.General, rows int) {
 	t.a, t.rows = a, rows
 	t.grad = GradStats{}
+	t.bd.reset()
 	t.x = resize(t.x, rows*a.nx)
 	for s := 0; s < rows; s++ {
 		copy(t.x[s*a.nx:(s+1)*a.nx], dense.Row(x, s))

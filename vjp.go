@@ -26,6 +26,11 @@ type vjpJob struct {
 	gain         []float64
 	bad          []bool
 
+	// wantT: ∂ℓ/∂θ for TrainableDiagonal weights, accumulated per sample
+	// in gth (rows×n).
+	wantT bool
+	gth   []float64
+
 	panics panicLog
 
 	lock   vjpLock
@@ -43,6 +48,11 @@ type vjpJob struct {
 // an error, naming the sample, if a gradient comes out non-finite or
 // constraint code panics; it never returns NaN.
 func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
+	return a.vjp(tr, grad, gyhat, gx, nil)
+}
+
+// vjp is VJP, and with gtheta (length ny) VJPTheta.
+func (a *AdaNP) vjp(tr *Trace, grad, gyhat, gx *mat.Dense, gtheta []float64) error {
 	if tr == nil || tr.a != a {
 		return errors.New("enforce: trace was not recorded by this AdaNP")
 	}
@@ -92,10 +102,19 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 	clear(j.gain)
 	clear(j.bad)
 	j.panics.reset()
+	j.wantT = gtheta != nil
+	if j.wantT {
+		j.gth = resize(j.gth, rows*a.n)
+		clear(j.gth)
+	}
 	if a.linVJPBatchable() {
 		a.lin.prepare(a)
 		j.linRun.j = j
 		par.ForBlocks(rows, linRows, &j.linRun)
+	} else if a.s.Weights == BatchDiagonal && a.constB == nil && a.s.Grad == Unrolled {
+		if err := j.lock.runBatchDiagonal(j); err != nil {
+			return err
+		}
 	} else if bh := a.k.HessVecBatch; bh != nil && a.s.Grad == Unrolled && a.hasHV && !a.rec.recomputeB {
 		if err := j.lock.run(j, bh); err != nil {
 			return err
@@ -103,7 +122,47 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 	} else {
 		par.For(rows, grain, j)
 	}
-	return j.reduce()
+	if err := j.reduce(); err != nil {
+		return err
+	}
+	if j.wantT {
+		clear(gtheta)
+		for s := 0; s < rows; s++ {
+			for i, v := range j.gth[s*a.n : s*a.n+a.ny] {
+				gtheta[i] += v
+			}
+		}
+		if !allFinite(gtheta) {
+			return errors.New("enforce: VJP: the θ-gradient is not finite")
+		}
+	}
+	return nil
+}
+
+// addThetaKKT adds the Implicit ∂ℓ/∂θ of sample s, whose final record
+// is rec, after implicitVJP (or its projector fallback) has left
+// ∂ℓ/∂ŷ = W·u in g. From the KKT system of the W-nearest point,
+// W(y* − ŷ) + Bᵀλ = 0, with ∂W/∂θ_j = W_j·e_j·e_jᵀ,
+// ∂ℓ/∂θ_j = −u_j·W_j·(y* − ŷ)_j = u_j·(Bᵀλ)_j, and u = D·g.
+func (j *vjpJob) addThetaKKT(s int, rec *stepRecord, ws *workspace, g []float64) {
+	a := j.a
+	n := a.n
+	dense.MulTransVec(ws.hv, rec.B, a.nc, n, rec.mu)
+	gt := j.gth[s*n : (s+1)*n]
+	for i := range gt {
+		gt[i] += rec.d[i] * g[i] * ws.hv[i]
+	}
+}
+
+// addTheta adds the share of step record rec of sample s to ∂ℓ/∂θ, after
+// backStep has left p in ws.p and Bᵀμ in ws.bmu: with D = exp(−θ) and
+// ∂ℓ/∂D = −α·p ⊙ Bᵀμ (see backStep), ∂ℓ/∂θ_j = α·p_j·(Bᵀμ)_j·D_j.
+func (j *vjpJob) addTheta(s int, rec *stepRecord, ws *workspace) {
+	n := j.a.n
+	gt := j.gth[s*n : (s+1)*n]
+	for i := range gt {
+		gt[i] += rec.alpha * ws.p[i] * ws.bmu[i] * rec.d[i]
+	}
 }
 
 // reduce checks the per-sample results in sample order and fills the
@@ -177,6 +236,9 @@ func (j *vjpJob) sample(ws *workspace, s int) {
 				exact = false
 				a.projectorVJP(ws, &rec, xs, g, gx, j.wantX)
 			}
+			if j.wantT {
+				j.addThetaKKT(s, &rec, ws, g)
+			}
 		} else {
 			exact = false
 		}
@@ -188,6 +250,9 @@ func (j *vjpJob) sample(ws *workspace, s int) {
 				exact = false
 			}
 			a.backStep(ws, &rec, xs, g, gx, curv, curvX, j.wantX)
+			if j.wantT {
+				j.addTheta(s, &rec, ws)
+			}
 			if curv {
 				h := a.k.HessVec
 				h(xs, rec.y, rec.mu, ws.dp, ws.hMu)
@@ -373,6 +438,9 @@ func (l *vjpLock) runSample(ws *workspace, p int) (ok bool) {
 	curv, curvX := j.curvature()
 	xs := tr.xrow(s)
 	a.backStep(ws, &rec, xs, l.g[s*n:(s+1)*n], l.gx[s*nx:(s+1)*nx], curv, curvX, j.wantX)
+	if j.wantT {
+		j.addTheta(s, &rec, ws)
+	}
 	copy(l.xa[p*nx:(p+1)*nx], xs)
 	copy(l.ya[p*n:(p+1)*n], rec.y)
 	copy(l.mu[p*nc:(p+1)*nc], rec.mu)

@@ -60,7 +60,8 @@ type Param struct {
 }
 
 // Params returns the name and shape of every learnable tensor of the
-// backbone, in the order of Weights.
+// backbone, in the order of Weights, followed by θ's (ThetaName, shape
+// [ny]) when the model learns its projection weights.
 func (m *Model) Params() []Param {
 	if m == nil {
 		return nil
@@ -125,8 +126,9 @@ func (m *Model) attach(g *gorgonia.ExprGraph) (Backbone, gorgonia.Nodes, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if !slices.Equal(names, m.names) {
-		return nil, nil, fmt.Errorf("train: the BackboneFunc built learnables %q, first %q", names, m.names)
+	nb := m.backboneParams()
+	if !slices.Equal(names, m.names[:nb]) {
+		return nil, nil, fmt.Errorf("train: the BackboneFunc built learnables %q, first %q", names, m.names[:nb])
 	}
 	ls := b.Learnables()
 	for i, n := range ls {
@@ -136,6 +138,9 @@ func (m *Model) attach(g *gorgonia.ExprGraph) (Backbone, gorgonia.Nodes, error) 
 		if err := gorgonia.Let(n, m.params[i]); err != nil {
 			return nil, nil, fmt.Errorf("train: sharing weight %q: %w", n.Name(), err)
 		}
+	}
+	if nb < len(m.params) {
+		ls = append(slices.Clip(ls), m.thetaNode(g))
 	}
 	return b, ls, nil
 }

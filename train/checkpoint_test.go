@@ -88,6 +88,8 @@ func resumeCases(t *testing.T) []resumeCase {
 	hinge.Penalty, hinge.Standardize, hinge.OutputStdFloor = SquaredHinge, true, 0.3
 	custom := base
 	custom.Sizes, custom.Hidden, custom.Backbone = nil, 0, residualBuilder(1, 6, 2, 1)
+	theta := base // learns the projection weights θ (ThetaName) too
+	theta.Train.Weights, theta.Infer.Weights = enforce.TrainableDiagonal, enforce.TrainableDiagonal
 
 	c, err := enforce.Linear(1, mat.NewDense(1, 2, []float64{1, 1}), func(x, r, jx []float64) {
 		r[0] = x[0]
@@ -110,6 +112,7 @@ func resumeCases(t *testing.T) []resumeCase {
 		{"Soft PyTorchInit", py, fit},
 		{"Soft SquaredHinge, floored", hinge, fit},
 		{"custom backbone", custom, fit},
+		{"ENFORCE trainable weights", theta, fit},
 		{"FitUnsupervised", unsup, func(m *Model) (History, error) { return m.FitUnsupervised(x, halfSquaredNorm) }},
 		{"ENFORCE float32 backbone", withFloat32(base), fit},
 		{"Soft PyTorchInit float32 backbone", withFloat32(py), fit},
@@ -161,8 +164,9 @@ func finish(t *testing.T, m *Model, c resumeCase, hist History) trainedState {
 // run repeats, as after a real crash. The cases cover Fit and
 // FitUnsupervised, ENFORCE with float64 and Settings.Precision Float32,
 // Soft with PyTorchInit, Soft with the SquaredHinge penalty and an output
-// σ floor, a custom backbone, and float32 backbones (Config.Precision
-// Float32: float32 weights and Adam moments) in ENFORCE and Soft modes.
+// σ floor, a custom backbone, learned projection weights θ, and float32
+// backbones (Config.Precision Float32: float32 weights and Adam moments)
+// in ENFORCE and Soft modes.
 func TestResumeBitExact(t *testing.T) {
 	for _, c := range resumeCases(t) {
 		t.Run(c.name, func(t *testing.T) {

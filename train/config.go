@@ -166,7 +166,12 @@ type Config struct {
 	// projection, no regularisation, unrolled gradients, float64). Model's
 	// Config reports both with their defaults filled in. With Standardize,
 	// Identity weights in either mean the metric of standardised units
-	// (see Standardize).
+	// (see Standardize). Train.Weights enforce.TrainableDiagonal makes
+	// the model learn its projection weights θ with the backbone (see
+	// ThetaName); Infer may then use them too. With enforce.BatchDiagonal
+	// weights a sample's projection depends on the rest of its batch: in
+	// training on the batch it was drawn with, in Predict on the rows
+	// passed together.
 	Train enforce.Settings
 	Infer enforce.Settings
 

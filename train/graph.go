@@ -60,7 +60,9 @@ type Graph struct {
 	// with respect to Learnables the graph holds.
 	Task, Loss *gorgonia.Node
 	// Learnables are the backbone's learnable nodes, in the order of
-	// Model.Params (for an MLP W0, b0, W1, b1, …).
+	// Model.Params (for an MLP W0, b0, W1, b1, …), followed by θ (a
+	// vector node named ThetaName, an input of the AdaNP node) when the
+	// model learns its projection weights.
 	Learnables gorgonia.Nodes
 	// Op is the AdaNP operation of YTilde (nil unless Mode is ENFORCE);
 	// after a run, Op.Stats() and Op.Projected() describe it.
@@ -188,6 +190,9 @@ func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) 
 				}
 				opts = append(opts, enforce.WithGate(gr.objectiveGate))
 			}
+		}
+		if cfg.learnsTheta() {
+			opts = append(opts, enforce.WithTrainableWeights(learnables[len(learnables)-1]))
 		}
 		var xc *gorgonia.Node
 		if cfg.constrainX {

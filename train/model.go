@@ -109,6 +109,14 @@ func New(cfg Config) (*Model, error) {
 	if r.PyTorchInit {
 		m.pyTorchInit()
 	}
+	if err := r.checkTheta(); err != nil {
+		return nil, err
+	}
+	if r.learnsTheta() {
+		if err := m.addTheta(); err != nil {
+			return nil, err
+		}
+	}
 	if m.infer, err = enforce.NewAdaNP(r.Constraint, r.Infer); err != nil {
 		return nil, fmt.Errorf("train: inference settings: %w", err)
 	}
@@ -221,7 +229,8 @@ func (m *Model) SetProgress(w io.Writer) {
 
 // Weights returns copies of the backbone's learnable tensors, in the order
 // of Params, each flattened in row-major order. For an MLP that is W0, b0,
-// W1, b1, … as layers.MLP.Weights lays them out. A float32 model's
+// W1, b1, … as layers.MLP.Weights lays them out, followed by θ when the
+// model learns its projection weights (see ThetaName). A float32 model's
 // weights are converted to float64, exactly.
 func (m *Model) Weights() [][]float64 {
 	if m == nil {
@@ -382,7 +391,13 @@ func (m *Model) Predict(x *mat.Dense) (*mat.Dense, enforce.Stats, error) {
 		}
 		return yhat, st, nil
 	}
-	yt, st, err := m.infer.Project(xc, yhat)
+	var yt *mat.Dense
+	var st enforce.Stats
+	if m.cfg.Infer.Weights == enforce.TrainableDiagonal {
+		yt, st, err = m.infer.ProjectTheta(xc, yhat, m.theta())
+	} else {
+		yt, st, err = m.infer.Project(xc, yhat)
+	}
 	if err != nil {
 		return nil, st, fmt.Errorf("train: %w", err)
 	}
