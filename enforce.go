@@ -72,6 +72,9 @@ type AdaNP struct {
 	lin       *linBatch
 	perSample bool
 
+	// sp is the sparse path (sparse_adanp.go), nil on the dense one.
+	sp *sparsePath
+
 	diagInv []float64 // W⁻¹ for Diagonal weights
 	rec     layout    // the trace's step records
 
@@ -140,10 +143,13 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 			a.diagInv[k] = 1 / v
 		}
 	}
+	if err := a.choosePath(); err != nil {
+		return nil, err
+	}
 	a.pool.New = func() any { return a.newWorkspace() }
 	a.batches.New = func() any { return new(batch) }
 	a.vjps.New = func() any { return new(vjpJob) }
-	if b := k.ConstantJacobian; b != nil {
+	if b := k.ConstantJacobian; b != nil && a.sp == nil {
 		if !allFinite(b) {
 			return nil, errors.New("enforce: constant Jacobian is not finite")
 		}
@@ -316,9 +322,13 @@ type workspace struct {
 	u, r, z, pk, hpk                []float64 // implicit gradient
 	g32                             dense.Gram32Scratch
 	g64                             dense.GramScratch
+	sp                              *sparseWork // the sparse path's factor
 }
 
 func (a *AdaNP) newWorkspace() *workspace {
+	if a.sp != nil {
+		return a.newSparseWorkspace()
+	}
 	n, nc, nx := a.n, a.nc, a.nx
 	vn := func() []float64 { return make([]float64, n) }
 	ws := &workspace{
