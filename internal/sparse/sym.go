@@ -9,10 +9,10 @@ import "math"
 // elimination tree and factorisation as Gram. A Sym is read-only after
 // AnalyseSym and may be shared by goroutines, each with its own SymFactor.
 type Sym struct {
-	sym   *symbolic
-	nnzA  int
-	pos   []int32 // pos[p]: position in ci of entry p of the input
-	tol   float64
+	sym  *symbolic
+	nnzA int
+	pos  []int32 // pos[p]: position in ci of entry p of the input
+	tol  float64
 }
 
 // AnalyseSym analyses the lower-triangular CSC pattern (colPtr of length
