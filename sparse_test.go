@@ -32,11 +32,16 @@ type spSystem struct {
 // newSPSystem returns a random system with rows of 2 to maxRow outputs,
 // coefficients a of magnitude in [1, aMax].
 func newSPSystem(rnd *rand.Rand, nx, ny, nc, maxRow int, aMax float64) *spSystem {
+	return newSPSystemAt(rnd, 0, nx, ny, nc, maxRow, aMax)
+}
+
+// newSPSystemAt is newSPSystem whose row i touches output first+i.
+func newSPSystemAt(rnd *rand.Rand, first, nx, ny, nc, maxRow int, aMax float64) *spSystem {
 	s := &spSystem{nx: nx, ny: ny, nc: nc, rowPtr: []int{0}}
 	for i := range nc {
-		// Row i always touches output i (so that B has full row rank for
-		// nc ≤ ny) and a few others.
-		seen := map[int]bool{i % ny: true}
+		// Row i always touches output first+i (so that B tends to have
+		// full row rank for nc ≤ ny) and a few others.
+		seen := map[int]bool{(first + i) % ny: true}
 		for range 1 + rnd.IntN(maxRow-1) {
 			seen[rnd.IntN(ny)] = true
 		}
