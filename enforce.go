@@ -118,7 +118,6 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 		hasJX:   k.JacobianX != nil,
 		hasHV:   k.HessVec != nil,
 		hasMHV:  k.MixedHessVec != nil,
-		eigWork: dense.EigWorkLen(nc),
 		finiteJ: k.finiteJ,
 	}
 	if s.Precision == Float32 {
@@ -145,6 +144,9 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 	}
 	if err := a.choosePath(); err != nil {
 		return nil, err
+	}
+	if a.sp == nil {
+		a.eigWork = dense.EigWorkLen(nc) // its query allocates nc² numbers
 	}
 	a.pool.New = func() any { return a.newWorkspace() }
 	a.batches.New = func() any { return new(batch) }

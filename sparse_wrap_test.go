@@ -198,4 +198,3 @@ func TestSparseInequalitiesFD(t *testing.T) {
 		}
 	}
 }
-
