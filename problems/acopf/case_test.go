@@ -184,7 +184,7 @@ func TestParseErrors(t *testing.T) {
 		{"two references", "\t20\t2\t0", "\t20\t3\t0", "tiny.m:8: bus 20 is a second reference bus"},
 		{"NaN load", "\t30\t1\t50", "\t30\t1\tNaN", "tiny.m:6: bus column 3 is NaN"},
 		{"unclosed", "];\nmpc.gen = [", "\nmpc.gen = [", "tiny.m:11: matrix bus opened on line 5 is not closed"},
-		{"unclosed at the end", "];\nmpc.bus_name = {\n\t'A';\n\t'B';\n};\n", "", "tiny.m:28: matrix branch opened on line 23 is not closed by ]"},
+		{"unclosed at the end", "];\nmpc.bus_name = {\n\t'A';\n\t'B';\n};\n", "", "tiny.m:27: matrix branch opened on line 23 is not closed by ]"},
 		{"gencost rows", "\t1\t0\t0\t2\t0\t0\t50\t1000;\n", "", "gencost has 3 rows, want ng = 4"},
 		{"cost model", "\t2\t0\t0\t3\t0.01", "\t7\t0\t0\t3\t0.01", "tiny.m:18: cost model 7"},
 		{"cost width", "\t1\t0\t0\t2\t0\t0\t50\t1000;", "\t1\t0\t0\t3\t0\t0\t50\t1000;", "tiny.m:21: gencost row gives 3 coefficients but has 8 columns"},

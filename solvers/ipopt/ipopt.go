@@ -69,11 +69,8 @@ func (s Solver) Solve(p solvers.NLP, init []float64) (*solvers.Result, error) {
 		p.Objective == nil || p.Grad == nil || p.Constraints == nil || p.Hessian == nil {
 		return nil, fmt.Errorf("ipopt: malformed NLP (N = %d, M = %d, len(init) = %d) or nil callback", p.N, p.M, len(init))
 	}
-	switch {
-	case math.IsNaN(s.Tol) || math.IsInf(s.Tol, 0) || s.Tol < 0:
-		return nil, fmt.Errorf("ipopt: Solver.Tol = %v, want a finite value ≥ 0 (0 means IPOPT's default)", s.Tol)
-	case s.MaxIterations < 0:
-		return nil, fmt.Errorf("ipopt: Solver.MaxIterations = %d, want ≥ 0 (0 means IPOPT's default)", s.MaxIterations)
+	if err := s.checkFields(); err != nil {
+		return nil, err
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -106,36 +103,8 @@ func (s Solver) Solve(p solvers.NLP, init []float64) (*solvers.Result, error) {
 	}
 	defer C.FreeIpoptProblem(nlp)
 	C.SetIntermediateCallback(nlp, C.Intermediate_CB(C.goIntermediate))
-	opts := []struct {
-		key string
-		set func(k *C.char) C.Bool
-	}{
-		{"print_level", func(k *C.char) C.Bool { return C.AddIpoptIntOption(nlp, k, C.Int(s.PrintLevel)) }},
-		{"sb", func(k *C.char) C.Bool {
-			v := C.CString("yes")
-			defer C.free(unsafe.Pointer(v))
-			return C.AddIpoptStrOption(nlp, k, v)
-		}},
-	}
-	if s.Tol > 0 {
-		opts = append(opts, struct {
-			key string
-			set func(k *C.char) C.Bool
-		}{"tol", func(k *C.char) C.Bool { return C.AddIpoptNumOption(nlp, k, C.Number(s.Tol)) }})
-	}
-	if s.MaxIterations > 0 {
-		opts = append(opts, struct {
-			key string
-			set func(k *C.char) C.Bool
-		}{"max_iter", func(k *C.char) C.Bool { return C.AddIpoptIntOption(nlp, k, C.Int(s.MaxIterations)) }})
-	}
-	for _, o := range opts {
-		k := C.CString(o.key)
-		ok := o.set(k)
-		C.free(unsafe.Pointer(k))
-		if ok == 0 {
-			return nil, fmt.Errorf("ipopt: option %q rejected", o.key)
-		}
+	if err := s.setOptions(nlp); err != nil {
+		return nil, err
 	}
 
 	h := cgo.NewHandle(pr)
@@ -172,6 +141,51 @@ func (s Solver) Solve(p solvers.NLP, init []float64) (*solvers.Result, error) {
 	}
 	res.Runtime = time.Since(start)
 	return res, nil
+}
+
+// setOptions passes the Solver's fields to IPOPT: print_level, sb = yes
+// (no banner), and tol and max_iter when they are set.
+func (s Solver) setOptions(nlp C.IpoptProblem) error {
+	str := func(key, val string) C.Bool {
+		k, v := C.CString(key), C.CString(val)
+		defer C.free(unsafe.Pointer(k))
+		defer C.free(unsafe.Pointer(v))
+		return C.AddIpoptStrOption(nlp, k, v)
+	}
+	num := func(key string, val float64) C.Bool {
+		k := C.CString(key)
+		defer C.free(unsafe.Pointer(k))
+		return C.AddIpoptNumOption(nlp, k, C.Number(val))
+	}
+	integer := func(key string, val int) C.Bool {
+		k := C.CString(key)
+		defer C.free(unsafe.Pointer(k))
+		return C.AddIpoptIntOption(nlp, k, C.Int(val))
+	}
+	if integer("print_level", s.PrintLevel) == 0 {
+		return fmt.Errorf("ipopt: option %q rejected", "print_level")
+	}
+	if str("sb", "yes") == 0 {
+		return fmt.Errorf("ipopt: option %q rejected", "sb")
+	}
+	if s.Tol > 0 && num("tol", s.Tol) == 0 {
+		return fmt.Errorf("ipopt: option %q rejected", "tol")
+	}
+	if s.MaxIterations > 0 && integer("max_iter", s.MaxIterations) == 0 {
+		return fmt.Errorf("ipopt: option %q rejected", "max_iter")
+	}
+	return nil
+}
+
+// checkFields returns an error for invalid Solver fields.
+func (s Solver) checkFields() error {
+	switch {
+	case math.IsNaN(s.Tol) || math.IsInf(s.Tol, 0) || s.Tol < 0:
+		return fmt.Errorf("ipopt: Solver.Tol = %v, want a finite value ≥ 0 (0 means IPOPT's default)", s.Tol)
+	case s.MaxIterations < 0:
+		return fmt.Errorf("ipopt: Solver.MaxIterations = %d, want ≥ 0 (0 means IPOPT's default)", s.MaxIterations)
+	}
+	return nil
 }
 
 // fromUD returns the problem behind a user-data pointer.
