@@ -1,0 +1,50 @@
+//go:build ipopt
+
+package acopf
+
+import (
+	"flag"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/enforce-nn/enforce/solvers"
+	"github.com/enforce-nn/enforce/solvers/ipopt"
+)
+
+// bigGrids makes TestReferenceMatchesPGLib solve the cases of more than
+// 1000 buses as well (minutes on two cores).
+var bigGrids = flag.Bool("acopf.big", false, "also solve the PGLib cases with more than 1000 buses")
+
+// TestReferenceMatchesPGLib solves PGLib-OPF's ACOPF of every shipped
+// PGLib case with IPOPT from the flat start and compares the optimum with
+// the AC objective PGLib publishes (BASELINE.md): within 0.1 %.
+func TestReferenceMatchesPGLib(t *testing.T) {
+	for _, name := range Names() {
+		pub, ok := Published[name]
+		if !ok {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			c, err := Load(name)
+			require.NoError(t, err)
+			if len(c.Buses) > 1000 && !*bigGrids {
+				t.Skip("more than 1000 buses: run with -acopf.big")
+			}
+			m, err := NewModel(c)
+			require.NoError(t, err)
+			p, err := m.NLP(m.Loads(), Formulation{})
+			require.NoError(t, err)
+			res, err := ipopt.Solver{Tol: 1e-8}.SolveSparse(p, m.FlatStart())
+			require.NoError(t, err)
+			require.Equal(t, solvers.Success, res.Status)
+			rel := math.Abs(res.Objective-pub) / pub
+			t.Logf("%s: objective %.6e, PGLib %.4e, rel. diff %.2e, %d iterations, %v, max violation %.1e",
+				name, res.Objective, pub, rel, res.Iterations, res.Runtime, res.MaxViolation)
+			assert.LessOrEqual(t, rel, 1e-3)
+			assert.LessOrEqual(t, res.MaxViolation, 1e-5)
+		})
+	}
+}
