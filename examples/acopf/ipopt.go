@@ -1,0 +1,15 @@
+//go:build ipopt
+
+package main
+
+import (
+	"github.com/enforce-nn/enforce/solvers"
+	"github.com/enforce-nn/enforce/solvers/ipopt"
+)
+
+// With -tags ipopt the reference optimum comes from IPOPT.
+func init() {
+	reference = func(p *solvers.SparseNLP, init []float64, tol float64) (*solvers.Result, error) {
+		return ipopt.Solver{Tol: tol}.SolveSparse(p, init)
+	}
+}
