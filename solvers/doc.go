@@ -16,4 +16,9 @@
 //
 // Both are local methods: on the nonconvex benchmarks they return a local
 // minimum near the starting point, as IPOPT does in the paper.
+//
+// A SparseNLP is the larger kind of problem, with variable bounds, two-sided
+// constraints (inequalities) and sparse derivatives in triplet form, such
+// as the ACOPF of package problems/acopf; solvers/ipopt's
+// Solver.SolveSparse solves it. There is no pure-Go method for it yet.
 package solvers

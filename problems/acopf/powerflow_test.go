@@ -191,3 +191,64 @@ func TestProjectOntoPowerFlow(t *testing.T) {
 	m.PowerFlow().Eval(m.Loads(), yp.RawRowView(0), cv, nil)
 	assert.LessOrEqual(t, floats.Norm(cv, math.Inf(1)), 1e-9)
 }
+
+// TestPowerFlowConcurrent evaluates from several goroutines at once (run
+// with -race): results equal the serial ones.
+func TestPowerFlowConcurrent(t *testing.T) {
+	c, err := Load("case118_ieee")
+	require.NoError(t, err)
+	m, err := NewModel(c)
+	require.NoError(t, err)
+	pf := m.PowerFlow()
+	_, ny, nc := pf.Dims()
+	rng := rand.New(rand.NewPCG(5, 6))
+	x, y := randomPoint(m, rng)
+	want, wantJ := make([]float64, nc), make([]float64, nc*ny)
+	pf.Eval(x, y, want, wantJ)
+	done := make(chan bool)
+	for range 4 {
+		go func() {
+			ok := true
+			for range 20 {
+				got, gotJ := make([]float64, nc), make([]float64, nc*ny)
+				pf.Eval(x, y, got, gotJ)
+				ok = ok && floats.Equal(got, want) && floats.Equal(gotJ, wantJ)
+			}
+			done <- ok
+		}()
+	}
+	for range 4 {
+		assert.True(t, <-done)
+	}
+}
+
+// BenchmarkPowerFlow evaluates c and the Jacobian's values (sparse), and
+// the curvature product, on the shipped grids.
+func BenchmarkPowerFlow(b *testing.B) {
+	for _, name := range []string{"case118_ieee", "case1354_pegase", "case10000_goc"} {
+		c, err := Load(name)
+		require.NoError(b, err)
+		m, err := NewModel(c)
+		require.NoError(b, err)
+		pf := m.PowerFlow()
+		_, ny, nc := pf.Dims()
+		rng := rand.New(rand.NewPCG(7, 8))
+		x, y := randomPoint(m, rng)
+		rowPtr, _ := pf.Pattern()
+		cv, vals := make([]float64, nc), make([]float64, rowPtr[nc])
+		b.Run(name+"/EvalSparse", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				pf.EvalSparse(x, y, cv, vals)
+			}
+		})
+		w, v, out := randVec(nc, rng), randVec(ny, rng), make([]float64, ny)
+		hv := pf.Capabilities().HessVec
+		b.Run(name+"/HessVec", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				hv(x, y, w, v, out)
+			}
+		})
+	}
+}
