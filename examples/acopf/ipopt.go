@@ -3,6 +3,7 @@
 package main
 
 import (
+	"github.com/enforce-nn/enforce/problems/acopf"
 	"github.com/enforce-nn/enforce/solvers"
 	"github.com/enforce-nn/enforce/solvers/ipopt"
 )
@@ -10,6 +11,6 @@ import (
 // With -tags ipopt the reference optimum comes from IPOPT.
 func init() {
 	reference = func(p *solvers.SparseNLP, init []float64, tol float64) (*solvers.Result, error) {
-		return ipopt.Solver{Tol: tol}.SolveSparse(p, init)
+		return ipopt.Solver{Tol: tol, ConstrViolTol: 1e-6, Options: acopf.ReferenceOptions}.SolveSparse(p, init)
 	}
 }

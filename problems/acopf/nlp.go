@@ -146,6 +146,15 @@ func (m *Model) NLP(x []float64, f Formulation) (*solvers.SparseNLP, error) {
 	return p, nil
 }
 
+// ReferenceOptions are the IPOPT options (for solvers/ipopt's
+// Solver.Options) of the reference solves: honor_original_bounds = no
+// returns IPOPT's own final iterate. IPOPT relaxes every bound by 1e-8
+// relative (bound_relax_factor) and by default moves the final point back
+// inside the original bounds, which, with branch admittances of 10³ p.u.,
+// unbalances the power flow by up to 1e-4 p.u.; without that move the
+// equalities hold to IPOPT's tolerance and the bounds to 1e-8 relative.
+var ReferenceOptions = map[string]string{"honor_original_bounds": "no"}
+
 // FlatStart returns the starting point PowerModels.jl uses: Vm = 1
 // clamped into [Vmin, Vmax], Va = 0, and Pg, Qg at the middle of their
 // bounds (0 where a bound is infinite).

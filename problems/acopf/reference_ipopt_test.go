@@ -5,7 +5,9 @@ package acopf
 import (
 	"flag"
 	"math"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,14 +39,26 @@ func TestReferenceMatchesPGLib(t *testing.T) {
 			require.NoError(t, err)
 			p, err := m.NLP(m.Loads(), Formulation{})
 			require.NoError(t, err)
-			res, err := ipopt.Solver{Tol: 1e-8}.SolveSparse(p, m.FlatStart())
+			cpu := cpuTime()
+			res, err := ipopt.Solver{Tol: 1e-8, ConstrViolTol: 1e-6, Options: ReferenceOptions}.SolveSparse(p, m.FlatStart())
+			cpu = cpuTime() - cpu
 			require.NoError(t, err)
 			require.Equal(t, solvers.Success, res.Status)
 			rel := math.Abs(res.Objective-pub) / pub
-			t.Logf("%s: objective %.6e, PGLib %.4e, rel. diff %.2e, %d iterations, %v, max violation %.1e",
-				name, res.Objective, pub, rel, res.Iterations, res.Runtime, res.MaxViolation)
+			t.Logf("%s: objective %.6e, PGLib %.4e, rel. diff %.2e, %d iterations, wall %v, CPU %v, max violation %.1e",
+				name, res.Objective, pub, rel, res.Iterations, res.Runtime.Round(time.Millisecond), cpu.Round(time.Millisecond), res.MaxViolation)
 			assert.LessOrEqual(t, rel, 1e-3)
-			assert.LessOrEqual(t, res.MaxViolation, 1e-5)
+			assert.LessOrEqual(t, res.MaxViolation, 1e-6)
 		})
 	}
+}
+
+// cpuTime returns the CPU time (user and system) the process has used:
+// on a shared machine the wall time of a solve says little.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"math"
 	"runtime/cgo"
+	"sort"
+	"strconv"
 	"sync"
 	"time"
 	"unsafe"
@@ -32,8 +34,9 @@ import (
 
 // Solver is a solvers.Method that calls IPOPT with the exact Hessian of
 // the Lagrangian (dense), no variable bounds and equality constraints
-// c(y) = 0. Zero fields keep IPOPT's defaults; Solve returns an error for
-// a negative, NaN or infinite Tol and a negative MaxIterations.
+// c(y) = 0; SolveSparse solves a solvers.SparseNLP. Zero fields keep
+// IPOPT's defaults; Solve and SolveSparse return an error for a negative,
+// NaN or infinite Tol or ConstrViolTol and a negative MaxIterations.
 type Solver struct {
 	// Tol is IPOPT's option "tol" (IPOPT's default 1e-8).
 	Tol float64
@@ -41,6 +44,15 @@ type Solver struct {
 	MaxIterations int
 	// PrintLevel is "print_level" (0, silent, by default here).
 	PrintLevel int
+	// ConstrViolTol is "constr_viol_tol", the largest unscaled constraint
+	// and bound violation at which IPOPT may stop (IPOPT's default 1e-4).
+	ConstrViolTol float64
+	// Options are further IPOPT options by name, set after the fields
+	// above, in the order of their names. A value is passed as an
+	// integer option if it parses as an integer and IPOPT takes it as
+	// one, else as a number if it parses as one and IPOPT takes it,
+	// else as a string; an option IPOPT rejects is an error.
+	Options map[string]string
 }
 
 // mu serialises calls into IPOPT: the sequential MUMPS linear solver it
@@ -174,6 +186,26 @@ func (s Solver) setOptions(nlp C.IpoptProblem) error {
 	if s.MaxIterations > 0 && integer("max_iter", s.MaxIterations) == 0 {
 		return fmt.Errorf("ipopt: option %q rejected", "max_iter")
 	}
+	if s.ConstrViolTol > 0 && num("constr_viol_tol", s.ConstrViolTol) == 0 {
+		return fmt.Errorf("ipopt: option %q rejected", "constr_viol_tol")
+	}
+	keys := make([]string, 0, len(s.Options))
+	for k := range s.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := s.Options[k]
+		if i, err := strconv.Atoi(v); err == nil && integer(k, i) != 0 {
+			continue
+		}
+		if f, err := strconv.ParseFloat(v, 64); err == nil && num(k, f) != 0 {
+			continue
+		}
+		if str(k, v) == 0 {
+			return fmt.Errorf("ipopt: option %q = %q rejected", k, v)
+		}
+	}
 	return nil
 }
 
@@ -184,6 +216,8 @@ func (s Solver) checkFields() error {
 		return fmt.Errorf("ipopt: Solver.Tol = %v, want a finite value ≥ 0 (0 means IPOPT's default)", s.Tol)
 	case s.MaxIterations < 0:
 		return fmt.Errorf("ipopt: Solver.MaxIterations = %d, want ≥ 0 (0 means IPOPT's default)", s.MaxIterations)
+	case math.IsNaN(s.ConstrViolTol) || math.IsInf(s.ConstrViolTol, 0) || s.ConstrViolTol < 0:
+		return fmt.Errorf("ipopt: Solver.ConstrViolTol = %v, want a finite value ≥ 0 (0 means IPOPT's default)", s.ConstrViolTol)
 	}
 	return nil
 }

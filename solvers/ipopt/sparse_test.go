@@ -60,4 +60,12 @@ func TestSolveSparse(t *testing.T) {
 	assert.ErrorContains(t, err, "Jacobian entry 0")
 	_, err = Solver{Tol: -1}.SolveSparse(discNLP(), []float64{0, 0, 0})
 	assert.ErrorContains(t, err, "Solver.Tol")
+
+	// Options of each type; an unknown option is an error.
+	opts := map[string]string{"max_iter": "200", "bound_relax_factor": "1e-9", "honor_original_bounds": "no"}
+	res, err = Solver{Tol: 1e-10, Options: opts}.SolveSparse(discNLP(), []float64{0, 0, 0})
+	require.NoError(t, err)
+	assert.InDelta(t, 0.5, res.Y[0], 1e-8)
+	_, err = Solver{Options: map[string]string{"no_such_option": "1"}}.SolveSparse(discNLP(), []float64{0, 0, 0})
+	assert.ErrorContains(t, err, `option "no_such_option" = "1" rejected`)
 }
