@@ -103,3 +103,20 @@ func TestSparseNLPViolation(t *testing.T) {
 	assert.Less(t, p.Violation([]float64{1, 4.74299963, 3.82114998, 1.37940829}, nil), 1e-6)
 	assert.True(t, math.IsInf(p.Violation([]float64{math.Inf(1), 1, 1, 1}, nil), 1))
 }
+
+// TestSolveSparseHS071 solves HS071 with the pure-Go interior-point
+// method: f* = 17.0140173 at (1, 4.743, 3.82115, 1.37941).
+func TestSolveSparseHS071(t *testing.T) {
+	p := hs071()
+	res, err := SolveSparse(p, []float64{1, 5, 5, 1}, &Settings{Tol: 1e-8, FeasTol: 1e-10})
+	require.NoError(t, err)
+	require.Equal(t, Success, res.Status, "%+v", res)
+	assert.InDelta(t, 17.0140173, res.Objective, 1e-6)
+	assert.InDeltaSlice(t, []float64{1, 4.74299963, 3.82114998, 1.37940829}, res.Y, 1e-6)
+	assert.Less(t, res.MaxViolation, 1e-9)
+	assert.Less(t, res.Stationarity, 1e-8)
+	_, err = SolveSparse(p, []float64{1, 5, 5}, nil)
+	assert.Error(t, err)
+	_, err = SolveSparse(p, []float64{1, 5, 5, 1}, &Settings{Tol: -1})
+	assert.ErrorContains(t, err, "Settings.Tol")
+}
