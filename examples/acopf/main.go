@@ -1,8 +1,9 @@
 // Command acopf loads a power grid (a case shipped in package
 // problems/acopf, or any MATPOWER case file), reports its size and the
 // power-flow residual max|c| at the file's operating point and at the flat
-// start, and, when built with -tags ipopt, solves its ACOPF in
-// PGLib-OPF's formulation with IPOPT and compares the optimum with the
+// start, and solves its ACOPF in PGLib-OPF's formulation, with IPOPT when
+// built with -tags ipopt and otherwise with the pure-Go interior-point
+// method (cases of at most 300 buses), and compares the optimum with the
 // objective PGLib-OPF publishes (BASELINE.md):
 //
 //	go run ./examples/acopf -quick                        # case57, seconds
@@ -43,16 +44,29 @@ type options struct {
 	out          string
 }
 
-// reference solves the ACOPF; it is set by ipopt.go under the build tag
-// ipopt, and nil otherwise.
-var reference func(p *solvers.SparseNLP, init []float64, tol float64) (*solvers.Result, error)
+// reference solves the ACOPF: IPOPT under the build tag ipopt (ipopt.go),
+// otherwise the pure-Go interior-point method for cases of at most
+// pureGoBuses buses; referenceName names it.
+var (
+	reference     = pureGo
+	referenceName = "the pure-Go interior-point method solvers.SolveSparse"
+)
+
+// pureGoBuses is the largest case the pure-Go method solves here: it
+// forms the KKT matrix densely (case300: about 2 400 rows).
+const pureGoBuses = 300
+
+// pureGo solves p with solvers.SolveSparse.
+func pureGo(p *solvers.SparseNLP, init []float64, tol float64) (*solvers.Result, error) {
+	return solvers.SolveSparse(p, init, &solvers.Settings{Tol: tol, FeasTol: 1e-8})
+}
 
 // flags registers the command line on o.
 func flags(o *options) *harness.Flags {
-	f := harness.New("acopf", "AC optimal power flow on a MATPOWER case: size, power-flow residuals, and (with -tags ipopt) the reference optimum against PGLib-OPF's published objective.")
+	f := harness.New("acopf", "AC optimal power flow on a MATPOWER case: size, power-flow residuals, and the reference optimum (IPOPT with -tags ipopt, else pure Go up to 300 buses) against PGLib-OPF's published objective.")
 	f.StringVar(&o.caseName, "case", o.caseName, "a shipped case ("+joinNames()+"; the prefix pglib_opf_ may be left out) or the path of a MATPOWER .m or .m.gz file")
 	f.BoolVar(&o.noLineLimits, "nolinelimits", o.noLineLimits, "drop the thermal and angle-difference limits (DC3's formulation) from the reference solve")
-	f.Float64Var(&o.tol, "tol", o.tol, "IPOPT's tol for the reference solve")
+	f.Float64Var(&o.tol, "tol", o.tol, "the reference solver's tolerance (IPOPT's tol; solvers.Settings.Tol for the pure-Go method)")
 	f.Out(&o.out)
 	f.Quick("case", "pglib_opf_case57_ieee")
 	return f
@@ -116,8 +130,8 @@ func run(o options, stdout, progress io.Writer) error {
 
 	y := m.OperatingPoint()
 	what := "the file's operating point"
-	if reference == nil {
-		fmt.Fprintf(stdout, "reference solve: build with -tags ipopt (IPOPT) to solve the ACOPF\n")
+	if referenceName != "IPOPT" && len(c.Buses) > pureGoBuses {
+		fmt.Fprintf(stdout, "reference solve: more than %d buses: build with -tags ipopt (IPOPT) to solve the ACOPF\n", pureGoBuses)
 	} else {
 		form := acopf.Formulation{NoFlowLimits: o.noLineLimits, NoAngleLimits: o.noLineLimits}
 		p, err := m.NLP(x, form)
@@ -132,7 +146,7 @@ func run(o options, stdout, progress io.Writer) error {
 		if o.noLineLimits {
 			name = "without line limits (DC3's formulation)"
 		}
-		fmt.Fprintf(stdout, "\nreference ACOPF, %s, IPOPT from the flat start (tol %g):\n", name, o.tol)
+		fmt.Fprintf(stdout, "\nreference ACOPF, %s, %s from the flat start (tol %g):\n", name, referenceName, o.tol)
 		fmt.Fprintf(stdout, "  status %v after %d iterations, %.3f s; objective %.6e $/h; max violation %.2g\n",
 			res.Status, res.Iterations, res.Runtime.Seconds(), res.Objective, res.MaxViolation)
 		if pub, ok := acopf.Published[c.Name]; ok && !o.noLineLimits {

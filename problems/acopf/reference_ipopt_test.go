@@ -3,7 +3,6 @@
 package acopf
 
 import (
-	"flag"
 	"math"
 	"syscall"
 	"testing"
@@ -15,10 +14,6 @@ import (
 	"github.com/enforce-nn/enforce/solvers"
 	"github.com/enforce-nn/enforce/solvers/ipopt"
 )
-
-// bigGrids makes TestReferenceMatchesPGLib solve the cases of more than
-// 1000 buses as well (minutes on two cores).
-var bigGrids = flag.Bool("acopf.big", false, "also solve the PGLib cases with more than 1000 buses")
 
 // TestReferenceMatchesPGLib solves PGLib-OPF's ACOPF of every shipped
 // PGLib case with IPOPT from the flat start and compares the optimum with
@@ -45,10 +40,12 @@ func TestReferenceMatchesPGLib(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, solvers.Success, res.Status)
 			rel := math.Abs(res.Objective-pub) / pub
-			t.Logf("%s: objective %.6e, PGLib %.4e, rel. diff %.2e, %d iterations, wall %v, CPU %v, max violation %.1e",
-				name, res.Objective, pub, rel, res.Iterations, res.Runtime.Round(time.Millisecond), cpu.Round(time.Millisecond), res.MaxViolation)
+			pfRes, relViol := violations(m, p, res.Y)
+			t.Logf("%s: objective %.6e, PGLib %.4e, rel. diff %.2e, %d iterations, wall %v, CPU %v, max violation %.1e (power flow %.1e p.u., bounds %.1e relative)",
+				name, res.Objective, pub, rel, res.Iterations, res.Runtime.Round(time.Millisecond), cpu.Round(time.Millisecond), res.MaxViolation, pfRes, relViol)
 			assert.LessOrEqual(t, rel, 1e-3)
-			assert.LessOrEqual(t, res.MaxViolation, 1e-6)
+			assert.LessOrEqual(t, pfRes, 1e-6)
+			assert.LessOrEqual(t, relViol, 1e-7, "IPOPT relaxes bounds by 1e-8 relative")
 		})
 	}
 }
