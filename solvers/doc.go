@@ -19,6 +19,8 @@
 //
 // A SparseNLP is the larger kind of problem, with variable bounds, two-sided
 // constraints (inequalities) and sparse derivatives in triplet form, such
-// as the ACOPF of package problems/acopf; solvers/ipopt's
-// Solver.SolveSparse solves it. There is no pure-Go method for it yet.
+// as the ACOPF of package problems/acopf. SolveSparse solves it in pure Go
+// by a primal-dual interior-point method with a dense KKT matrix (a few
+// hundred variables and constraints); solvers/ipopt's Solver.SolveSparse
+// solves it with IPOPT and sparse linear algebra, for any size.
 package solvers

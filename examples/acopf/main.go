@@ -3,7 +3,7 @@
 // power-flow residual max|c| at the file's operating point and at the flat
 // start, and solves its ACOPF in PGLib-OPF's formulation, with IPOPT when
 // built with -tags ipopt and otherwise with the pure-Go interior-point
-// method (cases of at most 300 buses), and compares the optimum with the
+// method (cases of at most 200 buses), and compares the optimum with the
 // objective PGLib-OPF publishes (BASELINE.md):
 //
 //	go run ./examples/acopf -quick                        # case57, seconds
@@ -53,8 +53,9 @@ var (
 )
 
 // pureGoBuses is the largest case the pure-Go method solves here: it
-// forms the KKT matrix densely (case300: about 2 400 rows).
-const pureGoBuses = 300
+// forms the KKT matrix densely (case118: about 1 700 rows, a minute or
+// two; case300: about 3 800).
+const pureGoBuses = 200
 
 // pureGo solves p with solvers.SolveSparse.
 func pureGo(p *solvers.SparseNLP, init []float64, tol float64) (*solvers.Result, error) {
@@ -63,7 +64,7 @@ func pureGo(p *solvers.SparseNLP, init []float64, tol float64) (*solvers.Result,
 
 // flags registers the command line on o.
 func flags(o *options) *harness.Flags {
-	f := harness.New("acopf", "AC optimal power flow on a MATPOWER case: size, power-flow residuals, and the reference optimum (IPOPT with -tags ipopt, else pure Go up to 300 buses) against PGLib-OPF's published objective.")
+	f := harness.New("acopf", "AC optimal power flow on a MATPOWER case: size, power-flow residuals, and the reference optimum (IPOPT with -tags ipopt, else pure Go up to 200 buses) against PGLib-OPF's published objective.")
 	f.StringVar(&o.caseName, "case", o.caseName, "a shipped case ("+joinNames()+"; the prefix pglib_opf_ may be left out) or the path of a MATPOWER .m or .m.gz file")
 	f.BoolVar(&o.noLineLimits, "nolinelimits", o.noLineLimits, "drop the thermal and angle-difference limits (DC3's formulation) from the reference solve")
 	f.Float64Var(&o.tol, "tol", o.tol, "the reference solver's tolerance (IPOPT's tol; solvers.Settings.Tol for the pure-Go method)")

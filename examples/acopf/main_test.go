@@ -45,7 +45,7 @@ func TestQuick(t *testing.T) {
 		o.caseName, o.noLineLimits = "case1354_pegase", false
 		out.Reset()
 		require.NoError(t, run(o, &out, io.Discard))
-		assert.Contains(t, out.String(), "more than 300 buses: build with -tags ipopt")
+		assert.Contains(t, out.String(), "more than 200 buses: build with -tags ipopt")
 	}
 	o.caseName, o.tol = "case57_ieee", 0
 	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-tol")
