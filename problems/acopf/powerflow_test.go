@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/solvers"
 )
 
 // assertClose asserts |got_i − want_i| ≤ tol·(1 + |want_i|) elementwise.
@@ -250,5 +251,50 @@ func BenchmarkPowerFlow(b *testing.B) {
 				hv(x, y, w, v, out)
 			}
 		})
+	}
+}
+
+// TestProjectPerturbedOptimum perturbs case57's optimum without line
+// limits (solved by solvers.SolveSparse) by 1 % (each entry of y times
+// 1 + 0.01·N(0, 1)) and projects ten such points onto the power flow and
+// the voltage and generation limits (Model.Constraint, dense path): the
+// power flow then holds to 1e-6 p.u. and the limits to 1e-6.
+func TestProjectPerturbedOptimum(t *testing.T) {
+	c, err := Load("case57_ieee")
+	require.NoError(t, err)
+	m, err := NewModel(c)
+	require.NoError(t, err)
+	p, err := m.NLP(m.Loads(), Formulation{NoFlowLimits: true, NoAngleLimits: true})
+	require.NoError(t, err)
+	opt, err := solvers.SolveSparse(p, m.FlatStart(), nil)
+	require.NoError(t, err)
+	require.Equal(t, solvers.Success, opt.Status)
+
+	con, err := m.Constraint()
+	require.NoError(t, err)
+	a, err := enforce.NewAdaNP(con, enforce.Settings{Tol: 1e-6, MaxDepth: 50})
+	require.NoError(t, err)
+	nx, ny := m.Dims()
+	const n = 10
+	rng := rand.New(rand.NewPCG(9, 10))
+	x, y := mat.NewDense(n, nx, nil), mat.NewDense(n, ny, nil)
+	for i := range n {
+		x.SetRow(i, m.Loads())
+		for j := range ny {
+			y.Set(i, j, opt.Y[j]*(1+0.01*rng.NormFloat64()))
+		}
+	}
+	proj, st, err := a.Project(x, y)
+	require.NoError(t, err)
+	assert.True(t, st.Converged(), "%v", st)
+	assert.Greater(t, st.Before.Max, 0.1)
+	_, _, npf := m.PowerFlow().Dims()
+	_, _, nl := m.Inequalities().Dims()
+	cv, g := make([]float64, npf), make([]float64, nl)
+	for i := range n {
+		m.PowerFlow().Eval(m.Loads(), proj.RawRowView(i), cv, nil)
+		assert.LessOrEqual(t, floats.Norm(cv, math.Inf(1)), 1e-6)
+		m.Inequalities().Eval(m.Loads(), proj.RawRowView(i), g, nil)
+		assert.LessOrEqual(t, floats.Max(g), 1e-6)
 	}
 }
