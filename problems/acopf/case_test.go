@@ -245,3 +245,22 @@ func TestReadFileAndLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "pglib_opf_case57_ieee", c.Name)
 }
+
+// TestParseTolerates checks what the reader accepts beyond literal
+// numbers: a matrix it does not read may hold anything (MATPOWER's
+// contingency tables use named constants), and baseMVA may be a quotient
+// or product of two numbers (MATPOWER's case533mt: 50/3).
+func TestParseTolerates(t *testing.T) {
+	src := strings.Replace(tiny, "mpc.baseMVA = 100;", "mpc.baseMVA = 200/2;\nmpc.chgtab = [\n\t1\t0\tCT_TBRCH\t1\tCT_REP;\n\t2\t0\n];", 1)
+	c, err := Parse(strings.NewReader(src), "tiny.m")
+	require.NoError(t, err)
+	assert.Equal(t, 100.0, c.BaseMVA)
+	assert.Len(t, c.Buses, 3)
+	src = strings.Replace(tiny, "mpc.baseMVA = 100;", "mpc.baseMVA = 50*2;", 1)
+	c, err = Parse(strings.NewReader(src), "tiny.m")
+	require.NoError(t, err)
+	assert.Equal(t, 100.0, c.BaseMVA)
+	src = strings.Replace(tiny, "mpc.baseMVA = 100;", "mpc.baseMVA = 50/x;", 1)
+	_, err = Parse(strings.NewReader(src), "tiny.m")
+	assert.ErrorContains(t, err, "tiny.m:4: baseMVA")
+}

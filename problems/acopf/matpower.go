@@ -41,8 +41,14 @@ func readMATPOWER(r io.Reader, name string) (*rawCase, error) {
 		row     []float64
 		braces  int // depth of an open cell array being skipped
 	)
+	// A matrix this package does not read (dcline, areas, a table with
+	// named constants, …) is skipped, whatever it holds.
 	endRow := func(line int) error {
 		if len(row) == 0 {
+			return nil
+		}
+		if _, read := requiredColumns[curName]; !read {
+			row = nil
 			return nil
 		}
 		if n := len(cur.rows); n > 0 && len(cur.rows[0]) != len(row) {
@@ -96,7 +102,7 @@ func readMATPOWER(r io.Reader, name string) (*rawCase, error) {
 				continue
 			default:
 				v := strings.TrimSpace(strings.TrimSuffix(rhs, ";"))
-				f, err := parseValue(v)
+				f, err := parseScalar(v)
 				if err != nil {
 					if _, known := scalarNames[key]; known {
 						return nil, fmt.Errorf("%s:%d: %s = %q: %w", name, line, key, v, err)
@@ -129,7 +135,7 @@ func readMATPOWER(r io.Reader, name string) (*rawCase, error) {
 					continue
 				}
 				f, err := parseValue(tok)
-				if err != nil {
+				if _, read := requiredColumns[curName]; err != nil && read {
 					return nil, fmt.Errorf("%s:%d: matrix %s: token %q: %w", name, line, curName, tok, err)
 				}
 				row = append(row, f)
@@ -192,6 +198,28 @@ func isIdent(s string) bool {
 		}
 	}
 	return true
+}
+
+// parseScalar parses a scalar assignment's value: a number, or the
+// quotient or product of two numbers (case533mt's baseMVA = 50/3).
+func parseScalar(s string) (float64, error) {
+	for _, op := range []string{"/", "*"} {
+		if a, b, ok := strings.Cut(s, op); ok {
+			x, err := parseValue(strings.TrimSpace(a))
+			if err != nil {
+				return 0, err
+			}
+			y, err := parseValue(strings.TrimSpace(b))
+			if err != nil {
+				return 0, err
+			}
+			if op == "/" {
+				return x / y, nil
+			}
+			return x * y, nil
+		}
+	}
+	return parseValue(s)
 }
 
 // parseValue parses a number as MATLAB writes it, including Inf, -Inf
