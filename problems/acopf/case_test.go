@@ -277,7 +277,7 @@ func TestParseDistributionRescaling(t *testing.T) {
 	// The first bus's BASE_KV is 230: Z_base = 230e3²/100e6 = 529 Ω.
 	assert.InDelta(t, 0.1/529, c.Branches[0].X, 1e-15)
 	assert.InDelta(t, 0.2/529, c.Branches[1].X, 1e-15)
-	assert.InDelta(t, 0.05/1e3, c.Buses[0].Pd, 1e-15)
+	assert.InDelta(t, 0.5/1e3, c.Buses[0].Pd, 1e-15)
 	assert.InDelta(t, 0.2/1e3, c.Buses[0].Qd, 1e-15)
 	assert.InDelta(t, 0.1, c.Buses[0].Gs, 1e-15, "shunts are not rescaled")
 
