@@ -270,3 +270,8 @@ func (f *Factor) MaxDiag() float64 { return f.maxDiag }
 // Factor. It allocates nothing and may be called any number of times per
 // Factor. It panics if len(x) != N() or no Factor has succeeded.
 func (f *Factor) Solve(x []float64) { f.solve(x) }
+
+// bytes returns the memory held by the analysis.
+func (g *Gram) bytes() int {
+	return g.sym.bytes() + 8*len(g.bcp) + 4*len(g.bidx) + 4*len(g.pairs)
+}

@@ -137,3 +137,8 @@ func (f *numeric) solve(x []float64) {
 		x[i] = w[k]
 	}
 }
+
+// bytes returns the memory held by one numeric factor.
+func (f *numeric) bytes() int {
+	return 8*(len(f.cx)+len(f.lx)+len(f.d)+len(f.y)+len(f.w)) + 4*len(f.next)
+}

@@ -206,3 +206,9 @@ func (s *symbolic) position(a, b int) int {
 
 // nnzL returns the number of entries of L strictly below the diagonal.
 func (s *symbolic) nnzL() int { return s.lp[s.n] }
+
+// bytes returns the memory held by the analysis.
+func (s *symbolic) bytes() int {
+	return 8*(len(s.perm)+len(s.iperm)+len(s.cp)+len(s.parent)+len(s.lp)+len(s.rp)) +
+		4*(len(s.ci)+len(s.li)+len(s.rj))
+}

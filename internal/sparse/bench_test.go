@@ -1,0 +1,94 @@
+package sparse
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchCase is one matrix of the benchmark families.
+type benchCase struct {
+	name string
+	b    csr
+}
+
+// benchSizes are the N_C of issue 31's benchmark table.
+var benchSizes = []int{1000, 10000, 100000}
+
+// meshSide returns the side k of a k×k grid with k² ≈ nc.
+func meshSide(nc int) int {
+	k := 1
+	for (k+1)*(k+1) <= nc {
+		k++
+	}
+	return k
+}
+
+// benchCases returns the two synthetic families at N_C = nc:
+//
+//   - mesh: B = meshB(k, k), one row per node of a k×k grid (k² ≈ nc) with
+//     a private column and one column per incident grid edge, so G = B·W⁻¹·Bᵀ
+//     has the 5-point-stencil pattern (5 entries per row, like the 2-D
+//     Laplacian; ~3 per row of the lower triangle);
+//   - random: B with 3 random columns out of 2·nc per row plus a private
+//     column (full row rank), so G is a random graph of average degree ≈ 3,
+//     which has no small separators: heavy fill, nnz(L) growing like nc².
+//
+// The random family at nc = 10⁵ is left out of the numeric benchmarks: its
+// factor does not fit (see TestRandomFill and the package report).
+func benchCases(nc int) []benchCase {
+	rng := rand.New(rand.NewPCG(uint64(nc), 31))
+	k := meshSide(nc)
+	cases := []benchCase{{name: fmt.Sprintf("mesh/nc=%d", k*k), b: meshB(rng, k, k)}}
+	if nc <= 10000 {
+		cases = append(cases, benchCase{name: fmt.Sprintf("random/nc=%d", nc), b: randomB(rng, nc, 2*nc, 3, true)})
+	}
+	return cases
+}
+
+// BenchmarkGram times, per family and size, the symbolic analysis
+// (AnalyseGram with AMD), the numeric factorisation (assembly of
+// B·W⁻¹·Bᵀ included) and one solve, and reports nnz(L), the flops of one
+// factorisation and the bytes of the shared analysis and of one Factor.
+func BenchmarkGram(b *testing.B) {
+	for _, nc := range benchSizes {
+		for _, bc := range benchCases(nc) {
+			m := bc.b
+			rng := rand.New(rand.NewPCG(1, 2))
+			winv := randomVec(rng, m.cols, 0.5, 2)
+			g, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(bc.name+"/symbolic", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, Options{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(g.NNZL()), "nnzL")
+				b.ReportMetric(float64(g.bytes()), "gramB")
+			})
+			f := g.NewFactor()
+			b.Run(bc.name+"/factor", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := f.Factor(m.val, winv, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(g.NNZL()), "nnzL")
+				b.ReportMetric(g.Flops(), "flops")
+				b.ReportMetric(float64(f.bytes()), "factorB")
+			})
+			x := randomVec(rng, m.rows, -1, 1)
+			b.Run(bc.name+"/solve", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					f.Solve(x)
+				}
+			})
+		}
+	}
+}
