@@ -46,8 +46,8 @@ func benchCases(nc int) []benchCase {
 	return cases
 }
 
-// BenchmarkGram times, per family and size, the symbolic analysis
-// (AnalyseGram with AMD), the numeric factorisation (assembly of
+// BenchmarkGram times, per family and size, the AMD ordering alone, the
+// symbolic analysis (AnalyseGram with AMD, the ordering included), the numeric factorisation (assembly of
 // B·W⁻¹·Bᵀ included) and one solve, and reports nnz(L), the flops of one
 // factorisation and the bytes of the shared analysis and of one Factor.
 func BenchmarkGram(b *testing.B) {
@@ -60,6 +60,13 @@ func BenchmarkGram(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			b.Run(bc.name+"/amd", func(b *testing.B) {
+				adj := testAdjacency(m)
+				b.ReportAllocs()
+				for b.Loop() {
+					amdOrder(adj, DefaultDense)
+				}
+			})
 			b.Run(bc.name+"/symbolic", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {

@@ -82,55 +82,16 @@ func AnalyseGram(nc, ny int, rowPtr, col []int, opt Options) (*Gram, error) {
 			fill[c]++
 		}
 	}
-	// Pattern of G without its diagonal: the union of the cliques of the
-	// columns of B.
-	mark := make([]int, nc)
-	for i := range mark {
-		mark[i] = -1
+	adj, err := gramPattern(nc, rowPtr, col, bcp, bri)
+	if err != nil {
+		return nil, err
 	}
-	ptr := make([]int, nc+1)
-	for pass := 0; pass < 2; pass++ {
-		var idx []int32
-		if pass == 1 {
-			idx = make([]int32, ptr[nc])
-			for i := range mark {
-				mark[i] = -1
-			}
-		}
-		for i := 0; i < nc; i++ {
-			mark[i] = i
-			t := ptr[i]
-			cnt := 0
-			for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
-				c := col[p]
-				for _, r := range bri[bcp[c]:bcp[c+1]] {
-					if mark[r] != i {
-						mark[r] = i
-						if pass == 1 {
-							idx[t] = r
-							t++
-						}
-						cnt++
-					}
-				}
-			}
-			if pass == 0 {
-				ptr[i+1] = ptr[i] + cnt
-				if ptr[i+1] > maxIndex {
-					return nil, errPattern("G has more than %d entries", maxIndex)
-				}
-			}
-		}
-		if pass == 1 {
-			adj := &adjacency{n: nc, ptr: ptr, idx: idx}
-			sym, err := newSymbolic(adj, &opt)
-			if err != nil {
-				return nil, err
-			}
-			g.sym = sym
-			g.nnzG = ptr[nc]/2 + nc
-		}
+	sym, err := newSymbolic(adj, &opt)
+	if err != nil {
+		return nil, err
 	}
+	g.sym = sym
+	g.nnzG = adj.ptr[nc]/2 + nc
 	// The scatter map of the products.
 	np := 0
 	for k := 0; k < ny; k++ {
@@ -274,4 +235,44 @@ func (f *Factor) Solve(x []float64) { f.solve(x) }
 // bytes returns the memory held by the analysis.
 func (g *Gram) bytes() int {
 	return g.sym.bytes() + 8*len(g.bcp) + 4*len(g.bidx) + 4*len(g.pairs)
+}
+
+// gramPattern returns the pattern of G = B·Bᵀ without its diagonal, the
+// union of the cliques of the columns of B, from B by rows (rowPtr, col)
+// and by columns (bcp, bri).
+func gramPattern(nc int, rowPtr, col, bcp []int, bri []int32) (*adjacency, error) {
+	mark := make([]int, nc)
+	ptr := make([]int, nc+1)
+	var idx []int32
+	for pass := 0; pass < 2; pass++ {
+		for i := range mark {
+			mark[i] = -1
+		}
+		if pass == 1 {
+			idx = make([]int32, ptr[nc])
+		}
+		for i := 0; i < nc; i++ {
+			mark[i] = i
+			t := ptr[i]
+			for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
+				c := col[p]
+				for _, r := range bri[bcp[c]:bcp[c+1]] {
+					if mark[r] != i {
+						mark[r] = i
+						if pass == 1 {
+							idx[t] = r
+						}
+						t++
+					}
+				}
+			}
+			if pass == 0 {
+				ptr[i+1] = t
+				if t > maxIndex {
+					return nil, errPattern("G has more than %d entries", maxIndex)
+				}
+			}
+		}
+	}
+	return &adjacency{n: nc, ptr: ptr, idx: idx}, nil
 }

@@ -85,6 +85,27 @@ func isPerm(p []int) bool {
 	return true
 }
 
+// isPostordered reports whether every subtree of the forest parent is a
+// contiguous range of nodes ending at its root.
+func isPostordered(parent []int) bool {
+	size := make([]int, len(parent))
+	for j, p := range parent {
+		size[j]++
+		if p != -1 {
+			if p <= j {
+				return false
+			}
+			size[p] += size[j]
+		}
+	}
+	for j, p := range parent {
+		if p != -1 && j < p-size[p]+1 {
+			return false
+		}
+	}
+	return true
+}
+
 // TestOrderingFill checks that every ordering is a permutation, that the
 // elimination tree has parents after children, and that AMD's fill on 2-D
 // meshes is far below the natural (banded) ordering's.
@@ -102,6 +123,8 @@ func TestOrderingFill(t *testing.T) {
 				assert.True(t, p == -1 || p > j, "parent of %d is %d", j, p)
 			}
 		}
+		assert.True(t, isPostordered(amd.Parent()), "AMD ordering is postordered")
+		assert.Equal(t, amd.Parent(), etree(amd.N(), amd.sym.cp, amd.sym.ci), "etree by Liu's algorithm")
 		t.Logf("mesh %d×%d: nnz(L) natural %d, AMD %d", k, k, nat.NNZL(), amd.NNZL())
 		if k >= 40 {
 			assert.Less(t, 2*amd.NNZL(), nat.NNZL(), "AMD fill on a %d×%d mesh", k, k)

@@ -120,3 +120,27 @@ func randomVec(rng *rand.Rand, n int, lo, hi float64) []float64 {
 	}
 	return v
 }
+
+// testAdjacency returns the pattern of B·Bᵀ without its diagonal.
+func testAdjacency(m csr) *adjacency {
+	bcp := make([]int, m.cols+1)
+	for _, c := range m.col {
+		bcp[c+1]++
+	}
+	for k := 0; k < m.cols; k++ {
+		bcp[k+1] += bcp[k]
+	}
+	bri := make([]int32, len(m.col))
+	next := append([]int(nil), bcp[:m.cols]...)
+	for i := 0; i < m.rows; i++ {
+		for p := m.ptr[i]; p < m.ptr[i+1]; p++ {
+			bri[next[m.col[p]]] = int32(i)
+			next[m.col[p]]++
+		}
+	}
+	adj, err := gramPattern(m.rows, m.ptr, m.col, bcp, bri)
+	if err != nil {
+		panic(err)
+	}
+	return adj
+}

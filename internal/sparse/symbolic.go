@@ -82,6 +82,22 @@ func newSymbolic(adj *adjacency, opt *Options) (*symbolic, error) {
 	if err := s.upper(adj); err != nil {
 		return nil, err
 	}
+	if opt.Ordering == AMD {
+		// A postorder of the elimination tree is an equivalent ordering
+		// (the same fill and flops) whose subtrees are contiguous, for
+		// locality in the numeric phase.
+		post := postorder(etree(n, s.cp, s.ci))
+		old := append([]int(nil), perm...)
+		for k, a := range post {
+			perm[k] = old[a]
+		}
+		for k, i := range perm {
+			iperm[i] = k
+		}
+		if err := s.upper(adj); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.factorPattern(); err != nil {
 		return nil, err
 	}
@@ -194,6 +210,65 @@ func (s *symbolic) factorPattern() error {
 	}
 	s.parent, s.lp, s.li, s.rp, s.rj, s.flops = parent, lp, li, rp, rj, flops
 	return nil
+}
+
+// etree returns the elimination tree of the matrix whose upper triangle is
+// (cp, ci) by Liu's algorithm with path compression (Davis §4.1):
+// O(nnz·α) time.
+func etree(n int, cp []int, ci []int32) []int {
+	parent := make([]int, n)
+	anc := make([]int, n)
+	for k := 0; k < n; k++ {
+		parent[k] = -1
+		anc[k] = -1
+		for _, a32 := range ci[cp[k]:cp[k+1]] {
+			for a := int(a32); a != -1 && a < k; {
+				up := anc[a]
+				anc[a] = k
+				if up == -1 {
+					parent[a] = k
+				}
+				a = up
+			}
+		}
+	}
+	return parent
+}
+
+// postorder returns a depth-first postorder of the forest parent: post[k]
+// is the k-th node visited, children in increasing order.
+func postorder(parent []int) []int {
+	n := len(parent)
+	head := make([]int, n)
+	next := make([]int, n)
+	for j := range head {
+		head[j] = -1
+	}
+	for j := n - 1; j >= 0; j-- {
+		if p := parent[j]; p != -1 {
+			next[j] = head[p]
+			head[p] = j
+		}
+	}
+	post := make([]int, 0, n)
+	stack := make([]int, 0, 64)
+	for root := 0; root < n; root++ {
+		if parent[root] != -1 {
+			continue
+		}
+		stack = append(stack, root)
+		for len(stack) > 0 {
+			top := stack[len(stack)-1]
+			if c := head[top]; c != -1 {
+				head[top] = next[c]
+				stack = append(stack, c)
+				continue
+			}
+			stack = stack[:len(stack)-1]
+			post = append(post, top)
+		}
+	}
+	return post
 }
 
 // position returns the index in ci of C_ab (a ≤ b), which must be in the
