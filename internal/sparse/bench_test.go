@@ -41,9 +41,38 @@ func benchCases(nc int) []benchCase {
 	k := meshSide(nc)
 	cases := []benchCase{{name: fmt.Sprintf("mesh/nc=%d", k*k), b: meshB(rng, k, k)}}
 	if nc <= 10000 {
-		cases = append(cases, benchCase{name: fmt.Sprintf("random/nc=%d", nc), b: randomB(rng, nc, 2*nc, 3, true)})
+		cases = append(cases, randomCase(nc))
 	}
 	return cases
+}
+
+// randomCase returns the random family's matrix at N_C = nc.
+func randomCase(nc int) benchCase {
+	rng := rand.New(rand.NewPCG(uint64(nc), 32))
+	return benchCase{name: fmt.Sprintf("random/nc=%d", nc), b: randomB(rng, nc, 2*nc, 3, true)}
+}
+
+// BenchmarkRandomCount runs CountGram (ordering, elimination tree and
+// column counts, no factor) on the random family at every size, 10⁵
+// included, and reports the fill that makes its factorisation infeasible
+// there.
+func BenchmarkRandomCount(b *testing.B) {
+	for _, nc := range benchSizes {
+		bc := randomCase(nc)
+		m := bc.b
+		b.Run(bc.name, func(b *testing.B) {
+			var st Stats
+			for b.Loop() {
+				var err error
+				if st, err = CountGram(m.rows, m.cols, m.ptr, m.col, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(st.NNZL), "nnzL")
+			b.ReportMetric(st.Flops, "flops")
+			b.ReportMetric(float64(st.NNZA), "nnzG")
+		})
+	}
 }
 
 // BenchmarkGram times, per family and size, the AMD ordering alone, the

@@ -33,6 +33,37 @@ type Gram struct {
 //
 // An invalid pattern gives an error matching ErrPattern.
 func AnalyseGram(nc, ny int, rowPtr, col []int, opt Options) (*Gram, error) {
+	return analyseGram(nc, ny, rowPtr, col, opt, true)
+}
+
+// Stats are the sizes of a symbolic analysis.
+type Stats struct {
+	// N is the order of the matrix.
+	N int
+	// NNZA is the number of entries of its lower triangle, diagonal
+	// included.
+	NNZA int
+	// NNZL is the number of entries of L strictly below its diagonal.
+	NNZL int
+	// Flops is the multiply–add count of one numeric factorisation,
+	// Σ_j c_j(c_j+3)/2 over the column counts c_j of L.
+	Flops float64
+}
+
+// CountGram returns the Stats of AnalyseGram(nc, ny, rowPtr, col, opt)
+// without building the pattern of L or the assembly map: the ordering, the
+// elimination tree and the column counts only, in O(nnz(L)) time (O(MaxNNZL)
+// with that bound) and O(nnz(G)) memory. It serves to decide whether a
+// sparse factorisation pays before paying for it.
+func CountGram(nc, ny int, rowPtr, col []int, opt Options) (Stats, error) {
+	g, err := analyseGram(nc, ny, rowPtr, col, opt, false)
+	if err != nil {
+		return Stats{}, err
+	}
+	return g.Stats(), nil
+}
+
+func analyseGram(nc, ny int, rowPtr, col []int, opt Options, full bool) (*Gram, error) {
 	if nc < 0 || ny < 0 {
 		return nil, errPattern("negative dimension %d×%d", nc, ny)
 	}
@@ -86,12 +117,15 @@ func AnalyseGram(nc, ny int, rowPtr, col []int, opt Options) (*Gram, error) {
 	if err != nil {
 		return nil, err
 	}
-	sym, err := newSymbolic(adj, &opt)
+	sym, err := newSymbolic(adj, &opt, full)
 	if err != nil {
 		return nil, err
 	}
 	g.sym = sym
 	g.nnzG = adj.ptr[nc]/2 + nc
+	if !full {
+		return g, nil
+	}
 	// The scatter map of the products.
 	np := 0
 	for k := 0; k < ny; k++ {
@@ -128,6 +162,11 @@ func (g *Gram) N() int { return g.nc }
 
 // NY returns ny, the number of columns of B and the length of w.
 func (g *Gram) NY() int { return g.ny }
+
+// Stats returns the sizes of the analysis.
+func (g *Gram) Stats() Stats {
+	return Stats{N: g.nc, NNZA: g.nnzG, NNZL: g.sym.nnz, Flops: g.sym.flops}
+}
 
 // NNZB returns the number of entries of B's pattern.
 func (g *Gram) NNZB() int { return g.nnzB }

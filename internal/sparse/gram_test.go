@@ -283,3 +283,32 @@ func TestConcurrent(t *testing.T) {
 		assert.Equal(t, results[0], results[w])
 	}
 }
+
+// TestCountGram: CountGram agrees with AnalyseGram, and MaxNNZL stops an
+// analysis whose factor would be larger.
+func TestCountGram(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, m := range []csr{meshB(rng, 40, 40), randomB(rng, 500, 1000, 3, true)} {
+		g, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, Options{})
+		require.NoError(t, err)
+		st, err := CountGram(m.rows, m.cols, m.ptr, m.col, Options{})
+		require.NoError(t, err)
+		assert.Equal(t, g.Stats(), st)
+		assert.Equal(t, Stats{N: g.N(), NNZA: g.NNZG(), NNZL: g.NNZL(), Flops: g.Flops()}, st)
+
+		_, err = AnalyseGram(m.rows, m.cols, m.ptr, m.col, Options{MaxNNZL: st.NNZL})
+		require.NoError(t, err)
+		_, err = AnalyseGram(m.rows, m.cols, m.ptr, m.col, Options{MaxNNZL: st.NNZL - 1})
+		require.ErrorIs(t, err, ErrTooLarge)
+		var tl *TooLargeError
+		require.True(t, errors.As(err, &tl))
+		assert.Equal(t, st.NNZL-1, tl.Limit)
+		assert.Greater(t, tl.NNZL, tl.Limit)
+		assert.LessOrEqual(t, tl.NNZL, st.NNZL)
+		assert.Equal(t, m.rows, tl.N)
+		_, err = CountGram(m.rows, m.cols, m.ptr, m.col, Options{MaxNNZL: st.NNZL / 10})
+		require.ErrorIs(t, err, ErrTooLarge)
+		require.True(t, errors.As(err, &tl))
+		assert.Less(t, tl.Rows, tl.N, "stops early")
+	}
+}

@@ -50,6 +50,11 @@ type Options struct {
 	// Dense is AMD's dense-row factor (see DefaultDense); DefaultDense when
 	// zero; a negative value disables dense-row detection.
 	Dense float64
+	// MaxNNZL bounds nnz(L) (strictly lower entries): the analysis stops
+	// with a *TooLargeError once the count passes it, after O(MaxNNZL) work
+	// and before allocating the factor's pattern. No bound when zero
+	// (besides the int32 index range).
+	MaxNNZL int
 }
 
 func (o *Options) pivotTol() float64 {

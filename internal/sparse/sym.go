@@ -65,7 +65,7 @@ func AnalyseSym(n int, colPtr, rowIdx []int, opt Options) (*Sym, error) {
 			}
 		}
 	}
-	sym, err := newSymbolic(&adjacency{n: n, ptr: ptr, idx: idx}, &opt)
+	sym, err := newSymbolic(&adjacency{n: n, ptr: ptr, idx: idx}, &opt, true)
 	if err != nil {
 		return nil, err
 	}

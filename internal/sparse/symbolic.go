@@ -33,6 +33,7 @@ type symbolic struct {
 	rj []int32
 
 	flops float64
+	nnz   int // nnz(L), strictly lower
 }
 
 // adjacency is a symmetric pattern without its diagonal, both triangles
@@ -43,8 +44,10 @@ type adjacency struct {
 	idx []int32
 }
 
-// newSymbolic orders the pattern by opt and computes the pattern of C and L.
-func newSymbolic(adj *adjacency, opt *Options) (*symbolic, error) {
+// newSymbolic orders the pattern by opt and computes the pattern of C, the
+// elimination tree and the column counts of L, and with full the pattern of
+// L.
+func newSymbolic(adj *adjacency, opt *Options, full bool) (*symbolic, error) {
 	n := adj.n
 	var perm []int
 	switch opt.Ordering {
@@ -98,7 +101,7 @@ func newSymbolic(adj *adjacency, opt *Options) (*symbolic, error) {
 			return nil, err
 		}
 	}
-	if err := s.factorPattern(); err != nil {
+	if err := s.factorPattern(opt.MaxNNZL, full); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -142,15 +145,24 @@ func (s *symbolic) upper(adj *adjacency) error {
 	return nil
 }
 
-// factorPattern computes the elimination tree and the pattern of L. Row k
+// factorPattern computes the elimination tree and the pattern of L; it
+// stops with a *TooLargeError as soon as nnz(L) passes maxL (when maxL > 0)
+// or the int32 index range, before allocating L. Without full it stops
+// after the elimination tree and the column counts: O(nnz(L)) time, O(n)
+// memory. Row k
 // of L is the set of nodes reached by walking the elimination tree up from
 // each a < k with C_ak ≠ 0 until k (the row subtree); each walk stops at a
 // node already visited for this k, so the cost is O(nnz(L)).
-func (s *symbolic) factorPattern() error {
+func (s *symbolic) factorPattern(maxL int, full bool) error {
 	n := s.n
 	parent := make([]int, n)
 	flag := make([]int, n)
 	cnt := make([]int, n)
+	limit := maxIndex
+	if maxL > 0 && maxL < limit {
+		limit = maxL
+	}
+	total := 0
 	for k := 0; k < n; k++ {
 		parent[k] = -1
 		flag[k] = k
@@ -161,7 +173,11 @@ func (s *symbolic) factorPattern() error {
 				}
 				cnt[a]++
 				flag[a] = k
+				total++
 			}
+		}
+		if total > limit {
+			return &TooLargeError{NNZL: total, Rows: k + 1, N: n, Limit: limit}
 		}
 	}
 	lp := make([]int, n+1)
@@ -171,8 +187,9 @@ func (s *symbolic) factorPattern() error {
 		c := float64(cnt[j])
 		flops += c * (c + 3) / 2
 	}
-	if lp[n] > maxIndex {
-		return errPattern("nnz(L) = %d exceeds the int32 index range", lp[n])
+	s.parent, s.lp, s.flops, s.nnz = parent, lp, flops, lp[n]
+	if !full {
+		return nil
 	}
 	li := make([]int32, lp[n])
 	rp := make([]int, n+1)
@@ -208,7 +225,7 @@ func (s *symbolic) factorPattern() error {
 			rc[k]++
 		}
 	}
-	s.parent, s.lp, s.li, s.rp, s.rj, s.flops = parent, lp, li, rp, rj, flops
+	s.li, s.rp, s.rj = li, rp, rj
 	return nil
 }
 
@@ -280,7 +297,7 @@ func (s *symbolic) position(a, b int) int {
 }
 
 // nnzL returns the number of entries of L strictly below the diagonal.
-func (s *symbolic) nnzL() int { return s.lp[s.n] }
+func (s *symbolic) nnzL() int { return s.nnz }
 
 // bytes returns the memory held by the analysis.
 func (s *symbolic) bytes() int {
