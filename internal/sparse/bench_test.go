@@ -75,56 +75,58 @@ func BenchmarkRandomCount(b *testing.B) {
 	}
 }
 
-// BenchmarkGram times, per family and size, the AMD ordering alone, the
-// symbolic analysis (AnalyseGram with AMD, the ordering included), the numeric factorisation (assembly of
-// B·W⁻¹·Bᵀ included) and one solve, and reports nnz(L), the flops of one
-// factorisation and the bytes of the shared analysis and of one Factor.
+// BenchmarkGram times, per family and size, the AMD ordering alone and,
+// for each numeric method, the symbolic analysis (AnalyseGram with AMD, the
+// ordering included), the numeric factorisation (assembly of B·W⁻¹·Bᵀ
+// included) and one solve. It reports nnz(L), the flops of one
+// factorisation, the bytes of the shared analysis and of one Factor, and
+// the CPU time per call (see loopCPU).
 func BenchmarkGram(b *testing.B) {
 	for _, nc := range benchSizes {
 		for _, bc := range benchCases(nc) {
 			m := bc.b
-			rng := rand.New(rand.NewPCG(1, 2))
-			winv := randomVec(rng, m.cols, 0.5, 2)
-			g, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
 			b.Run(bc.name+"/amd", func(b *testing.B) {
 				adj := testAdjacency(m)
 				b.ReportAllocs()
-				for b.Loop() {
-					amdOrder(adj, DefaultDense)
-				}
+				loopCPU(b, func() { amdOrder(adj, DefaultDense) })
 			})
-			b.Run(bc.name+"/symbolic", func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					if _, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, Options{}); err != nil {
-						b.Fatal(err)
-					}
+			for _, method := range []Method{Simplicial, Supernodal} {
+				opt := Options{Method: method}
+				rng := rand.New(rand.NewPCG(1, 2))
+				winv := randomVec(rng, m.cols, 0.5, 2)
+				g, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, opt)
+				if err != nil {
+					b.Fatal(err)
 				}
-				b.ReportMetric(float64(g.NNZL()), "nnzL")
-				b.ReportMetric(float64(g.bytes()), "gramB")
-			})
-			f := g.NewFactor()
-			b.Run(bc.name+"/factor", func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					if err := f.Factor(m.val, winv, 0); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(g.NNZL()), "nnzL")
-				b.ReportMetric(g.Flops(), "flops")
-				b.ReportMetric(float64(f.bytes()), "factorB")
-			})
-			x := randomVec(rng, m.rows, -1, 1)
-			b.Run(bc.name+"/solve", func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					f.Solve(x)
-				}
-			})
+				name := bc.name + "/" + method.String()
+				b.Run(name+"/symbolic", func(b *testing.B) {
+					b.ReportAllocs()
+					loopCPU(b, func() {
+						if _, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, opt); err != nil {
+							b.Fatal(err)
+						}
+					})
+					b.ReportMetric(float64(g.NNZL()), "nnzL")
+					b.ReportMetric(float64(g.bytes()), "gramB")
+				})
+				f := g.NewFactor()
+				b.Run(name+"/factor", func(b *testing.B) {
+					b.ReportAllocs()
+					loopCPU(b, func() {
+						if err := f.Factor(m.val, winv, 0); err != nil {
+							b.Fatal(err)
+						}
+					})
+					b.ReportMetric(float64(g.NNZL()), "nnzL")
+					b.ReportMetric(g.Flops(), "flops")
+					b.ReportMetric(float64(f.bytes()), "factorB")
+				})
+				x := randomVec(rng, m.rows, -1, 1)
+				b.Run(name+"/solve", func(b *testing.B) {
+					b.ReportAllocs()
+					loopCPU(b, func() { f.Solve(x) })
+				})
+			}
 		}
 	}
 }

@@ -101,50 +101,54 @@ func TestCholmodAgrees(t *testing.T) {
 	}
 }
 
-// BenchmarkVsCholmod factors the benchmark families with this package and
-// with CHOLMOD (simplicial LDLᵀ and supernodal LLᵀ, each with its own AMD),
-// in one run: "gram" factors B·W⁻¹·Bᵀ from B (assembly included on both
-// sides; CHOLMOD gets B·W^{-1/2} and forms A·Aᵀ), "sym" factors the
-// assembled G given by its lower triangle.
+// BenchmarkVsCholmod factors the benchmark families with this package
+// (Simplicial and Supernodal) and with CHOLMOD (simplicial LDLᵀ and
+// supernodal LLᵀ, each with its own AMD and postorder), in one run:
+// "gram" factors B·W⁻¹·Bᵀ from B (assembly included on both sides; CHOLMOD
+// gets B·W^{-1/2} and forms A·Aᵀ itself), "sym" factors the assembled G
+// given by its lower triangle; "solve" is one solve with the sym factor.
+// Every case reports wall and thread CPU time per call (see loopCPU).
 func BenchmarkVsCholmod(b *testing.B) {
 	for _, nc := range benchSizes {
 		for _, bc := range benchCases(nc) {
 			m := bc.b
 			rng := rand.New(rand.NewPCG(1, 2))
 			winv := randomVec(rng, m.cols, 0.5, 2)
-			g, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
 			gp, gi, gv := gramLower(m, winv, 0)
-			s, err := AnalyseSym(m.rows, gp, gi, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			f := g.NewFactor()
-			b.Run(bc.name+"/gram/ours", func(b *testing.B) {
-				for b.Loop() {
-					if err := f.Factor(m.val, winv, 0); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(g.NNZL()), "nnzL")
-			})
-			sf := s.NewFactor()
-			b.Run(bc.name+"/sym/ours", func(b *testing.B) {
-				for b.Loop() {
-					if err := sf.Factor(gv); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(s.NNZL()), "nnzL")
-			})
 			x := randomVec(rng, m.rows, -1, 1)
-			b.Run(bc.name+"/solve/ours", func(b *testing.B) {
-				for b.Loop() {
-					sf.Solve(x)
+			for _, method := range []Method{Simplicial, Supernodal} {
+				opt := Options{Method: method}
+				g, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, opt)
+				if err != nil {
+					b.Fatal(err)
 				}
-			})
+				s, err := AnalyseSym(m.rows, gp, gi, opt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				name := "ours-" + method.String()
+				f := g.NewFactor()
+				b.Run(bc.name+"/gram/"+name, func(b *testing.B) {
+					loopCPU(b, func() {
+						if err := f.Factor(m.val, winv, 0); err != nil {
+							b.Fatal(err)
+						}
+					})
+					b.ReportMetric(float64(g.NNZL()), "nnzL")
+				})
+				sf := s.NewFactor()
+				b.Run(bc.name+"/sym/"+name, func(b *testing.B) {
+					loopCPU(b, func() {
+						if err := sf.Factor(gv); err != nil {
+							b.Fatal(err)
+						}
+					})
+					b.ReportMetric(float64(s.NNZL()), "nnzL")
+				})
+				b.Run(bc.name+"/solve/"+name, func(b *testing.B) {
+					loopCPU(b, func() { sf.Solve(x) })
+				})
+			}
 			cp, ci, cv := scaledCSC(m, winv)
 			for _, mode := range []struct {
 				name string
@@ -155,11 +159,11 @@ func BenchmarkVsCholmod(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.Run(bc.name+"/gram/cholmod-"+mode.name, func(b *testing.B) {
-					for b.Loop() {
+					loopCPU(b, func() {
 						if err := c.Factor(cv, 0); err != nil {
 							b.Fatal(err)
 						}
-					}
+					})
 					b.ReportMetric(float64(c.NNZL()), "nnzL")
 				})
 				c.Free()
@@ -168,17 +172,15 @@ func BenchmarkVsCholmod(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.Run(bc.name+"/sym/cholmod-"+mode.name, func(b *testing.B) {
-					for b.Loop() {
+					loopCPU(b, func() {
 						if err := c.Factor(gv, 0); err != nil {
 							b.Fatal(err)
 						}
-					}
+					})
 					b.ReportMetric(float64(c.NNZL()), "nnzL")
 				})
 				b.Run(bc.name+"/solve/cholmod-"+mode.name, func(b *testing.B) {
-					for b.Loop() {
-						c.Solve(x)
-					}
+					loopCPU(b, func() { c.Solve(x) })
 				})
 				c.Free()
 			}

@@ -15,9 +15,9 @@ import (
 
 // checkSolve factors G from b and compares Solve with gonum's dense
 // Cholesky solve and with the residual ‖G·x − r‖.
-func checkSolve(t *testing.T, rng *rand.Rand, b csr, ord Ordering, eps float64) {
+func checkSolve(t *testing.T, rng *rand.Rand, b csr, opt Options, eps float64) {
 	t.Helper()
-	g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{Ordering: ord})
+	g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, opt)
 	require.NoError(t, err)
 	winv := randomVec(rng, b.cols, 0.5, 2)
 	f := g.NewFactor()
@@ -42,6 +42,14 @@ func checkSolve(t *testing.T, rng *rand.Rand, b csr, ord Ordering, eps float64) 
 	}
 }
 
+// testOptions are the orderings and methods every numeric test runs with.
+var testOptions = []Options{
+	{Ordering: AMD, Method: Simplicial},
+	{Ordering: Natural, Method: Simplicial},
+	{Ordering: AMD, Method: Supernodal},
+	{Ordering: Natural, Method: Supernodal},
+}
+
 func TestFactorMatchesDense(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range []struct {
@@ -59,16 +67,16 @@ func TestFactorMatchesDense(t *testing.T) {
 		{200, 250, 3, true, 1e-6},
 		{300, 200, 2, false, 0.5},
 	} {
-		for _, ord := range []Ordering{AMD, Natural} {
-			t.Run(fmt.Sprintf("%dx%d/%d/%v", tc.nc, tc.ny, tc.perRow, ord), func(t *testing.T) {
-				checkSolve(t, rng, randomB(rng, tc.nc, tc.ny, tc.perRow, tc.private), ord, tc.eps)
+		for _, opt := range testOptions {
+			t.Run(fmt.Sprintf("%dx%d/%d/%v/%v", tc.nc, tc.ny, tc.perRow, opt.Ordering, opt.Method), func(t *testing.T) {
+				checkSolve(t, rng, randomB(rng, tc.nc, tc.ny, tc.perRow, tc.private), opt, tc.eps)
 			})
 		}
 	}
 	for _, sz := range [][2]int{{1, 7}, {6, 6}, {12, 17}} {
-		for _, ord := range []Ordering{AMD, Natural} {
-			t.Run(fmt.Sprintf("mesh%dx%d/%v", sz[0], sz[1], ord), func(t *testing.T) {
-				checkSolve(t, rng, meshB(rng, sz[0], sz[1]), ord, 0)
+		for _, opt := range testOptions {
+			t.Run(fmt.Sprintf("mesh%dx%d/%v/%v", sz[0], sz[1], opt.Ordering, opt.Method), func(t *testing.T) {
+				checkSolve(t, rng, meshB(rng, sz[0], sz[1]), opt, 0)
 			})
 		}
 	}
@@ -178,7 +186,7 @@ func TestAnalyseErrors(t *testing.T) {
 // matches the dense solve of the regularised G.
 func TestRankDeficient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, ord := range []Ordering{AMD, Natural} {
+	for _, opt := range testOptions {
 		b := randomB(rng, 40, 60, 3, false)
 		// Row 7 := row 3.
 		var nb csr
@@ -193,7 +201,7 @@ func TestRankDeficient(t *testing.T) {
 			nb.val = append(nb.val, b.val[b.ptr[src]:b.ptr[src+1]]...)
 			nb.ptr = append(nb.ptr, len(nb.col))
 		}
-		g, err := AnalyseGram(nb.rows, nb.cols, nb.ptr, nb.col, Options{Ordering: ord})
+		g, err := AnalyseGram(nb.rows, nb.cols, nb.ptr, nb.col, opt)
 		require.NoError(t, err)
 		f := g.NewFactor()
 		winv := randomVec(rng, nb.cols, 0.5, 2)
@@ -207,7 +215,7 @@ func TestRankDeficient(t *testing.T) {
 		assert.Panics(t, func() { f.Solve(make([]float64, nb.rows)) })
 		eps := 1e-8 * f.MaxDiag()
 		require.NoError(t, f.Factor(nb.val, winv, eps))
-		checkSolve(t, rng, nb, ord, eps)
+		checkSolve(t, rng, nb, opt, eps)
 	}
 }
 
@@ -237,18 +245,20 @@ func TestFactorErrors(t *testing.T) {
 func TestNoAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	b := meshB(rng, 20, 20)
-	g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{})
-	require.NoError(t, err)
-	f := g.NewFactor()
-	winv := randomVec(rng, b.cols, 0.5, 2)
-	x := randomVec(rng, b.rows, -1, 1)
-	allocs := testing.AllocsPerRun(10, func() {
-		if err := f.Factor(b.val, winv, 1e-9); err != nil {
-			panic(err)
-		}
-		f.Solve(x)
-	})
-	assert.Zero(t, allocs)
+	for _, opt := range testOptions {
+		g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, opt)
+		require.NoError(t, err)
+		f := g.NewFactor()
+		winv := randomVec(rng, b.cols, 0.5, 2)
+		x := randomVec(rng, b.rows, -1, 1)
+		allocs := testing.AllocsPerRun(10, func() {
+			if err := f.Factor(b.val, winv, 1e-9); err != nil {
+				panic(err)
+			}
+			f.Solve(x)
+		})
+		assert.Zero(t, allocs, "%v", opt.Method)
+	}
 }
 
 // TestConcurrent shares one Gram among goroutines, each with its own
@@ -256,7 +266,13 @@ func TestNoAllocs(t *testing.T) {
 func TestConcurrent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	b := meshB(rng, 15, 15)
-	g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{})
+	for _, method := range []Method{Simplicial, Supernodal} {
+		concurrent(t, rng, b, method)
+	}
+}
+
+func concurrent(t *testing.T, rng *rand.Rand, b csr, method Method) {
+	g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{Method: method})
 	require.NoError(t, err)
 	const workers = 4
 	var wg sync.WaitGroup

@@ -2,7 +2,9 @@ package sparse
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"sort"
+	"testing"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -143,4 +145,20 @@ func testAdjacency(m csr) *adjacency {
 		panic(err)
 	}
 	return adj
+}
+
+// loopCPU runs fn in b.Loop on one locked OS thread and reports its CPU
+// time per call as "cpu-ns/op" besides the wall time: on a loaded machine
+// the thread's CPU time is the steadier measure (zero where threadCPU is
+// not available).
+func loopCPU(b *testing.B, fn func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start := threadCPU()
+	n := 0
+	for b.Loop() {
+		fn()
+		n++
+	}
+	b.ReportMetric(float64(threadCPU()-start)/float64(n), "cpu-ns/op")
 }

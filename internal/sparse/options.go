@@ -25,6 +25,30 @@ func (o Ordering) String() string {
 	return "Ordering(?)"
 }
 
+// Method selects the numeric factorisation.
+type Method int
+
+const (
+	// Simplicial is the up-looking LDLᵀ factorisation (the default).
+	Simplicial Method = iota
+	// Supernodal is the left-looking supernodal LLᵀ (Cholesky)
+	// factorisation with relaxed amalgamation: dense kernels on blocks of
+	// columns with a common structure, faster where L has large dense
+	// blocks (heavy fill), at the cost of some explicit zeros.
+	Supernodal
+)
+
+// String returns the method's name.
+func (m Method) String() string {
+	switch m {
+	case Simplicial:
+		return "Simplicial"
+	case Supernodal:
+		return "Supernodal"
+	}
+	return "Method(?)"
+}
+
 // DefaultPivotTol is the relative pivot tolerance used when
 // Options.PivotTol is zero.
 const DefaultPivotTol = 1e-13
@@ -38,6 +62,8 @@ const DefaultDense = 10.0
 type Options struct {
 	// Ordering is the fill-reducing permutation; AMD when zero.
 	Ordering Ordering
+	// Method is the numeric factorisation; Simplicial when zero.
+	Method Method
 	// Perm is the permutation used when Ordering is Given: Perm[k] is the
 	// row of the matrix eliminated at step k. It must be a permutation of
 	// 0…n-1.

@@ -29,11 +29,11 @@ func lowerCSC(s *mat.SymDense) (ptr, idx []int, val []float64) {
 
 func TestSymMatchesDense(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	for _, ord := range []Ordering{AMD, Natural} {
+	for _, opt := range testOptions {
 		b := meshB(rng, 9, 11)
 		gd := denseGram(b, randomVec(rng, b.cols, 0.5, 2), 0)
 		ptr, idx, val := lowerCSC(gd)
-		s, err := AnalyseSym(b.rows, ptr, idx, Options{Ordering: ord})
+		s, err := AnalyseSym(b.rows, ptr, idx, opt)
 		require.NoError(t, err)
 		assert.Equal(t, len(idx), s.NNZA())
 		assert.True(t, isPerm(s.Perm()))
@@ -47,7 +47,7 @@ func TestSymMatchesDense(t *testing.T) {
 		res.SubVec(&res, mat.NewVecDense(b.rows, r))
 		assert.Less(t, mat.Norm(&res, math.Inf(1)), 1e-12)
 		// The same pattern analysed through AnalyseGram gives the same fill.
-		g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{Ordering: ord})
+		g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, opt)
 		require.NoError(t, err)
 		assert.Equal(t, g.NNZL(), s.NNZL())
 		assert.Equal(t, g.Flops(), s.Flops())

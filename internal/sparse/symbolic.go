@@ -34,6 +34,8 @@ type symbolic struct {
 
 	flops float64
 	nnz   int // nnz(L), strictly lower
+
+	sn *supernodal // the supernodes, for Method Supernodal; nil otherwise
 }
 
 // adjacency is a symmetric pattern without its diagonal, both triangles
@@ -103,6 +105,16 @@ func newSymbolic(adj *adjacency, opt *Options, full bool) (*symbolic, error) {
 	}
 	if err := s.factorPattern(opt.MaxNNZL, full); err != nil {
 		return nil, err
+	}
+	switch opt.Method {
+	case Simplicial:
+	case Supernodal:
+		if full {
+			s.sn = newSupernodal(s)
+			s.li, s.rp, s.rj = nil, nil, nil
+		}
+	default:
+		return nil, errPattern("unknown method %d", int(opt.Method))
 	}
 	return s, nil
 }
@@ -301,6 +313,11 @@ func (s *symbolic) nnzL() int { return s.nnz }
 
 // bytes returns the memory held by the analysis.
 func (s *symbolic) bytes() int {
-	return 8*(len(s.perm)+len(s.iperm)+len(s.cp)+len(s.parent)+len(s.lp)+len(s.rp)) +
+	b := 8*(len(s.perm)+len(s.iperm)+len(s.cp)+len(s.parent)+len(s.lp)+len(s.rp)) +
 		4*(len(s.ci)+len(s.li)+len(s.rj))
+	if sn := s.sn; sn != nil {
+		b += 8*(len(sn.super)+len(sn.rp)+len(sn.xp)+len(sn.lowP)) +
+			4*(len(sn.snode)+len(sn.rows)+len(sn.lowI)+len(sn.lowPos))
+	}
+	return b
 }
