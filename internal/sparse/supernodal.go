@@ -222,23 +222,7 @@ func (f *numeric) factorSuper(thr float64) error {
 			}
 			nr, nc := md-p1, p2-p1
 			c := f.cbuf[:nr*nc]
-			clear(c)
-			xd := x[xp[d]:xp[d+1]]
-			for k := 0; k < wd; k++ {
-				colk := xd[k*md+p1 : (k+1)*md]
-				for jj := 0; jj < nc; jj++ {
-					b := colk[jj]
-					if b == 0 {
-						continue
-					}
-					cj := c[jj*nr+jj : (jj+1)*nr]
-					ck := colk[jj:]
-					ck = ck[:len(cj)]
-					for ii, v := range ck {
-						cj[ii] += v * b
-					}
-				}
-			}
+			updateBlock(c, x[xp[d]:xp[d+1]], md, wd, p1, nr, nc)
 			for jj := 0; jj < nc; jj++ {
 				col := X[(int(dr[p1+jj])-fc)*m : (int(dr[p1+jj])-fc+1)*m]
 				cj := c[jj*nr : (jj+1)*nr]
@@ -256,19 +240,7 @@ func (f *numeric) factorSuper(thr float64) error {
 		}
 		for j := 0; j < w; j++ {
 			cj := X[j*m : (j+1)*m]
-			for k := 0; k < j; k++ {
-				ck := X[k*m : (k+1)*m]
-				a := ck[j]
-				if a == 0 {
-					continue
-				}
-				ckj := ck[j:]
-				cjj := cj[j:]
-				ckj = ckj[:len(cjj)]
-				for i, v := range ckj {
-					cjj[i] -= v * a
-				}
-			}
+			panelColumn(cj[j:], X, m, j)
 			djj := cj[j]
 			if !(djj > thr) {
 				if math.IsNaN(djj) || math.IsInf(djj, 0) {
@@ -326,6 +298,64 @@ func (f *numeric) solveSuper(w []float64) {
 				sum -= col[i] * w[r[i]]
 			}
 			w[fc+j] = sum / col[j]
+		}
+	}
+}
+
+// updateBlock sets the lower trapezoid of the nr×nc column-major block c
+// to A·Bᵀ, where A is rows p1…md−1 and B rows p1…p1+nc−1 of the md×wd
+// column-major block xd. Four columns of xd at a time, so each entry of c is
+// loaded and stored wd/4 times.
+func updateBlock(c, xd []float64, md, wd, p1, nr, nc int) {
+	c = c[:nr*nc]
+	for jj := 0; jj < nc; jj++ {
+		cj := c[jj*nr+jj : (jj+1)*nr]
+		clear(cj)
+		k := 0
+		for ; k+4 <= wd; k += 4 {
+			a0 := xd[k*md+p1+jj : (k+1)*md]
+			a1 := xd[(k+1)*md+p1+jj : (k+2)*md]
+			a2 := xd[(k+2)*md+p1+jj : (k+3)*md]
+			a3 := xd[(k+3)*md+p1+jj : (k+4)*md]
+			b0, b1, b2, b3 := a0[0], a1[0], a2[0], a3[0]
+			a0, a1, a2, a3 = a0[:len(cj)], a1[:len(cj)], a2[:len(cj)], a3[:len(cj)]
+			for ii := range cj {
+				cj[ii] += a0[ii]*b0 + a1[ii]*b1 + a2[ii]*b2 + a3[ii]*b3
+			}
+		}
+		for ; k < wd; k++ {
+			a0 := xd[k*md+p1+jj : (k+1)*md]
+			b0 := a0[0]
+			a0 = a0[:len(cj)]
+			for ii := range cj {
+				cj[ii] += a0[ii] * b0
+			}
+		}
+	}
+}
+
+// panelColumn subtracts from cj (column j of the m×w panel X, rows j…m−1)
+// the products of the earlier columns k < j: cj −= X[j:, k]·X[j, k], four
+// columns at a time.
+func panelColumn(cj, X []float64, m, j int) {
+	k := 0
+	for ; k+4 <= j; k += 4 {
+		a0 := X[k*m+j : (k+1)*m]
+		a1 := X[(k+1)*m+j : (k+2)*m]
+		a2 := X[(k+2)*m+j : (k+3)*m]
+		a3 := X[(k+3)*m+j : (k+4)*m]
+		b0, b1, b2, b3 := a0[0], a1[0], a2[0], a3[0]
+		a0, a1, a2, a3 = a0[:len(cj)], a1[:len(cj)], a2[:len(cj)], a3[:len(cj)]
+		for i := range cj {
+			cj[i] -= a0[i]*b0 + a1[i]*b1 + a2[i]*b2 + a3[i]*b3
+		}
+	}
+	for ; k < j; k++ {
+		a0 := X[k*m+j : (k+1)*m]
+		b0 := a0[0]
+		a0 = a0[:len(cj)]
+		for i := range cj {
+			cj[i] -= a0[i] * b0
 		}
 	}
 }
