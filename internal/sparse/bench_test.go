@@ -84,49 +84,53 @@ func BenchmarkRandomCount(b *testing.B) {
 func BenchmarkGram(b *testing.B) {
 	for _, nc := range benchSizes {
 		for _, bc := range benchCases(nc) {
-			m := bc.b
-			b.Run(bc.name+"/amd", func(b *testing.B) {
-				adj := testAdjacency(m)
-				b.ReportAllocs()
-				loopCPU(b, func() { amdOrder(adj, DefaultDense) })
-			})
-			for _, method := range []Method{Simplicial, Supernodal} {
-				opt := Options{Method: method}
-				rng := rand.New(rand.NewPCG(1, 2))
-				winv := randomVec(rng, m.cols, 0.5, 2)
-				g, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, opt)
-				if err != nil {
+			b.Run(bc.name, func(b *testing.B) { benchGram(b, bc.b) })
+		}
+	}
+}
+
+// benchGram runs BenchmarkGram's cases on one matrix.
+func benchGram(b *testing.B, m csr) {
+	b.Run("amd", func(b *testing.B) {
+		adj := testAdjacency(m)
+		b.ReportAllocs()
+		loopCPU(b, func() { amdOrder(adj, DefaultDense) })
+	})
+	for _, method := range []Method{Simplicial, Supernodal} {
+		opt := Options{Method: method}
+		rng := rand.New(rand.NewPCG(1, 2))
+		winv := randomVec(rng, m.cols, 0.5, 2)
+		g, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		name := method.String()
+		b.Run(name+"/symbolic", func(b *testing.B) {
+			b.ReportAllocs()
+			loopCPU(b, func() {
+				if _, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, opt); err != nil {
 					b.Fatal(err)
 				}
-				name := bc.name + "/" + method.String()
-				b.Run(name+"/symbolic", func(b *testing.B) {
-					b.ReportAllocs()
-					loopCPU(b, func() {
-						if _, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, opt); err != nil {
-							b.Fatal(err)
-						}
-					})
-					b.ReportMetric(float64(g.NNZL()), "nnzL")
-					b.ReportMetric(float64(g.bytes()), "gramB")
-				})
-				f := g.NewFactor()
-				b.Run(name+"/factor", func(b *testing.B) {
-					b.ReportAllocs()
-					loopCPU(b, func() {
-						if err := f.Factor(m.val, winv, 0); err != nil {
-							b.Fatal(err)
-						}
-					})
-					b.ReportMetric(float64(g.NNZL()), "nnzL")
-					b.ReportMetric(g.Flops(), "flops")
-					b.ReportMetric(float64(f.bytes()), "factorB")
-				})
-				x := randomVec(rng, m.rows, -1, 1)
-				b.Run(name+"/solve", func(b *testing.B) {
-					b.ReportAllocs()
-					loopCPU(b, func() { f.Solve(x) })
-				})
-			}
-		}
+			})
+			b.ReportMetric(float64(g.NNZL()), "nnzL")
+			b.ReportMetric(float64(g.bytes()), "gramB")
+		})
+		f := g.NewFactor()
+		b.Run(name+"/factor", func(b *testing.B) {
+			b.ReportAllocs()
+			loopCPU(b, func() {
+				if err := f.Factor(m.val, winv, 0); err != nil {
+					b.Fatal(err)
+				}
+			})
+			b.ReportMetric(float64(g.NNZL()), "nnzL")
+			b.ReportMetric(g.Flops(), "flops")
+			b.ReportMetric(float64(f.bytes()), "factorB")
+		})
+		x := randomVec(rng, m.rows, -1, 1)
+		b.Run(name+"/solve", func(b *testing.B) {
+			b.ReportAllocs()
+			loopCPU(b, func() { f.Solve(x) })
+		})
 	}
 }
