@@ -163,6 +163,10 @@ func (g *Gram) N() int { return g.nc }
 // NY returns ny, the number of columns of B and the length of w.
 func (g *Gram) NY() int { return g.ny }
 
+// Method returns the numeric factorisation chosen (Simplicial or
+// Supernodal; Auto resolved).
+func (g *Gram) Method() Method { return g.sym.method }
+
 // Stats returns the sizes of the analysis.
 func (g *Gram) Stats() Stats {
 	return Stats{N: g.nc, NNZA: g.nnzG, NNZL: g.sym.nnz, Flops: g.sym.flops}

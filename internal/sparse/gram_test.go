@@ -328,3 +328,33 @@ func TestCountGram(t *testing.T) {
 		assert.Less(t, tl.Rows, tl.N, "stops early")
 	}
 }
+
+// TestAutoMethod: Auto resolves to Supernodal exactly when
+// Flops/NNZL ≥ AutoSupernodal, and an unknown method is an error.
+func TestAutoMethod(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	seen := map[Method]bool{}
+	for _, m := range []csr{meshB(rng, 10, 10), meshB(rng, 60, 60), randomB(rng, 600, 1200, 3, true)} {
+		g, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, Options{})
+		require.NoError(t, err)
+		want := Simplicial
+		if g.Flops() >= AutoSupernodal*float64(g.NNZL()) {
+			want = Supernodal
+		}
+		assert.Equal(t, want, g.Method())
+		assert.Equal(t, want == Supernodal, g.sym.sn != nil)
+		seen[want] = true
+		ex, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, Options{Method: Simplicial})
+		require.NoError(t, err)
+		assert.Equal(t, Simplicial, ex.Method())
+	}
+	assert.Equal(t, map[Method]bool{Simplicial: true, Supernodal: true}, seen, "both methods chosen")
+	g, err := AnalyseGram(10, 10, make([]int, 11), nil, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, Simplicial, g.Method(), "empty B")
+	_, err = AnalyseGram(10, 10, make([]int, 11), nil, Options{Method: Method(7)})
+	assert.ErrorIs(t, err, ErrPattern)
+	for _, m := range []Method{Auto, Simplicial, Supernodal, Method(7)} {
+		assert.NotEmpty(t, m.String())
+	}
+}

@@ -91,6 +91,9 @@ func (s *Sym) NNZA() int { return s.nnzA }
 // NNZL returns the number of entries of L strictly below its unit diagonal.
 func (s *Sym) NNZL() int { return s.sym.nnzL() }
 
+// Method returns the numeric factorisation chosen (see Gram.Method).
+func (s *Sym) Method() Method { return s.sym.method }
+
 // Flops returns the multiply–add count of one numeric factorisation (see
 // Gram.Flops).
 func (s *Sym) Flops() float64 { return s.sym.flops }

@@ -35,7 +35,8 @@ type symbolic struct {
 	flops float64
 	nnz   int // nnz(L), strictly lower
 
-	sn *supernodal // the supernodes, for Method Supernodal; nil otherwise
+	sn     *supernodal // the supernodes, for Method Supernodal; nil otherwise
+	method Method      // Simplicial or Supernodal
 }
 
 // adjacency is a symmetric pattern without its diagonal, both triangles
@@ -106,9 +107,18 @@ func newSymbolic(adj *adjacency, opt *Options, full bool) (*symbolic, error) {
 	if err := s.factorPattern(opt.MaxNNZL, full); err != nil {
 		return nil, err
 	}
-	switch opt.Method {
+	method := opt.Method
+	if method == Auto {
+		method = Simplicial
+		if s.flops >= AutoSupernodal*float64(s.nnz) && s.nnz > 0 {
+			method = Supernodal
+		}
+	}
+	switch method {
 	case Simplicial:
+		s.method = Simplicial
 	case Supernodal:
+		s.method = Supernodal
 		if full {
 			s.sn = newSupernodal(s)
 			s.li, s.rp, s.rj = nil, nil, nil
