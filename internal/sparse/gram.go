@@ -195,8 +195,8 @@ func (g *Gram) Perm() []int { return append([]int(nil), g.sym.perm...) }
 // the parent of step k, or -1 at a root.
 func (g *Gram) Parent() []int { return append([]int(nil), g.sym.parent...) }
 
-// Factor is one worker's numeric factor P·(B·diag(w)·Bᵀ + εI)·Pᵀ = L·D·Lᵀ of
-// a Gram pattern and its workspaces: O(nnz(L) + nnz(P·G·Pᵀ) + n) memory, no
+// Factor is one worker's numeric factor P·(B·diag(w)·Bᵀ + εI)·Pᵀ = L·D·Lᵀ
+// (Simplicial) or L·Lᵀ (Supernodal) of a Gram pattern and its workspaces: O(nnz(L) + nnz(P·G·Pᵀ) + n) memory, no
 // allocation by Factor or Solve. It is not safe for concurrent use; give each
 // goroutine its own.
 type Factor struct {

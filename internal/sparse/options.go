@@ -57,8 +57,9 @@ func (m Method) String() string {
 }
 
 // AutoSupernodal is the ratio Flops()/NNZL() from which Auto chooses the
-// supernodal factorisation. On the benchmark families (2-core AMD EPYC,
-// thread CPU time) the supernodal factor was slower than the simplicial one
+// supernodal factorisation. In one run of BenchmarkVsCholmod on the
+// benchmark families (2-core AMD EPYC, thread CPU time of the gram
+// factorisation) the supernodal factor was slower than the simplicial one
 // at ratio 11 (mesh, N_C = 10³: +15 %) and faster from ratio 33 (mesh
 // 10⁴: −27 %; random 10³, ratio 60: −34 %; mesh 10⁵, ratio 91: about −50 %).
 const AutoSupernodal = 20
