@@ -358,3 +358,36 @@ func TestAutoMethod(t *testing.T) {
 		assert.NotEmpty(t, m.String())
 	}
 }
+
+// TestEdgeCases: an empty G, a B without entries (G = εI) and one column
+// touching every row (G dense) with both methods.
+func TestEdgeCases(t *testing.T) {
+	for _, method := range []Method{Simplicial, Supernodal} {
+		g, err := AnalyseGram(0, 3, []int{0}, nil, Options{Method: method})
+		require.NoError(t, err)
+		f := g.NewFactor()
+		require.NoError(t, f.Factor(nil, []float64{1, 1, 1}, 0))
+		f.Solve(nil)
+
+		g, err = AnalyseGram(3, 2, []int{0, 0, 0, 0}, nil, Options{Method: method})
+		require.NoError(t, err)
+		f = g.NewFactor()
+		assert.ErrorIs(t, f.Factor(nil, []float64{1, 1}, 0), ErrNotPositive)
+		require.NoError(t, f.Factor(nil, []float64{1, 1}, 2))
+		x := []float64{2, 4, 6}
+		f.Solve(x)
+		assert.InDeltaSlice(t, []float64{1, 2, 3}, x, 1e-15)
+
+		// Column 0 in every row: G = 11ᵀ + diag(1,…,1)·2 (a private column each).
+		rng := rand.New(rand.NewPCG(19, 20))
+		n := 30
+		var b csr
+		b.rows, b.cols, b.ptr = n, n+1, []int{0}
+		for i := 0; i < n; i++ {
+			b.col = append(b.col, 0, i+1)
+			b.val = append(b.val, 1, math.Sqrt2)
+			b.ptr = append(b.ptr, len(b.col))
+		}
+		checkSolve(t, rng, b, Options{Method: method}, 0)
+	}
+}

@@ -73,15 +73,21 @@ func TestSymErrors(t *testing.T) {
 		})
 	}
 	// An indefinite matrix reports its pivot; a missing diagonal is zero.
-	s, err := AnalyseSym(2, []int{0, 2, 3}, []int{0, 1, 1}, Options{})
-	require.NoError(t, err)
-	f := s.NewFactor()
-	assert.ErrorIs(t, f.Factor([]float64{1, 2, 1}), ErrNotPositive)
-	require.NoError(t, f.Factor([]float64{2, 1, 1}))
-	x := []float64{3, 2}
-	f.Solve(x)
-	assert.InDeltaSlice(t, []float64{1, 1}, x, 1e-15)
-	s, err = AnalyseSym(2, []int{0, 1, 1}, []int{1}, Options{})
-	require.NoError(t, err)
-	assert.ErrorIs(t, s.NewFactor().Factor([]float64{1}), ErrNotPositive)
+	for _, method := range []Method{Simplicial, Supernodal} {
+		s, err := AnalyseSym(2, []int{0, 2, 3}, []int{0, 1, 1}, Options{Method: method})
+		require.NoError(t, err)
+		assert.Equal(t, method, s.Method())
+		f := s.NewFactor()
+		assert.ErrorIs(t, f.Factor([]float64{1, 2, 1}), ErrNotPositive)
+		assert.ErrorIs(t, f.Factor([]float64{1, math.NaN(), 1}), ErrNonFinite)
+		assert.Panics(t, func() { _ = f.Factor([]float64{1}) })
+		require.NoError(t, f.Factor([]float64{2, 1, 1}))
+		assert.Equal(t, 2.0, f.MaxDiag())
+		x := []float64{3, 2}
+		f.Solve(x)
+		assert.InDeltaSlice(t, []float64{1, 1}, x, 1e-15)
+		s, err = AnalyseSym(2, []int{0, 1, 1}, []int{1}, Options{Method: method})
+		require.NoError(t, err)
+		assert.ErrorIs(t, s.NewFactor().Factor([]float64{1}), ErrNotPositive)
+	}
 }
