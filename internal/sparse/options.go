@@ -57,11 +57,12 @@ func (m Method) String() string {
 }
 
 // AutoSupernodal is the ratio Flops()/NNZL() from which Auto chooses the
-// supernodal factorisation. In one run of BenchmarkVsCholmod on the
-// benchmark families (2-core AMD EPYC, thread CPU time of the gram
-// factorisation) the supernodal factor was slower than the simplicial one
-// at ratio 11 (mesh, N_C = 10³: +15 %) and faster from ratio 33 (mesh
-// 10⁴: −27 %; random 10³, ratio 60: −34 %; mesh 10⁵, ratio 91: about −50 %).
+// supernodal factorisation. In BenchmarkVsCholmod (2-core AMD EPYC, thread
+// CPU time of the factorisation from B) the supernodal factor took, against
+// the simplicial one in the same run, +13 % on the 10³ mesh (ratio 11),
+// −27 % on the 10⁴ mesh (ratio 33) and −34 % on the random 10³ matrix
+// (ratio 60); in another run −52 % on the 10⁵ mesh (ratio 91) and −63 % on
+// the random 10⁴ matrix (ratio 665).
 const AutoSupernodal = 20
 
 // DefaultPivotTol is the relative pivot tolerance used when
