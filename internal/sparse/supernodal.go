@@ -304,11 +304,51 @@ func (f *numeric) solveSuper(w []float64) {
 
 // updateBlock sets the lower trapezoid of the nr×nc column-major block c
 // to A·Bᵀ, where A is rows p1…md−1 and B rows p1…p1+nc−1 of the md×wd
-// column-major block xd. Four columns of xd at a time, so each entry of c is
-// loaded and stored wd/4 times.
+// column-major block xd. Two columns of c and four of xd at a time, so each
+// entry of c is loaded and stored wd/4 times and each loaded entry of xd
+// serves two columns.
 func updateBlock(c, xd []float64, md, wd, p1, nr, nc int) {
 	c = c[:nr*nc]
-	for jj := 0; jj < nc; jj++ {
+	jj := 0
+	for ; jj+2 <= nc; jj += 2 {
+		d0 := jj*nr + jj
+		c0 := c[d0+1 : (jj+1)*nr]
+		c1 := c[(jj+1)*nr+jj+1 : (jj+2)*nr]
+		c1 = c1[:len(c0)]
+		clear(c0)
+		clear(c1)
+		diag := 0.0
+		k := 0
+		for ; k+4 <= wd; k += 4 {
+			a0 := xd[k*md+p1+jj : (k+1)*md]
+			a1 := xd[(k+1)*md+p1+jj : (k+2)*md]
+			a2 := xd[(k+2)*md+p1+jj : (k+3)*md]
+			a3 := xd[(k+3)*md+p1+jj : (k+4)*md]
+			b00, b01, b02, b03 := a0[0], a1[0], a2[0], a3[0]
+			b10, b11, b12, b13 := a0[1], a1[1], a2[1], a3[1]
+			diag += b00*b00 + b01*b01 + b02*b02 + b03*b03
+			t0, t1, t2, t3 := a0[1:], a1[1:], a2[1:], a3[1:]
+			t0, t1, t2, t3 = t0[:len(c0)], t1[:len(c0)], t2[:len(c0)], t3[:len(c0)]
+			for ii := range c0 {
+				v0, v1, v2, v3 := t0[ii], t1[ii], t2[ii], t3[ii]
+				c0[ii] += v0*b00 + v1*b01 + v2*b02 + v3*b03
+				c1[ii] += v0*b10 + v1*b11 + v2*b12 + v3*b13
+			}
+		}
+		for ; k < wd; k++ {
+			a0 := xd[k*md+p1+jj : (k+1)*md]
+			b00, b10 := a0[0], a0[1]
+			diag += b00 * b00
+			t0 := a0[1:]
+			t0 = t0[:len(c0)]
+			for ii, v0 := range t0 {
+				c0[ii] += v0 * b00
+				c1[ii] += v0 * b10
+			}
+		}
+		c[d0] = diag
+	}
+	for ; jj < nc; jj++ {
 		cj := c[jj*nr+jj : (jj+1)*nr]
 		clear(cj)
 		k := 0
