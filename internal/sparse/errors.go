@@ -19,7 +19,9 @@ var ErrTooLarge = errors.New("sparse: factor too large")
 // TooLargeError reports that the factor would have more than Limit entries
 // (Options.MaxNNZL, or the int32 index range): NNZL entries were counted in
 // the first Rows of the N rows of L when the analysis stopped, so NNZL is a
-// lower bound on nnz(L) (equal to it when Rows == N).
+// lower bound on nnz(L) (equal to it when Rows == N). Rows = 0 means the
+// analysis stopped before ordering, on the entries of G's strict lower
+// triangle (NNZL), which L contains whatever the ordering.
 type TooLargeError struct {
 	NNZL, Rows, N, Limit int
 }

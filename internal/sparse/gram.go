@@ -113,7 +113,7 @@ func analyseGram(nc, ny int, rowPtr, col []int, opt Options, full bool) (*Gram, 
 			fill[c]++
 		}
 	}
-	adj, err := gramPattern(nc, rowPtr, col, bcp, bri)
+	adj, err := gramPattern(nc, rowPtr, col, bcp, bri, opt.MaxNNZL)
 	if err != nil {
 		return nil, err
 	}
@@ -282,8 +282,10 @@ func (g *Gram) bytes() int {
 
 // gramPattern returns the pattern of G = B·Bᵀ without its diagonal, the
 // union of the cliques of the columns of B, from B by rows (rowPtr, col)
-// and by columns (bcp, bri).
-func gramPattern(nc int, rowPtr, col, bcp []int, bri []int32) (*adjacency, error) {
+// and by columns (bcp, bri). Since L has at least the entries of G's lower
+// triangle, it stops with a *TooLargeError (Rows = 0) before allocating
+// when those exceed maxL > 0.
+func gramPattern(nc int, rowPtr, col, bcp []int, bri []int32, maxL int) (*adjacency, error) {
 	mark := make([]int, nc)
 	ptr := make([]int, nc+1)
 	var idx []int32
@@ -315,6 +317,9 @@ func gramPattern(nc int, rowPtr, col, bcp []int, bri []int32) (*adjacency, error
 					return nil, errPattern("G has more than %d entries", maxIndex)
 				}
 			}
+		}
+		if pass == 0 && maxL > 0 && ptr[nc]/2 > maxL {
+			return nil, &TooLargeError{NNZL: ptr[nc] / 2, Rows: 0, N: nc, Limit: maxL}
 		}
 	}
 	return &adjacency{n: nc, ptr: ptr, idx: idx}, nil

@@ -327,6 +327,17 @@ func TestCountGram(t *testing.T) {
 		require.True(t, errors.As(err, &tl))
 		assert.Less(t, tl.Rows, tl.N, "stops early")
 	}
+	// One column of B in every row: G is dense, caught before the ordering.
+	n := 300
+	ptr, col := []int{0}, []int{}
+	for i := 0; i < n; i++ {
+		col = append(col, 0)
+		ptr = append(ptr, len(col))
+	}
+	_, err := CountGram(n, 1, ptr, col, Options{MaxNNZL: 1000})
+	var tl *TooLargeError
+	require.True(t, errors.As(err, &tl))
+	assert.Equal(t, TooLargeError{NNZL: n * (n - 1) / 2, Rows: 0, N: n, Limit: 1000}, *tl)
 }
 
 // TestAutoMethod: Auto resolves to Supernodal exactly when

@@ -140,7 +140,7 @@ func testAdjacency(m csr) *adjacency {
 			next[m.col[p]]++
 		}
 	}
-	adj, err := gramPattern(m.rows, m.ptr, m.col, bcp, bri)
+	adj, err := gramPattern(m.rows, m.ptr, m.col, bcp, bri, 0)
 	if err != nil {
 		panic(err)
 	}

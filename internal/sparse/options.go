@@ -94,7 +94,9 @@ type Options struct {
 	Dense float64
 	// MaxNNZL bounds nnz(L) (strictly lower entries): the analysis stops
 	// with a *TooLargeError once the count passes it, after O(MaxNNZL) work
-	// and before allocating the factor's pattern. No bound when zero
+	// and before allocating the factor's pattern, or before the ordering
+	// when G itself has more entries below its diagonal (for AnalyseGram
+	// and CountGram). No bound when zero
 	// (besides the int32 index range).
 	MaxNNZL int
 }
