@@ -293,6 +293,18 @@ type Settings struct {
 	// ‖c‖² decreases enough (Armijo, σ = 1e-4). A sample for which no
 	// length in 30 halvings does stops and is counted in Stats.Stalled.
 	LineSearch bool
+
+	// RequireTol makes a sample that misses the tolerance an error: a
+	// projection (Project, ProjectTo, ProjectTrace, the graph Op) in which
+	// some sample's residual measure is above Tol after projection returns
+	// a *ToleranceError listing them, for callers who must never use an
+	// output that is not feasible to Tol. Without it (the default) such
+	// samples are only reported, in Stats.NotConverged and Stats.Missed.
+	// Check, and an Op whose Gate passed ŷ through, report without
+	// failing. (Its JSON form is omitted when false, so that documents
+	// that hold Settings, such as train's checkpoints, written before it
+	// existed read the same.)
+	RequireTol bool `json:",omitempty"`
 }
 
 // withDefaults returns s with zero fields replaced by defaults, after

@@ -366,6 +366,11 @@ func (m *Model) InferAdaNP() *enforce.AdaNP {
 // time for the same weights and x. It returns an error for a nil, empty,
 // wrongly shaped or non-finite x, for a model that standardises but has
 // not been fitted, and when AdaNP fails (non-finite constraint values).
+//
+// Stats.Missed lists the rows whose prediction misses the inference
+// tolerance (Config.Infer.Tol). With Config.Infer.RequireTol set, Predict
+// returns nil predictions and an error wrapping an *enforce.ToleranceError
+// that lists them (errors.As retrieves it), in every Mode.
 func (m *Model) Predict(x *mat.Dense) (*mat.Dense, enforce.Stats, error) {
 	if m == nil {
 		return nil, enforce.Stats{}, errNilModel
@@ -379,6 +384,10 @@ func (m *Model) Predict(x *mat.Dense) (*mat.Dense, enforce.Stats, error) {
 		st, err := m.infer.Check(xc, yhat)
 		if err != nil {
 			return nil, st, fmt.Errorf("train: %w", err)
+		}
+		if s := m.infer.Settings(); s.RequireTol && st.NotConverged > 0 {
+			te := &enforce.ToleranceError{Samples: append([]int(nil), st.Missed...), Rows: st.Samples, Tol: s.Tol, Measure: s.Measure}
+			return nil, st, fmt.Errorf("train: %v mode: %w", m.cfg.Mode, te)
 		}
 		return yhat, st, nil
 	}

@@ -128,6 +128,8 @@ type settings struct {
 	// Added in format version 2 after its first release; absent (files
 	// written before) means Auto, which those files' models used.
 	Precision int `json:"precision,omitempty"`
+	// Added after that; absent means false.
+	RequireTol bool `json:"requireTol,omitempty"`
 }
 
 // The saved measure keeps the numbering of the files written before
@@ -163,13 +165,15 @@ func measureOf(code *int) enforce.Measure {
 func fromSettings(s enforce.Settings) settings {
 	return settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureCode(s.Measure),
 		Reg: s.Reg, Weights: int(s.Weights), Diag: s.Diag, Grad: int(s.Grad),
-		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: int(s.Precision)}
+		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: int(s.Precision),
+		RequireTol: s.RequireTol}
 }
 
 func (s settings) settings() enforce.Settings {
 	return enforce.Settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureOf(s.Measure),
 		Reg: s.Reg, Weights: enforce.Weighting(s.Weights), Diag: s.Diag, Grad: enforce.GradMode(s.Grad),
-		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: enforce.Precision(s.Precision)}
+		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: enforce.Precision(s.Precision),
+		RequireTol: s.RequireTol}
 }
 
 // v1Grad maps a version-1 gradient mode to today's: version 1's Implicit
