@@ -487,8 +487,8 @@ func (m *Model) checkData(x, y *mat.Dense, withY bool) error {
 	if c != m.cfg.nx {
 		return fmt.Errorf("train: x has %d columns, the network takes %d", c, m.cfg.nx)
 	}
-	if !finite(x) {
-		return errors.New("train: x holds a NaN or an infinity")
+	if err := nonFinite(x, "x"); err != nil {
+		return err
 	}
 	if !withY {
 		return nil
@@ -502,8 +502,24 @@ func (m *Model) checkData(x, y *mat.Dense, withY bool) error {
 		return fmt.Errorf("train: x has %d rows and y %d", r, yr)
 	case yc != m.cfg.ny:
 		return fmt.Errorf("train: y has %d columns, the network predicts %d", yc, m.cfg.ny)
-	case !finite(y):
-		return errors.New("train: y holds a NaN or an infinity")
+	}
+	return nonFinite(y, "y")
+}
+
+// nonFinite returns an error naming the first entry of a (row by row)
+// that is not finite, by its row and column counted from 0, or nil.
+func nonFinite(a *mat.Dense, name string) error {
+	r, _ := a.Dims()
+	for i := range r {
+		row := a.RawRowView(i)
+		if allFinite(row) {
+			continue
+		}
+		for j, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("train: %s holds a NaN or an infinity: %s[%d, %d] = %v (row %d, column %d, from 0)", name, name, i, j, v, i, j)
+			}
+		}
 	}
 	return nil
 }
