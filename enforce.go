@@ -93,6 +93,9 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 	if c == nil {
 		return nil, errors.New("enforce: nil constraint")
 	}
+	if err := CheckCapable(c); err != nil {
+		return nil, err
+	}
 	nx, n, nc := c.Dims()
 	k := CapabilitiesOf(c)
 	latent := k.Latent

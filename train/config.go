@@ -286,6 +286,11 @@ func resolve(cfg Config) (resolved, error) {
 	if cfg.Constraint == nil {
 		return r, errors.New("train: Config.Constraint is nil")
 	}
+	for _, c := range []enforce.Constraint{cfg.Constraint, cfg.PenaltyConstraint} {
+		if err := enforce.CheckCapable(c); err != nil {
+			return r, fmt.Errorf("train: %w", err)
+		}
+	}
 	cnx, cn, nc := cfg.Constraint.Dims()
 	latent := enforce.CapabilitiesOf(cfg.Constraint).Latent
 	if cfg.Backbone != nil {

@@ -50,3 +50,31 @@ func TestFitNamesNonFiniteEntry(t *testing.T) {
 		})
 	}
 }
+
+// hessOnly is a hand-written constraint with a HessVec method but no
+// Capabilities method.
+type hessOnly struct{}
+
+func (hessOnly) Dims() (nx, ny, nc int) { return 1, 2, 1 }
+func (hessOnly) Eval(x, y, c, jy []float64) {
+	c[0] = y[0]*y[0] + y[1] - x[0]
+	if jy != nil {
+		jy[0], jy[1] = 2*y[0], 1
+	}
+}
+func (hessOnly) HessVec(x, y, w, v, out []float64) { out[0], out[1] = 2*w[0]*v[0], 0 }
+
+// TestNewRefusesUndeclaredCapabilities checks that New refuses a
+// Constraint or PenaltyConstraint with capability methods but no
+// Capabilities method, naming the fix.
+func TestNewRefusesUndeclaredCapabilities(t *testing.T) {
+	p := problems.FittingEquality{}
+	for _, cfg := range []Config{
+		{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: hessOnly{}},
+		{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(), Mode: Soft, PenaltyConstraint: hessOnly{}},
+	} {
+		_, err := New(cfg)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "train: enforce: constraint train.hessOnly has methods HessVec but no Capabilities method")
+	}
+}
