@@ -73,6 +73,12 @@ const (
 	DefaultEpochs = 1000
 	// DefaultTrainTol is ε_T, the paper's training tolerance on mean|c|.
 	DefaultTrainTol = 1e-4
+	// DefaultDivergenceFactor is Config.DivergenceFactor's default: an
+	// epoch whose loss is above 10⁴ times the first batch's has diverged.
+	// Adam at a learning rate of 1e6 on the fitting problem reaches 1e11
+	// from about 1 (TestFitDetectsDivergence); a training that works stays
+	// far below.
+	DefaultDivergenceFactor = 1e4
 	// DefaultObjectiveLambdaC is λ_C of FitUnsupervised when
 	// Config.LambdaC is zero. The paper calls the residual term essential
 	// for parametric optimisation (§4.4: with λ_C = 0 the activation rule
@@ -257,6 +263,16 @@ type Config struct {
 	Quiet    bool
 	LogEvery int
 
+	// DivergenceFactor is how far the loss may rise before Fit and
+	// FitUnsupervised call training diverged and stop with an error naming
+	// the epoch: once an epoch's mean loss exceeds ℓ₀ + F·max(|ℓ₀|, 1e-8),
+	// with ℓ₀ the loss of the call's first batch (before any step; for a
+	// call that Resume continues, its first epoch's loss) and F the
+	// factor. Zero means DefaultDivergenceFactor; a negative value turns
+	// the check off. A non-finite loss, gradient or weight is an error in
+	// any case.
+	DivergenceFactor float64
+
 	// Checkpoint makes Fit and FitUnsupervised write checkpoints from
 	// which Resume continues an interrupted run bit for bit; the zero
 	// value writes none. See Checkpoint.
@@ -401,9 +417,14 @@ func resolve(cfg Config) (resolved, error) {
 		return r, fmt.Errorf("train: Config.BatchSize = %d is negative", cfg.BatchSize)
 	case cfg.LogEvery < 0:
 		return r, fmt.Errorf("train: Config.LogEvery = %d is negative", cfg.LogEvery)
+	case math.IsNaN(cfg.DivergenceFactor) || math.IsInf(cfg.DivergenceFactor, 0):
+		return r, fmt.Errorf("train: Config.DivergenceFactor = %v is not finite", cfg.DivergenceFactor)
 	}
 	if err := cfg.Checkpoint.validate(); err != nil {
 		return r, err
+	}
+	if cfg.DivergenceFactor == 0 {
+		r.DivergenceFactor = DefaultDivergenceFactor
 	}
 	if cfg.LogEvery == 0 {
 		r.LogEvery = (r.Epochs + 49) / 50

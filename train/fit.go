@@ -61,7 +61,9 @@ func (h History) Last() Epoch {
 // prediction, or the loss, a gradient or an updated weight is not finite
 // (training diverged). The weights then hold the values reached before
 // the failing batch, which are always finite: Fit never leaves NaN or
-// infinite weights.
+// infinite weights. It also stops with an error once the loss has risen
+// by orders of magnitude (Config.DivergenceFactor): the weights are then
+// those at the end of that epoch, and the History ends with it.
 //
 // With Config.Checkpoint set, Fit writes checkpoints as it trains (see
 // Checkpoint). On a model returned by Resume, the first Fit call
@@ -190,6 +192,11 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 
 	hist = slices.Grow(hist, m.cfg.Epochs-len(hist))
 	first, acc := run.Batch, run.Acc.accumulator()
+	// ref is ℓ₀ of the divergence rule (Config.DivergenceFactor).
+	ref, haveRef := 0.0, false
+	if len(hist) > 0 {
+		ref, haveRef = hist[0].Loss, true
+	}
 	for e := run.Epochs + 1; e <= m.cfg.Epochs; e++ {
 		var epochRNG []byte // the shuffling stream before this epoch's order
 		if ck != nil {
@@ -205,8 +212,12 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 				return hist, err
 			}
 			r.g.setRows(x, y, idx)
+			fresh := !haveRef && acc.rows == 0
 			if err := m.step(r, &acc); err != nil {
 				return hist, fmt.Errorf("train: epoch %d: %w", e, err)
+			}
+			if fresh {
+				ref, haveRef = acc.loss/acc.rows, true
 			}
 			if b+1 < batches {
 				if err := after(false, e-1, b+1, epochRNG, &acc); err != nil {
@@ -218,6 +229,9 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 		hist = append(hist, ep)
 		if w != nil && (e%m.cfg.LogEvery == 0 || e == m.cfg.Epochs) {
 			m.logEpoch(w, ep)
+		}
+		if f := m.cfg.DivergenceFactor; f > 0 && haveRef && ep.Loss > ref+f*max(math.Abs(ref), 1e-8) {
+			return hist, fmt.Errorf("train: epoch %d: training diverged: the loss rose from %.4g (first batch) to %.4g, more than Config.DivergenceFactor = %g times; try a smaller LearnRate", e, ref, ep.Loss, f)
 		}
 		first, acc = 0, accumulator{}
 		if err := after(e == m.cfg.Epochs, e, 0, nil, &acc); err != nil {

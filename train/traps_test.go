@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -77,4 +78,43 @@ func TestNewRefusesUndeclaredCapabilities(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "train: enforce: constraint train.hessOnly has methods HessVec but no Capabilities method")
 	}
+}
+
+// TestFitDetectsDivergence checks that Fit at a learning rate of 1e6
+// stops with an error naming the epoch where the loss has risen past
+// Config.DivergenceFactor, that a negative factor turns the check off
+// (and the loss then ends orders of magnitude above its start, without an
+// error), and that the default rule leaves a working training alone.
+func TestFitDetectsDivergence(t *testing.T) {
+	p := problems.FittingEquality{}
+	d := p.Sample(100, 1)
+	cfg := Config{Sizes: []int{1, 16, 2}, Hidden: layers.ReLU, Constraint: p.Equalities(), Epochs: 30,
+		LearnRate: 1e6, Quiet: true, Standardize: true, Seed: 1}
+	m, err := New(cfg)
+	require.NoError(t, err)
+	h, err := m.Fit(d.X, d.Y)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "training diverged")
+	assert.Contains(t, err.Error(), "try a smaller LearnRate")
+	require.NotEmpty(t, h)
+	assert.Contains(t, err.Error(), fmt.Sprintf("epoch %d:", len(h)))
+	assert.Less(t, len(h), cfg.Epochs)
+
+	cfg.DivergenceFactor = -1
+	off, err := New(cfg)
+	require.NoError(t, err)
+	h, err = off.Fit(d.X, d.Y)
+	require.NoError(t, err, "the weights stay finite here")
+	assert.Greater(t, h.Last().Loss, 1e4*h[0].Loss, "without the check the loss ends far above its start, silently")
+
+	cfg.DivergenceFactor, cfg.LearnRate = 0, 0
+	ok, err := New(cfg)
+	require.NoError(t, err)
+	h, err = ok.Fit(d.X, d.Y)
+	require.NoError(t, err)
+	assert.Len(t, h, cfg.Epochs)
+
+	cfg.DivergenceFactor = math.NaN()
+	_, err = New(cfg)
+	assert.ErrorContains(t, err, "DivergenceFactor")
 }
