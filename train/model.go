@@ -66,7 +66,18 @@ type Model struct {
 	// checkpoint that batch may write); an error stops Fit. Tests
 	// interrupt training with it.
 	afterBatch func() error
+	// fitted: the weights are no longer New's random ones (see
+	// ErrNotFitted).
+	fitted bool
 }
+
+// ErrNotFitted is the error of Predict, Backbone, BackboneTo, Save and
+// SaveFile on a model whose weights are still the random ones New drew:
+// one that has not been trained (Fit, FitUnsupervised, or a custom loop on
+// NewGraph or NewObjectiveGraph), loaded (Load, Restore, Resume) or given
+// weights (SetWeights). To predict with the initial weights on purpose,
+// say so: m.SetWeights(m.Weights()).
+var ErrNotFitted = errors.New("train: the model has not been fitted: its weights are New's random initialisation (train it with Fit, load it, or call SetWeights; SetWeights(m.Weights()) predicts with the initial weights on purpose)")
 
 // New returns an untrained Model for cfg. The weights are drawn from
 // cfg.Seed. It returns an error if cfg is invalid: missing sizes or
@@ -238,7 +249,8 @@ func (m *Model) Weights() [][]float64 {
 // SetWeights overwrites the backbone's weights with w, laid out as Weights
 // returns them (rounded to float32 for a float32 model). It returns an
 // error, and changes nothing, if a length is wrong or a value is not
-// finite, or does not fit in a float32 model's precision.
+// finite, or does not fit in a float32 model's precision. The model then
+// counts as fitted (see ErrNotFitted).
 func (m *Model) SetWeights(w [][]float64) error {
 	if m == nil {
 		return errNilModel
@@ -262,6 +274,7 @@ func (m *Model) SetWeights(w [][]float64) error {
 	for i, s := range w {
 		setFloat64s(m.params[i].Data(), s)
 	}
+	m.fitted = true
 	return nil
 }
 
@@ -365,7 +378,8 @@ func (m *Model) InferAdaNP() *enforce.AdaNP {
 // Predict works for any number of rows and returns the same bits every
 // time for the same weights and x. It returns an error for a nil, empty,
 // wrongly shaped or non-finite x, for a model that standardises but has
-// not been fitted, and when AdaNP fails (non-finite constraint values).
+// not been fitted, for a model whose weights are still New's random ones
+// (ErrNotFitted), and when AdaNP fails (non-finite constraint values).
 //
 // Stats.Missed lists the rows whose prediction misses the inference
 // tolerance (Config.Infer.Tol). With Config.Infer.RequireTol set, Predict
@@ -432,6 +446,9 @@ var errNotFinite = errors.New("train: the backbone output is not finite")
 func (m *Model) readyFor(x *mat.Dense) error {
 	if err := m.checkData(x, nil, false); err != nil {
 		return err
+	}
+	if !m.fitted {
+		return ErrNotFitted
 	}
 	if m.cfg.Standardize && m.sx == nil {
 		return errors.New("train: the model standardises its inputs but has not been fitted (call Fit or SetStandardizers)")

@@ -241,13 +241,17 @@ func checksum(raw []byte) (string, error) {
 // state and the shuffling stream are not written either, so training a
 // loaded model continues with a fresh Adam (a checkpoint writes them: see
 // Config.Checkpoint and Resume). It returns an error for a nil
-// model or writer, for weights that are not finite, and when w fails.
+// model or writer, for a model that has not been fitted (ErrNotFitted),
+// for weights that are not finite, and when w fails.
 func (m *Model) Save(w io.Writer) error {
 	if m == nil {
 		return fmt.Errorf("train: Save: %w", errNilModel)
 	}
 	if w == nil {
 		return errors.New("train: Save: nil writer")
+	}
+	if !m.fitted {
+		return fmt.Errorf("train: Save: %w", ErrNotFitted)
 	}
 	cfg := m.Config()
 	doc := modelV2{
@@ -315,6 +319,9 @@ func (m *Model) Save(w io.Writer) error {
 func (m *Model) SaveFile(path string) (err error) {
 	if m == nil {
 		return fmt.Errorf("train: SaveFile: %w", errNilModel)
+	}
+	if !m.fitted {
+		return fmt.Errorf("train: SaveFile: %w", ErrNotFitted)
 	}
 	target, mode, err := saveTarget(path)
 	if err != nil {

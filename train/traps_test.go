@@ -1,8 +1,10 @@
 package train
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -117,4 +119,53 @@ func TestFitDetectsDivergence(t *testing.T) {
 	cfg.DivergenceFactor = math.NaN()
 	_, err = New(cfg)
 	assert.ErrorContains(t, err, "DivergenceFactor")
+}
+
+// TestNotFitted checks that Predict, Backbone, BackboneTo, Save and
+// SaveFile refuse a model whose weights are New's with ErrNotFitted, and
+// that training, a training graph, SetWeights and Load each make it
+// usable.
+func TestNotFitted(t *testing.T) {
+	p := problems.FittingEquality{}
+	d := p.Sample(20, 1)
+	cfg := Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(), Epochs: 1, Quiet: true}
+	fresh := func() *Model {
+		m, err := New(cfg)
+		require.NoError(t, err)
+		return m
+	}
+	m := fresh()
+	_, _, err := m.Predict(d.X)
+	assert.ErrorIs(t, err, ErrNotFitted)
+	_, err = m.Backbone(d.X)
+	assert.ErrorIs(t, err, ErrNotFitted)
+	assert.ErrorIs(t, m.BackboneTo(mat.NewDense(20, 2, nil), d.X), ErrNotFitted)
+	var buf bytes.Buffer
+	assert.ErrorIs(t, m.Save(&buf), ErrNotFitted)
+	assert.Zero(t, buf.Len())
+	path := filepath.Join(t.TempDir(), "model.json")
+	assert.ErrorIs(t, m.SaveFile(path), ErrNotFitted)
+	assert.NoFileExists(t, path)
+
+	for _, tc := range []struct {
+		name string
+		fit  func(m *Model) error
+	}{
+		{"Fit", func(m *Model) error { _, err := m.Fit(d.X, d.Y); return err }},
+		{"NewGraph", func(m *Model) error { _, err := m.NewGraph(4); return err }},
+		{"SetWeights", func(m *Model) error { return m.SetWeights(m.Weights()) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := fresh()
+			require.NoError(t, tc.fit(m))
+			_, _, err := m.Predict(d.X)
+			require.NoError(t, err)
+			var buf bytes.Buffer
+			require.NoError(t, m.Save(&buf))
+			loaded, err := Load(&buf, p.Equalities())
+			require.NoError(t, err)
+			_, _, err = loaded.Predict(d.X)
+			assert.NoError(t, err, "a loaded model")
+		})
+	}
 }
