@@ -60,6 +60,10 @@ type body struct {
 	Precision      enforce.Precision `json:"precision,omitempty"` // 0 for float64, so float64 files are unchanged
 	XScale         *scale            `json:"xScale,omitempty"`
 	YScale         *scale            `json:"yScale,omitempty"`
+	// Fingerprint, added later, records the constraint's values at a few
+	// probe points (fingerprint.go); a file without one loads with no
+	// check of the constraint beyond its sizes.
+	Fingerprint *fingerprint `json:"fingerprint,omitempty"`
 }
 
 // fileV1 is the document of format version 1: the body and the MLP's
@@ -240,7 +244,11 @@ func checksum(raw []byte) (string, error) {
 // Backbone are code and are not written (see LoadBackbone); the optimiser
 // state and the shuffling stream are not written either, so training a
 // loaded model continues with a fresh Adam (a checkpoint writes them: see
-// Config.Checkpoint and Resume). It returns an error for a nil
+// Config.Checkpoint and Resume). What it writes of the constraint is its
+// sizes and a fingerprint: c(x, y) and two products with ∂c/∂y at three
+// deterministic probe points (inside the span of the standardisation when
+// the model has one), which Load evaluates again to refuse a constraint
+// that differs (ErrConstraintMismatch). It returns an error for a nil
 // model or writer, for a model that has not been fitted (ErrNotFitted),
 // for weights that are not finite, and when w fails.
 func (m *Model) Save(w io.Writer) error {
@@ -276,6 +284,7 @@ func (m *Model) Save(w io.Writer) error {
 			Precision:      m.cfg.precision(),
 			XScale:         toScale(m.sx),
 			YScale:         toScale(m.sy),
+			Fingerprint:    newFingerprint(m.cfg.Constraint, m.sx, m.sy),
 		},
 		Backbone: backboneMLP,
 	}
@@ -424,6 +433,14 @@ type saved struct {
 // version, followed by anything but white space, whose checksum does not
 // match (version 2), for a constraint of other dimensions, or for weights
 // or standardisation that do not fit the architecture.
+//
+// A file records a fingerprint of the constraint (see Save): a constraint
+// of the right sizes whose values or Jacobian differ from the saved ones at
+// the probe points, by more than a relative 1e-9 of the largest magnitude
+// compared, is refused with an error wrapping ErrConstraintMismatch
+// (errors.Is), by Load, LoadFile, LoadBackbone, Restore and Resume alike.
+// Files written before fingerprints existed (and files of a constraint
+// not finite at any probe point) have none and load with no such check.
 func Load(r io.Reader, c enforce.Constraint) (*Model, error) {
 	return load(r, c, nil)
 }
@@ -536,6 +553,9 @@ func (m *Model) Restore(r io.Reader) error {
 // restore sets the weights and standardisation of f, checking them first;
 // m is unchanged on error.
 func (m *Model) restore(f *saved) error {
+	if err := f.Fingerprint.check(m.cfg.Constraint); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
 	sx, sy := f.XScale.standardizer(), f.YScale.standardizer()
 	switch {
 	case !f.Standardize && (sx != nil || sy != nil):
