@@ -87,8 +87,18 @@ type AdaNP struct {
 }
 
 // NewAdaNP returns an AdaNP projecting onto c with the given settings.
-// It returns an error if the settings are invalid or c has no degree of
-// freedom left (nc ≥ ny).
+// It returns an error if the settings are invalid or c has more equations
+// than unknowns (nc > ny, latent variables counted on both sides).
+//
+// A square system (nc = ny) is allowed, as in the reference
+// implementation. The nearest-point interpretation then degenerates: where
+// ∂c/∂y is invertible the step is y ← y − (∂c/∂y)⁻¹·c(x, y), Newton's
+// method on c(x, ·) = 0 whatever the weights W, and the projection is the
+// solution of c(x, y) = 0 that Newton's method reaches from ŷ (locally
+// independent of ŷ). Every gradient mode then gives ∂ỹ/∂ŷ = 0 at a
+// converged sample and ∂ỹ/∂x = −(∂c/∂y)⁻¹·∂c/∂x, the implicit-function
+// derivative of that solution (TestSquareSystem checks each against finite
+// differences).
 func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 	if c == nil {
 		return nil, errors.New("enforce: nil constraint")
@@ -104,8 +114,8 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 		return nil, fmt.Errorf("enforce: constraint has invalid dimensions nx=%d ny=%d nc=%d", nx, n, nc)
 	case latent < 0 || latent >= n:
 		return nil, fmt.Errorf("enforce: constraint has %d latent variables out of ny=%d", latent, n)
-	case nc >= n:
-		return nil, fmt.Errorf("enforce: %d constraints on %d outputs leave no degree of freedom (need nc < ny)", nc-latent, n-latent)
+	case nc > n:
+		return nil, fmt.Errorf("enforce: %d constraints on %d outputs: more equations than unknowns (need nc ≤ ny)", nc-latent, n-latent)
 	}
 	s, err := s.withDefaults(n - latent)
 	if err != nil {

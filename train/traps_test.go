@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/hd"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems"
 )
@@ -167,5 +169,38 @@ func TestNotFitted(t *testing.T) {
 			_, _, err = loaded.Predict(d.X)
 			assert.NoError(t, err, "a loaded model")
 		})
+	}
+}
+
+// TestSquareConstraint checks that a model accepts a square system
+// (nc = ny), trains in ENFORCE and Soft modes, and predicts its solution:
+// the backbone's ŷ only picks the start of Newton's method.
+func TestSquareConstraint(t *testing.T) {
+	c, err := enforce.Func(1, 2, 2, func(x, y, c []hd.Number) {
+		c[0] = hd.Sub(hd.Add(y[0], hd.Scale(0.3, hd.Mul(y[1], y[1]))), x[0])
+		c[1] = hd.Sub(hd.Add(y[1], hd.Scale(0.3, hd.Sin(y[0]))), hd.Scale(0.5, x[0]))
+	})
+	require.NoError(t, err)
+	x := mat.NewDense(16, 1, nil)
+	for i := range 16 {
+		x.Set(i, 0, -0.5+float64(i)/15)
+	}
+	for _, mode := range []Mode{ENFORCE, Soft} {
+		m, err := New(Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: c, Mode: mode, Epochs: 3, Quiet: true})
+		require.NoError(t, err, "%v", mode)
+		y := mat.NewDense(16, 2, nil) // labels: the solution, by projecting zeros
+		a, err := enforce.NewAdaNP(c, enforce.Settings{Tol: 1e-12})
+		require.NoError(t, err)
+		_, err = a.ProjectTo(y, x, mat.NewDense(16, 2, nil))
+		require.NoError(t, err)
+		h, err := m.Fit(x, y)
+		require.NoError(t, err, "%v", mode)
+		require.Len(t, h, 3)
+		pred, st, err := m.Predict(x)
+		require.NoError(t, err)
+		if mode == ENFORCE {
+			assert.True(t, st.Converged(), "%v", st)
+			assert.True(t, mat.EqualApprox(y, pred, 1e-5), "ENFORCE predicts the solution")
+		}
 	}
 }
