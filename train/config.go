@@ -263,6 +263,22 @@ type Config struct {
 	Quiet    bool
 	LogEvery int
 
+	// Schedule, when set, scales LearnRate per epoch (see StepDecay and
+	// CosineDecay); nil keeps it constant. Like Backbone it is code: Save
+	// does not write it, and Resume needs the same one in its Config (it
+	// cannot check that).
+	Schedule Schedule
+	// Patience, when positive and the model has a validation set
+	// (SetValidation), stops Fit early once the validation loss has not
+	// improved for Patience epochs in a row, and leaves the weights of the
+	// epoch with the lowest validation loss (also when Fit runs all its
+	// epochs): Fit returns the History of the epochs run, without an
+	// error. Adam's moments are not rolled back. Zero means no early
+	// stopping; a negative value is an error. The best weights are kept in
+	// memory only: a Fit call that Resume continues starts its count
+	// afresh.
+	Patience int
+
 	// DivergenceFactor is how far the loss may rise before Fit and
 	// FitUnsupervised call training diverged and stop with an error naming
 	// the epoch: once an epoch's mean loss exceeds ℓ₀ + F·max(|ℓ₀|, 1e-8),
@@ -417,6 +433,8 @@ func resolve(cfg Config) (resolved, error) {
 		return r, fmt.Errorf("train: Config.BatchSize = %d is negative", cfg.BatchSize)
 	case cfg.LogEvery < 0:
 		return r, fmt.Errorf("train: Config.LogEvery = %d is negative", cfg.LogEvery)
+	case cfg.Patience < 0:
+		return r, fmt.Errorf("train: Config.Patience = %d is negative", cfg.Patience)
 	case math.IsNaN(cfg.DivergenceFactor) || math.IsInf(cfg.DivergenceFactor, 0):
 		return r, fmt.Errorf("train: Config.DivergenceFactor = %v is not finite", cfg.DivergenceFactor)
 	}

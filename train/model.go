@@ -69,6 +69,8 @@ type Model struct {
 	// fitted: the weights are no longer New's random ones (see
 	// ErrNotFitted).
 	fitted bool
+	// valX, valY are the validation set of Fit (SetValidation), or nil.
+	valX, valY *mat.Dense
 }
 
 // ErrNotFitted is the error of Predict, Backbone, BackboneTo, Save and
