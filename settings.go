@@ -10,15 +10,22 @@ import (
 type Measure int
 
 const (
-	// DefaultMeasure, the zero value, is the projection's default
-	// measure: MaxAbs for an AdaNP, MeanAbs for the training projection
-	// of package train (train.TrainSettings).
-	DefaultMeasure Measure = iota
+	// AutoMeasure, the zero value, is the projection's default measure,
+	// which depends on where it is used: MaxAbs for an AdaNP, MeanAbs for
+	// the training projection of package train (train.TrainSettings).
+	AutoMeasure Measure = iota
 	// MaxAbs is max_i |c_i|, the inference criterion of the paper.
 	MaxAbs
 	// MeanAbs is mean_i |c_i|, the training criterion of the paper.
 	MeanAbs
 )
+
+// DefaultMeasure is AutoMeasure's former name. Unlike DefaultTol and the
+// other Default constants it is not a value that is used, but a request
+// for the default of the context.
+//
+// Deprecated: use AutoMeasure, the same value.
+const DefaultMeasure = AutoMeasure
 
 // String returns the measure's name.
 func (m Measure) String() string {
@@ -27,7 +34,7 @@ func (m Measure) String() string {
 		return "max|c|"
 	case MeanAbs:
 		return "mean|c|"
-	case DefaultMeasure:
+	case AutoMeasure:
 		return "default measure"
 	}
 	return fmt.Sprintf("Measure(%d)", int(m))
@@ -319,7 +326,7 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 	if s.MaxDepth == 0 {
 		s.MaxDepth = DefaultMaxDepth
 	}
-	if s.Measure == DefaultMeasure {
+	if s.Measure == AutoMeasure {
 		s.Measure = MaxAbs
 	}
 	switch {

@@ -163,7 +163,7 @@ type Config struct {
 	//
 	//   - Train's defaults are TrainSettings()'s: stop on mean|c| ≤
 	//     ε_T = DefaultTrainTol = 1e-4 after 1 to 100 steps (Measure's zero
-	//     value, enforce.DefaultMeasure, is MeanAbs here; set MaxAbs to
+	//     value, enforce.AutoMeasure, is MeanAbs here; set MaxAbs to
 	//     train on max|c|).
 	//   - Infer's defaults are enforce's (see enforce.Settings): stop on
 	//     max|c| ≤ ε_I = enforce.DefaultTol = 1e-6 after 1 to 100 steps.
@@ -470,7 +470,7 @@ func trainDefaults(s enforce.Settings) enforce.Settings {
 	if s.MaxDepth == 0 {
 		s.MaxDepth = d.MaxDepth
 	}
-	if s.Measure == enforce.DefaultMeasure {
+	if s.Measure == enforce.AutoMeasure {
 		s.Measure = d.Measure
 	}
 	if s.Diag != nil {

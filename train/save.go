@@ -120,7 +120,7 @@ type settings struct {
 	Tol      float64   `json:"tol"`
 	MinDepth int       `json:"minDepth"`
 	MaxDepth int       `json:"maxDepth"`
-	Measure  *int      `json:"measure,omitempty"` // absent: enforce.DefaultMeasure
+	Measure  *int      `json:"measure,omitempty"` // absent: enforce.AutoMeasure
 	Reg      float64   `json:"reg"`
 	Weights  int       `json:"weights"`
 	Diag     []float64 `json:"diag,omitempty"`
@@ -137,12 +137,12 @@ type settings struct {
 }
 
 // The saved measure keeps the numbering of the files written before
-// enforce.DefaultMeasure existed, 0 for max|c| and 1 for mean|c|, and
-// DefaultMeasure is written as no measure at all.
+// enforce.AutoMeasure existed, 0 for max|c| and 1 for mean|c|, and
+// AutoMeasure is written as no measure at all.
 func measureCode(m enforce.Measure) *int {
 	var code int
 	switch m {
-	case enforce.DefaultMeasure:
+	case enforce.AutoMeasure:
 		return nil
 	case enforce.MaxAbs:
 		code = 0
@@ -157,7 +157,7 @@ func measureCode(m enforce.Measure) *int {
 func measureOf(code *int) enforce.Measure {
 	switch {
 	case code == nil:
-		return enforce.DefaultMeasure
+		return enforce.AutoMeasure
 	case *code == 0:
 		return enforce.MaxAbs
 	case *code == 1:
