@@ -263,8 +263,8 @@ type Config struct {
 	Quiet    bool
 	LogEvery int
 
-	// Schedule, when set, scales LearnRate per epoch (see StepDecay and
-	// CosineDecay); nil keeps it constant. Like Backbone it is code: Save
+	// Schedule, when set, scales LearnRate per epoch (see StepDecay,
+	// CosineDecay and ReduceOnPlateau); nil keeps it constant. Like Backbone it is code: Save
 	// does not write it, and Resume needs the same one in its Config (it
 	// cannot check that).
 	Schedule Schedule

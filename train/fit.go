@@ -214,7 +214,7 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 	bestVal, since := math.Inf(1), 0
 	var best [][]float64
 	for e := run.Epochs + 1; e <= m.cfg.Epochs; e++ {
-		eta, err := m.rateAt(e)
+		eta, err := m.rateAt(e, hist)
 		if err != nil {
 			return hist, err
 		}

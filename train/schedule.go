@@ -13,9 +13,13 @@ import (
 
 // Schedule is a learning-rate schedule: the factor by which Config.LearnRate
 // is multiplied for epoch e (counted from 1 in each Fit call, as
-// Epoch.Epoch). It must return a positive, finite factor; Fit stops with
-// an error otherwise. Epoch.LearnRate records the rate each epoch used.
-type Schedule func(epoch int) float64
+// Epoch.Epoch), given the epochs of the call completed before it (past,
+// of length e−1; a Fit call that Resume continues passes the restored
+// ones). It must be a function of its arguments alone, so that a resumed
+// run takes the same steps, and return a positive, finite factor; Fit
+// stops with an error otherwise. Epoch.LearnRate records the rate each
+// epoch used.
+type Schedule func(epoch int, past History) float64
 
 // StepDecay returns the schedule that multiplies the rate by factor every
 // `every` epochs: factor^⌊(e−1)/every⌋. It panics unless every ≥ 1 and
@@ -24,7 +28,35 @@ func StepDecay(every int, factor float64) Schedule {
 	if every < 1 || !(factor > 0) || math.IsInf(factor, 1) {
 		panic(fmt.Sprintf("train: StepDecay(%d, %v): want every ≥ 1 and a positive, finite factor", every, factor))
 	}
-	return func(e int) float64 { return math.Pow(factor, float64((e-1)/every)) }
+	return func(e int, _ History) float64 { return math.Pow(factor, float64((e-1)/every)) }
+}
+
+// ReduceOnPlateau returns the schedule that multiplies the rate by factor
+// each time the monitored loss has not improved on its best for patience
+// epochs in a row (the count then starts again), as Keras's and PyTorch's
+// ReduceLROnPlateau: the monitored loss is Epoch.ValLoss with a validation
+// set (SetValidation), Epoch.Loss otherwise. An epoch improves when its
+// loss is below the best so far. It panics unless patience ≥ 1 and
+// 0 < factor < 1.
+func ReduceOnPlateau(patience int, factor float64) Schedule {
+	if patience < 1 || !(factor > 0 && factor < 1) {
+		panic(fmt.Sprintf("train: ReduceOnPlateau(%d, %v): want patience ≥ 1 and 0 < factor < 1", patience, factor))
+	}
+	return func(_ int, past History) float64 {
+		f, best, since := 1.0, math.Inf(1), 0
+		for _, e := range past {
+			loss := e.Loss
+			if e.ValLoss != 0 {
+				loss = e.ValLoss
+			}
+			if loss < best {
+				best, since = loss, 0
+			} else if since++; since >= patience {
+				f, since = f*factor, 0
+			}
+		}
+		return f
+	}
 }
 
 // CosineDecay returns the cosine schedule from 1 at epoch 1 down to floor
@@ -35,7 +67,7 @@ func CosineDecay(epochs int, floor float64) Schedule {
 	if epochs < 1 || !(floor > 0 && floor <= 1) {
 		panic(fmt.Sprintf("train: CosineDecay(%d, %v): want epochs ≥ 1 and 0 < floor ≤ 1", epochs, floor))
 	}
-	return func(e int) float64 {
+	return func(e int, _ History) float64 {
 		if epochs == 1 || e >= epochs {
 			return floor
 		}
@@ -45,12 +77,12 @@ func CosineDecay(epochs int, floor float64) Schedule {
 }
 
 // rateAt returns Config.LearnRate times the schedule's factor for epoch e.
-func (m *Model) rateAt(e int) (float64, error) {
+func (m *Model) rateAt(e int, past History) (float64, error) {
 	base := m.cfg.LearnRate
 	if m.cfg.Schedule == nil {
 		return base, nil
 	}
-	f := m.cfg.Schedule(e)
+	f := m.cfg.Schedule(e, past)
 	if !(f > 0) || math.IsInf(f, 1) || math.IsInf(base*f, 1) {
 		return 0, fmt.Errorf("train: epoch %d: Config.Schedule returned the factor %v; want positive and finite", e, f)
 	}

@@ -23,17 +23,17 @@ func TestSchedules(t *testing.T) {
 	s := StepDecay(3, 0.5)
 	var got []float64
 	for e := 1; e <= 7; e++ {
-		got = append(got, s(e))
+		got = append(got, s(e, nil))
 	}
 	assert.Equal(t, []float64{1, 1, 1, 0.5, 0.5, 0.5, 0.25}, got)
 
 	c := CosineDecay(5, 0.1)
-	assert.Equal(t, 1.0, c(1))
-	assert.InDelta(t, 0.1+0.9*(1+math.Cos(math.Pi/4))/2, c(2), 1e-15)
-	assert.InDelta(t, 0.55, c(3), 1e-15)
-	assert.Equal(t, 0.1, c(5))
-	assert.Equal(t, 0.1, c(9))
-	assert.Equal(t, 0.3, CosineDecay(1, 0.3)(1))
+	assert.Equal(t, 1.0, c(1, nil))
+	assert.InDelta(t, 0.1+0.9*(1+math.Cos(math.Pi/4))/2, c(2, nil), 1e-15)
+	assert.InDelta(t, 0.55, c(3, nil), 1e-15)
+	assert.Equal(t, 0.1, c(5, nil))
+	assert.Equal(t, 0.1, c(9, nil))
+	assert.Equal(t, 0.3, CosineDecay(1, 0.3)(1, nil))
 
 	assert.Panics(t, func() { StepDecay(0, 0.5) })
 	assert.Panics(t, func() { StepDecay(2, 0) })
@@ -41,6 +41,23 @@ func TestSchedules(t *testing.T) {
 	assert.Panics(t, func() { CosineDecay(0, 0.5) })
 	assert.Panics(t, func() { CosineDecay(4, 0) })
 	assert.Panics(t, func() { CosineDecay(4, 1.5) })
+	assert.Panics(t, func() { ReduceOnPlateau(0, 0.5) })
+	assert.Panics(t, func() { ReduceOnPlateau(2, 1) })
+
+	// ReduceOnPlateau with patience 2: the loss improves at epochs 1, 2
+	// and 5, and stalls at 3–4 (one reduction) and at 6–9 (two more).
+	r := ReduceOnPlateau(2, 0.5)
+	losses := []float64{5, 4, 4, 4.5, 3, 3, 3, 3, 3}
+	var past History
+	var factors []float64
+	for i, l := range losses {
+		factors = append(factors, r(i+1, past))
+		past = append(past, Epoch{Epoch: i + 1, Loss: l})
+	}
+	factors = append(factors, r(len(losses)+1, past))
+	assert.Equal(t, []float64{1, 1, 1, 1, 0.5, 0.5, 0.5, 0.25, 0.25, 0.125}, factors)
+	withVal := History{{Loss: 1, ValLoss: 3}, {Loss: 0.5, ValLoss: 4}, {Loss: 0.2, ValLoss: 5}}
+	assert.Equal(t, 0.5, r(4, withVal), "ValLoss is monitored when present")
 }
 
 // TestFitSchedule checks that Fit uses the schedule's rate in each epoch
@@ -73,7 +90,7 @@ func TestFitSchedule(t *testing.T) {
 	assert.NotEqual(t, h[2:], h2[2:])
 
 	for _, bad := range []float64{0, -1, math.NaN(), math.Inf(1)} {
-		cfg.Schedule = func(e int) float64 {
+		cfg.Schedule = func(e int, _ History) float64 {
 			if e == 3 {
 				return bad
 			}
