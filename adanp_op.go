@@ -235,7 +235,9 @@ func (a *AdaNP) checkTheta(yhat, theta *gorgonia.Node) error {
 	return nil
 }
 
-// Stats returns the statistics of the last forward pass.
+// Stats returns the statistics of the last forward pass, also of one that
+// failed with Settings.RequireTol (gorgonia's machines pass the
+// *ToleranceError on as text: Stats().Missed lists the rows).
 func (o *Op) Stats() Stats {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -465,6 +467,13 @@ func (o *Op) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 		st, err = o.a.project(out, x, yhat, theta, &o.tr)
 	default:
 		st, err = o.a.project(out, x, yhat, theta, nil)
+	}
+	if te := (*ToleranceError)(nil); errors.As(err, &te) {
+		// Settings.RequireTol: Stats describe the failed pass, since
+		// gorgonia's machines report the error as text only.
+		o.mu.Lock()
+		o.stats, o.projected, o.ran = st, projected, false
+		o.mu.Unlock()
 	}
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // Constraint is a system of nc equality constraints c(x, y) = 0 on a
@@ -120,12 +121,69 @@ type Capabilities struct {
 }
 
 // CapabilitiesOf returns what c declares it can do: c.Capabilities() if c
-// is Capable, and no capability otherwise.
+// is Capable, and no capability otherwise (see CheckCapable for a
+// constraint whose methods look like capabilities).
 func CapabilitiesOf(c Constraint) Capabilities {
 	if k, ok := c.(Capable); ok {
 		return k.Capabilities()
 	}
 	return Capabilities{}
+}
+
+// CheckCapable returns an error if c is not Capable but has a method
+// named like a field of Capabilities (HessVec, JacobianX, MixedHessVec,
+// EvalBatch, …): CapabilitiesOf(c) would declare no capability, and the
+// method would never be called (the Unrolled gradient, for one, would drop
+// the curvature that HessVec gives). The error names the methods and the
+// fix, a Capabilities method returning them. It returns nil for every other
+// constraint, Capable or not. NewAdaNP, Stack, WithInequalities and the
+// losses and train packages call it where they read a constraint's
+// Capabilities.
+func CheckCapable(c Constraint) error {
+	if err := capableError(c); err != nil {
+		return fmt.Errorf("enforce: %w", err)
+	}
+	return nil
+}
+
+// capableError is CheckCapable's error without the package prefix.
+func capableError(c Constraint) error {
+	if c == nil {
+		return nil
+	}
+	if _, ok := c.(Capable); ok {
+		return nil
+	}
+	t := reflect.TypeOf(c)
+	var named []string
+	fields := reflect.TypeFor[Capabilities]()
+	for i := range fields.NumField() {
+		f := fields.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		_, onT := t.MethodByName(f.Name)
+		onPtr := false
+		if t.Kind() != reflect.Pointer {
+			_, onPtr = reflect.PointerTo(t).MethodByName(f.Name)
+		}
+		if onT || onPtr {
+			named = append(named, f.Name)
+		}
+	}
+	if named == nil {
+		return nil
+	}
+	var lit strings.Builder
+	for i, n := range named {
+		if i > 0 {
+			lit.WriteString(", ")
+		}
+		fmt.Fprintf(&lit, "%s: c.%s", n, n)
+	}
+	return fmt.Errorf("constraint %v has methods %s but no Capabilities method, so none of them would be used: "+
+		"implement enforce.Capable, e.g. func (c %v) Capabilities() enforce.Capabilities { return enforce.Capabilities{%s} }",
+		t, strings.Join(named, ", "), t, lit.String())
 }
 
 // check returns an error unless the capabilities fit a constraint of the
@@ -160,6 +218,9 @@ func checkConstraintArg(c Constraint) (nx, ny, nc int, k Capabilities, err error
 	nx, ny, nc = c.Dims()
 	if nx < 0 || ny < 1 || nc < 1 {
 		return 0, 0, 0, k, fmt.Errorf("constraint has invalid dimensions (nx, ny, nc) = (%d, %d, %d)", nx, ny, nc)
+	}
+	if err := capableError(c); err != nil {
+		return 0, 0, 0, k, err
 	}
 	k = CapabilitiesOf(c)
 	if k.Latent != 0 {

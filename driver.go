@@ -257,7 +257,16 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, dinv [
 	default:
 		par.For(rows, grain, b)
 	}
-	return b.stats(rows)
+	st, err = b.stats(rows)
+	if err == nil && a.s.RequireTol && !noSteps && st.NotConverged > 0 {
+		err = a.toleranceError(st)
+	}
+	return st, err
+}
+
+// toleranceError returns the *ToleranceError of the samples st.Missed.
+func (a *AdaNP) toleranceError(st Stats) *ToleranceError {
+	return &ToleranceError{Samples: append([]int(nil), st.Missed...), Rows: st.Samples, Tol: a.s.Tol, Measure: a.s.Measure}
 }
 
 // stats reduces the per-sample results in sample order, so that the
@@ -295,6 +304,16 @@ func (b *batch) stats(rows int) (Stats, error) {
 		}
 		if f&flagStalled != 0 {
 			st.Stalled++
+		}
+	}
+	if st.NotConverged > 0 {
+		// One allocation, of the exact size: a pass that misses stays as
+		// cheap in allocations as one that converges.
+		st.Missed = make([]int, 0, st.NotConverged)
+		for s, f := range b.flags[:rows] {
+			if f&flagNotConverged != 0 {
+				st.Missed = append(st.Missed, s)
+			}
 		}
 	}
 	st.MeanDepth /= float64(rows)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -90,11 +91,24 @@ type AdaNP struct {
 }
 
 // NewAdaNP returns an AdaNP projecting onto c with the given settings.
-// It returns an error if the settings are invalid or c has no degree of
-// freedom left (nc ≥ ny).
+// It returns an error if the settings are invalid or c has more equations
+// than unknowns (nc > ny, latent variables counted on both sides).
+//
+// A square system (nc = ny) is allowed, as in the reference
+// implementation. The nearest-point interpretation then degenerates: where
+// ∂c/∂y is invertible the step is y ← y − (∂c/∂y)⁻¹·c(x, y), Newton's
+// method on c(x, ·) = 0 whatever the weights W, and the projection is the
+// solution of c(x, y) = 0 that Newton's method reaches from ŷ (locally
+// independent of ŷ). Every gradient mode then gives ∂ỹ/∂ŷ = 0 at a
+// converged sample and ∂ỹ/∂x = −(∂c/∂y)⁻¹·∂c/∂x, the implicit-function
+// derivative of that solution (TestSquareSystem checks each against finite
+// differences).
 func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 	if c == nil {
 		return nil, errors.New("enforce: nil constraint")
+	}
+	if err := CheckCapable(c); err != nil {
+		return nil, err
 	}
 	nx, n, nc := c.Dims()
 	k := CapabilitiesOf(c)
@@ -104,8 +118,8 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 		return nil, fmt.Errorf("enforce: constraint has invalid dimensions nx=%d ny=%d nc=%d", nx, n, nc)
 	case latent < 0 || latent >= n:
 		return nil, fmt.Errorf("enforce: constraint has %d latent variables out of ny=%d", latent, n)
-	case nc >= n:
-		return nil, fmt.Errorf("enforce: %d constraints on %d outputs leave no degree of freedom (need nc < ny)", nc-latent, n-latent)
+	case nc > n:
+		return nil, fmt.Errorf("enforce: %d constraints on %d outputs: more equations than unknowns (need nc ≤ ny)", nc-latent, n-latent)
 	}
 	s, err := s.withDefaults(n - latent)
 	if err != nil {
@@ -246,16 +260,58 @@ type Stats struct {
 	// Displacement summarises ‖ỹ − ŷ‖ (Euclidean, over the predicted
 	// outputs) over the samples: its maximum and mean.
 	Displacement Residual
+	// Missed lists, in increasing order, the rows of the batch whose
+	// residual measure is above Tol after projection (for Check, at the
+	// given y): the samples NotConverged counts, len(Missed) ==
+	// NotConverged. It is nil when every sample met the tolerance.
+	Missed []int
 }
 
 // Converged reports whether every sample met the tolerance.
 func (s Stats) Converged() bool { return s.NotConverged == 0 }
 
+// ToleranceError is the error of a projection with Settings.RequireTol
+// set when samples missed the tolerance: their residual measure is above
+// Tol after projection. Samples lists their rows in increasing order (as
+// Stats.Missed). Retrieve it with errors.As.
+type ToleranceError struct {
+	// Samples are the rows that missed the tolerance, in increasing order.
+	Samples []int
+	// Rows is the number of rows of the batch.
+	Rows int
+	// Tol and Measure are the tolerance and the residual measure.
+	Tol     float64
+	Measure Measure
+}
+
+// maxListed bounds the samples a ToleranceError's message names.
+const maxListed = 10
+
+// Error returns a message naming the tolerance and the first samples
+// that missed it.
+func (e *ToleranceError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "enforce: %d of %d samples missed the tolerance %v ≤ %g (Settings.RequireTol): rows ", len(e.Samples), e.Rows, e.Measure, e.Tol)
+	for i, s := range e.Samples {
+		if i == maxListed {
+			fmt.Fprintf(&b, ", … (%d more)", len(e.Samples)-maxListed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, s)
+	}
+	return b.String()
+}
+
 // Project returns the projection ỹ of the predictions ŷ (rows are samples)
 // for inputs x. x may be nil when the constraint has no input (nx = 0).
 // It returns an error for mismatched shapes, non-finite inputs, or a
-// constraint that is not finite at (x, ŷ); non-convergence is not an
-// error but is reported in Stats.
+// constraint that is not finite at (x, ŷ). Non-convergence is reported in
+// Stats (NotConverged counts the samples and Missed lists them) and is
+// not an error, unless Settings.RequireTol is set: then Project returns
+// nil ỹ, the Stats and a *ToleranceError listing the samples.
 func (a *AdaNP) Project(x, yhat *mat.Dense) (*mat.Dense, Stats, error) {
 	if yhat == nil || yhat.IsEmpty() {
 		return nil, Stats{}, errors.New("enforce: nil or empty ŷ (a batch needs at least one row)")
@@ -270,14 +326,16 @@ func (a *AdaNP) Project(x, yhat *mat.Dense) (*mat.Dense, Stats, error) {
 }
 
 // ProjectTo is Project writing ỹ into dst, which must have the shape of ŷ.
-// dst may be ŷ itself.
+// dst may be ŷ itself. With Settings.RequireTol, dst holds the projection
+// also when the error is a *ToleranceError.
 func (a *AdaNP) ProjectTo(dst, x, yhat *mat.Dense) (Stats, error) {
 	return a.forward(dst, x, yhat, nil, false, nil)
 }
 
 // Check reports the residual of y for inputs x without projecting: Stats
 // with Depth 0 and Before equal to After. Samples above the tolerance are
-// counted in NotConverged. For a system built by WithInequalities the
+// counted in NotConverged and listed in Missed; Settings.RequireTol does
+// not make them an error here. For a system built by WithInequalities the
 // residual is the equality residual followed by the inequality violations
 // max(g_j, 0), not the Fischer–Burmeister residual (which depends on
 // multipliers that y does not carry).

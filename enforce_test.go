@@ -546,8 +546,8 @@ func TestBadInput(t *testing.T) {
 	x := randDense(rnd, 5, 2, 1)
 	yhat := randDense(rnd, 5, 4, 1)
 
-	_, err = NewAdaNP(newNPAffine(rnd, 2, 3, 3), Settings{})
-	assert.ErrorContains(t, err, "no degree of freedom")
+	_, err = NewAdaNP(newNPAffine(rnd, 2, 3, 4), Settings{})
+	assert.ErrorContains(t, err, "4 constraints on 3 outputs: more equations than unknowns (need nc ≤ ny)")
 	_, err = NewAdaNP(nil, Settings{})
 	assert.Error(t, err)
 	for _, s := range []Settings{

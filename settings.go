@@ -10,15 +10,22 @@ import (
 type Measure int
 
 const (
-	// DefaultMeasure, the zero value, is the projection's default
-	// measure: MaxAbs for an AdaNP, MeanAbs for the training projection
-	// of package train (train.TrainSettings).
-	DefaultMeasure Measure = iota
+	// AutoMeasure, the zero value, is the projection's default measure,
+	// which depends on where it is used: MaxAbs for an AdaNP, MeanAbs for
+	// the training projection of package train (train.TrainSettings).
+	AutoMeasure Measure = iota
 	// MaxAbs is max_i |c_i|, the inference criterion of the paper.
 	MaxAbs
 	// MeanAbs is mean_i |c_i|, the training criterion of the paper.
 	MeanAbs
 )
+
+// DefaultMeasure is AutoMeasure's former name. Unlike DefaultTol and the
+// other Default constants it is not a value that is used, but a request
+// for the default of the context.
+//
+// Deprecated: use AutoMeasure, the same value.
+const DefaultMeasure = AutoMeasure
 
 // String returns the measure's name.
 func (m Measure) String() string {
@@ -27,7 +34,7 @@ func (m Measure) String() string {
 		return "max|c|"
 	case MeanAbs:
 		return "mean|c|"
-	case DefaultMeasure:
+	case AutoMeasure:
 		return "default measure"
 	}
 	return fmt.Sprintf("Measure(%d)", int(m))
@@ -347,6 +354,18 @@ type Settings struct {
 	// ‖c‖² decreases enough (Armijo, σ = 1e-4). A sample for which no
 	// length in 30 halvings does stops and is counted in Stats.Stalled.
 	LineSearch bool
+
+	// RequireTol makes a sample that misses the tolerance an error: a
+	// projection (Project, ProjectTo, ProjectTrace, the graph Op) in which
+	// some sample's residual measure is above Tol after projection returns
+	// a *ToleranceError listing them, for callers who must never use an
+	// output that is not feasible to Tol. Without it (the default) such
+	// samples are only reported, in Stats.NotConverged and Stats.Missed.
+	// Check, and an Op whose Gate passed ŷ through, report without
+	// failing. (Its JSON form is omitted when false, so that documents
+	// that hold Settings, such as train's checkpoints, written before it
+	// existed read the same.)
+	RequireTol bool `json:",omitempty"`
 }
 
 // withDefaults returns s with zero fields replaced by defaults, after
@@ -361,7 +380,7 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 	if s.MaxDepth == 0 {
 		s.MaxDepth = DefaultMaxDepth
 	}
-	if s.Measure == DefaultMeasure {
+	if s.Measure == AutoMeasure {
 		s.Measure = MaxAbs
 	}
 	switch {

@@ -76,6 +76,9 @@ func newConstraintLossOp(p penalty, c enforce.Constraint, lambda float64) (*cons
 	if nx < 1 || ny < 1 || nc < 1 {
 		return nil, fmt.Errorf("constraint dimensions (nx, ny, nc) = (%d, %d, %d) must be positive", nx, ny, nc)
 	}
+	if err := enforce.CheckCapable(c); err != nil {
+		return nil, err
+	}
 	k := enforce.CapabilitiesOf(c)
 	var aff *affine.Residual
 	if p, ok := c.(affine.Provider); ok {

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce/data"
 )
 
 // DataEnv is the environment variable that, when set, names a folder from
@@ -84,7 +86,7 @@ func openKKTHardNet(dataDir, name string) (io.ReadCloser, string, error) {
 // the wanted ones, named want; further columns must have empty names and
 // empty values (ED_Col_Data.csv has 14 such trailing columns). It returns
 // the first nx columns as X and the next ny as Y. Every value must be a
-// finite decimal number (see parseNumber).
+// finite decimal number (see data.ParseFloat).
 func readTable(path string, want []string, nx int) (Dataset, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -113,7 +115,7 @@ func readTableFrom(f io.Reader, path string, want []string, nx int) (Dataset, er
 		}
 	}
 	ncol := len(want)
-	var data []float64
+	var vals []float64
 	for line := 2; ; line++ {
 		rec, err := r.Read()
 		if err == io.EOF {
@@ -129,21 +131,21 @@ func readTableFrom(f io.Reader, path string, want []string, nx int) (Dataset, er
 				}
 				continue
 			}
-			v, err := parseNumber(s)
+			v, err := data.ParseFloat(s)
 			if err != nil {
 				return Dataset{}, fmt.Errorf("problems: %s:%d: column %d (%q): %w", path, line, j+1, want[j], err)
 			}
-			data = append(data, v)
+			vals = append(vals, v)
 		}
 	}
-	n := len(data) / ncol
+	n := len(vals) / ncol
 	if n == 0 {
 		return Dataset{}, fmt.Errorf("problems: %s: no data rows", path)
 	}
 	x := mat.NewDense(n, nx, nil)
 	y := mat.NewDense(n, ncol-nx, nil)
 	for i := range n {
-		row := data[i*ncol : (i+1)*ncol]
+		row := vals[i*ncol : (i+1)*ncol]
 		x.SetRow(i, row[:nx])
 		y.SetRow(i, row[nx:])
 	}

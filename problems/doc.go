@@ -30,6 +30,9 @@
 // and DataDir returns the folder named by ENFORCE_DATA for reading another
 // one.
 //
-// A Dataset holds inputs X and targets Y as gonum matrices, one sample per
-// row; Rows, Partition and RandomSplit select and split samples.
+// The generators return a data.Dataset: inputs X and targets Y as gonum
+// matrices, one sample per row. Your own data, and the tools to read and
+// split it (LoadCSV, RandomSplit), live in package data; the names
+// Dataset, Split, LoadCSV and RandomSplit here are deprecated aliases of
+// data's.
 package problems

@@ -56,26 +56,3 @@ func ExampleNonconvexQuadratic_Complete() {
 	// nonconvex-quadratic-100-50 50 100 50
 	// feasible: true
 }
-
-// ExampleLoadCSV reads your own data: input and label columns by name.
-func ExampleLoadCSV() {
-	// ../testdata/xy.csv:
-	//	id,x1,x2,note,y1
-	//	1,0.5,-1,first,2.5e-1
-	//	2,1.5,2,"second, quoted",-3
-	//	3,-0.25,1E2,,0
-	d, err := problems.LoadCSV("../testdata/xy.csv", []string{"x1", "x2"}, []string{"y1"})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(d.Len(), "samples")
-	fmt.Println(d.X.RawRowView(2), d.Y.RawRowView(2))
-
-	_, err = problems.LoadCSV("../testdata/xy_nan.csv", []string{"x"}, []string{"y"})
-	fmt.Println(err)
-	// Output:
-	// 3 samples
-	// [-0.25 100] [0]
-	// problems: ../testdata/xy_nan.csv:3: column 2 ("y"): "NaN" is not a finite decimal number
-}

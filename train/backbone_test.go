@@ -178,6 +178,7 @@ func TestBackboneSizes(t *testing.T) {
 	m, err := New(Config{Backbone: residualBuilder(3, 4, 2, 1), Constraint: noInputs, Sizes: []int{3, 2}, Quiet: true})
 	require.NoError(t, err)
 	assert.Equal(t, []int{3, 2}, m.Config().Sizes)
+	require.NoError(t, m.SetWeights(m.Weights()), "predict with the initial weights")
 	x := mat.NewDense(5, 3, nil)
 	pred, st, err := m.Predict(x)
 	require.NoError(t, err)

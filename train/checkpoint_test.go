@@ -521,6 +521,7 @@ func TestResumeInconsistentState(t *testing.T) {
 		{"weights of another model", "learnables", func(d *checkpointDoc) {
 			m, err := New(Config{Sizes: []int{1, 3, 2}, Hidden: layers.Tanh, Constraint: cfg.Constraint, Standardize: true})
 			require.NoError(t, err)
+			require.NoError(t, m.SetWeights(m.Weights()))
 			var buf strings.Builder
 			require.NoError(t, m.Save(&buf))
 			d.Model = json.RawMessage(buf.String())

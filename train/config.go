@@ -73,6 +73,12 @@ const (
 	DefaultEpochs = 1000
 	// DefaultTrainTol is ε_T, the paper's training tolerance on mean|c|.
 	DefaultTrainTol = 1e-4
+	// DefaultDivergenceFactor is Config.DivergenceFactor's default: an
+	// epoch whose loss is above 10⁴ times the first batch's has diverged.
+	// Adam at a learning rate of 1e6 on the fitting problem reaches 1e11
+	// from about 1 (TestFitDetectsDivergence); a training that works stays
+	// far below.
+	DefaultDivergenceFactor = 1e4
 	// DefaultObjectiveLambdaC is λ_C of FitUnsupervised when
 	// Config.LambdaC is zero. The paper calls the residual term essential
 	// for parametric optimisation (§4.4: with λ_C = 0 the activation rule
@@ -157,7 +163,7 @@ type Config struct {
 	//
 	//   - Train's defaults are TrainSettings()'s: stop on mean|c| ≤
 	//     ε_T = DefaultTrainTol = 1e-4 after 1 to 100 steps (Measure's zero
-	//     value, enforce.DefaultMeasure, is MeanAbs here; set MaxAbs to
+	//     value, enforce.AutoMeasure, is MeanAbs here; set MaxAbs to
 	//     train on max|c|).
 	//   - Infer's defaults are enforce's (see enforce.Settings): stop on
 	//     max|c| ≤ ε_I = enforce.DefaultTol = 1e-6 after 1 to 100 steps.
@@ -262,6 +268,32 @@ type Config struct {
 	Quiet    bool
 	LogEvery int
 
+	// Schedule, when set, scales LearnRate per epoch (see StepDecay,
+	// CosineDecay and ReduceOnPlateau); nil keeps it constant. Like Backbone it is code: Save
+	// does not write it, and Resume needs the same one in its Config (it
+	// cannot check that).
+	Schedule Schedule
+	// Patience, when positive and the model has a validation set
+	// (SetValidation), stops Fit early once the validation loss has not
+	// improved for Patience epochs in a row, and leaves the weights of the
+	// epoch with the lowest validation loss (also when Fit runs all its
+	// epochs): Fit returns the History of the epochs run, without an
+	// error. Adam's moments are not rolled back. Zero means no early
+	// stopping; a negative value is an error. The best weights are kept in
+	// memory only: a Fit call that Resume continues starts its count
+	// afresh.
+	Patience int
+
+	// DivergenceFactor is how far the loss may rise before Fit and
+	// FitUnsupervised call training diverged and stop with an error naming
+	// the epoch: once an epoch's mean loss exceeds ℓ₀ + F·max(|ℓ₀|, 1e-8),
+	// with ℓ₀ the loss of the call's first batch (before any step; for a
+	// call that Resume continues, its first epoch's loss) and F the
+	// factor. Zero means DefaultDivergenceFactor; a negative value turns
+	// the check off. A non-finite loss, gradient or weight is an error in
+	// any case.
+	DivergenceFactor float64
+
 	// Checkpoint makes Fit and FitUnsupervised write checkpoints from
 	// which Resume continues an interrupted run bit for bit; the zero
 	// value writes none. See Checkpoint.
@@ -290,6 +322,11 @@ func resolve(cfg Config) (resolved, error) {
 	}
 	if cfg.Constraint == nil {
 		return r, errors.New("train: Config.Constraint is nil")
+	}
+	for _, c := range []enforce.Constraint{cfg.Constraint, cfg.PenaltyConstraint} {
+		if err := enforce.CheckCapable(c); err != nil {
+			return r, fmt.Errorf("train: %w", err)
+		}
 	}
 	cnx, cn, nc := cfg.Constraint.Dims()
 	latent := enforce.CapabilitiesOf(cfg.Constraint).Latent
@@ -401,9 +438,16 @@ func resolve(cfg Config) (resolved, error) {
 		return r, fmt.Errorf("train: Config.BatchSize = %d is negative", cfg.BatchSize)
 	case cfg.LogEvery < 0:
 		return r, fmt.Errorf("train: Config.LogEvery = %d is negative", cfg.LogEvery)
+	case cfg.Patience < 0:
+		return r, fmt.Errorf("train: Config.Patience = %d is negative", cfg.Patience)
+	case math.IsNaN(cfg.DivergenceFactor) || math.IsInf(cfg.DivergenceFactor, 0):
+		return r, fmt.Errorf("train: Config.DivergenceFactor = %v is not finite", cfg.DivergenceFactor)
 	}
 	if err := cfg.Checkpoint.validate(); err != nil {
 		return r, err
+	}
+	if cfg.DivergenceFactor == 0 {
+		r.DivergenceFactor = DefaultDivergenceFactor
 	}
 	if cfg.LogEvery == 0 {
 		r.LogEvery = (r.Epochs + 49) / 50
@@ -431,7 +475,7 @@ func trainDefaults(s enforce.Settings) enforce.Settings {
 	if s.MaxDepth == 0 {
 		s.MaxDepth = d.MaxDepth
 	}
-	if s.Measure == enforce.DefaultMeasure {
+	if s.Measure == enforce.AutoMeasure {
 		s.Measure = d.Measure
 	}
 	if s.Diag != nil {

@@ -75,7 +75,17 @@
 //
 // Training stops with an error naming the epoch when the loss, a gradient
 // or an updated weight is not finite; the weights are then those before
-// the failing batch. Fit never leaves NaN weights behind.
+// the failing batch. Fit never leaves NaN weights behind. It also stops
+// when the loss rises by orders of magnitude (Config.DivergenceFactor).
+//
+// # Validation, early stopping and schedules
+//
+// SetValidation gives Fit a held-out set (data.RandomSplit makes one):
+// every epoch records its validation loss in Epoch.ValLoss, and
+// Config.Patience stops training once it has not improved for that many
+// epochs, leaving the best epoch's weights. Config.Schedule scales the
+// learning rate per epoch (StepDecay, CosineDecay, ReduceOnPlateau), and
+// History.WriteCSV writes the History for plotting.
 //
 // # Checkpoints and resuming
 //
@@ -121,7 +131,12 @@
 // Predict and Backbone run the backbone in plain Go from the current
 // weights rather than on a gorgonia graph, so they take any number of
 // rows, need no machine, and give the same bits on every call; AdaNP then
-// projects with enforce.AdaNP.Project.
+// projects with enforce.AdaNP.Project. Predict's Stats.Missed lists the
+// rows whose prediction missed the inference tolerance; with
+// Config.Infer.RequireTol such a row is an error (enforce.ToleranceError).
+// A model that was never trained, loaded or given weights refuses to
+// predict or save (ErrNotFitted), and Load refuses a constraint whose
+// values differ from the saved fingerprint's (ErrConstraintMismatch).
 //
 // # Writing your own loop
 //

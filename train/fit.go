@@ -35,6 +35,12 @@ type Epoch struct {
 	// Projected is the fraction of batches AdaNP projected: below 1 when
 	// the activation rule skipped some, zero outside ENFORCE mode.
 	Projected float64
+	// ValLoss is the validation loss after the epoch's last step (see
+	// Model.SetValidation); zero without a validation set.
+	ValLoss float64
+	// LearnRate is Adam's step size in the epoch (Config.LearnRate times
+	// Config.Schedule's factor).
+	LearnRate float64
 }
 
 // History is the per-epoch record of a Fit call.
@@ -61,7 +67,14 @@ func (h History) Last() Epoch {
 // prediction, or the loss, a gradient or an updated weight is not finite
 // (training diverged). The weights then hold the values reached before
 // the failing batch, which are always finite: Fit never leaves NaN or
-// infinite weights.
+// infinite weights. It also stops with an error once the loss has risen
+// by orders of magnitude (Config.DivergenceFactor): the weights are then
+// those at the end of that epoch, and the History ends with it.
+//
+// Each epoch's step size is Config.LearnRate times Config.Schedule's
+// factor, when set. With a validation set (SetValidation) every epoch
+// records its validation loss, and Config.Patience stops Fit early and
+// leaves the best epoch's weights. History.WriteCSV writes the History.
 //
 // With Config.Checkpoint set, Fit writes checkpoints as it trains (see
 // Checkpoint). On a model returned by Resume, the first Fit call
@@ -190,7 +203,22 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 
 	hist = slices.Grow(hist, m.cfg.Epochs-len(hist))
 	first, acc := run.Batch, run.Acc.accumulator()
+	// ref is ℓ₀ of the divergence rule (Config.DivergenceFactor).
+	ref, haveRef := 0.0, false
+	if len(hist) > 0 {
+		ref, haveRef = hist[0].Loss, true
+	}
+	// Early stopping (Config.Patience) on the validation set.
+	validate := kind == kindFit && m.valX != nil
+	stopping := validate && m.cfg.Patience > 0
+	bestVal, since := math.Inf(1), 0
+	var best [][]float64
 	for e := run.Epochs + 1; e <= m.cfg.Epochs; e++ {
+		eta, err := m.rateAt(e, hist)
+		if err != nil {
+			return hist, err
+		}
+		m.solver.Eta = eta
 		var epochRNG []byte // the shuffling stream before this epoch's order
 		if ck != nil {
 			if epochRNG, err = m.pcg.MarshalBinary(); err != nil {
@@ -205,8 +233,12 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 				return hist, err
 			}
 			r.g.setRows(x, y, idx)
+			fresh := !haveRef && acc.rows == 0
 			if err := m.step(r, &acc); err != nil {
 				return hist, fmt.Errorf("train: epoch %d: %w", e, err)
+			}
+			if fresh {
+				ref, haveRef = acc.loss/acc.rows, true
 			}
 			if b+1 < batches {
 				if err := after(false, e-1, b+1, epochRNG, &acc); err != nil {
@@ -215,12 +247,33 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 			}
 		}
 		ep := acc.epoch(e)
+		ep.LearnRate = eta
+		if validate {
+			if ep.ValLoss, err = m.valLoss(); err != nil {
+				return hist, fmt.Errorf("train: epoch %d: %w", e, err)
+			}
+		}
 		hist = append(hist, ep)
 		if w != nil && (e%m.cfg.LogEvery == 0 || e == m.cfg.Epochs) {
 			m.logEpoch(w, ep)
 		}
+		if f := m.cfg.DivergenceFactor; f > 0 && haveRef && ep.Loss > ref+f*max(math.Abs(ref), 1e-8) {
+			return hist, fmt.Errorf("train: epoch %d: training diverged: the loss rose from %.4g (first batch) to %.4g, more than Config.DivergenceFactor = %g times; try a smaller LearnRate", e, ref, ep.Loss, f)
+		}
 		first, acc = 0, accumulator{}
 		if err := after(e == m.cfg.Epochs, e, 0, nil, &acc); err != nil {
+			return hist, err
+		}
+		if stopping {
+			if ep.ValLoss < bestVal {
+				bestVal, since, best = ep.ValLoss, 0, m.Weights()
+			} else if since++; since >= m.cfg.Patience {
+				break
+			}
+		}
+	}
+	if best != nil {
+		if err := m.SetWeights(best); err != nil {
 			return hist, err
 		}
 	}
@@ -374,4 +427,7 @@ func (m *Model) logEpoch(w io.Writer, ep Epoch) {
 	fmt.Fprintf(w, "%-7s epoch %*d/%d  loss %.4e  task %.4e  disp %.3e  res %.3e  depth %5.2f  projected %3.0f%%\n",
 		m.cfg.Mode, len(fmt.Sprint(m.cfg.Epochs)), ep.Epoch, m.cfg.Epochs,
 		ep.Loss, ep.Task, ep.Displacement, ep.Residual, ep.Depth, 100*ep.Projected)
+	if m.valX != nil && ep.ValLoss != 0 {
+		fmt.Fprintf(w, "%-7s epoch %*d/%d  validation loss %.4e\n", m.cfg.Mode, len(fmt.Sprint(m.cfg.Epochs)), ep.Epoch, m.cfg.Epochs, ep.ValLoss)
+	}
 }

@@ -123,6 +123,12 @@ func (m *Model) NewObjectiveGraph(batch int, objective Objective) (*Graph, error
 }
 
 func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) {
+	defer func() {
+		if err == nil {
+			// A training graph steps the shared weights (ErrNotFitted).
+			m.fitted = true
+		}
+	}()
 	if batch <= 0 {
 		return nil, fmt.Errorf("train: batch size %d must be positive", batch)
 	}

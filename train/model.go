@@ -66,7 +66,20 @@ type Model struct {
 	// checkpoint that batch may write); an error stops Fit. Tests
 	// interrupt training with it.
 	afterBatch func() error
+	// fitted: the weights are no longer New's random ones (see
+	// ErrNotFitted).
+	fitted bool
+	// valX, valY are the validation set of Fit (SetValidation), or nil.
+	valX, valY *mat.Dense
 }
+
+// ErrNotFitted is the error of Predict, Backbone, BackboneTo, Save and
+// SaveFile on a model whose weights are still the random ones New drew:
+// one that has not been trained (Fit, FitUnsupervised, or a custom loop on
+// NewGraph or NewObjectiveGraph), loaded (Load, Restore, Resume) or given
+// weights (SetWeights). To predict with the initial weights on purpose,
+// say so: m.SetWeights(m.Weights()).
+var ErrNotFitted = errors.New("train: the model has not been fitted: its weights are New's random initialisation (train it with Fit, load it, or call SetWeights; SetWeights(m.Weights()) predicts with the initial weights on purpose)")
 
 // New returns an untrained Model for cfg. The weights are drawn from
 // cfg.Seed. It returns an error if cfg is invalid: missing sizes or
@@ -247,7 +260,8 @@ func (m *Model) Weights() [][]float64 {
 // SetWeights overwrites the backbone's weights with w, laid out as Weights
 // returns them (rounded to float32 for a float32 model). It returns an
 // error, and changes nothing, if a length is wrong or a value is not
-// finite, or does not fit in a float32 model's precision.
+// finite, or does not fit in a float32 model's precision. The model then
+// counts as fitted (see ErrNotFitted).
 func (m *Model) SetWeights(w [][]float64) error {
 	if m == nil {
 		return errNilModel
@@ -271,6 +285,7 @@ func (m *Model) SetWeights(w [][]float64) error {
 	for i, s := range w {
 		setFloat64s(m.params[i].Data(), s)
 	}
+	m.fitted = true
 	return nil
 }
 
@@ -374,7 +389,13 @@ func (m *Model) InferAdaNP() *enforce.AdaNP {
 // Predict works for any number of rows and returns the same bits every
 // time for the same weights and x. It returns an error for a nil, empty,
 // wrongly shaped or non-finite x, for a model that standardises but has
-// not been fitted, and when AdaNP fails (non-finite constraint values).
+// not been fitted, for a model whose weights are still New's random ones
+// (ErrNotFitted), and when AdaNP fails (non-finite constraint values).
+//
+// Stats.Missed lists the rows whose prediction misses the inference
+// tolerance (Config.Infer.Tol). With Config.Infer.RequireTol set, Predict
+// returns nil predictions and an error wrapping an *enforce.ToleranceError
+// that lists them (errors.As retrieves it), in every Mode.
 func (m *Model) Predict(x *mat.Dense) (*mat.Dense, enforce.Stats, error) {
 	if m == nil {
 		return nil, enforce.Stats{}, errNilModel
@@ -388,6 +409,10 @@ func (m *Model) Predict(x *mat.Dense) (*mat.Dense, enforce.Stats, error) {
 		st, err := m.infer.Check(xc, yhat)
 		if err != nil {
 			return nil, st, fmt.Errorf("train: %w", err)
+		}
+		if s := m.infer.Settings(); s.RequireTol && st.NotConverged > 0 {
+			te := &enforce.ToleranceError{Samples: append([]int(nil), st.Missed...), Rows: st.Samples, Tol: s.Tol, Measure: s.Measure}
+			return nil, st, fmt.Errorf("train: %v mode: %w", m.cfg.Mode, te)
 		}
 		return yhat, st, nil
 	}
@@ -438,6 +463,9 @@ var errNotFinite = errors.New("train: the backbone output is not finite")
 func (m *Model) readyFor(x *mat.Dense) error {
 	if err := m.checkData(x, nil, false); err != nil {
 		return err
+	}
+	if !m.fitted {
+		return ErrNotFitted
 	}
 	if m.cfg.Standardize && m.sx == nil {
 		return errors.New("train: the model standardises its inputs but has not been fitted (call Fit or SetStandardizers)")
@@ -493,8 +521,8 @@ func (m *Model) checkData(x, y *mat.Dense, withY bool) error {
 	if c != m.cfg.nx {
 		return fmt.Errorf("train: x has %d columns, the network takes %d", c, m.cfg.nx)
 	}
-	if !finite(x) {
-		return errors.New("train: x holds a NaN or an infinity")
+	if err := nonFinite(x, "x"); err != nil {
+		return err
 	}
 	if !withY {
 		return nil
@@ -508,8 +536,24 @@ func (m *Model) checkData(x, y *mat.Dense, withY bool) error {
 		return fmt.Errorf("train: x has %d rows and y %d", r, yr)
 	case yc != m.cfg.ny:
 		return fmt.Errorf("train: y has %d columns, the network predicts %d", yc, m.cfg.ny)
-	case !finite(y):
-		return errors.New("train: y holds a NaN or an infinity")
+	}
+	return nonFinite(y, "y")
+}
+
+// nonFinite returns an error naming the first entry of a (row by row)
+// that is not finite, by its row and column counted from 0, or nil.
+func nonFinite(a *mat.Dense, name string) error {
+	r, _ := a.Dims()
+	for i := range r {
+		row := a.RawRowView(i)
+		if allFinite(row) {
+			continue
+		}
+		for j, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("train: %s holds a NaN or an infinity: %s[%d, %d] = %v (row %d, column %d, from 0)", name, name, i, j, v, i, j)
+			}
+		}
 	}
 	return nil
 }

@@ -149,6 +149,7 @@ func TestOutputStdFloor(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantFloor, m.Config().OutputStdFloor)
 			require.NoError(t, m.FitStandardizers(x, y))
+			require.NoError(t, m.SetWeights(m.Weights()))
 			sx, sy := m.Standardizers()
 			assert.InDelta(t, 1e-7, sx.Std[0], 1e-15, "inputs are not floored")
 			assert.Equal(t, []float64{1, tc.wantStd}, sy.Std, "σ = 1 is 1 with or without the floor")

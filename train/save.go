@@ -60,6 +60,10 @@ type body struct {
 	Precision      enforce.Precision `json:"precision,omitempty"` // 0 for float64, so float64 files are unchanged
 	XScale         *scale            `json:"xScale,omitempty"`
 	YScale         *scale            `json:"yScale,omitempty"`
+	// Fingerprint, added later, records the constraint's values at a few
+	// probe points (fingerprint.go); a file without one loads with no
+	// check of the constraint beyond its sizes.
+	Fingerprint *fingerprint `json:"fingerprint,omitempty"`
 }
 
 // fileV1 is the document of format version 1: the body and the MLP's
@@ -116,7 +120,7 @@ type settings struct {
 	Tol      float64   `json:"tol"`
 	MinDepth int       `json:"minDepth"`
 	MaxDepth int       `json:"maxDepth"`
-	Measure  *int      `json:"measure,omitempty"` // absent: enforce.DefaultMeasure
+	Measure  *int      `json:"measure,omitempty"` // absent: enforce.AutoMeasure
 	Reg      float64   `json:"reg"`
 	Weights  int       `json:"weights"`
 	Diag     []float64 `json:"diag,omitempty"`
@@ -128,15 +132,17 @@ type settings struct {
 	// Added in format version 2 after its first release; absent (files
 	// written before) means Auto, which those files' models used.
 	Precision int `json:"precision,omitempty"`
+	// Added after that; absent means false.
+	RequireTol bool `json:"requireTol,omitempty"`
 }
 
 // The saved measure keeps the numbering of the files written before
-// enforce.DefaultMeasure existed, 0 for max|c| and 1 for mean|c|, and
-// DefaultMeasure is written as no measure at all.
+// enforce.AutoMeasure existed, 0 for max|c| and 1 for mean|c|, and
+// AutoMeasure is written as no measure at all.
 func measureCode(m enforce.Measure) *int {
 	var code int
 	switch m {
-	case enforce.DefaultMeasure:
+	case enforce.AutoMeasure:
 		return nil
 	case enforce.MaxAbs:
 		code = 0
@@ -151,7 +157,7 @@ func measureCode(m enforce.Measure) *int {
 func measureOf(code *int) enforce.Measure {
 	switch {
 	case code == nil:
-		return enforce.DefaultMeasure
+		return enforce.AutoMeasure
 	case *code == 0:
 		return enforce.MaxAbs
 	case *code == 1:
@@ -163,13 +169,15 @@ func measureOf(code *int) enforce.Measure {
 func fromSettings(s enforce.Settings) settings {
 	return settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureCode(s.Measure),
 		Reg: s.Reg, Weights: int(s.Weights), Diag: s.Diag, Grad: int(s.Grad),
-		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: int(s.Precision)}
+		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: int(s.Precision),
+		RequireTol: s.RequireTol}
 }
 
 func (s settings) settings() enforce.Settings {
 	return enforce.Settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureOf(s.Measure),
 		Reg: s.Reg, Weights: enforce.Weighting(s.Weights), Diag: s.Diag, Grad: enforce.GradMode(s.Grad),
-		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: enforce.Precision(s.Precision)}
+		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: enforce.Precision(s.Precision),
+		RequireTol: s.RequireTol}
 }
 
 // v1Grad maps a version-1 gradient mode to today's: version 1's Implicit
@@ -236,14 +244,22 @@ func checksum(raw []byte) (string, error) {
 // Backbone are code and are not written (see LoadBackbone); the optimiser
 // state and the shuffling stream are not written either, so training a
 // loaded model continues with a fresh Adam (a checkpoint writes them: see
-// Config.Checkpoint and Resume). It returns an error for a nil
-// model or writer, for weights that are not finite, and when w fails.
+// Config.Checkpoint and Resume). What it writes of the constraint is its
+// sizes and a fingerprint: c(x, y) and two products with ∂c/∂y at three
+// deterministic probe points (inside the span of the standardisation when
+// the model has one), which Load evaluates again to refuse a constraint
+// that differs (ErrConstraintMismatch). It returns an error for a nil
+// model or writer, for a model that has not been fitted (ErrNotFitted),
+// for weights that are not finite, and when w fails.
 func (m *Model) Save(w io.Writer) error {
 	if m == nil {
 		return fmt.Errorf("train: Save: %w", errNilModel)
 	}
 	if w == nil {
 		return errors.New("train: Save: nil writer")
+	}
+	if !m.fitted {
+		return fmt.Errorf("train: Save: %w", ErrNotFitted)
 	}
 	cfg := m.Config()
 	doc := modelV2{
@@ -268,6 +284,7 @@ func (m *Model) Save(w io.Writer) error {
 			Precision:      m.cfg.precision(),
 			XScale:         toScale(m.sx),
 			YScale:         toScale(m.sy),
+			Fingerprint:    newFingerprint(m.cfg.Constraint, m.sx, m.sy),
 		},
 		Backbone: backboneMLP,
 	}
@@ -311,6 +328,9 @@ func (m *Model) Save(w io.Writer) error {
 func (m *Model) SaveFile(path string) (err error) {
 	if m == nil {
 		return fmt.Errorf("train: SaveFile: %w", errNilModel)
+	}
+	if !m.fitted {
+		return fmt.Errorf("train: SaveFile: %w", ErrNotFitted)
 	}
 	target, mode, err := saveTarget(path)
 	if err != nil {
@@ -413,6 +433,14 @@ type saved struct {
 // version, followed by anything but white space, whose checksum does not
 // match (version 2), for a constraint of other dimensions, or for weights
 // or standardisation that do not fit the architecture.
+//
+// A file records a fingerprint of the constraint (see Save): a constraint
+// of the right sizes whose values or Jacobian differ from the saved ones at
+// the probe points, by more than a relative 1e-9 of the largest magnitude
+// compared, is refused with an error wrapping ErrConstraintMismatch
+// (errors.Is), by Load, LoadFile, LoadBackbone, Restore and Resume alike.
+// Files written before fingerprints existed (and files of a constraint
+// not finite at any probe point) have none and load with no such check.
 func Load(r io.Reader, c enforce.Constraint) (*Model, error) {
 	return load(r, c, nil)
 }
@@ -525,6 +553,9 @@ func (m *Model) Restore(r io.Reader) error {
 // restore sets the weights and standardisation of f, checking them first;
 // m is unchanged on error.
 func (m *Model) restore(f *saved) error {
+	if err := f.Fingerprint.check(m.cfg.Constraint); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
 	sx, sy := f.XScale.standardizer(), f.YScale.standardizer()
 	switch {
 	case !f.Standardize && (sx != nil || sy != nil):

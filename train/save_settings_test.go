@@ -39,6 +39,7 @@ func everySetting(t *testing.T, ny int) enforce.Settings {
 		"Precision":  enforce.Float32,
 		"MaxStep":    12.5,
 		"LineSearch": true,
+		"RequireTol": true,
 	}
 	var s enforce.Settings
 	v := reflect.ValueOf(&s).Elem()
@@ -77,6 +78,7 @@ func TestSaveLoadEverySetting(t *testing.T) {
 	m, err := New(Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(),
 		Train: s, Infer: s, Quiet: true})
 	require.NoError(t, err, "everySetting's values must be valid")
+	require.NoError(t, m.SetWeights(m.Weights()))
 
 	var buf bytes.Buffer
 	require.NoError(t, m.Save(&buf))
@@ -115,12 +117,14 @@ func TestSaveLoadFloat32Bits(t *testing.T) {
 		Infer: enforce.Settings{Tol: 1e-9, Precision: enforce.Float32}}
 	m, err := New(cfg)
 	require.NoError(t, err)
+	require.NoError(t, m.SetWeights(m.Weights()))
 	want, _, err := m.Predict(x)
 	require.NoError(t, err)
 
 	cfg.Infer.Precision = enforce.Float64
 	m64, err := New(cfg)
 	require.NoError(t, err)
+	require.NoError(t, m64.SetWeights(m64.Weights()))
 	p64, _, err := m64.Predict(x)
 	require.NoError(t, err)
 	require.NotZero(t, differ(bits(want), bits(p64)), "Float32 and Float64 must differ here for the test to mean anything")

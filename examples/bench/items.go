@@ -377,6 +377,9 @@ func forwardItem(scale, inner int) (item, error) {
 	if err == nil {
 		err = m.FitStandardizers(d.linTrain, nil)
 	}
+	if err == nil {
+		err = m.SetWeights(m.Weights()) // the initial weights, on purpose (train.ErrNotFitted)
+	}
 	if err != nil {
 		return item{}, err
 	}
@@ -400,6 +403,9 @@ func inferItem(scale, inner int) (item, error) {
 	m, err := train.New(trainConfig(d.quad.Equalities(), d.quad.NC, d.quad.NO, train.ENFORCE))
 	if err == nil {
 		err = m.FitStandardizers(d.quadTrain, nil)
+	}
+	if err == nil {
+		err = m.SetWeights(m.Weights()) // the initial weights, on purpose (train.ErrNotFitted)
 	}
 	if err != nil {
 		return item{}, err

@@ -1,4 +1,4 @@
-package problems
+package data
 
 import (
 	"encoding/csv"
@@ -32,20 +32,20 @@ import (
 // rows.
 func LoadCSV(path string, xCols, yCols []string) (Dataset, error) {
 	if len(xCols) == 0 {
-		return Dataset{}, errors.New("problems: LoadCSV: no input columns (xCols is empty)")
+		return Dataset{}, errors.New("data: LoadCSV: no input columns (xCols is empty)")
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return Dataset{}, fmt.Errorf("problems: LoadCSV: %w", err)
+		return Dataset{}, fmt.Errorf("data: LoadCSV: %w", err)
 	}
 	defer f.Close()
 	r := csv.NewReader(f)
 	header, err := r.Read()
 	if err == io.EOF {
-		return Dataset{}, fmt.Errorf("problems: %s: empty file (want a header row)", path)
+		return Dataset{}, fmt.Errorf("data: %s: empty file (want a header row)", path)
 	}
 	if err != nil {
-		return Dataset{}, fmt.Errorf("problems: %s: %w", path, err)
+		return Dataset{}, fmt.Errorf("data: %s: %w", path, err)
 	}
 	index := make(map[string]int, len(header))
 	for j, name := range header {
@@ -67,11 +67,11 @@ func LoadCSV(path string, xCols, yCols []string) (Dataset, error) {
 		j, ok := index[name]
 		switch {
 		case requested[name]:
-			return Dataset{}, fmt.Errorf("problems: LoadCSV: column %q is requested twice", name)
+			return Dataset{}, fmt.Errorf("data: LoadCSV: column %q is requested twice", name)
 		case name == "" || !ok:
-			return Dataset{}, fmt.Errorf("problems: %s: no column named %q (the header has %q)", path, name, header)
+			return Dataset{}, fmt.Errorf("data: %s: no column named %q (the header has %q)", path, name, header)
 		case j < 0:
-			return Dataset{}, fmt.Errorf("problems: %s: the header names column %q more than once", path, name)
+			return Dataset{}, fmt.Errorf("data: %s: the header names column %q more than once", path, name)
 		}
 		requested[name] = true
 		cols[k] = j
@@ -83,20 +83,20 @@ func LoadCSV(path string, xCols, yCols []string) (Dataset, error) {
 			break
 		}
 		if err != nil {
-			return Dataset{}, fmt.Errorf("problems: %s: %w", path, err)
+			return Dataset{}, fmt.Errorf("data: %s: %w", path, err)
 		}
 		line, _ := r.FieldPos(0)
 		for k, j := range cols {
-			v, err := parseNumber(rec[j])
+			v, err := ParseFloat(rec[j])
 			if err != nil {
-				return Dataset{}, fmt.Errorf("problems: %s:%d: column %d (%q): %w", path, line, j+1, strings.TrimSpace(want[k]), err)
+				return Dataset{}, fmt.Errorf("data: %s:%d: column %d (%q): %w", path, line, j+1, strings.TrimSpace(want[k]), err)
 			}
 			data = append(data, v)
 		}
 	}
 	n := len(data) / len(cols)
 	if n == 0 {
-		return Dataset{}, fmt.Errorf("problems: %s: no data rows", path)
+		return Dataset{}, fmt.Errorf("data: %s: no data rows", path)
 	}
 	nx := len(xCols)
 	d := Dataset{X: mat.NewDense(n, nx, nil)}
@@ -113,7 +113,8 @@ func LoadCSV(path string, xCols, yCols []string) (Dataset, error) {
 	return d, nil
 }
 
-// parseNumber parses a finite decimal number: optional sign, digits with an
+// ParseFloat parses a finite decimal number as LoadCSV reads every value:
+// optional sign, digits with an
 // optional decimal point, optional exponent; surrounding spaces are
 // ignored. Unlike strconv.ParseFloat alone, it rejects NaN, Inf, digit
 // separators (1_000), hexadecimal floats and values outside the float64
@@ -121,7 +122,7 @@ func LoadCSV(path string, xCols, yCols []string) (Dataset, error) {
 // smallest normal float64 (2.2250738585072014e-308), which ParseFloat
 // rounds to 0 or to a subnormal without an error. Zero in any form (0,
 // -0.0, 0e-400) is accepted.
-func parseNumber(s string) (float64, error) {
+func ParseFloat(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
 		return 0, errors.New("empty value")
