@@ -32,12 +32,14 @@ func TestQuick(t *testing.T) {
 	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-weights")
 	o.weights, o.StdFloor = "auto", -1
 	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-stdfloor not negative")
+	o.StdFloor, o.inferTol = 1e-5, 0
+	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-infertol")
 }
 
 // TestFlags checks the examples' command-line convention and what -quick
 // sets.
 func TestFlags(t *testing.T) {
-	harnesstest.CheckConvention(t, cli, "quick", "out", "epochs", "data", "weights")
+	harnesstest.CheckConvention(t, cli, "quick", "out", "epochs", "data", "weights", "infertol")
 	o := defaults()
 	assert.Equal(t, "auto", o.weights, "the reference's weighting by default")
 	assert.Equal(t, 1e-5, o.StdFloor, "the reference's σ floor by default")
@@ -46,4 +48,7 @@ func TestFlags(t *testing.T) {
 	assert.Equal(t, "standardised", o.weights)
 	assert.Equal(t, 0.0, o.StdFloor)
 	assert.Equal(t, 1200, defaults().Epochs)
+	assert.Equal(t, 1e-6, defaults().inferTol, "ε_I = 1e-6 by default")
+	require.NoError(t, flags(&o).Parse([]string{"-infertol", "1e-7"}))
+	assert.Equal(t, 1e-7, o.inferTol)
 }
