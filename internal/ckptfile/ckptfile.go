@@ -1,10 +1,14 @@
 // Package ckptfile holds what the checkpoints of packages train and dc3
-// share: an atomic file write and a JSON form of float64 slices that is
-// exact for every value, infinities and NaNs included.
+// share: an atomic file write, the SHA-256 checksum of a JSON document and
+// a JSON form of float64 slices that is exact for every value, infinities
+// and NaNs included.
 package ckptfile
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,6 +46,19 @@ func (f *Floats) UnmarshalJSON(data []byte) error {
 		(*f)[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
 	}
 	return nil
+}
+
+// Checksum returns the hex SHA-256 of the compact form of the JSON value
+// raw (json.Compact), the checksum the checkpoint and model files record:
+// it does not change with white space, and a damaged or truncated value
+// either fails to compact or sums differently.
+func Checksum(raw []byte) (string, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // WriteAtomic replaces the file at path by what write writes, atomically:

@@ -56,3 +56,20 @@ func TestFloatsRoundTrip(t *testing.T) {
 	}
 	assert.Error(t, json.Unmarshal([]byte(`"AAAA"`), &out))
 }
+
+// TestChecksum checks that Checksum is the SHA-256 of the compact form:
+// white space does not change it, a changed digit does, and a truncated
+// document is an error.
+func TestChecksum(t *testing.T) {
+	a, err := Checksum([]byte(`{"a": [1, 2.5]}`))
+	require.NoError(t, err)
+	b, err := Checksum([]byte("{\"a\":[1,2.5]}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, a, b)
+	assert.Equal(t, "45114ee64965e5a9cfed7278f4c1e19f31200fcd5794131ef21554280bbf7a68", a) // printf '{"a":[1,2.5]}' | sha256sum
+	c, err := Checksum([]byte(`{"a":[1,2.6]}`))
+	require.NoError(t, err)
+	assert.NotEqual(t, a, c)
+	_, err = Checksum([]byte(`{"a":[1,2`))
+	assert.Error(t, err)
+}

@@ -285,8 +285,7 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 		}
 
 		// Reference optima.
-		fmt.Fprintf(progress, "[%d/%d] reference: solving %d instances with %s\n", s.NO, s.NC, o.NRef, reference.name)
-		ref, err := referenceOptima(o, e, s, inst, xTest)
+		ref, err := referenceOptima(progress, o, e, s, inst, xTest)
 		if err != nil {
 			return err
 		}
