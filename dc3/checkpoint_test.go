@@ -1,6 +1,7 @@
 package dc3
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"math"
@@ -388,6 +389,57 @@ func TestResumeInconsistentState(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	assert.NoError(t, r.restore(doc), "the unedited document fits")
+}
+
+// TestResumeRefusesNaNState requires Resume to refuse a checkpoint whose
+// checksum is right but which holds a NaN or infinite weight or running
+// estimate or a NaN moment, with an error naming the file and the value,
+// as train.Resume does; an infinite second moment still resumes.
+func TestResumeRefusesNaNState(t *testing.T) {
+	f := newResumeFixture(t)
+	dir := f.interrupted(t, 2)
+	path := filepath.Join(dir, CheckpointFile)
+	good, err := os.ReadFile(path)
+	require.NoError(t, err)
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, tc := range []struct {
+		name string
+		edit func(d *checkpointDoc)
+		want string // "" when Resume must succeed
+	}{
+		{"NaN weight", func(d *checkpointDoc) { d.Learnables[0][3] = nan }, "holds NaN at index 3"},
+		{"infinite weight", func(d *checkpointDoc) { d.Learnables[1][0] = -inf }, "holds -Inf at index 0"},
+		{"NaN first moment", func(d *checkpointDoc) { d.Adam.M[0][1] = nan }, "first moments"},
+		{"NaN second moment", func(d *checkpointDoc) { d.Adam.V[2][0] = nan }, "second moments"},
+		{"NaN running mean", func(d *checkpointDoc) { d.RunMean[0][0] = nan }, "running mean"},
+		{"negative running variance", func(d *checkpointDoc) { d.RunVar[0][0] = -1 }, "running variance"},
+		{"infinite second moment", func(d *checkpointDoc) { d.Adam.V[0][0] = inf }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(path, good, 0o644))
+			d, err := readCheckpoint(path)
+			require.NoError(t, err)
+			tc.edit(d)
+			raw, err := json.Marshal(d)
+			require.NoError(t, err)
+			sum, err := checksum(raw)
+			require.NoError(t, err)
+			out, err := json.Marshal(&envelope{Format: checkpointFormat, Version: checkpointVersion, SHA256: sum, Checkpoint: raw})
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(path, out, 0o644))
+			_, err = readCheckpoint(path)
+			require.NoError(t, err, "the checksum is right")
+			r, err := Resume(dir, f.p, f.cfg)
+			if tc.want == "" {
+				require.NoError(t, err)
+				r.Close()
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), path)
+		})
+	}
 }
 
 // TestCheckpointConfigErrors checks the validation of Config.Checkpoint
