@@ -549,3 +549,33 @@ func TestResumePartial(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, mat.Equal(wantY, y))
 }
+
+// TestCheckpointThroughSymlink: a checkpoint file that is a symbolic link
+// to a file elsewhere is written through the link (the target holds the
+// newer state, and the link stays a link), not replaced by a regular file
+// that leaves the target stale.
+func TestCheckpointThroughSymlink(t *testing.T) {
+	f := newResumeFixture(t)
+	dir := f.interrupted(t, 2)
+	store := filepath.Join(t.TempDir(), "ck.json")
+	path := filepath.Join(dir, CheckpointFile)
+	require.NoError(t, os.Rename(path, store))
+	require.NoError(t, os.Symlink(store, path))
+	before, err := readCheckpoint(store)
+	require.NoError(t, err)
+
+	r, err := Resume(dir, f.p, f.checkpointing(dir))
+	require.NoError(t, err)
+	r.now = fakeClock()
+	stopAfter(r, 3)
+	_, err = r.Fit(f.x)
+	require.ErrorIs(t, err, errStop)
+	r.Close()
+
+	fi, err := os.Lstat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeSymlink, fi.Mode().Type(), "the link is still a link")
+	after, err := readCheckpoint(store)
+	require.NoError(t, err)
+	assert.Equal(t, before.Fit.Epochs*3+before.Fit.Batch+3, after.Fit.Epochs*3+after.Fit.Batch, "the target holds the state three batches later")
+}
