@@ -25,6 +25,8 @@ func TestQuick(t *testing.T) {
 	assert.Contains(t, text, "W auto")
 	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+\S+\s+([0-9.]+e-(0[7-9]|[1-9][0-9])|1\.0e-06)\s`, text, "ENFORCE's max|h| ≤ 1e-6 (printed to two digits)")
 	assert.Regexp(t, `ENFORCE \(ours\)(\s+\S+){7}\s+0\s`, text, "every test sample converged")
+	assert.Contains(t, text, "ENFORCE projected 0.0 % of its training batches", "the rule rejected every batch, and the program says why")
+	assert.Contains(t, text, "one NP step raises the task loss")
 	harnesstest.Files(t, o.Out, "distillation_parity.png", "distillation_loss.png", "distillation_depth.png", "distillation_history.csv")
 	o.DataDir = filepath.Join(t.TempDir(), "missing")
 	assert.Error(t, run(o, io.Discard, io.Discard))
