@@ -132,9 +132,9 @@ func run(o options, stdout, progress io.Writer) error {
 		return err
 	}
 	p := problems.Distillation{}
-	fmt.Fprintf(stdout, "ENFORCE §5.4.1: extractive distillation surrogate under 6 bilinear equalities (KKT-HardNet data, %s)\n", dir)
+	report.Wrapf(stdout, "ENFORCE §5.4.1: extractive distillation surrogate under 6 bilinear equalities (KKT-HardNet data, %s)\n", dir)
 	fmt.Fprintf(stdout, "data: %d training and %d test simulations (%s)\n", trainSet.Len(), testSet.Len(), o.SplitName())
-	fmt.Fprintf(stdout, "backbone: 3-%d-%d-9 ReLU, PyTorch init, standardised x and y (output σ floor %g), Adam lr %g, batch %d, %d epochs; λ_D %g, W %s; activation rule %v; %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
+	report.Wrapf(stdout, "backbone: 3-%d-%d-9 ReLU, PyTorch init, standardised x and y (output σ floor %g), Adam lr %g, batch %d, %d epochs; λ_D %g, W %s; activation rule %v; %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
 		o.Width, o.Width, o.StdFloor, o.LR, o.Batch, o.Epochs, o.LambdaD, o.weights, !o.AlwaysProject, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
 
 	modes := []train.Mode{train.MLP, train.ENFORCE}
@@ -150,13 +150,14 @@ func run(o options, stdout, progress io.Writer) error {
 
 	tab := report.NewTable(fmt.Sprintf("Table 4 (§5.4.1): %d test points; ours: mean ± std over %d seed(s), %s, CPU", testSet.Len(), o.Seeds, o.PrecisionName()),
 		append([]string{"method", "MSE", "MSE w/o y5", "max eq.", "mean eq.", "inf. time [s]", "train time [s]"}, harness.AdaNPColumns...)...)
+	tab.Smoke = o.Quick
 	for _, pr := range paperRows {
 		tab.AddRow(pr.name, pr.cells[0], "", pr.cells[1], pr.cells[2], pr.cells[3], pr.cells[4])
 	}
 	for _, mode := range modes {
 		rs := results[mode]
 		col := func(f func(result) float64, format string) string { return report.SummarizeFunc(rs, f).Format(format) }
-		row := []string{mode.String() + " (ours)",
+		row := []string{mode.String() + o.Ours(),
 			col(func(r result) float64 { return r.mse }, "%.2e"),
 			col(func(r result) float64 { return r.mseNoY5 }, "%.2e"),
 			col(func(r result) float64 { return r.maxC }, "%.1e"),
@@ -167,9 +168,9 @@ func run(o options, stdout, progress io.Writer) error {
 		}
 		tab.AddRow(row...)
 	}
-	tab.AddNote("MSE over the 9 outputs in original units (w/o y5: over the 8 others; y5 = x_D_IL, σ 1.8e-21); eq. = |h_k(x, ỹ)| over test points and constraints; inf. time = median")
-	tab.AddNote("wall time of Model.Predict on the whole test set; AdaNP depth = NP steps per test sample at inference; projected")
-	tab.AddNote("batches = share of training batches (all epochs) that AdaNP projected; train depth = mean NP steps over those batches.")
+	tab.AddNote("MSE over the 9 outputs in original units (w/o y5: over the 8 others; y5 = x_D_IL, σ 1.8e-21); eq. = |h_k(x, ỹ)| over test points and constraints; inf. time = median " +
+		"wall time of Model.Predict on the whole test set; AdaNP depth = NP steps per test sample at inference; projected " +
+		"batches = share of training batches (all epochs) that AdaNP projected; train depth = mean NP steps over those batches.")
 	tab.AddNote("The paper's numbers: A100 GPU, float32; KKT-HardNet is not reimplemented here.")
 	if err := tab.WriteText(stdout); err != nil {
 		return err
@@ -204,19 +205,17 @@ func explainRejections(w io.Writer, o options, rs []result, trainSet problems.Da
 		return err
 	}
 	top := harness.Largest(g.Delta, 2)
-	fmt.Fprintf(w, "\nENFORCE projected %.1f %% of its training batches: it trained as the MLP, AdaNP acted at inference only,\n", 100*share)
-	fmt.Fprintf(w, "and the depth figure is flat. Replayed with the final backbone, one NP step raises the task loss\n")
-	fmt.Fprintf(w, "(standardised units, as the activation rule measures it) in %d of %d training batches, most through\n", g.Rejected, g.Batches)
-	fmt.Fprintf(w, "%s (%+.3g, σ %.2g) and %s (%+.3g, σ %.2g).", outputNames[top[0]], g.Delta[top[0]], g.Std[top[0]],
-		outputNames[top[1]], g.Delta[top[1]], g.Std[top[1]])
+	text := fmt.Sprintf("ENFORCE projected %.1f %% of its training batches: it trained as the MLP, AdaNP acted at inference only, "+
+		"and the depth figure is flat. Replayed with the final backbone, one NP step raises the task loss "+
+		"(standardised units, as the activation rule measures it) in %d of %d training batches, most through "+
+		"%s (%+.3g, σ %.2g) and %s (%+.3g, σ %.2g).", 100*share, g.Rejected, g.Batches,
+		outputNames[top[0]], g.Delta[top[0]], g.Std[top[0]], outputNames[top[1]], g.Delta[top[1]], g.Std[top[1]])
 	if o.weights == harness.WeightsAuto {
-		fmt.Fprintf(w, " W auto projects in original units, where a step moves the\n")
-		fmt.Fprintf(w, "outputs of small spread by many σ; the reference's stored run rejected every batch too (docs/setup.md §5).\n")
-		fmt.Fprintf(w, "-weights standardised projects in the loss's metric, where the rule accepts the steps.\n")
-	} else {
-		fmt.Fprintln(w)
+		text += " W auto projects in original units, where a step moves the outputs of small spread by many σ; " +
+			"the reference's stored run rejected every batch too (docs/setup.md §5). " +
+			"-weights standardised projects in the loss's metric, where the rule accepts the steps."
 	}
-	return nil
+	return report.Wrapf(w, "\n%s\n", text)
 }
 
 // evaluate trains one model and measures it on the test set.

@@ -230,6 +230,6 @@ func SurrogateFigures(dir, name string, fig report.Figure, parity []report.Serie
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nwrote %v to %s\n", names, dir)
+	report.Wrapf(stdout, "\nwrote %v to %s\n", names, dir)
 	return nil
 }
