@@ -228,7 +228,8 @@ func TestNestedForNeverDeadlocks(t *testing.T) {
 
 // TestForGrowsWithGOMAXPROCS: after GOMAXPROCS is raised above the
 // number of workers the pool had, a call covers every index once in
-// GOMAXPROCS chunks, as the split promises.
+// GOMAXPROCS chunks, as the split promises, and the pool has grown to
+// GOMAXPROCS workers.
 func TestForGrowsWithGOMAXPROCS(t *testing.T) {
 	if !finishes(t, 10*time.Second, func() { For(64, 1, &counter{hits: make([]atomic.Int32, 64)}) }) {
 		return // the pool exists, or is stuck
@@ -240,6 +241,7 @@ func TestForGrowsWithGOMAXPROCS(t *testing.T) {
 	var r recordBlocks
 	finishes(t, 10*time.Second, func() { For(procs*5, 5, bodies{&c, &r}) })
 	assert.Len(t, r.got, procs)
+	assert.GreaterOrEqual(t, int(workers.Load()), procs, "the pool grew to GOMAXPROCS")
 	for i := range c.hits {
 		assert.Equal(t, int32(1), c.hits[i].Load(), "index %d", i)
 	}
