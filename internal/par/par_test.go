@@ -246,3 +246,23 @@ func TestForGrowsWithGOMAXPROCS(t *testing.T) {
 		assert.Equal(t, int32(1), c.hits[i].Load(), "index %d", i)
 	}
 }
+
+// sink is a loop body of a little arithmetic per index.
+type sink struct{ out []float64 }
+
+func (s *sink) Run(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		s.out[i] = float64(i) * 1.5
+	}
+}
+
+// BenchmarkFor measures a call's overhead: 2 chunks of 512 indices each
+// on GOMAXPROCS 2 (the pool's hand-off and wait dominate).
+func BenchmarkFor(b *testing.B) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	s := &sink{out: make([]float64, 1024)}
+	b.ReportAllocs()
+	for b.Loop() {
+		For(1024, 512, s)
+	}
+}
