@@ -164,16 +164,33 @@ func (t *Table) blocks() [][]int {
 	for j := range keep {
 		lead[j], leadWidth = j, leadWidth+2+width[j]
 	}
-	var out [][]int
-	cur, used := slices.Clone(lead), leadWidth
-	for j := keep; j < len(width); j++ {
-		if len(cur) > keep && used+2+width[j] > MaxWidth {
-			out = append(out, cur)
-			cur, used = slices.Clone(lead), leadWidth
+	// Fill blocks up to limit, in order; then lower the limit as far as
+	// it goes without needing another block, so that the blocks come out
+	// about even instead of a last one with a single column.
+	pack := func(limit int) [][]int {
+		var out [][]int
+		cur, used := slices.Clone(lead), leadWidth
+		for j := keep; j < len(width); j++ {
+			if len(cur) > keep && used+2+width[j] > limit {
+				out = append(out, cur)
+				cur, used = slices.Clone(lead), leadWidth
+			}
+			cur, used = append(cur, j), used+2+width[j]
 		}
-		cur, used = append(cur, j), used+2+width[j]
+		return append(out, cur)
 	}
-	return append(out, cur)
+	best := pack(MaxWidth)
+	n := len(best)
+	lo, hi := leadWidth, MaxWidth // pack(hi) has n blocks
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if len(pack(mid)) <= n {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return pack(hi)
 }
 
 // columnCells returns the cells of column j of rows.
