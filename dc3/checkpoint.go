@@ -52,7 +52,9 @@ const DefaultCheckpointEvery = 5 * time.Minute
 // epoch, and one at the end of the call. Each replaces the previous one
 // atomically (a temporary file in Dir, flushed to stable storage, renamed
 // over the file), so an interruption at any moment leaves the last
-// complete checkpoint in place. A checkpoint that cannot be written stops
+// complete checkpoint in place. A checkpoint file that is a symbolic link
+// is written through it: the file it points to is replaced (the temporary
+// file goes beside that one) and the link stays a link. A checkpoint that cannot be written stops
 // Fit with an error; the previous one is then still in place.
 type Checkpoint struct {
 	// Dir is the folder of the checkpoint file, created if missing; empty
@@ -284,7 +286,10 @@ func dataFingerprint(x *mat.Dense) string {
 // checkpoint (a caller may then start afresh with New), and an error for
 // a file that is not a checkpoint, of another format version, damaged or
 // truncated (its checksum does not match), written for another problem
-// or Config, or whose state does not fit the model.
+// or Config, whose state does not fit the model, or that holds a NaN or
+// infinite weight or running estimate or a NaN Adam moment (a run that
+// had gone wrong before the checkpoint was written; the checksum only
+// proves that the file is what was written).
 func Resume(dir string, p *problems.NonconvexLinear, cfg Config) (*Model, error) {
 	return resume(dir, cfg, func(cfg Config) (*Model, error) { return New(p, cfg) })
 }
@@ -393,6 +398,33 @@ func (m *Model) restore(doc *checkpointDoc) error {
 			return fmt.Errorf("running estimates of layer %d have %d and %d values, the layer %d", l, len(doc.RunMean[l]), len(doc.RunVar[l]), len(n[l]))
 		}
 	}
+	// A checksum proves the file is what was written, not that training
+	// was sound when it was written: refuse a state that would train on
+	// NaN (as train.Resume does). The moments may hold +Inf (a second
+	// moment that overflowed while the weights stayed finite).
+	for i, p := range ps {
+		if j := notFinite(doc.Learnables[i]); j >= 0 {
+			return fmt.Errorf("learnable %q holds %v at index %d", p.Name(), doc.Learnables[i][j], j)
+		}
+		if a.M != nil {
+			if j := nanAt(a.M[i]); j >= 0 {
+				return fmt.Errorf("the solver's first moments of %q hold a NaN at index %d", p.Name(), j)
+			}
+			if j := nanAt(a.V[i]); j >= 0 {
+				return fmt.Errorf("the solver's second moments of %q hold a NaN at index %d", p.Name(), j)
+			}
+		}
+	}
+	for l := range n {
+		if j := notFinite(doc.RunMean[l]); j >= 0 {
+			return fmt.Errorf("the running mean of layer %d holds %v at index %d", l, doc.RunMean[l][j], j)
+		}
+		for j, v := range doc.RunVar[l] {
+			if !(v >= 0) || math.IsInf(v, 1) {
+				return fmt.Errorf("the running variance of layer %d holds %v at index %d", l, v, j)
+			}
+		}
+	}
 	if err := m.pcg.UnmarshalBinary(s.RNG); err != nil {
 		return fmt.Errorf("the random stream: %w", err)
 	}
@@ -411,6 +443,26 @@ func (m *Model) restore(doc *checkpointDoc) error {
 	m.trainDur = doc.Elapsed
 	m.resumed = &s
 	return nil
+}
+
+// notFinite returns the index of the first NaN or infinity in v, or −1.
+func notFinite(v []float64) int {
+	for j, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return j
+		}
+	}
+	return -1
+}
+
+// nanAt returns the index of the first NaN in v, or −1.
+func nanAt(v []float64) int {
+	for j, x := range v {
+		if math.IsNaN(x) {
+			return j
+		}
+	}
+	return -1
 }
 
 // checksum returns the hex SHA-256 of the compact form of the JSON raw.

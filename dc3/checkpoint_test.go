@@ -1,6 +1,7 @@
 package dc3
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"math"
@@ -390,6 +391,57 @@ func TestResumeInconsistentState(t *testing.T) {
 	assert.NoError(t, r.restore(doc), "the unedited document fits")
 }
 
+// TestResumeRefusesNaNState requires Resume to refuse a checkpoint whose
+// checksum is right but which holds a NaN or infinite weight or running
+// estimate or a NaN moment, with an error naming the file and the value,
+// as train.Resume does; an infinite second moment still resumes.
+func TestResumeRefusesNaNState(t *testing.T) {
+	f := newResumeFixture(t)
+	dir := f.interrupted(t, 2)
+	path := filepath.Join(dir, CheckpointFile)
+	good, err := os.ReadFile(path)
+	require.NoError(t, err)
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, tc := range []struct {
+		name string
+		edit func(d *checkpointDoc)
+		want string // "" when Resume must succeed
+	}{
+		{"NaN weight", func(d *checkpointDoc) { d.Learnables[0][3] = nan }, "holds NaN at index 3"},
+		{"infinite weight", func(d *checkpointDoc) { d.Learnables[1][0] = -inf }, "holds -Inf at index 0"},
+		{"NaN first moment", func(d *checkpointDoc) { d.Adam.M[0][1] = nan }, "first moments"},
+		{"NaN second moment", func(d *checkpointDoc) { d.Adam.V[2][0] = nan }, "second moments"},
+		{"NaN running mean", func(d *checkpointDoc) { d.RunMean[0][0] = nan }, "running mean"},
+		{"negative running variance", func(d *checkpointDoc) { d.RunVar[0][0] = -1 }, "running variance"},
+		{"infinite second moment", func(d *checkpointDoc) { d.Adam.V[0][0] = inf }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(path, good, 0o644))
+			d, err := readCheckpoint(path)
+			require.NoError(t, err)
+			tc.edit(d)
+			raw, err := json.Marshal(d)
+			require.NoError(t, err)
+			sum, err := checksum(raw)
+			require.NoError(t, err)
+			out, err := json.Marshal(&envelope{Format: checkpointFormat, Version: checkpointVersion, SHA256: sum, Checkpoint: raw})
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(path, out, 0o644))
+			_, err = readCheckpoint(path)
+			require.NoError(t, err, "the checksum is right")
+			r, err := Resume(dir, f.p, f.cfg)
+			if tc.want == "" {
+				require.NoError(t, err)
+				r.Close()
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), path)
+		})
+	}
+}
+
 // TestCheckpointConfigErrors checks the validation of Config.Checkpoint
 // and that Fit stops with an error naming the checkpoint when it cannot
 // write one, here because Dir is a file.
@@ -496,4 +548,34 @@ func TestResumePartial(t *testing.T) {
 	y, err := r.Predict(f.x)
 	require.NoError(t, err)
 	assert.True(t, mat.Equal(wantY, y))
+}
+
+// TestCheckpointThroughSymlink: a checkpoint file that is a symbolic link
+// to a file elsewhere is written through the link (the target holds the
+// newer state, and the link stays a link), not replaced by a regular file
+// that leaves the target stale.
+func TestCheckpointThroughSymlink(t *testing.T) {
+	f := newResumeFixture(t)
+	dir := f.interrupted(t, 2)
+	store := filepath.Join(t.TempDir(), "ck.json")
+	path := filepath.Join(dir, CheckpointFile)
+	require.NoError(t, os.Rename(path, store))
+	require.NoError(t, os.Symlink(store, path))
+	before, err := readCheckpoint(store)
+	require.NoError(t, err)
+
+	r, err := Resume(dir, f.p, f.checkpointing(dir))
+	require.NoError(t, err)
+	r.now = fakeClock()
+	stopAfter(r, 3)
+	_, err = r.Fit(f.x)
+	require.ErrorIs(t, err, errStop)
+	r.Close()
+
+	fi, err := os.Lstat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeSymlink, fi.Mode().Type(), "the link is still a link")
+	after, err := readCheckpoint(store)
+	require.NoError(t, err)
+	assert.Equal(t, before.Fit.Epochs*3+before.Fit.Batch+3, after.Fit.Epochs*3+after.Fit.Batch, "the target holds the state three batches later")
 }

@@ -40,6 +40,10 @@ const (
 // (train.Config.Standardize); projected with W = I or AutoDiagonal in
 // original units, y₅ takes corrections 1e16 times its spread, the
 // activation rule rejects every batch and a forced projection diverges.
+// With y₅ only mean-centred (the reference's σ floor) the rule still
+// rejects nearly every batch in original units, through D and x_B_R125
+// (σ ≈ 2.5e-3 and 2.4e-3), which one step moves by many σ
+// (examples/distillation).
 type Distillation struct{}
 
 // Name returns "distillation".

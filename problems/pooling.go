@@ -165,27 +165,51 @@ func (c poolingIneq) Capabilities() enforce.Capabilities {
 }
 
 // PxInterval returns the interval [lo, hi] of pool-to-X flows P_x that the
-// constraints allow at the inputs x = (A, B, X, Y) once the balances fix
-// the rest: with P = A + B and m = (3A + B)/P,
+// constraints allow at the inputs x = (A, B, X, Y), with every flow
+// non-negative, once the balances fix the rest: with P = A + B, the pool
+// quality m = (3A + B)/P and d = 2 − m = (B − A)/P,
 //
 //	P_y = P − P_x ≥ 0,  C_x = X − P_x ≥ 0,  C_y = Y − P_y ≥ 0,
-//	m·P_y + 2·C_y ≤ 1.5·Y  ⇔  P_x ≤ P − 0.5·Y/(2 − m),
+//	g₁ ≤ 0  ⇔  m·P_x + 2·C_x ≤ 2.5·X  ⇔  −d·P_x ≤ 0.5·X,
+//	g₂ ≤ 0  ⇔  m·P_y + 2·C_y ≤ 1.5·Y  ⇔  d·P_y ≥ 0.5·Y,
 //
-// so lo = max(0, P − Y) and hi = min(P, X, P − 0.5·Y/(2 − m)) (the X
-// specification g₁ holds for every P_x ≥ 0 since m < 2). x must have
-// length 4; lo > hi means that no output satisfies the constraints. Without
-// inflow to the pool (A + B ≤ 0, or a NaN among the inputs) the quality m
-// is undefined and both bounds are NaN.
+// so lo = max(0, P − Y) and hi = min(P, X), narrowed by the
+// specifications as the sign of d says:
+//
+//	d > 0 (A < B, the pool below 2 % S):  lo ≥ −0.5·X/d,  hi ≤ P − 0.5·Y/d;
+//	d < 0 (A > B, the pool above 2 % S):  lo ≥ P − 0.5·Y/d,  hi ≤ −0.5·X/d;
+//	d = 0 (A = B):  g₂ holds for no P_x when Y > 0 (lo = +Inf then).
+//
+// With A > B and Y > 0 the interval is therefore empty: Y blends the pool
+// with C (2 % S) and cannot meet 1.5 % S. x must have length 4; lo > hi
+// means that no output satisfies the constraints. Without inflow to the
+// pool (A + B ≤ 0), or with an input that is NaN or infinite, m or the
+// bounds are undefined and both bounds are NaN.
 func (Pooling) PxInterval(x []float64) (lo, hi float64) {
 	_ = x[3]
-	a, b, px, py := x[0], x[1], x[2], x[3]
+	a, b, fx, fy := x[0], x[1], x[2], x[3]
 	p := a + b
+	for _, v := range x[:4] {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return math.NaN(), math.NaN()
+		}
+	}
 	if !(p > 0) {
 		return math.NaN(), math.NaN()
 	}
-	m := (3*a + b) / p
-	lo = math.Max(0, p-py)
-	hi = math.Min(math.Min(p, px), p-0.5*py/(2-m))
+	d := (b - a) / p
+	lo = math.Max(0, p-fy)
+	hi = math.Min(p, fx)
+	switch {
+	case d > 0:
+		lo = math.Max(lo, -0.5*fx/d)
+		hi = math.Min(hi, p-0.5*fy/d)
+	case d < 0:
+		lo = math.Max(lo, p-0.5*fy/d)
+		hi = math.Min(hi, -0.5*fx/d)
+	case fy > 0:
+		lo = math.Inf(1)
+	}
 	return lo, hi
 }
 
@@ -193,13 +217,20 @@ func (Pooling) PxInterval(x []float64) (lo, hi float64) {
 // mean squared error when P_x is uniform on PxInterval(x), as it is in the
 // KKT-HardNet data (TestPoolingFreeFlow): with P_x at the interval's
 // midpoint, y = (m, P_x, P − P_x, X − P_x, Y − P + P_x). It satisfies the
-// four balances exactly, and both specifications when the interval is not
-// empty; where PxInterval is NaN, so is y. Its squared error on a
+// four balances and both specifications. Where PxInterval is NaN, or the
+// interval is empty (no output satisfies the constraints, so there is no
+// such prediction), every element of y is NaN. Its squared error on a
 // data set is the floor that no surrogate can beat on average, and
 // FloorMSE gives the floor's expectation.
 func (p Pooling) ConditionalMean(x, y []float64) {
 	_, _ = x[3], y[4]
 	lo, hi := p.PxInterval(x)
+	if !(lo <= hi) {
+		for i := range y[:5] {
+			y[i] = math.NaN()
+		}
+		return
+	}
 	pool := x[0] + x[1]
 	mid := (lo + hi) / 2
 	y[0] = (3*x[0] + x[1]) / pool
@@ -228,12 +259,16 @@ func (p Pooling) ConditionalMeanErrors(d Dataset) []float64 {
 // FloorMSE returns the expected mean squared error over the five outputs
 // of ConditionalMean at the inputs x when P_x is uniform on
 // PxInterval(x): P_x's variance (hi − lo)²/12 in four of the five outputs,
-// (4/5)·(hi − lo)²/12, averaged over the rows of x.
+// (4/5)·(hi − lo)²/12, averaged over the rows of x. It is NaN when a
+// row's interval is NaN or empty, where ConditionalMean is NaN.
 func (p Pooling) FloorMSE(x *mat.Dense) float64 {
 	r, _ := x.Dims()
 	var s float64
 	for i := 0; i < r; i++ {
 		lo, hi := p.PxInterval(x.RawRowView(i))
+		if !(lo <= hi) {
+			return math.NaN()
+		}
 		s += 0.8 * (hi - lo) * (hi - lo) / 12
 	}
 	return s / float64(r)

@@ -154,23 +154,122 @@ func TestPoolingFloorRank(t *testing.T) {
 }
 
 // TestPoolingIntervalEdges checks PxInterval's documented edges: NaN
-// bounds (and a NaN prediction) without inflow to the pool, and the
-// interval's ends where the constraints bind.
+// bounds (and every output of ConditionalMean NaN) without inflow to the
+// pool or with an input that is NaN or infinite, the empty interval for
+// A = B and Y > 0, and the interval's ends where the constraints bind.
 func TestPoolingIntervalEdges(t *testing.T) {
 	p := Pooling{}
-	for _, x := range [][]float64{{0, 0, 10, 10}, {-1, 0.5, 10, 10}, {math.NaN(), 1, 10, 10}} {
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, x := range [][]float64{
+		{0, 0, 10, 10}, {-1, 0.5, 10, 10},
+		{nan, 1, 10, 10}, {5, nan, 10, 10}, {5, 50, nan, 10}, {5, 50, 60, nan},
+		{inf, 1, 10, 10}, {5, 50, inf, 10}, {5, 50, 60, -inf},
+	} {
 		lo, hi := p.PxInterval(x)
-		assert.True(t, math.IsNaN(lo) && math.IsNaN(hi), "%v", x)
+		assert.True(t, math.IsNaN(lo) && math.IsNaN(hi), "%v: [%v, %v]", x, lo, hi)
 		y := make([]float64, 5)
 		p.ConditionalMean(x, y)
-		assert.True(t, math.IsNaN(y[1]), "%v", x)
+		for j, v := range y {
+			assert.True(t, math.IsNaN(v), "%v: y[%d] = %v", x, j, v)
+		}
 	}
+	// A = B: m = 2, and Y, a blend at 2 % S, cannot meet 1.5 % S.
+	lo, hi := p.PxInterval([]float64{5, 5, 10, 4})
+	assert.Greater(t, lo, hi)
+	y := make([]float64, 5)
+	p.ConditionalMean([]float64{5, 5, 10, 4}, y)
+	assert.True(t, math.IsNaN(y[1]))
+	assert.True(t, math.IsNaN(p.FloorMSE(mat.NewDense(2, 4, []float64{0, 10, 4, 8, 5, 5, 10, 4}))))
 	// A = 0, B = 10: m = 1, P = 10; X = 4 caps P_x, Y = 8 gives lo = 2 and
 	// the Y specification P_x ≤ 10 − 0.5·8/(2 − 1) = 6.
-	lo, hi := p.PxInterval([]float64{0, 10, 4, 8})
+	lo, hi = p.PxInterval([]float64{0, 10, 4, 8})
 	assert.Equal(t, 2.0, lo)
 	assert.Equal(t, 4.0, hi)
 	lo, hi = p.PxInterval([]float64{0, 10, 9, 8})
 	assert.Equal(t, 2.0, lo)
 	assert.Equal(t, 6.0, hi)
+	// A = 6, B = 2: m = 2.5, P = 8; with Y = 0 all the pool goes to X, and
+	// the X specification 2.5·8 + 2·(X − 8) ≤ 2.5·X needs X ≥ 8.
+	lo, hi = p.PxInterval([]float64{6, 2, 10, 0})
+	assert.Equal(t, 8.0, lo)
+	assert.Equal(t, 8.0, hi)
+	lo, hi = p.PxInterval([]float64{6, 2, 7.9, 0})
+	assert.Greater(t, lo, hi)
+	// With Y > 0 and A > B no P_x is feasible (the old bound gave [4, 8]).
+	lo, hi = p.PxInterval([]float64{6, 2, 10, 4})
+	assert.Greater(t, lo, hi)
+}
+
+// poolingFeasible reports whether the outputs that the balances give for
+// the pool-to-X flow px at the inputs x have non-negative flows and meet
+// both specifications, to within tol.
+func poolingFeasible(x []float64, px, tol float64) bool {
+	pool := x[0] + x[1]
+	y := []float64{(3*x[0] + x[1]) / pool, px, pool - px, x[2] - px, x[3] - pool + px}
+	g := make([]float64, 2)
+	Pooling{}.Inequalities().Eval(x, y, g, nil)
+	for _, v := range y[1:] {
+		if v < -tol {
+			return false
+		}
+	}
+	return g[0] <= tol && g[1] <= tol
+}
+
+// TestPoolingIntervalIsTheFeasibleSet checks PxInterval against the
+// constraints themselves on a grid of inputs with A < B, A = B and A > B:
+// every P_x on a fine grid is feasible exactly when it lies in [lo, hi]
+// (away from the ends), so an empty interval has no feasible P_x and a
+// non-empty one only feasible ones; ConditionalMean then satisfies the
+// balances and the specifications, and is NaN where the interval is
+// empty.
+func TestPoolingIntervalIsTheFeasibleSet(t *testing.T) {
+	p := Pooling{}
+	vals := []float64{0, 3, 10, 40}
+	flows := []float64{0, 5, 20, 60}
+	c, y := make([]float64, 4), make([]float64, 5)
+	nonEmpty, empty := 0, 0
+	for _, a := range vals {
+		for _, b := range vals {
+			if a+b == 0 {
+				continue
+			}
+			for _, fx := range flows {
+				for _, fy := range flows {
+					x := []float64{a, b, fx, fy}
+					lo, hi := p.PxInterval(x)
+					require.False(t, math.IsNaN(lo) || math.IsNaN(hi), "%v", x)
+					span := a + b + fx + fy + 1
+					const steps = 2000
+					for k := 0; k <= steps; k++ {
+						px := -1 + span*float64(k)/steps
+						if math.Abs(px-lo) < 1e-6*span || math.Abs(px-hi) < 1e-6*span {
+							continue
+						}
+						in := lo <= px && px <= hi
+						if !assert.Equal(t, in, poolingFeasible(x, px, 1e-9*span), "x %v: P_x %v, interval [%v, %v]", x, px, lo, hi) {
+							break // one failure per input is enough
+						}
+					}
+					p.ConditionalMean(x, y)
+					if !(lo <= hi) {
+						empty++
+						assert.True(t, math.IsNaN(y[1]), "x %v: empty interval, y %v", x, y)
+						continue
+					}
+					nonEmpty++
+					assert.True(t, poolingFeasible(x, lo, 1e-9*span), "x %v: lo %v", x, lo)
+					assert.True(t, poolingFeasible(x, hi, 1e-9*span), "x %v: hi %v", x, hi)
+					p.Equalities().Eval(x, y, c, nil)
+					for _, v := range c {
+						assert.InDelta(t, 0, v, 1e-9*span*span, "x %v", x)
+					}
+					assert.True(t, poolingFeasible(x, y[1], 1e-9*span), "x %v: y %v", x, y)
+				}
+			}
+		}
+	}
+	t.Logf("%d non-empty and %d empty intervals", nonEmpty, empty)
+	assert.Positive(t, nonEmpty)
+	assert.Positive(t, empty)
 }

@@ -50,7 +50,9 @@ const DefaultCheckpointEvery = 5 * time.Minute
 // epoch, and one at the end of the call. Each replaces the previous one
 // atomically (a temporary file in Dir, flushed to stable storage, renamed
 // over the file), so an interruption at any moment leaves the last
-// complete checkpoint in place. A checkpoint that cannot be written stops
+// complete checkpoint in place. A checkpoint file that is a symbolic link
+// is written through it: the file it points to is replaced (the temporary
+// file goes beside that one) and the link stays a link. A checkpoint that cannot be written stops
 // Fit with an error; the previous one is then still in place.
 type Checkpoint struct {
 	// Dir is the folder of the checkpoint file, created if missing; empty

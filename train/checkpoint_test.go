@@ -540,3 +540,31 @@ func TestResumeInconsistentState(t *testing.T) {
 	_, err = m.Fit(x, y)
 	assert.ErrorContains(t, err, "batch 3 of an epoch of 3")
 }
+
+// TestCheckpointThroughSymlink: a checkpoint file that is a symbolic link
+// to a file elsewhere is written through the link (the target holds the
+// newer state, the link stays a link), not replaced by a regular file that
+// leaves the target stale.
+func TestCheckpointThroughSymlink(t *testing.T) {
+	cfg, dir, x, y := checkpointed(t)
+	store := filepath.Join(t.TempDir(), "ck.json")
+	path := filepath.Join(dir, CheckpointFile)
+	require.NoError(t, os.Rename(path, store))
+	require.NoError(t, os.Symlink(store, path))
+	before, err := readCheckpoint(store)
+	require.NoError(t, err)
+
+	m, err := Resume(dir, cfg)
+	require.NoError(t, err)
+	m.now = fakeClock()
+	stopAfter(m, 1)
+	_, err = m.Fit(x, y)
+	require.ErrorIs(t, err, errStop)
+
+	fi, err := os.Lstat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeSymlink, fi.Mode().Type(), "the link is still a link")
+	after, err := readCheckpoint(store)
+	require.NoError(t, err)
+	assert.NotEqual(t, [2]int{before.Fit.Epochs, before.Fit.Batch}, [2]int{after.Fit.Epochs, after.Fit.Batch}, "the target holds the later state")
+}

@@ -9,12 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/internal/ckptfile"
 	"github.com/enforce-nn/enforce/layers"
 )
 
@@ -332,7 +332,7 @@ func (m *Model) SaveFile(path string) (err error) {
 	if !m.fitted {
 		return fmt.Errorf("train: SaveFile: %w", ErrNotFitted)
 	}
-	target, mode, err := saveTarget(path)
+	target, mode, err := ckptfile.Target(path)
 	if err != nil {
 		return fmt.Errorf("train: SaveFile: %w", err)
 	}
@@ -375,45 +375,6 @@ func (m *Model) SaveFile(path string) (err error) {
 		d.Close()
 	}
 	return nil
-}
-
-// saveTarget returns the file that saving to path replaces or creates:
-// path itself, or the file a symbolic link at path finally points to, and
-// the permissions the saved file gets: the existing file's, or 0644 for a
-// new one. It returns an error for a folder, a dangling link and any other
-// existing path that is not a regular file.
-func saveTarget(path string) (string, os.FileMode, error) {
-	fi, err := os.Lstat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return path, 0o644, nil
-	case err != nil:
-		return "", 0, err
-	}
-	target, what := path, path
-	if fi.Mode().Type() == fs.ModeSymlink {
-		dest, err := os.Readlink(path)
-		if err != nil {
-			return "", 0, err
-		}
-		if target, err = filepath.EvalSymlinks(path); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return "", 0, fmt.Errorf("%s is a symbolic link to %s, which does not exist", path, dest)
-			}
-			return "", 0, err
-		}
-		if fi, err = os.Stat(target); err != nil {
-			return "", 0, err
-		}
-		what = fmt.Sprintf("%s is a symbolic link to %s, which", path, target)
-	}
-	switch {
-	case fi.IsDir():
-		return "", 0, fmt.Errorf("%s is a folder", what)
-	case !fi.Mode().IsRegular():
-		return "", 0, fmt.Errorf("%s is not a regular file (%v)", what, fi.Mode().Type())
-	}
-	return target, fi.Mode().Perm(), nil
 }
 
 // saved is a decoded document of any version.

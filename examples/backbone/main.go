@@ -144,7 +144,9 @@ func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 // cli runs the command with the arguments args and returns its exit status.
 func cli(args []string, stdout, stderr io.Writer) int {
 	o := defaults()
-	return flags(&o).Main(args, stderr, func() error {
+	f := flags(&o)
+	return f.Main(args, stderr, func() error {
+		f.PrintSmoke(stdout)
 		_, err := run(stdout, o)
 		return err
 	})

@@ -58,6 +58,7 @@ import (
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/examples/benchcases"
 	"github.com/enforce-nn/enforce/examples/internal/harness"
+	"github.com/enforce-nn/enforce/examples/internal/report"
 	"github.com/enforce-nn/enforce/internal/sgemm"
 )
 
@@ -95,7 +96,8 @@ func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 // cli runs the command with the arguments args and returns its exit status.
 func cli(args []string, stdout, stderr io.Writer) int {
 	o := options{reps: 3, scale: 1, precision: "both", inner: 3, in: os.Stdin}
-	return flags(&o).Main(args, stderr, func() (err error) {
+	f := flags(&o)
+	return f.Main(args, stderr, func() (err error) {
 		switch {
 		case o.scale < 1:
 			return fmt.Errorf("-scale %d: want at least 1", o.scale)
@@ -112,6 +114,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		if o.items {
 			return serveItems(o.in, stdout, o.scale, o.inner)
 		}
+		f.PrintSmoke(stdout) // not before -items' or -instances' output, which programs read
 		return run(o, stdout)
 	})
 }
@@ -211,21 +214,22 @@ func run(o options, w io.Writer) error {
 		}
 	}
 	ceiling, fastest := raiseCeiling(measured, rates)
-	fmt.Fprintf(w, "BLAS: %s; GOMAXPROCS %d; float64 ceiling: %.1f GFLOP/s (the faster of the BLAS's dgemm and internal/sgemm's float64 kernel, best of %d measurements interleaved with the cases, %.1f–%.1f)\n",
+	report.Wrapf(w, "BLAS: %s; GOMAXPROCS %d; float64 ceiling: %.1f GFLOP/s (the faster of the BLAS's dgemm and internal/sgemm's float64 kernel, best of %d measurements interleaved with the cases, %.1f–%.1f)\n",
 		enforce.BLASImplementation, runtime.GOMAXPROCS(0), ceiling/1e9, len(ceilings), slices.Min(ceilings)/1e9, measured/1e9)
 	if fastest >= 0 {
-		fmt.Fprintf(w, "warning: %s ran at %.1f GFLOP/s, above every float64 ceiling measurement; the ceiling is raised to it (the machine was busy while the ceiling was measured)\n",
+		report.Wrapf(w, "warning: %s ran at %.1f GFLOP/s, above every float64 ceiling measurement; the ceiling is raised to it (the machine was busy while the ceiling was measured)\n",
 			planned[fastest].tc.Name, ceiling/1e9)
 	}
 	ceiling32 := slices.Max(ceilings32)
-	fmt.Fprintf(w, "sgemm ceiling: %.1f GFLOP/s (internal/sgemm's kernel at BenchmarkMul's shape, split over GOMAXPROCS, best of %d, %.1f–%.1f)\n",
+	report.Wrapf(w, "sgemm ceiling: %.1f GFLOP/s (internal/sgemm's kernel at BenchmarkMul's shape, split over GOMAXPROCS, best of %d, %.1f–%.1f)\n",
 		ceiling32/1e9, len(ceilings32), slices.Min(ceilings32)/1e9, ceiling32/1e9)
 	printLoad(w, loadBefore, loadAfter, loadErr)
 	fmt.Fprintln(w)
 
 	noisy := false
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case (BS, N_O, N_C)\tprecision\tours / step\tspread: min / median / max\tGFLOP/s\tof ceiling\tstored ref\tstored ref / ours\ttrain step / fwd step\tto 1e-6 (mean depth)\t")
+	tab := report.NewTable("", "case (BS, N_O, N_C)", "precision", "ours / step", "spread: min / median / max", "GFLOP/s", "of ceiling",
+		"stored ref", "stored ref / ours", "train step / fwd step", "to 1e-6 (mean depth)")
+	tab.Keep, tab.AlignRight = 2, true
 	for i, m := range planned {
 		tc, r := m.tc, rows[i]
 		step, ref, ratio, rate, frac := "T(3) ≤ T(1)", "–", "–", "–", "–"
@@ -246,14 +250,16 @@ func run(o options, w io.Writer) error {
 		} else {
 			noisy = true
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%s\t%s / %s / %s\t%s\t%s\t%s\t%s\t%.2f\t%s (%.2f)\t\n", tc.Name, r.prec, step,
-			fmtDur(slices.Min(r.steps)), fmtDur(median(r.steps)), fmtDur(slices.Max(r.steps)),
-			rate, frac, ref, ratio, r.train/r.fwd1, fmtDur(r.full), r.fullDepth)
+		tab.AddRow(tc.Name, fmt.Sprint(r.prec), step,
+			fmt.Sprintf("%s / %s / %s", fmtDur(slices.Min(r.steps)), fmtDur(median(r.steps)), fmtDur(slices.Max(r.steps))),
+			rate, frac, ref, ratio, fmt.Sprintf("%.2f", r.train/r.fwd1), fmt.Sprintf("%s (%.2f)", fmtDur(r.full), r.fullDepth))
 	}
-	tw.Flush()
+	if err := tab.WriteText(w); err != nil {
+		return err
+	}
 	printFuncVsAnalytic(w, planned, rows)
 	if noisy {
-		fmt.Fprintln(w, "\nwarning: for a case marked T(3) ≤ T(1), the best depth-3 time was not above the best depth-1 time: timing noise exceeds a step; rerun with more -reps on a quieter machine")
+		report.Wrapf(w, "\nwarning: for a case marked T(3) ≤ T(1), the best depth-3 time was not above the best depth-1 time: timing noise exceeds a step; rerun with more -reps on a quieter machine\n")
 	}
 	fmt.Fprintln(w, `
 ours / step: (T(depth 3) − T(depth 1))/2 with each T the best of -reps runs, whole batch; float32
@@ -290,12 +296,13 @@ func printFuncVsAnalytic(w io.Writer, planned []measurement, rows []row) {
 		return
 	}
 	f, a := rows[fn], rows[an]
-	fmt.Fprintf(w, "\nFunc against analytic, distillation: a step takes %s with Func (hyperdual Jacobian, ⌈9/2⌉ = 5 evaluations of f) and %s analytic",
+	text := fmt.Sprintf("Func against analytic, distillation: a step takes %s with Func (hyperdual Jacobian, ⌈9/2⌉ = 5 evaluations of f) and %s analytic",
 		fmtDur(f.step), fmtDur(a.step))
 	if f.step > 0 && a.step > 0 {
-		fmt.Fprintf(w, ": Func costs %.2f× the analytic step", f.step/a.step)
+		text += fmt.Sprintf(": Func costs %.2f× the analytic step", f.step/a.step)
 	}
-	fmt.Fprintf(w, " (medians of the spreads: %s and %s)\n", fmtDur(median(f.steps)), fmtDur(median(a.steps)))
+	text += fmt.Sprintf(" (medians of the spreads: %s and %s)", fmtDur(median(f.steps)), fmtDur(median(a.steps)))
+	report.Wrapf(w, "\n%s\n", text)
 }
 
 func fmtDur(sec float64) string {
@@ -604,7 +611,7 @@ func printLoad(w io.Writer, before, after [3]float64, err error) {
 	fmt.Fprintf(w, "load average (1, 5, 15 min): before %.2f %.2f %.2f, after %.2f %.2f %.2f; %d CPUs\n",
 		before[0], before[1], before[2], after[0], after[1], after[2], runtime.NumCPU())
 	if busy(before, after, runtime.NumCPU()) {
-		fmt.Fprintln(w, "warning: the load average suggests other processes were using the CPUs; times and ratios may be off by tens of percent, repeat on a quiet machine")
+		report.Wrapf(w, "warning: the load average suggests other processes were using the CPUs; times and ratios may be off by tens of percent, repeat on a quiet machine\n")
 	}
 }
 

@@ -108,7 +108,7 @@ func run(o options, stdout, progress io.Writer) error {
 	trainSet, testSet := p.Sample(o.n, o.Seed), p.Sample(o.nTest, o.Seed+1_000_003)
 	fmt.Fprintf(stdout, "ENFORCE appendix (cusp): fitting y₁ = sin x, y₂ = (sin² x)^⅓ under c = y₁² − y₂³ = 0\n")
 	fmt.Fprintf(stdout, "data: %d training and %d test points, x ~ U(−2, 2) (problems.Cusp, data seed %d)\n", o.n, o.nTest, o.Seed)
-	fmt.Fprintf(stdout, "backbone: %d×%d %v, PyTorch init, Adam lr %g, full batch, %d epochs, λ_D %g, standardise %v, W %s (the paper is silent: §5.1's setting and the reference's); %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
+	report.Wrapf(stdout, "backbone: %d×%d %v, PyTorch init, Adam lr %g, full batch, %d epochs, λ_D %g, standardise %v, W %s (the paper is silent: §5.1's setting and the reference's); %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
 		max(o.Layers, 1), o.Width, hidden, o.LR, o.Epochs, o.LambdaD, o.standardize, o.weights, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
 
 	modes := []train.Mode{train.MLP, train.ENFORCE}
@@ -129,11 +129,12 @@ func run(o options, stdout, progress io.Writer) error {
 
 	tab := report.NewTable(fmt.Sprintf("Cusp (appendix): %d test points; ours: mean ± std over %d seed(s), %s, CPU", o.nTest, o.Seeds, o.PrecisionName()),
 		"method", "test MSE", "R²", "mean|c|", "max|c|", "|c| > 1e-6 [%]", "not converged", "clamped", "AdaNP depth", "inf. time [s/1000]", "train time [s]")
+	tab.Smoke = o.Quick
 	tab.AddRow("ENFORCE (paper)", "", "", "", "< 1e-6", "0")
 	for _, mode := range modes {
 		rs := results[mode]
 		col := func(f func(result) float64, format string) string { return report.SummarizeFunc(rs, f).Format(format) }
-		tab.AddRow(mode.String()+" (ours)",
+		tab.AddRow(mode.String()+o.Ours(),
 			col(func(r result) float64 { return r.mse }, "%.2e"),
 			col(func(r result) float64 { return r.r2 }, "%.4f"),
 			col(func(r result) float64 { return r.meanC }, "%.1e"),
@@ -145,8 +146,8 @@ func run(o options, stdout, progress io.Writer) error {
 			col(func(r result) float64 { return r.predict.Seconds() }, "%.4f"),
 			col(func(r result) float64 { return r.train.Seconds() }, "%.1f"))
 	}
-	tab.AddNote("|c| = |y₁² − y₂³| of the returned predictions; not converged / clamped = test samples AdaNP left above ε_I /")
-	tab.AddNote("that needed the eigenvalue-clamped solve (enforce.Stats); inf. time = median wall time of Model.Predict on 1000 test points.")
+	tab.AddNote("|c| = |y₁² − y₂³| of the returned predictions; not converged / clamped = test samples AdaNP left above ε_I / " +
+		"that needed the eigenvalue-clamped solve (enforce.Stats); inf. time = median wall time of Model.Predict on 1000 test points.")
 	if err := tab.WriteText(stdout); err != nil {
 		return err
 	}
@@ -217,6 +218,6 @@ func figures(dir string, p problems.Cusp, testSet problems.Dataset, results map[
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nwrote %v to %s\n", names, dir)
+	report.Wrapf(stdout, "\nwrote %v to %s\n", names, dir)
 	return nil
 }

@@ -18,7 +18,7 @@ func TestQuick(t *testing.T) {
 	o.Epochs, o.n, o.nTest, o.Width, o.act, o.LR, o.standardize, o.LogLines, o.Out = 200, 50, 2000, 16, "tanh", 1e-2, true, 0, t.TempDir()
 	var out bytes.Buffer
 	require.NoError(t, run(o, &out, io.Discard))
-	text := out.String()
+	text := harnesstest.Unsplit(out.String(), "method")
 	assert.Contains(t, text, "ENFORCE (paper)")
 	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+\S+\s+\S+\s+\S+\s+0\s+0\s`, text, "no test point above 1e-6, none unconverged")
 	harnesstest.Files(t, o.Out, "cusp_predictions.png", "cusp_constraint.png", "cusp_loss.png", "cusp_depth.png", "cusp_history.csv")

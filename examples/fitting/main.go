@@ -167,10 +167,10 @@ func run(o options, stdout, progress io.Writer) error {
 	}
 	p := problems.FittingEquality{}
 	e := &experiment{o: o, hidden: hidden, p: p, trainSet: p.Sample(o.n, o.Seed), testSet: p.Sample(o.nTest, o.Seed+1_000_003), progress: progress}
-	fmt.Fprintf(stdout, "ENFORCE §5.1: fitting y₁ = 2 sin 5x, y₂ = −sin² 5x − x² under c = (½y₁)² + x² + y₂ = 0\n")
+	report.Wrapf(stdout, "ENFORCE §5.1: fitting y₁ = 2 sin 5x, y₂ = −sin² 5x − x² under c = (½y₁)² + x² + y₂ = 0\n")
 	fmt.Fprintf(stdout, "data: %d training and %d test points, x ~ U(−2, 2), noise-free (problems.FittingEquality, data seed %d)\n",
 		o.n, o.nTest, o.Seed)
-	fmt.Fprintf(stdout, "backbone: %d×%d %v MLP, Adam lr %g, full batch, %d epochs, standardise %v, PyTorch init %v, W %s, Soft penalty %s; %d model seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
+	report.Wrapf(stdout, "backbone: %d×%d %v MLP, Adam lr %g, full batch, %d epochs, standardise %v, PyTorch init %v, W %s, Soft penalty %s; %d model seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
 		max(o.Layers, 1), o.Width, hidden, o.LR, o.Epochs, o.standardize, o.pyTorchInit, o.weights, o.softPenalty, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
 
 	modes := []train.Mode{train.MLP, train.Soft, train.ENFORCE}
@@ -184,12 +184,13 @@ func run(o options, stdout, progress io.Writer) error {
 	tab := report.NewTable(fmt.Sprintf("Table 1 (§5.1, f = 5): %d test points; ours: mean ± std over %d seed(s), %s, CPU",
 		o.nTest, o.Seeds, o.PrecisionName()),
 		"method", "MAPE (fraction)", "MAPE y₁", "MAPE y₂", "rel. L1 [%]", "R²", "mean eq. [%]", "max eq. [%]", "test MSE", "AdaNP depth", "inf. time [s/1000]", "train time [s]")
+	tab.Smoke = o.Quick
 	for _, mode := range modes {
 		rs := results[mode]
 		col := func(f func(result) float64, format string) string { return report.SummarizeFunc(rs, f).Format(format) }
 		pr := paperRows[mode]
 		tab.AddRow(mode.String()+" (paper)", pr[0], "", "", "", pr[1], pr[2], pr[3], "", "", pr[4], "")
-		tab.AddRow(mode.String()+" (ours)",
+		tab.AddRow(mode.String()+o.Ours(),
 			col(func(r result) float64 { return r.mape }, "%.3g"),
 			col(func(r result) float64 { return r.mapes[0] }, "%.3g"),
 			col(func(r result) float64 { return r.mapes[1] }, "%.3g"),
@@ -202,13 +203,13 @@ func run(o options, stdout, progress io.Writer) error {
 			col(func(r result) float64 { return r.predict.Seconds() }, "%.4f"),
 			col(func(r result) float64 { return r.train.Seconds() }, "%.1f"))
 	}
-	tab.AddRow("ENFORCE backbone only (ours)", "", "", "", "", "", "", "", report.SummarizeFunc(results[train.ENFORCE], func(r result) float64 { return r.backboneMSE }).Format("%.2e"))
-	tab.AddNote("MAPE y_j = (1/N)Σ|y*_j − ỹ_j|/max(|y*_j|, 2.2e-16), a fraction (scikit-learn's, which the reference uses and the")
-	tab.AddNote("paper prints as \"MAPE [%%]\"); MAPE (fraction) = its mean over y₁ and y₂. Both outputs reach zero (y₂ has a double root")
-	tab.AddNote("at x = 0): the test points nearest a zero dominate it. rel. L1 = 100 %%·Σ|y* − ỹ|/Σ|y*| over both outputs;")
-	tab.AddNote("R² per output, averaged; eq. [%%] = 100·|c(x, ỹ)| (the paper does not define its normalisation; c is dimensionless),")
-	tab.AddNote("mean and max over the test set; AdaNP depth = NP steps per test sample at inference; inf. time = median wall time")
-	tab.AddNote("of Model.Predict on 1000 test points (backbone + AdaNP); backbone only = ENFORCE's ŷ before projection.")
+	tab.AddRow("ENFORCE backbone only"+e.o.Ours(), "", "", "", "", "", "", "", report.SummarizeFunc(results[train.ENFORCE], func(r result) float64 { return r.backboneMSE }).Format("%.2e"))
+	tab.AddNote("MAPE y_j = (1/N)Σ|y*_j − ỹ_j|/max(|y*_j|, 2.2e-16), a fraction (scikit-learn's, which the reference uses and the " +
+		"paper prints as \"MAPE [%%]\"); MAPE (fraction) = its mean over y₁ and y₂. Both outputs reach zero (y₂ has a double root " +
+		"at x = 0): the test points nearest a zero dominate it. rel. L1 = 100 %%·Σ|y* − ỹ|/Σ|y*| over both outputs; " +
+		"R² per output, averaged; eq. [%%] = 100·|c(x, ỹ)| (the paper does not define its normalisation; c is dimensionless), " +
+		"mean and max over the test set; AdaNP depth = NP steps per test sample at inference; inf. time = median wall time " +
+		"of Model.Predict on 1000 test points (backbone + AdaNP); backbone only = ENFORCE's ŷ before projection.")
 	tab.AddNote("The paper's numbers: mean ± std over 5 seeds on an A100 GPU, float32.")
 	if err := tab.WriteText(stdout); err != nil {
 		return err
@@ -325,7 +326,7 @@ func (e *experiment) figures(results map[train.Mode][]result, runs []report.Run,
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nwrote %v to %s\n", names, e.o.Out)
+	report.Wrapf(stdout, "\nwrote %v to %s\n", names, e.o.Out)
 	return nil
 }
 
@@ -344,6 +345,7 @@ func (e *experiment) runSweep(mlp []result, stdout io.Writer) error {
 	epochs := e.studyEpochs()
 	tab := report.NewTable(fmt.Sprintf("λ_D × ε_T study (§5.1.2): ENFORCE test MSE, %d epochs, mean ± std over %d seed(s)", epochs, e.o.Seeds),
 		"λ_D", "ε_T", "test MSE", "1/MSE", "train depth (last 10 %)", "inference depth")
+	tab.Smoke = e.o.Quick
 	invMSE := make([]report.Series, len(sweepLambdaD))
 	inferDepth := make([]report.Series, len(sweepLambdaD))
 	for i, ld := range sweepLambdaD {
@@ -409,6 +411,7 @@ func (e *experiment) runScarcity(stdout io.Writer) error {
 	epochs := e.studyEpochs()
 	tab := report.NewTable(fmt.Sprintf("Data-scarcity study (§5.1.2): test MSE, %d epochs, mean ± std over %d seed(s)", epochs, e.o.Seeds),
 		"training points", "MLP", "ENFORCE", "ENFORCE max eq. [%]")
+	tab.Smoke = e.o.Quick
 	modes := []train.Mode{train.MLP, train.ENFORCE}
 	series := make([]report.Series, len(modes))
 	for i, mode := range modes {

@@ -20,7 +20,7 @@ func TestQuick(t *testing.T) {
 	o.LogLines, o.Out, o.sweep, o.scarcity = 0, t.TempDir(), true, true
 	var out bytes.Buffer
 	require.NoError(t, run(o, &out, io.Discard))
-	text := out.String()
+	text := harnesstest.Unsplit(out.String(), "method")
 	for _, want := range []string{"MLP (paper)", "0.339 ± 0.083", "ENFORCE (ours)", "λ_D × ε_T study", "Data-scarcity study"} {
 		assert.Contains(t, text, want)
 	}

@@ -143,10 +143,10 @@ func run(o options, stdout, progress io.Writer) error {
 	}
 	trainSet := p.SampleNoisy(o.n, o.Seed)
 	testSet := p.Sample(o.nTest, o.Seed+1_000_003)
-	fmt.Fprintf(stdout, "ENFORCE §5.2: fitting f = h(x) sin x under |y| ≤ h(x) = 1 + x²/(3π²)\n")
+	report.Wrapf(stdout, "ENFORCE §5.2: fitting f = h(x) sin x under |y| ≤ h(x) = 1 + x²/(3π²)\n")
 	fmt.Fprintf(stdout, "data: %d noisy training points (bias 0.1, σ 0.3), %d noiseless test points, x ~ U(0, 3π), data seed %d\n",
 		o.n, o.nTest, o.Seed)
-	fmt.Fprintf(stdout, "backbone: %d×%d ReLU, PyTorch init, Adam lr %g, batch %d, %d epochs; λ_D %g, ε_I %g, Soft λ_C %g (%s penalty); activation rule %v, standardise %v; %d seed(s) from %d\n\n",
+	report.Wrapf(stdout, "backbone: %d×%d ReLU, PyTorch init, Adam lr %g, batch %d, %d epochs; λ_D %g, ε_I %g, Soft λ_C %g (%s penalty); activation rule %v, standardise %v; %d seed(s) from %d\n\n",
 		max(o.Layers, 1), o.Width, o.LR, o.batch, o.Epochs, o.LambdaD, o.inferTol, o.softLambda, o.softPenalty, o.activation, o.standardize, o.Seeds, o.Seed)
 
 	modes := []train.Mode{train.MLP, train.Soft, train.ENFORCE}
@@ -175,12 +175,13 @@ func run(o options, stdout, progress io.Writer) error {
 	tab := report.NewTable(fmt.Sprintf("Table 2 (§5.2): %d test points; ours: mean ± std over %d seed(s), %s, %s",
 		o.nTest, o.Seeds, o.PrecisionName(), machine()),
 		"method", "R²", "NRMSE [%]", "infeas. g₁ [%]", "infeas. g₂ [%]", "max g⁺", "max|c| (FB)", "AdaNP depth", "inf. time [s]", "train time [s]")
+	tab.Smoke = o.Quick
 	for _, mode := range modes {
 		rs := results[mode]
 		col := func(f func(result) float64, format string) string { return report.SummarizeFunc(rs, f).Format(format) }
 		pr := paperRows[mode]
 		tab.AddRow(mode.String()+" (paper)", pr[0], pr[1], pr[2], pr[3], "", "", "", pr[4], "")
-		tab.AddRow(mode.String()+" (ours)",
+		tab.AddRow(mode.String()+o.Ours(),
 			col(func(r result) float64 { return r.r2 }, "%.3f"),
 			col(func(r result) float64 { return r.nrmse }, "%.2f"),
 			col(func(r result) float64 { return r.infeas[0] }, "%.2f"),
@@ -191,10 +192,10 @@ func run(o options, stdout, progress io.Writer) error {
 			col(func(r result) float64 { return r.predict.Seconds() }, "%.4f"),
 			col(func(r result) float64 { return r.train.Seconds() }, "%.1f"))
 	}
-	tab.AddNote("R² = 1 − Σ(y*−ỹ)²/Σ(y*−ȳ*)²; NRMSE = 100·RMSE/σ_y; infeas. g_j = %% of test points with g_j(x, ỹ) > ε_I = %g;", o.inferTol)
-	tab.AddNote("max g⁺ = max over test points and both g_j of max(g_j, 0); max|c| = the Fischer–Burmeister residual after the inference AdaNP")
-	tab.AddNote("(ENFORCE; for MLP and Soft, AdaNP.Check's residual, which for inequalities is max(g_j, 0)); inf. time = median wall")
-	tab.AddNote("time of one prediction of the %d test points.", o.nTest)
+	tab.AddNote("R² = 1 − Σ(y*−ỹ)²/Σ(y*−ȳ*)²; NRMSE = 100·RMSE/σ_y; infeas. g_j = %% of test points with g_j(x, ỹ) > ε_I = %g; "+
+		"max g⁺ = max over test points and both g_j of max(g_j, 0); max|c| = the Fischer–Burmeister residual after the inference AdaNP "+
+		"(ENFORCE; for MLP and Soft, AdaNP.Check's residual, which for inequalities is max(g_j, 0)); inf. time = median wall "+
+		"time of one prediction of the %d test points.", o.inferTol, o.nTest)
 	tab.AddNote("The paper's numbers: one run on an A100 GPU, float32.")
 	if err := tab.WriteText(stdout); err != nil {
 		return err
@@ -260,6 +261,6 @@ func figures(dir string, p problems.FittingInequality, trainSet, testSet problem
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nwrote %v to %s\n", names, dir)
+	report.Wrapf(stdout, "\nwrote %v to %s\n", names, dir)
 	return nil
 }

@@ -19,21 +19,21 @@ func TestQuick(t *testing.T) {
 	o.Epochs, o.n, o.nTest, o.LogLines, o.Out = 15, 400, 100, 0, t.TempDir()
 	var out bytes.Buffer
 	require.NoError(t, run(o, &out, io.Discard))
-	text := out.String()
+	text := harnesstest.Unsplit(out.String(), "method")
 	for _, want := range []string{"MLP (paper)      0.994", "Soft (ours)", "ENFORCE (paper)  0.995", "ENFORCE (ours)"} {
 		assert.Contains(t, text, want)
 	}
 	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+\S+\s+0\.00\s+0\.00\s`, text, "ENFORCE has no infeasible test prediction")
 	harnesstest.Files(t, o.Out, "inequality_predictions.png", "inequality_loss.png", "inequality_depth.png", "inequality_history.csv")
-	assert.Contains(t, text, "ε_I 1e-06, Soft λ_C 1 (hinge penalty)")
+	assert.Contains(t, harnesstest.Flat(text), "ε_I 1e-06, Soft λ_C 1 (hinge penalty)")
 
 	// The reference's ε_I and the earlier Soft penalty.
 	o.inferTol, o.softPenalty, o.Out = 1e-4, "fb", ""
 	out.Reset()
 	require.NoError(t, run(o, &out, io.Discard))
-	text = out.String()
-	assert.Contains(t, text, "ε_I 0.0001, Soft λ_C 1 (fb penalty)")
-	assert.Contains(t, text, "g_j(x, ỹ) > ε_I = 0.0001")
+	text = harnesstest.Unsplit(out.String(), "method")
+	assert.Contains(t, harnesstest.Flat(text), "ε_I 0.0001, Soft λ_C 1 (fb penalty)")
+	assert.Contains(t, harnesstest.Flat(text), "g_j(x, ỹ) > ε_I = 0.0001")
 	assert.Regexp(t, `ENFORCE \(ours\)\s+\S+\s+\S+\s+0\.00\s+0\.00\s`, text)
 
 	o.Seeds = 0

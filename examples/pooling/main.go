@@ -124,12 +124,12 @@ func run(o options, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "ENFORCE §5.4.2: pooling surrogate under 4 equalities and 2 inequalities (KKT-HardNet data, %s)\n", dir)
+	report.Wrapf(stdout, "ENFORCE §5.4.2: pooling surrogate under 4 equalities and 2 inequalities (KKT-HardNet data, %s)\n", dir)
 	fmt.Fprintf(stdout, "data: %d training and %d test solutions (%s)\n", trainSet.Len(), testSet.Len(), o.SplitName())
 	fmt.Fprintf(stdout, "test outputs' variance (y1…y5, original units): %s\n", varianceLine(testSet.Y))
 	floor, floorExp := stat.Mean(p.ConditionalMeanErrors(testSet), nil), p.FloorMSE(testSet.X)
-	fmt.Fprintf(stdout, "floor: the conditional mean of y given x (problems.Pooling.ConditionalMean), the best prediction from x, has MSE %.2f on this test set (expectation %.2f)\n", floor, floorExp)
-	fmt.Fprintf(stdout, "backbone: 4-%d-%d-5 ReLU, PyTorch init, standardised x and y, Adam lr %g, batch %d, %d epochs (the paper is silent: the reference's setting); λ_D %g, W = I, ε %g, ε_I %g; activation rule %v; %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
+	report.Wrapf(stdout, "floor: the conditional mean of y given x (problems.Pooling.ConditionalMean), the best prediction from x, has MSE %.2f on this test set (expectation %.2f)\n", floor, floorExp)
+	report.Wrapf(stdout, "backbone: 4-%d-%d-5 ReLU, PyTorch init, standardised x and y, Adam lr %g, batch %d, %d epochs (the paper is silent: the reference's setting); λ_D %g, W = I, ε %g, ε_I %g; activation rule %v; %d seed(s) from %d; CPU, GOMAXPROCS %d\n\n",
 		o.Width, o.Width, o.LR, o.Batch, o.Epochs, o.LambdaD, problems.PoolingReg, o.inferTol, !o.AlwaysProject, o.Seeds, o.Seed, runtime.GOMAXPROCS(0))
 
 	modes := []train.Mode{train.MLP, train.ENFORCE}
@@ -151,6 +151,7 @@ func run(o options, stdout, progress io.Writer) error {
 
 	tab := report.NewTable(fmt.Sprintf("Table 5 (§5.4.2): %d test points; ours: mean ± std over %d seed(s), %s, CPU", testSet.Len(), o.Seeds, o.PrecisionName()),
 		append([]string{"method", "MSE", "max eq.", "max ineq.", "inf. time [s]", "train time [s]", "infeas. g₁ [%]", "infeas. g₂ [%]"}, harness.AdaNPColumns...)...)
+	tab.Smoke = o.Quick
 	for _, pr := range paperRows {
 		tab.AddRow(pr.name, pr.cells[0], pr.cells[1], pr.cells[2], pr.cells[3], pr.cells[4])
 	}
@@ -158,7 +159,7 @@ func run(o options, stdout, progress io.Writer) error {
 	for _, mode := range modes {
 		rs := results[mode]
 		col := func(f func(result) float64, format string) string { return report.SummarizeFunc(rs, f).Format(format) }
-		row := []string{mode.String() + " (ours)",
+		row := []string{mode.String() + o.Ours(),
 			col(func(r result) float64 { return r.mse }, "%.1f"),
 			col(func(r result) float64 { return r.maxC }, "%.1e"),
 			col(func(r result) float64 { return r.maxG }, "%.1e"),
@@ -172,13 +173,13 @@ func run(o options, stdout, progress io.Writer) error {
 		}
 		tab.AddRow(row...)
 	}
-	tab.AddNote("MSE over the 5 outputs in original units; max eq. = max |h_k(x, ỹ)|; max ineq. = max g_j(x, ỹ)⁺ over the test points;")
-	tab.AddNote("infeas. g_j = %% of test points with g_j > ε_I = %g; inf. time = median wall time of Model.Predict on the whole test set;", o.inferTol)
-	tab.AddNote("AdaNP depth = NP steps per test sample at inference; projected batches = share of training batches that AdaNP")
-	tab.AddNote("projected; train depth = mean NP steps over those batches. The paper's numbers: A100 GPU, float32; KKT-HardNet is not")
-	tab.AddNote("reimplemented here. Floor: the squared error of the conditional mean of y given x on these test points (P_x is")
-	tab.AddNote("uniform on the interval the constraints allow, and x does not tell where: problems.Pooling.ConditionalMean); no")
-	tab.AddNote("surrogate beats it on average, and it differs between test sets.")
+	tab.AddNote("MSE over the 5 outputs in original units; max eq. = max |h_k(x, ỹ)|; max ineq. = max g_j(x, ỹ)⁺ over the test points; "+
+		"infeas. g_j = %% of test points with g_j > ε_I = %g; inf. time = median wall time of Model.Predict on the whole test set; "+
+		"AdaNP depth = NP steps per test sample at inference; projected batches = share of training batches that AdaNP "+
+		"projected; train depth = mean NP steps over those batches. The paper's numbers: A100 GPU, float32; KKT-HardNet is not "+
+		"reimplemented here. Floor: the squared error of the conditional mean of y given x on these test points (P_x is "+
+		"uniform on the interval the constraints allow, and x does not tell where: problems.Pooling.ConditionalMean); no "+
+		"surrogate beats it on average, and it differs between test sets.", o.inferTol)
 	if err := tab.WriteText(stdout); err != nil {
 		return err
 	}

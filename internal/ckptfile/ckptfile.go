@@ -1,13 +1,19 @@
 // Package ckptfile holds what the checkpoints of packages train and dc3
-// share: an atomic file write and a JSON form of float64 slices that is
-// exact for every value, infinities and NaNs included.
+// share: an atomic file write, the SHA-256 checksum of a JSON document and
+// a JSON form of float64 slices that is exact for every value, infinities
+// and NaNs included.
 package ckptfile
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -44,13 +50,37 @@ func (f *Floats) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// Checksum returns the hex SHA-256 of the compact form of the JSON value
+// raw (json.Compact), the checksum the checkpoint and model files record:
+// it does not change with white space, and a damaged or truncated value
+// either fails to compact or sums differently.
+func Checksum(raw []byte) (string, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return hex.EncodeToString(sum[:]), nil
+}
+
 // WriteAtomic replaces the file at path by what write writes, atomically:
 // it writes a temporary file in the same folder (created if missing),
 // flushes it to stable storage and renames it over path, so that a
-// failure at any point leaves an existing file as it was. The file gets
-// permissions 0644.
+// failure at any point leaves an existing file as it was. A new file gets
+// permissions 0644; an existing one keeps its permissions.
+//
+// A symbolic link at path is followed (through any chain of links, as
+// Target resolves it): the file it points to is replaced, atomically in
+// that file's folder, and the link stays a link, so that a checkpoint
+// path linked elsewhere does not leave its target stale. WriteAtomic
+// returns an error, and changes nothing, when path is a folder or a link
+// to one, a dangling link, or anything else that is not a regular file.
 func WriteAtomic(path string, write func(io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
+	target, mode, err := Target(path)
+	if err != nil {
+		return err
+	}
+	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
 	}
@@ -70,7 +100,7 @@ func WriteAtomic(path string, write func(io.Writer) error) (err error) {
 	if err := write(tmp); err != nil {
 		return err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(mode); err != nil {
 		return err
 	}
 	if err := tmp.Sync(); err != nil {
@@ -79,7 +109,7 @@ func WriteAtomic(path string, write func(io.Writer) error) (err error) {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := os.Rename(tmp.Name(), target); err != nil {
 		return err
 	}
 	// Make the rename durable where the platform allows syncing a folder.
@@ -88,4 +118,44 @@ func WriteAtomic(path string, write func(io.Writer) error) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// Target returns the file that an atomic write to path replaces or
+// creates: path itself, or the file a symbolic link at path finally points
+// to (filepath.EvalSymlinks), and the permissions the written file gets:
+// the existing file's, or 0644 for a new one. It returns an error for a
+// folder, a dangling link and any other existing path that is not a
+// regular file.
+func Target(path string) (string, os.FileMode, error) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return path, 0o644, nil
+	case err != nil:
+		return "", 0, err
+	}
+	target, what := path, path
+	if fi.Mode().Type() == fs.ModeSymlink {
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", 0, err
+		}
+		if target, err = filepath.EvalSymlinks(path); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", 0, fmt.Errorf("%s is a symbolic link to %s, which does not exist", path, dest)
+			}
+			return "", 0, err
+		}
+		if fi, err = os.Stat(target); err != nil {
+			return "", 0, err
+		}
+		what = fmt.Sprintf("%s is a symbolic link to %s, which", path, target)
+	}
+	switch {
+	case fi.IsDir():
+		return "", 0, fmt.Errorf("%s is a folder", what)
+	case !fi.Mode().IsRegular():
+		return "", 0, fmt.Errorf("%s is not a regular file (%v)", what, fi.Mode().Type())
+	}
+	return target, fi.Mode().Perm(), nil
 }

@@ -39,7 +39,15 @@ const MinFlops = 32 * 32 * 32
 // on invalid arguments with gonum's messages, as every gonum BLAS routine
 // does.
 func (impl Implementation) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if m*n*k < MinFlops || alpha == 0 || !validTrans(tA) || !validTrans(tB) {
+	if alpha == 0 {
+		// gonum checks every argument and, with beta = 1, returns before
+		// it reads A, B or C; with another beta it would multiply A by B
+		// (0·NaN is NaN), so C is scaled here.
+		impl.Implementation.Sgemm(tA, tB, m, n, k, 0, a, lda, b, ldb, 1, c, ldc)
+		scale(m, n, beta, c, ldc)
+		return
+	}
+	if m*n*k < MinFlops || !validTrans(tA) || !validTrans(tB) {
 		// gonum checks every argument and handles the degenerate cases.
 		impl.Implementation.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
@@ -54,7 +62,12 @@ func (impl Implementation) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float
 // order with fused multiply–adds, so its rounding differs from gonum's
 // Dgemm but not with GOMAXPROCS.
 func (impl Implementation) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	if m*n*k < MinFlops || alpha == 0 || !validTrans(tA) || !validTrans(tB) {
+	if alpha == 0 {
+		impl.Implementation.Dgemm(tA, tB, m, n, k, 0, a, lda, b, ldb, 1, c, ldc) // checks only, as in Sgemm
+		scale(m, n, beta, c, ldc)
+		return
+	}
+	if m*n*k < MinFlops || !validTrans(tA) || !validTrans(tB) {
 		impl.Implementation.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
@@ -196,6 +209,24 @@ func (g *gemm[T, P]) Run(lo, hi int) {
 	s.t = grow(s.t, rows*n)
 	g.kn.mul(rows, s.pa, &g.b, n, s.t, n, s.tile)
 	combine(c, g.ldc, s.t, rows, n, g.alpha, g.beta)
+}
+
+// scale writes C = beta·C for the m×n matrix C (stride ldc): zeros, C
+// not read, when beta is 0; nothing when beta is 1.
+func scale[T float32 | float64](m, n int, beta T, c []T, ldc int) {
+	if beta == 1 || n == 0 {
+		return
+	}
+	for i := range m {
+		ci := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(ci)
+			continue
+		}
+		for j := range ci {
+			ci[j] *= beta
+		}
+	}
 }
 
 // combine writes C = alpha·T + beta·C for the rows×n product T (stride

@@ -301,3 +301,58 @@ func benchGemm[T float32 | float64](b *testing.B, ours, theirs gemmFunc[T]) {
 		}
 	}
 }
+
+// TestSgemmAlphaZero checks the reference BLAS's alpha = 0: C = beta·C
+// with A and B not read (they hold NaN here) and, for beta = 0, C not read
+// either, for every transpose pair, above and below MinFlops.
+func TestSgemmAlphaZero(t *testing.T) { checkAlphaZero(t, Implementation{}.Sgemm) }
+
+// TestDgemmAlphaZero is TestSgemmAlphaZero for Dgemm.
+func TestDgemmAlphaZero(t *testing.T) { checkAlphaZero(t, Implementation{}.Dgemm) }
+
+func checkAlphaZero[T float32 | float64](t *testing.T, gemm gemmFunc[T]) {
+	nan := T(math.NaN())
+	trans := []blas.Transpose{blas.NoTrans, blas.Trans, blas.ConjTrans}
+	for _, sh := range [][3]int{{3, 4, 5}, {40, 40, 40}, {97, 50, 61}, {5, 0, 7}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		for _, tA := range trans {
+			for _, tB := range trans {
+				for _, beta := range []T{0, 0.5, 1} {
+					lda, ldb := k, n
+					if tA != blas.NoTrans {
+						lda = m
+					}
+					if tB != blas.NoTrans {
+						ldb = k
+					}
+					a := make([]T, m*k)
+					b := make([]T, k*n)
+					for i := range a {
+						a[i] = nan
+					}
+					for i := range b {
+						b[i] = nan
+					}
+					c := make([]T, m*n)
+					for i := range c {
+						c[i] = T(i + 1)
+						if beta == 0 {
+							c[i] = nan
+						}
+					}
+					c0 := append([]T(nil), c...)
+					gemm(tA, tB, m, n, k, 0, a, max(lda, 1), b, max(ldb, 1), beta, c, max(n, 1))
+					for i, v := range c {
+						want := beta * c0[i]
+						if beta == 0 {
+							want = 0
+						}
+						if v != want {
+							t.Fatalf("%v %c%c beta %g: C[%d] = %g, want %g", sh, tA, tB, beta, i, v, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,5 +1,15 @@
 // Package par runs loops over a batch in parallel on a shared pool of
 // long-lived worker goroutines, without allocating per call.
+//
+// A call never waits for a worker to become free: it splits its range into
+// chunks, wakes the workers that are idle at that moment, and then claims
+// chunks itself, one at a time, alongside the workers it woke, until none is
+// left; it then waits only for chunks that some goroutine is already
+// running. So a loop body may itself call For or ForBlocks (a constraint
+// whose Eval runs a matrix product inside a parallel projection, say), from
+// any number of goroutines at once, without deadlock: when every worker is
+// busy, the nested call runs all its chunks on its own goroutine. The pool
+// grows when GOMAXPROCS is raised at run time.
 package par
 
 import (
@@ -13,19 +23,24 @@ type Body interface {
 	Run(lo, hi int)
 }
 
-type chunk struct {
-	body   Body
-	lo, hi int
-	g      *group
-}
-
-// group is the state of one For call, pooled.
+// group is the state of one For call, pooled: its chunks [i·size,
+// (i+1)·size) ∩ [0, n) for i < p, handed out by the counter next to the
+// caller and to the workers it woke.
 type group struct {
-	wg  sync.WaitGroup
-	pan panicked
+	body       Body
+	n, size, p int
+	next       atomic.Int64
+	wg         sync.WaitGroup // chunks not yet done
+	// refs counts the goroutines that hold the group: the caller and each
+	// worker woken for it. A woken worker may reach it only after every
+	// chunk is done and the call has returned; the group goes back to the
+	// pool when the last holder lets it go, never while a worker can still
+	// read its counter.
+	refs atomic.Int32
+	pan  panicked
 }
 
-// panicked holds the first panic of a worker, re-raised by For on the
+// panicked holds the first panic of a chunk, re-raised by For on the
 // calling goroutine so that a recover there sees it.
 type panicked struct {
 	mu  sync.Mutex
@@ -42,75 +57,102 @@ func (p *panicked) store(v any) {
 }
 
 var (
-	start   sync.Once
-	jobs    chan chunk
-	wgPool  = sync.Pool{New: func() any { return new(group) }}
-	workers int
+	groups = sync.Pool{New: func() any { return new(group) }}
+	// wake is unbuffered: a send succeeds only when a worker is idle,
+	// waiting to receive, and For never blocks on it.
+	wake    = make(chan *group)
+	spawn   sync.Mutex
+	workers atomic.Int32
 )
 
-func startWorkers() {
-	workers = max(runtime.NumCPU(), runtime.GOMAXPROCS(0))
-	jobs = make(chan chunk, workers)
-	for range workers {
+// ensureWorkers starts workers until there are at least n.
+func ensureWorkers(n int) {
+	if int(workers.Load()) >= n {
+		return
+	}
+	spawn.Lock()
+	defer spawn.Unlock()
+	for int(workers.Load()) < n {
 		go func() {
-			for c := range jobs {
-				run(c)
+			for g := range wake {
+				g.work()
+				g.release()
 			}
 		}()
+		workers.Add(1)
+	}
+}
+
+// work runs chunks of g until none is left to claim.
+func (g *group) work() {
+	for {
+		i := int(g.next.Add(1) - 1)
+		if i >= g.p {
+			return
+		}
+		lo := i * g.size
+		g.run(lo, min(lo+g.size, g.n))
 	}
 }
 
 // run runs one chunk, catching its panic.
-func run(c chunk) {
-	defer c.g.wg.Done()
+func (g *group) run(lo, hi int) {
+	defer g.wg.Done()
 	defer func() {
 		if r := recover(); r != nil {
-			c.g.pan.store(r)
+			g.pan.store(r)
 		}
 	}()
-	c.body.Run(c.lo, c.hi)
+	if lo < hi {
+		g.body.Run(lo, hi)
+	}
+}
+
+// release lets g go; the last holder puts it back in the pool.
+func (g *group) release() {
+	if g.refs.Add(-1) == 0 {
+		g.body = nil
+		groups.Put(g)
+	}
 }
 
 // For calls body.Run over [0, n) split into at most GOMAXPROCS contiguous
 // chunks of at least grain indices each, and returns when all are done.
-// The split depends on GOMAXPROCS, so a body whose result must not depend
-// on it has to treat every index independently.
+// The split depends on GOMAXPROCS (not on which goroutine runs a chunk), so
+// a body whose result must not depend on it has to treat every index
+// independently. A panic in any chunk is re-raised on the caller after
+// every chunk has returned. body.Run may call For or ForBlocks itself.
 func For(n, grain int, body Body) {
 	if n <= 0 {
 		return
 	}
-	p := min(runtime.GOMAXPROCS(0), (n+grain-1)/max(grain, 1))
+	procs := runtime.GOMAXPROCS(0)
+	p := min(procs, (n+grain-1)/max(grain, 1))
 	if p <= 1 {
 		body.Run(0, n)
 		return
 	}
-	start.Do(startWorkers)
-	p = min(p, workers+1)
-	g := wgPool.Get().(*group)
+	ensureWorkers(max(runtime.NumCPU(), procs))
+	g := groups.Get().(*group)
+	g.body, g.n, g.size, g.p = body, n, (n+p-1)/p, p
 	g.pan = panicked{}
-	g.wg.Add(p - 1)
-	size := (n + p - 1) / p
-	for i := 1; i < p; i++ {
-		lo := i * size
-		hi := min(lo+size, n)
-		if lo >= hi {
-			g.wg.Done()
+	g.next.Store(0)
+	g.wg.Add(p)
+	g.refs.Store(1)
+	for range p - 1 {
+		g.refs.Add(1)
+		select {
+		case wake <- g:
 			continue
+		default:
+			g.refs.Add(-1)
 		}
-		jobs <- chunk{body: body, lo: lo, hi: hi, g: g}
+		break // no worker is idle: the caller runs what is left
 	}
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				g.pan.store(r)
-			}
-		}()
-		body.Run(0, min(size, n))
-	}()
+	g.work()
 	g.wg.Wait()
 	set, val := g.pan.set, g.pan.val
-	g.pan = panicked{}
-	wgPool.Put(g)
+	g.release()
 	if set {
 		panic(val)
 	}

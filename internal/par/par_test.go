@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -142,4 +143,126 @@ func (s *slowFirst) Run(lo, hi int) {
 		close(s.release)
 	}
 	s.done.Add(int32(hi - lo))
+}
+
+// nested is a loop body that calls For (or ForBlocks) again on every chunk,
+// depth levels deep, and counts the innermost indices it covers.
+type nested struct {
+	depth, n int
+	blocks   bool
+	leaves   *atomic.Int64
+}
+
+func (b nested) Run(lo, hi int) {
+	for range hi - lo {
+		if b.depth == 0 {
+			b.leaves.Add(1)
+			continue
+		}
+		inner := nested{depth: b.depth - 1, n: b.n, blocks: b.blocks, leaves: b.leaves}
+		if b.blocks {
+			ForBlocks(b.n, 2, inner)
+		} else {
+			For(b.n, 1, inner)
+		}
+	}
+}
+
+// finishes runs f on a goroutine and fails the test if it has not returned
+// within the limit, instead of hanging the test binary.
+func finishes(t *testing.T, limit time.Duration, f func()) bool {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(limit):
+		t.Errorf("did not return within %v: deadlock", limit)
+		return false
+	}
+}
+
+// TestNestedForNeverDeadlocks: a body that calls For or ForBlocks itself,
+// three levels deep, from one goroutine and from several at once, with
+// GOMAXPROCS raised above the number of workers the pool had, covers every
+// index once and returns (every worker busy in an outer chunk used to wait
+// for inner chunks that no worker was free to take).
+func TestNestedForNeverDeadlocks(t *testing.T) {
+	if !finishes(t, 10*time.Second, func() { For(64, 1, &counter{hits: make([]atomic.Int32, 64)}) }) {
+		return // the pool exists, or is stuck
+	}
+	procs := 4*max(runtime.NumCPU(), runtime.GOMAXPROCS(0)) + 8
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	const n, depth = 6, 3
+	want := int64(n * n * n * n)
+	for _, blocks := range []bool{false, true} {
+		for _, callers := range []int{1, 8} {
+			var leaves atomic.Int64
+			ok := finishes(t, 10*time.Second, func() {
+				var wg sync.WaitGroup
+				for range callers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						b := nested{depth: depth, n: n, blocks: blocks, leaves: &leaves}
+						if blocks {
+							ForBlocks(n, 2, b)
+						} else {
+							For(n, 1, b)
+						}
+					}()
+				}
+				wg.Wait()
+			})
+			if !ok {
+				return // the deadlocked goroutines stay blocked
+			}
+			assert.Equal(t, int64(callers)*want, leaves.Load(), "blocks %v, %d callers", blocks, callers)
+		}
+	}
+}
+
+// TestForGrowsWithGOMAXPROCS: after GOMAXPROCS is raised above the
+// number of workers the pool had, a call covers every index once in
+// GOMAXPROCS chunks, as the split promises, and the pool has grown to
+// GOMAXPROCS workers.
+func TestForGrowsWithGOMAXPROCS(t *testing.T) {
+	if !finishes(t, 10*time.Second, func() { For(64, 1, &counter{hits: make([]atomic.Int32, 64)}) }) {
+		return // the pool exists, or is stuck
+	}
+	procs := 2*max(runtime.NumCPU(), runtime.GOMAXPROCS(0)) + 3
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	var c counter
+	c.hits = make([]atomic.Int32, procs*5)
+	var r recordBlocks
+	finishes(t, 10*time.Second, func() { For(procs*5, 5, bodies{&c, &r}) })
+	assert.Len(t, r.got, procs)
+	assert.GreaterOrEqual(t, int(workers.Load()), procs, "the pool grew to GOMAXPROCS")
+	for i := range c.hits {
+		assert.Equal(t, int32(1), c.hits[i].Load(), "index %d", i)
+	}
+}
+
+// sink is a loop body of a little arithmetic per index.
+type sink struct{ out []float64 }
+
+func (s *sink) Run(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		s.out[i] = float64(i) * 1.5
+	}
+}
+
+// BenchmarkFor measures a call's overhead: 2 chunks of 512 indices each
+// on GOMAXPROCS 2 (the pool's hand-off and wait dominate).
+func BenchmarkFor(b *testing.B) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	s := &sink{out: make([]float64, 1024)}
+	b.ReportAllocs()
+	for b.Loop() {
+		For(1024, 512, s)
+	}
 }

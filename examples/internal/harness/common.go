@@ -22,6 +22,8 @@ type Common struct {
 	// Precision is the backbone's arithmetic (-precision float64|float32,
 	// train.Config.Precision); the zero value means float64.
 	Precision enforce.Precision
+	// Quick reports a smoke run: -quick was given (Flags.QuickVar).
+	Quick bool
 }
 
 // Register registers -epochs, -width, -lr, -lambdaD, -seed, -seeds, -log,
@@ -39,6 +41,17 @@ func (c *Common) Register(f *Flags, seedHelp string) {
 	f.Out(&c.Out)
 	f.StringVar(&c.Resume, "resume", c.Resume, ResumeUsage)
 	PrecisionVar(f, &c.Precision)
+	f.QuickVar(&c.Quick)
+}
+
+// Ours returns the suffix of our rows' names in a table beside the
+// paper's: " (ours)", or " (smoke)" in a smoke run (-quick), whose numbers
+// are not comparable with the paper's.
+func (c Common) Ours() string {
+	if c.Quick {
+		return " (smoke)"
+	}
+	return " (ours)"
 }
 
 // ResumeUsage is the help of every program's -resume flag.

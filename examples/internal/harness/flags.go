@@ -41,6 +41,8 @@ type Flags struct {
 	quick    bool
 	// quickVals are the -quick defaults, in the order of Quick calls.
 	quickVals [][2]string
+	// quickTo are set to whether -quick was given (QuickVar).
+	quickTo []*bool
 }
 
 // New returns the flag set of the program name (the folder under
@@ -59,6 +61,12 @@ func New(name, synopsis string) *Flags {
 func (f *Flags) Quick(name, value string) *Flags {
 	f.quickVals = append(f.quickVals, [2]string{name, value})
 	return f
+}
+
+// QuickVar makes Parse set *p to whether -quick was given, so that a
+// program can label a smoke run's output (report.Table.Smoke).
+func (f *Flags) QuickVar(p *bool) {
+	f.quickTo = append(f.quickTo, p)
 }
 
 // Out registers -out, the folder for the program's files, with the
@@ -103,6 +111,9 @@ func (f *Flags) applyQuick() error {
 	if f.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (flags only; see -h)", f.Arg(0))
 	}
+	for _, p := range f.quickTo {
+		*p = f.quick
+	}
 	if !f.quick {
 		return nil
 	}
@@ -146,11 +157,27 @@ func (f *Flags) Main(args []string, stderr io.Writer, run func() error) int {
 
 // Command returns the entry point of a program that follows the
 // convention: it starts from defaults(), registers the command line with
-// flags, and calls run with the parsed options (Flags.Main). main is then
+// flags, and calls run with the parsed options (Flags.Main); under -quick
+// it first prints SmokeBanner on stdout. main is then
 // os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)).
 func Command[O any](defaults func() O, flags func(*O) *Flags, run func(o O, stdout, stderr io.Writer) error) func(args []string, stdout, stderr io.Writer) int {
 	return func(args []string, stdout, stderr io.Writer) int {
 		o := defaults()
-		return flags(&o).Main(args, stderr, func() error { return run(o, stdout, stderr) })
+		f := flags(&o)
+		return f.Main(args, stderr, func() error {
+			f.PrintSmoke(stdout)
+			return run(o, stdout, stderr)
+		})
 	}
 }
+
+// PrintSmoke prints SmokeBanner on w when -quick was given (after Parse),
+// as a program's first line of output; Command calls it.
+func (f *Flags) PrintSmoke(w io.Writer) {
+	if f.quick {
+		fmt.Fprintln(w, SmokeBanner)
+	}
+}
+
+// SmokeBanner is the first line of a program's output under -quick.
+const SmokeBanner = "SMOKE RUN (-quick): a reduced setting that checks the program runs; its numbers are not the paper's setting."

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
 	"path/filepath"
 	"testing"
 
@@ -100,4 +101,35 @@ func TestFlagsMain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSmokeRun checks what labels a smoke run: Common.Quick follows
+// -quick (Flags.QuickVar), Ours names our rows "(smoke)" then, and
+// Command prints SmokeBanner first under -quick and nothing without it.
+func TestSmokeRun(t *testing.T) {
+	type opts struct{ Common }
+	var got opts
+	cli := Command(func() opts { return opts{Common{Epochs: 100}} },
+		func(o *opts) *Flags {
+			f := New("prog", "")
+			o.Register(f, "seed")
+			f.Quick("epochs", "2")
+			return f
+		},
+		func(o opts, stdout, _ io.Writer) error {
+			got = o
+			_, err := io.WriteString(stdout, "table\n")
+			return err
+		})
+	var out bytes.Buffer
+	require.Equal(t, 0, cli([]string{"-quick"}, &out, io.Discard))
+	assert.True(t, got.Quick)
+	assert.Equal(t, 2, got.Epochs)
+	assert.Equal(t, " (smoke)", got.Ours())
+	assert.Equal(t, SmokeBanner+"\ntable\n", out.String())
+	out.Reset()
+	require.Equal(t, 0, cli(nil, &out, io.Discard))
+	assert.False(t, got.Quick)
+	assert.Equal(t, " (ours)", got.Ours())
+	assert.Equal(t, "table\n", out.String())
 }

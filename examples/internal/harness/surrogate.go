@@ -201,6 +201,19 @@ func Parity(y *mat.Dense, pred map[train.Mode]*mat.Dense, modes []train.Mode, co
 	return append(out, report.Series{Label: "y = x", X: []float64{lo, hi}, Y: []float64{lo, hi}, Dashed: true})
 }
 
+// depthTitle is the title of the depth figure of the ENFORCE runs: it
+// says so when none of them projected a training batch (the activation
+// rule rejected all), where the figure is flat at zero.
+func depthTitle(runs []report.Run) string {
+	const title = "ENFORCE: AdaNP depth and share of projected batches"
+	for _, r := range runs {
+		if share, _ := report.Projection(r.History); share > 0 {
+			return title
+		}
+	}
+	return title + " (none: the activation rule rejected every batch)"
+}
+
 // SurrogateFigures writes name_parity.png (the parity series, laid out by
 // fig), name_loss.png (training loss against the epoch), name_depth.png
 // (ENFORCE's AdaNP depth and share of projected batches) and
@@ -210,13 +223,13 @@ func SurrogateFigures(dir, name string, fig report.Figure, parity []report.Serie
 		{Name: name + "_parity.png", Fig: fig, Series: parity},
 		{Name: name + "_loss.png", Fig: report.Figure{Title: "Training loss (standardised units)", XLabel: "epoch", YLabel: "loss", LogY: true},
 			Series: report.HistorySeries(func(e train.Epoch) float64 { return e.Loss }, true, runs...)},
-		{Name: name + "_depth.png", Fig: report.Figure{Title: "ENFORCE: AdaNP depth and share of projected batches", XLabel: "epoch", YLabel: "NP steps / share"},
+		{Name: name + "_depth.png", Fig: report.Figure{Title: depthTitle(report.Select(train.ENFORCE.String(), runs...)), XLabel: "epoch", YLabel: "NP steps / share"},
 			Series: report.DepthAndShare(report.Select(train.ENFORCE.String(), runs...)...)},
 	}
 	names, err := report.WriteOutputs(dir, plots, name+"_history.csv", runs...)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nwrote %v to %s\n", names, dir)
+	report.Wrapf(stdout, "\nwrote %v to %s\n", names, dir)
 	return nil
 }

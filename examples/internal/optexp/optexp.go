@@ -127,6 +127,9 @@ type Options struct {
 	// BackbonePrecision is the arithmetic of the MLP, Soft and ENFORCE
 	// backbones (-precision; train.Config.Precision). DC3 keeps float64.
 	BackbonePrecision enforce.Precision
+	// Quick reports a smoke run (-quick): the table says so and its rows
+	// are labelled "(smoke)".
+	Quick bool
 
 	softs   string // -soft, parsed into Soft
 	float32 bool   // -float32, read into Precision
@@ -164,6 +167,7 @@ func Flags(e Experiment, o *Options) *harness.Flags {
 		partial = "dc3-noineq"
 	}
 	f.StringVar(&o.DC3Partial, "dc3-partial", partial, "DC3's partial variables: dc3-noineq (DC3's choice, once per data set, on the paper's generator, which draws no inequalities), dc3 (DC3's choice after the 50 inequality rows its own generator draws), seed (drawn per model seed, as the runs before 2026-11-25)")
+	f.QuickVar(&o.Quick)
 	f.Quick("epochs", "20").Quick("dc3epochs", "20").Quick("ntrain", "400").Quick("ntest", "200").Quick("nref", "20").
 		Quick("width", "64").Quick("lr", "1e-3").Quick("sizes", "0").Quick("soft", "1")
 	return f
@@ -267,7 +271,7 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "§5.3 of the ENFORCE paper, nonconvex %s benchmark: %d training / %d test inputs, x ~ U(−5, 5), %d×%d ReLU (%v), Adam %g, batch %d, %d epochs (DC3 %d), %d seed(s)\n",
+	report.Wrapf(w, "§5.3 of the ENFORCE paper, nonconvex %s benchmark: %d training / %d test inputs, x ~ U(−5, 5), %d×%d ReLU (%v), Adam %g, batch %d, %d epochs (DC3 %d), %d seed(s)\n",
 		e.Name, o.NTrain, o.NTest, o.Layers, o.Width, backboneName(o.BackbonePrecision), o.LR, o.Batch, o.Epochs, o.DC3Epochs, o.Seeds)
 	for _, si := range idx {
 		s := e.Sizes[si]
@@ -285,8 +289,7 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 		}
 
 		// Reference optima.
-		fmt.Fprintf(progress, "[%d/%d] reference: solving %d instances with %s\n", s.NO, s.NC, o.NRef, reference.name)
-		ref, err := referenceOptima(o, e, s, inst, xTest)
+		ref, err := referenceOptima(progress, o, e, s, inst, xTest)
 		if err != nil {
 			return err
 		}
@@ -351,6 +354,13 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 
 		t := report.NewTable(fmt.Sprintf("Nonconvex %s, (N_O, N_C) = (%d, %d)", e.Name, s.NO, s.NC),
 			"method", "obj.", "paper obj.", "gap to ref.", "max eq.", "paper max eq.", "mean eq.", "inf. time [s]", "train time [min]")
+		t.Smoke = o.Quick
+		label := func(name string) string {
+			if o.Quick {
+				return name + " (smoke)"
+			}
+			return name
+		}
 		pp := e.Paper["IPOPT"][si]
 		t.AddRow("reference: "+reference.name+" (paper: IPOPT)", fmt.Sprintf("%.2f ± %.2f", refMean, stat.StdDev(refObj, nil)),
 			fmt.Sprintf("%.2f", pp.Obj), "–", fmt.Sprintf("%.1e", refViol), "0.00", "–", fmt.Sprintf("%.3g per instance", refTime), "–")
@@ -367,7 +377,7 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 			if pv, ok := e.Paper[name]; ok {
 				paperObj, paperEq = fmt.Sprintf("%.2f", pv[si].Obj), fmt.Sprintf("%.2f", pv[si].MaxEq)
 			}
-			t.AddRow(name, col("%.2f", func(m metrics) float64 { return m.obj }), paperObj,
+			t.AddRow(label(name), col("%.2f", func(m metrics) float64 { return m.obj }), paperObj,
 				col("%+.1f%%", func(m metrics) float64 { return 100 * m.gap }),
 				col("%.3g", func(m metrics) float64 { return m.maxEq }), paperEq,
 				col("%.3g", func(m metrics) float64 { return m.meanEq }),

@@ -1,10 +1,12 @@
 package optexp
 
 import (
+	"encoding/json"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,6 +16,7 @@ import (
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/dc3"
 	"github.com/enforce-nn/enforce/examples/internal/harness"
+	"github.com/enforce-nn/enforce/internal/ckptfile"
 	"github.com/enforce-nn/enforce/problems"
 	"github.com/enforce-nn/enforce/solvers"
 )
@@ -129,31 +132,36 @@ func TestReferenceOptimaSaved(t *testing.T) {
 	dir := t.TempDir()
 	e, s := Experiment{Name: "linear"}, Size{12, 4}
 	o := Options{NRef: 4, Resume: dir, Seed: 1}
-	first, err := referenceOptima(o, e, s, inst, x)
+	var log strings.Builder
+	first, err := referenceOptima(&log, o, e, s, inst, x)
 	require.NoError(t, err)
 	assert.Equal(t, 4, solves)
+	assert.Equal(t, "[12/4] reference: solving 4 instances with "+reference.name+"\n", log.String())
 	require.Len(t, first, 4)
 	for _, r := range first {
 		assert.Equal(t, solvers.Success, r.Status)
 	}
-	again, err := referenceOptima(o, e, s, inst, x)
+	path := filepath.Join(harness.RunDir(dir, "linear", 12, 4, "seed", 1, "reference"), "reference.json")
+	log.Reset()
+	again, err := referenceOptima(&log, o, e, s, inst, x)
 	require.NoError(t, err)
 	assert.Equal(t, 4, solves, "read from the folder, not solved again")
 	assert.Equal(t, first, again)
+	assert.Equal(t, "[12/4] reference: reading 4 optima ("+reference.name+") from "+path+"\n", log.String())
 
 	x.Set(0, 0, x.At(0, 0)+1)
-	_, err = referenceOptima(o, e, s, inst, x)
+	_, err = referenceOptima(&log, o, e, s, inst, x)
 	require.NoError(t, err)
 	assert.Equal(t, 8, solves, "other inputs: solved again")
 
 	reference.name = "another solver"
-	_, err = referenceOptima(o, e, s, inst, x)
+	_, err = referenceOptima(&log, o, e, s, inst, x)
 	require.NoError(t, err)
 	assert.Equal(t, 12, solves, "another solver: solved again")
 
 	o.Resume = ""
 	empty := t.TempDir()
-	_, err = referenceOptima(o, e, s, inst, x)
+	_, err = referenceOptima(&log, o, e, s, inst, x)
 	require.NoError(t, err)
 	entries, err := os.ReadDir(empty)
 	require.NoError(t, err)
@@ -161,9 +169,95 @@ func TestReferenceOptimaSaved(t *testing.T) {
 	assert.Equal(t, 16, solves)
 
 	o.Resume = dir
-	require.NoError(t, os.WriteFile(filepath.Join(harness.RunDir(dir, "linear", 12, 4, "seed", 1, "reference"), "reference.json"), []byte("{"), 0o644))
-	_, err = referenceOptima(o, e, s, inst, x)
-	assert.ErrorContains(t, err, "saved reference optima", "a damaged file is an error, not silently replaced")
+	require.NoError(t, os.WriteFile(path, []byte("{"), 0o644))
+	_, err = referenceOptima(&log, o, e, s, inst, x)
+	assert.ErrorContains(t, err, "saved reference optima "+path+" are damaged or truncated", "a damaged file is an error, not silently replaced")
+}
+
+// TestRefFileChecksum checks the saved reference's SHA-256: a truncated
+// file and a changed digit are errors that name the file, and a file
+// written before the checksum (version 1) is read with the same results
+// and rewritten with it, which an older binary still reads (the fields it
+// knows are unchanged).
+func TestRefFileChecksum(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "reference.json")
+	f := refFile{Solver: "IPOPT", Inputs: "93d768697ed506ab", Results: []refResult{
+		{Objective: -31.021593295810153, MaxViolation: 1.5937189346004743e-9, Status: solvers.Success, Runtime: 718709085},
+		{Objective: -36.17784663755549, MaxViolation: 8.100187187665142e-13, Status: solvers.Success, Runtime: 661128992},
+	}}
+	require.NoError(t, writeRef(path, f))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"SHA256":"`)
+	got, legacy, err := readRef(path)
+	require.NoError(t, err)
+	assert.False(t, legacy)
+	assert.Equal(t, f.Results, got.Results)
+
+	var old struct {
+		Solver, Inputs string
+		Results        []refResult
+	}
+	require.NoError(t, json.Unmarshal(data, &old), "an older binary reads it")
+	assert.Equal(t, f.Results, old.Results)
+
+	for name, bad := range map[string][]byte{
+		"truncated":      data[:len(data)/2],
+		"changed digit":  []byte(strings.Replace(string(data), "-31.02", "-31.03", 1)),
+		"changed status": []byte(strings.Replace(string(data), `"Status":0`, `"Status":1`, 1)),
+	} {
+		require.NoError(t, os.WriteFile(path, bad, 0o644))
+		_, _, err := readRef(path)
+		assert.ErrorContains(t, err, path, name)
+		assert.ErrorContains(t, err, "damaged or truncated", name)
+	}
+
+	// A version 1 file: the same JSON without the checksum.
+	v1, err := json.Marshal(old)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, append(v1, '\n'), 0o644))
+	got, legacy, err = readRef(path)
+	require.NoError(t, err)
+	assert.True(t, legacy)
+	assert.Equal(t, f.Results, got.Results)
+	sum, err := f.checksum()
+	require.NoError(t, err)
+	want, err := ckptfile.Checksum(v1)
+	require.NoError(t, err)
+	assert.Equal(t, want, sum, "the checksum is that of the version 1 bytes")
+}
+
+// TestReferenceOptimaMigrates checks that referenceOptima reads a version
+// 1 file without solving, says so, and rewrites it with its checksum.
+func TestReferenceOptimaMigrates(t *testing.T) {
+	p, err := problems.NewNonconvexLinear(12, 4, 1)
+	require.NoError(t, err)
+	inst := Instance{NLP: func(x []float64) solvers.NLP { return solvers.Linear(p, x) }}
+	x := p.SampleX(3, 3)
+	var solves int
+	old := reference
+	t.Cleanup(func() { reference = old })
+	reference.method = countingMethod{&solves}
+	dir := t.TempDir()
+	e, s := Experiment{Name: "linear"}, Size{12, 4}
+	o := Options{NRef: 3, Resume: dir, Seed: 1}
+	path := filepath.Join(harness.RunDir(dir, "linear", 12, 4, "seed", 1, "reference"), "reference.json")
+	results := []refResult{{Objective: -1}, {Objective: -2}, {Objective: -3}}
+	v1, err := json.Marshal(refFile{Solver: reference.name, Inputs: inputsHash(x, 3), Results: results})
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, v1, 0o644))
+	var log strings.Builder
+	got, err := referenceOptima(&log, o, e, s, inst, x)
+	require.NoError(t, err)
+	assert.Equal(t, 0, solves)
+	assert.Equal(t, results, got)
+	assert.Contains(t, log.String(), "reading 3 optima")
+	assert.Contains(t, log.String(), "no checksum")
+	assert.NotContains(t, log.String(), "solving")
+	_, legacy, err := readRef(path)
+	require.NoError(t, err)
+	assert.False(t, legacy, "rewritten with its checksum")
 }
 
 // TestRefFileNonFinite checks that a saved reference keeps non-finite
@@ -175,14 +269,14 @@ func TestRefFileNonFinite(t *testing.T) {
 		{Objective: -1.5, MaxViolation: 1e-9},
 	}}
 	require.NoError(t, writeRef(path, f))
-	got, err := readRef(path)
+	got, _, err := readRef(path)
 	require.NoError(t, err)
 	require.Len(t, got.Results, 2)
 	assert.True(t, math.IsNaN(float64(got.Results[0].Objective)))
 	assert.True(t, math.IsInf(float64(got.Results[0].MaxViolation), 1))
 	assert.Equal(t, f.Results[1], got.Results[1])
 	require.NoError(t, os.WriteFile(path, []byte(`{"Solver":"s","Inputs":"h","Results":[{"Objective":-31.5,"MaxViolation":9e-9,"Status":0,"Runtime":5}]}`), 0o644))
-	got, err = readRef(path)
+	got, _, err = readRef(path)
 	require.NoError(t, err)
 	assert.Equal(t, jsonFloat(-31.5), got.Results[0].Objective)
 }

@@ -59,11 +59,27 @@ func (f *jsonFloat) UnmarshalJSON(b []byte) error {
 }
 
 // refFile is the saved reference of one table: the solver, a hash of the
-// test inputs it solved, and one result per input.
+// test inputs it solved, one result per input, and the SHA-256 of the
+// rest (checksum). The checksum sits beside the other fields, not around
+// them, so a binary older than it still reads the file (the committed
+// (200, 150) run folder is continued with one, see its README); a file
+// written before it (version 1) has none, is read as before and rewritten
+// with one.
 type refFile struct {
 	Solver  string
 	Inputs  string
 	Results []refResult
+	SHA256  string `json:",omitempty"`
+}
+
+// checksum returns the hex SHA-256 (ckptfile.Checksum) of the JSON of f
+// without its SHA256 field: the bytes a version 1 file holds.
+func (f refFile) checksum() (string, error) {
+	raw, err := json.Marshal(refFile{Solver: f.Solver, Inputs: f.Inputs, Results: f.Results})
+	if err != nil {
+		return "", err
+	}
+	return ckptfile.Checksum(raw)
 }
 
 // inputsHash is an FNV-1a hash of the bits of the first n rows of x, so
@@ -84,25 +100,39 @@ func inputsHash(x *mat.Dense, n int) string {
 }
 
 // referenceOptima solves the reference NLPs of the first nref rows of
-// xTest. With a -resume folder the results are saved there
-// (reference.json in the size's folder) and a later run with the same
-// solver and the same inputs reads them instead of solving again: at
-// (200, 150) on the quadratic benchmark the 833 solves take longer than
-// many of the models. A saved file for other inputs or another solver is
-// ignored and overwritten.
-func referenceOptima(o Options, e Experiment, s Size, inst Instance, xTest *mat.Dense) ([]refResult, error) {
+// xTest, saying on progress whether it solves them or reads them. With a
+// -resume folder the results are saved there (reference.json in the
+// size's folder, with its checksum) and a later run with the same solver
+// and the same inputs reads them instead of solving again: at (200, 150)
+// on the quadratic benchmark the 833 solves take longer than many of the
+// models. A saved file for other inputs or another solver is ignored and
+// overwritten; a damaged or truncated one is an error that names it.
+func referenceOptima(progress io.Writer, o Options, e Experiment, s Size, inst Instance, xTest *mat.Dense) ([]refResult, error) {
 	var path string
 	if dir := harness.RunDir(o.Resume, e.Name, s.NO, s.NC, "seed", o.Seed, "reference"); dir != "" {
 		path = filepath.Join(dir, "reference.json")
 	}
 	want := refFile{Solver: reference.name, Inputs: inputsHash(xTest, o.NRef)}
+	why := ""
 	if path != "" {
-		if saved, err := readRef(path); err == nil && saved.Solver == want.Solver && saved.Inputs == want.Inputs && len(saved.Results) == o.NRef {
+		saved, legacy, err := readRef(path)
+		switch {
+		case err == nil && saved.Solver == want.Solver && saved.Inputs == want.Inputs && len(saved.Results) == o.NRef:
+			fmt.Fprintf(progress, "[%d/%d] reference: reading %d optima (%s) from %s\n", s.NO, s.NC, o.NRef, saved.Solver, path)
+			if legacy {
+				if err := writeRef(path, saved); err != nil {
+					return nil, fmt.Errorf("adding a checksum to the saved reference optima %s: %w", path, err)
+				}
+				fmt.Fprintf(progress, "[%d/%d] reference: %s had no checksum (written by an older version): rewritten with one\n", s.NO, s.NC, path)
+			}
 			return saved.Results, nil
-		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("reading the saved reference optima: %w", err)
+		case err == nil:
+			why = fmt.Sprintf(" (%s holds other inputs or another solver's)", path)
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, err
 		}
 	}
+	fmt.Fprintf(progress, "[%d/%d] reference: solving %d instances with %s%s\n", s.NO, s.NC, o.NRef, reference.name, why)
 	ref, err := solvers.SolveAll(reference.method, o.NRef, 0, func(i int) (solvers.NLP, []float64, error) {
 		p := inst.NLP(xTest.RawRowView(i))
 		y0, err := solvers.LeastNormStart(p)
@@ -117,23 +147,49 @@ func referenceOptima(o Options, e Experiment, s Size, inst Instance, xTest *mat.
 	}
 	if path != "" {
 		if err := writeRef(path, want); err != nil {
-			return nil, fmt.Errorf("saving the reference optima: %w", err)
+			return nil, fmt.Errorf("saving the reference optima to %s: %w", path, err)
 		}
 	}
 	return want.Results, nil
 }
 
-func readRef(path string) (refFile, error) {
-	var f refFile
+// readRef reads the saved reference at path and checks its checksum;
+// legacy reports a version 1 file, which has none. An error other than a
+// missing file names the file and says how to start again.
+func readRef(path string) (f refFile, legacy bool, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return f, err
+		if errors.Is(err, fs.ErrNotExist) {
+			return f, false, err
+		}
+		return f, false, fmt.Errorf("reading the saved reference optima: %w", err)
 	}
-	return f, json.Unmarshal(b, &f)
+	damaged := func(err error) error {
+		return fmt.Errorf("the saved reference optima %s are damaged or truncated (%w); remove the file to solve them again", path, err)
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return f, false, damaged(err)
+	}
+	sum, err := f.checksum()
+	if err != nil {
+		return f, false, damaged(err)
+	}
+	if f.SHA256 == "" {
+		return f, true, nil
+	}
+	if sum != f.SHA256 {
+		return f, false, damaged(fmt.Errorf("its SHA-256 is %s, the file records %s", sum, f.SHA256))
+	}
+	return f, false, nil
 }
 
-// writeRef writes f to path atomically (ckptfile.WriteAtomic, as the
-// model checkpoints are written).
+// writeRef writes f to path with its checksum, atomically
+// (ckptfile.WriteAtomic, as the model checkpoints are written).
 func writeRef(path string, f refFile) error {
+	sum, err := f.checksum()
+	if err != nil {
+		return err
+	}
+	f.SHA256 = sum
 	return ckptfile.WriteAtomic(path, func(w io.Writer) error { return json.NewEncoder(w).Encode(f) })
 }

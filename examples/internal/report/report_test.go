@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -313,4 +315,113 @@ func TestSelect(t *testing.T) {
 	assert.Equal(t, []string{"ENFORCE seed 1", "ENFORCE"}, labels)
 	assert.Len(t, Select("Soft (λ_C=1)", runs...), 1)
 	assert.Empty(t, Select("DC3", runs...))
+}
+
+// TestTableWithinMaxWidth checks that a table wider than MaxWidth prints
+// as blocks of columns, each line within MaxWidth, each block starting
+// with the method column, every cell once; that long titles and notes are
+// wrapped at spaces; and that a table that fits prints as before.
+func TestTableWithinMaxWidth(t *testing.T) {
+	cols := []string{"method"}
+	for j := range 12 {
+		cols = append(cols, fmt.Sprintf("column %d [unit]", j))
+	}
+	tab := NewTable(strings.Repeat("title word ", 20), cols...)
+	for _, name := range []string{"MLP (paper)", "ENFORCE (ours)"} {
+		row := []string{name}
+		for j := range 12 {
+			row = append(row, fmt.Sprintf("(%d.%d ± 0.1)e-7", j, len(name)))
+		}
+		tab.AddRow(row...)
+	}
+	tab.AddNote("%s", strings.Repeat("note word ", 30))
+	var b bytes.Buffer
+	require.NoError(t, tab.WriteText(&b))
+	text := b.String()
+	for line := range strings.Lines(text) {
+		assert.LessOrEqual(t, len(strings.TrimSuffix(line, "\n")), MaxWidth, "bytes of %q", line)
+	}
+	blocks := strings.Count(text, "\nmethod ")
+	assert.Greater(t, blocks, 1, "split into blocks")
+	assert.Equal(t, blocks, strings.Count(text, "\nENFORCE (ours) "), "the method column in every block")
+	for j := range 12 {
+		assert.Equal(t, 1, strings.Count(text, fmt.Sprintf("column %d [unit]", j)), "column %d once", j)
+		assert.Equal(t, 1, strings.Count(text, fmt.Sprintf("(%d.14 ± 0.1)e-7", j)), "cell %d once", j)
+	}
+	assert.Equal(t, 30, strings.Count(text, "note"), "notes wrapped, not cut")
+	assert.Equal(t, 50, strings.Count(text, "word"), "title and notes wrapped, not cut")
+	assert.Contains(t, text, "\n  note word", "continuation lines indented")
+}
+
+// TestTableSmoke checks that a smoke run's table says so in its title and
+// first note, in text and Markdown.
+func TestTableSmoke(t *testing.T) {
+	tab := NewTable("Table 1", "method", "R²")
+	tab.AddRow("MLP (paper)", "0.994")
+	tab.AddRow("MLP (smoke)", "0.5")
+	tab.AddNote("seeds: 1")
+	tab.Smoke = true
+	var txt, md bytes.Buffer
+	require.NoError(t, tab.WriteText(&txt))
+	require.NoError(t, tab.WriteMarkdown(&md))
+	assert.True(t, strings.HasPrefix(txt.String(), "SMOKE RUN (-quick): Table 1\n"), txt.String())
+	assert.Contains(t, txt.String(), "MLP (smoke)  0.5\nsmoke run (-quick): a reduced setting")
+	assert.True(t, strings.HasSuffix(txt.String(), "seeds: 1\n"))
+	assert.Contains(t, md.String(), "**SMOKE RUN (-quick): Table 1**")
+	assert.Contains(t, md.String(), "- "+SmokeNote+"\n- seeds: 1\n")
+}
+
+// TestWrapf checks that Wrapf wraps only the lines longer than MaxWidth
+// bytes, at spaces, and keeps empty lines and the final newline.
+func TestWrapf(t *testing.T) {
+	var b bytes.Buffer
+	long := strings.Repeat("σ word ", 30)
+	require.NoError(t, Wrapf(&b, "short %d\n\n%s\nend", 1, long))
+	lines := strings.Split(b.String(), "\n")
+	assert.Equal(t, "short 1", lines[0])
+	assert.Equal(t, "", lines[1])
+	assert.Equal(t, "end", lines[len(lines)-1])
+	for _, l := range lines {
+		assert.LessOrEqual(t, len(l), MaxWidth, "bytes of %q", l)
+	}
+	assert.Equal(t, 30, strings.Count(b.String(), "σ"))
+	assert.Equal(t, 30, strings.Count(b.String(), "word"))
+}
+
+// TestTableKeepAlignRight checks Keep (every block repeats the leading
+// columns) and AlignRight (cells end at the column's right edge).
+func TestTableKeepAlignRight(t *testing.T) {
+	cols := []string{"case", "precision"}
+	for j := range 10 {
+		cols = append(cols, fmt.Sprintf("measure %d [ms]", j))
+	}
+	tab := NewTable("", cols...)
+	tab.Keep, tab.AlignRight = 2, true
+	for _, p := range []string{"float64", "float32"} {
+		row := []string{"quadratic (104, 200, 150)", p}
+		for j := range 10 {
+			cell := fmt.Sprintf("%d.5 µs", j)
+			if (j+len(p))%3 == 0 {
+				cell = "–" // fewer characters than bytes
+			}
+			row = append(row, cell)
+		}
+		tab.AddRow(row...)
+	}
+	var b bytes.Buffer
+	require.NoError(t, tab.WriteText(&b))
+	text := b.String()
+	blocks := strings.Split(strings.TrimSuffix(text, "\n"), "\n\n")
+	require.Greater(t, len(blocks), 1, text)
+	for _, block := range blocks {
+		lines := strings.Split(block, "\n")
+		require.Len(t, lines, 3)
+		assert.Regexp(t, `^\s*case\s+precision\s`, lines[0])
+		assert.Regexp(t, `^\s*quadratic \(104, 200, 150\)\s+float64\s`, lines[1])
+		assert.Regexp(t, `^\s*quadratic \(104, 200, 150\)\s+float32\s`, lines[2])
+		assert.Equal(t, utf8.RuneCountInString(lines[0]), utf8.RuneCountInString(lines[1]), "right-aligned: lines end together")
+		for _, l := range lines {
+			assert.LessOrEqual(t, len(l), MaxWidth)
+		}
+	}
 }
