@@ -185,19 +185,21 @@ func TestSparseMesh1e5Memory(t *testing.T) {
 	assert.Less(t, uint64(80)*alloc, uint64(8*nc)*uint64(nc), "the dense G alone is more than 80× that")
 }
 
-// BenchmarkSparseMesh projects a batch of 100 samples of the mesh at
-// nc = 10³, 10⁴ and 10⁵ to max|c| ≤ 1e-6 (forward), and back-propagates
-// it (Unrolled VJP, after a ProjectTrace outside the timer).
+// BenchmarkSparseMesh projects a batch of the mesh to max|c| ≤ 1e-6
+// (forward) and back-propagates it (Unrolled VJP, after a ProjectTrace
+// outside the timer): 100 samples at nc = 10³ and 10⁴, 4 at 10⁵ (whose
+// factorisations take seconds each on the 2-core machine: 100 samples
+// would take most of an hour; the time per sample is what scales).
 func BenchmarkSparseMesh(b *testing.B) {
-	for _, g := range []int{32, 100, 317} {
-		m := newSPMesh(g)
+	for _, tc := range []struct{ g, rows int }{{32, 100}, {100, 100}, {317, 4}} {
+		m := newSPMesh(tc.g)
 		_, ny, nc := m.Dims()
-		const rows = 100
+		rows := tc.rows
 		x, yhat := spMeshBatch(rand.New(rand.NewPCG(1, 1)), m, rows)
 		a, err := NewAdaNP(m, Settings{Path: PathSparse})
 		require.NoError(b, err)
 		dst := mat.NewDense(rows, ny, nil)
-		b.Run(fmt.Sprintf("forward/nc=%d", nc), func(b *testing.B) {
+		b.Run(fmt.Sprintf("forward/nc=%d/rows=%d", nc, rows), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				st, err := a.ProjectTo(dst, x, yhat)
@@ -206,7 +208,7 @@ func BenchmarkSparseMesh(b *testing.B) {
 				}
 			}
 		})
-		b.Run(fmt.Sprintf("vjp/nc=%d", nc), func(b *testing.B) {
+		b.Run(fmt.Sprintf("vjp/nc=%d/rows=%d", nc, rows), func(b *testing.B) {
 			var tr Trace
 			if _, err := a.ProjectTrace(dst, x, yhat, &tr); err != nil {
 				b.Fatal(err)
@@ -221,5 +223,53 @@ func BenchmarkSparseMesh(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// The sizes of BenchmarkPathCrossover.
+var (
+	benchMeshSides  = []int{2, 3, 4, 6, 10, 20}
+	benchRandomRows = []int{4, 8, 16, 32, 64, 128}
+)
+
+// BenchmarkPathCrossover projects 16 samples with three NP steps each on
+// both paths (and PathAuto), for the mesh family and for random sparse
+// systems (ny = 2nc, up to 8 nonzeros per row, heavier fill) and nearly
+// dense ones (up to nc/2 nonzeros per row), at sizes
+// around the crossover that PathAuto's rule (preferSparse) encodes.
+func BenchmarkPathCrossover(b *testing.B) {
+	type family struct {
+		name string
+		c    Constraint
+	}
+	var fams []family
+	for _, g := range benchMeshSides {
+		fams = append(fams, family{fmt.Sprintf("mesh/nc=%d", g*g), newSPMesh(g)})
+	}
+	for _, nc := range benchRandomRows {
+		fams = append(fams, family{fmt.Sprintf("random/nc=%d", nc), newSPSystem(rand.New(rand.NewPCG(5, uint64(nc))), 2, 2*nc, nc, 8, 3)})
+		fams = append(fams, family{fmt.Sprintf("dense-ish/nc=%d", nc), newSPSystem(rand.New(rand.NewPCG(6, uint64(nc))), 2, 2*nc, nc, max(nc/2, 2), 3)})
+	}
+	const rows = 16
+	for _, f := range fams {
+		nx, ny, _ := f.c.Dims()
+		rnd := rand.New(rand.NewPCG(1, 1))
+		x := randDense(rnd, rows, nx, 0.3)
+		for r := range rows {
+			x.Set(r, 0, 1+x.At(r, 0))
+		}
+		yhat := randDense(rnd, rows, ny, 0.3)
+		dst := mat.NewDense(rows, ny, nil)
+		for _, p := range []Path{PathDense, PathSparse, PathAuto} {
+			a, err := NewAdaNP(f.c, Settings{Path: p, MinDepth: 3, MaxDepth: 3})
+			require.NoError(b, err)
+			b.Run(fmt.Sprintf("%s/%v", f.name, p), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := a.ProjectTo(dst, x, yhat); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -134,6 +134,10 @@ type settings struct {
 	Precision int `json:"precision,omitempty"`
 	// Added after that; absent means false.
 	RequireTol bool `json:"requireTol,omitempty"`
+	// Added with the sparse path; absent (files written before) means
+	// PathAuto, whose choice those files' dense-only constraints leave
+	// dense.
+	Path int `json:"path,omitempty"`
 }
 
 // The saved measure keeps the numbering of the files written before
@@ -170,14 +174,14 @@ func fromSettings(s enforce.Settings) settings {
 	return settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureCode(s.Measure),
 		Reg: s.Reg, Weights: int(s.Weights), Diag: s.Diag, Grad: int(s.Grad),
 		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: int(s.Precision),
-		RequireTol: s.RequireTol}
+		RequireTol: s.RequireTol, Path: int(s.Path)}
 }
 
 func (s settings) settings() enforce.Settings {
 	return enforce.Settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureOf(s.Measure),
 		Reg: s.Reg, Weights: enforce.Weighting(s.Weights), Diag: s.Diag, Grad: enforce.GradMode(s.Grad),
 		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: enforce.Precision(s.Precision),
-		RequireTol: s.RequireTol}
+		RequireTol: s.RequireTol, Path: enforce.Path(s.Path)}
 }
 
 // v1Grad maps a version-1 gradient mode to today's: version 1's Implicit

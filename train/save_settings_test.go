@@ -40,6 +40,7 @@ func everySetting(t *testing.T, ny int) enforce.Settings {
 		"MaxStep":    12.5,
 		"LineSearch": true,
 		"RequireTol": true,
+		"Path":       enforce.PathDense, // the problem's constraint is not sparse
 	}
 	var s enforce.Settings
 	v := reflect.ValueOf(&s).Elem()
