@@ -32,6 +32,7 @@ func TestReplayGate(t *testing.T) {
 		m, err := train.New(s.Config(train.ENFORCE, 1, 3, 9, p.Equalities(), ts, infer))
 		require.NoError(t, err)
 		require.NoError(t, m.FitStandardizers(set.X, set.Y))
+		require.NoError(t, m.SetWeights(m.Weights())) // the initial weights, on purpose (train.ErrNotFitted)
 		r, err := ReplayGate(m, set, 64)
 		require.NoError(t, err)
 		assert.Equal(t, 10, r.Batches, tc.weights)
