@@ -152,6 +152,19 @@ func cacheNames(dir string, seed uint64, n int) (partial, final, meta string) {
 	return stem + ".partial.csv", stem + ".csv.gz", stem + ".json"
 }
 
+// shard is a share of the reference solves for parallel generation: the
+// draws i < Upto with i mod Of = K, solved into their own partial file,
+// which a later run without a shard reads with the others.
+type shard struct{ K, Of, Upto int }
+
+func (s shard) partialName(dir string, seed uint64, n int) string {
+	p, _, _ := cacheNames(dir, seed, n)
+	if s.Of == 0 {
+		return p
+	}
+	return strings.TrimSuffix(p, ".csv") + fmt.Sprintf("-%dof%d.csv", s.K, s.Of)
+}
+
 // loadOrGenerate returns the data set of n samples from seed: read from
 // the cache in dir when it is there and its checksum matches, otherwise
 // generated and cached. As DC3 keeps only the samples whose ACOPF
@@ -160,7 +173,7 @@ func cacheNames(dir string, seed uint64, n int) (partial, final, meta string) {
 // operating point (MATPOWER's start) and then from the flat start; a draw
 // that neither solve solves is dropped, until n are kept. An interrupted
 // generation resumes from its partial file. dir "" caches nothing.
-func loadOrGenerate(m *acopf.Model, n int, seed uint64, tol float64, dir string, progress io.Writer) (*dataset, error) {
+func loadOrGenerate(m *acopf.Model, n int, seed uint64, tol float64, dir string, sh shard, progress io.Writer) (*dataset, error) {
 	pool, err := sampleLoads(m, 3*n, seed)
 	if err != nil {
 		return nil, err
@@ -184,10 +197,16 @@ func loadOrGenerate(m *acopf.Model, n int, seed uint64, tol float64, dir string,
 	var part *os.File
 	if dir != "" {
 		pname, _, _ := cacheNames(dir, seed, n)
-		if err := readPartial(pname, ys, secs, failed, ny); err != nil {
+		parts, err := filepath.Glob(strings.TrimSuffix(pname, ".csv") + "*.csv")
+		if err != nil {
 			return nil, err
 		}
-		part, err = os.OpenFile(pname, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		for _, name := range parts {
+			if err := readPartial(name, ys, secs, failed, ny); err != nil {
+				return nil, err
+			}
+		}
+		part, err = os.OpenFile(sh.partialName(dir, seed, n), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err != nil {
 			return nil, err
 		}
@@ -197,6 +216,12 @@ func loadOrGenerate(m *acopf.Model, n int, seed uint64, tol float64, dir string,
 	d := &dataset{Solver: referenceName}
 	solved := 0
 	for i := 0; len(d.X) < n; i++ {
+		if sh.Of > 0 && i >= sh.Upto {
+			return nil, nil
+		}
+		if sh.Of > 0 && i%sh.Of != sh.K {
+			continue
+		}
 		if i == len(pool) {
 			return nil, fmt.Errorf("only %d of %d drawn load samples have an ACOPF solution, need %d", len(d.X), len(pool), n)
 		}
@@ -249,7 +274,10 @@ func loadOrGenerate(m *acopf.Model, n int, seed uint64, tol float64, dir string,
 			return nil, err
 		}
 		pname, _, _ := cacheNames(dir, seed, n)
-		os.Remove(pname)
+		parts, _ := filepath.Glob(strings.TrimSuffix(pname, ".csv") + "*.csv")
+		for _, name := range parts {
+			os.Remove(name)
+		}
 	}
 	return d, nil
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,8 +38,23 @@ var dc3Table = map[string][6]float64{
 // bound violation max(0, g) (p.u.), the worst sample's max residual and
 // max violation, and the time to predict the test batch.
 type metrics struct {
-	obj, maxEq, meanEq, maxIneq, meanIneq, worstEq, worstIneq, secs float64
-	gap                                                             float64 // mean relative objective gap to the reference
+	Method string `json:"method"`
+	Seed   int    `json:"seed"`
+	Epochs int    `json:"epochs"`
+	NTrain int    `json:"ntrain"`
+	NTest  int    `json:"ntest"`
+
+	Obj       float64 `json:"obj"`
+	MaxEq     float64 `json:"max_eq"`
+	MeanEq    float64 `json:"mean_eq"`
+	MaxIneq   float64 `json:"max_ineq"`
+	MeanIneq  float64 `json:"mean_ineq"`
+	WorstEq   float64 `json:"worst_eq"`
+	WorstIneq float64 `json:"worst_ineq"`
+	Secs      float64 `json:"secs_per_batch"`
+	TrainSecs float64 `json:"train_secs"`
+	// Gap is the mean relative objective gap to the reference optima.
+	Gap float64 `json:"gap"`
 }
 
 // evaluate computes the metrics of predictions y (rows as acopf.Model's
@@ -61,20 +78,20 @@ func evaluate(m *acopf.Model, x, y *mat.Dense, refObj []float64) metrics {
 		for _, v := range c[:2*nb] {
 			mx, sm = math.Max(mx, math.Abs(v)), sm+math.Abs(v)
 		}
-		r.maxEq += mx / float64(n)
-		r.meanEq += sm / float64(2*nb) / float64(n)
-		r.worstEq = math.Max(r.worstEq, mx)
+		r.MaxEq += mx / float64(n)
+		r.MeanEq += sm / float64(2*nb) / float64(n)
+		r.WorstEq = math.Max(r.WorstEq, mx)
 		mx, sm = 0, 0
 		for _, v := range g {
 			v = math.Max(v, 0)
 			mx, sm = math.Max(mx, v), sm+v
 		}
-		r.maxIneq += mx / float64(n)
-		r.meanIneq += sm / float64(ng) / float64(n)
-		r.worstIneq = math.Max(r.worstIneq, mx)
+		r.MaxIneq += mx / float64(n)
+		r.MeanIneq += sm / float64(ng) / float64(n)
+		r.WorstIneq = math.Max(r.WorstIneq, mx)
 		f := m.Objective(yi) / objScale
-		r.obj += f / float64(n)
-		r.gap += (f - refObj[i]) / refObj[i] / float64(n)
+		r.Obj += f / float64(n)
+		r.Gap += (f - refObj[i]) / refObj[i] / float64(n)
 	}
 	return r
 }
@@ -228,11 +245,7 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 	if err != nil {
 		return err
 	}
-	type row struct {
-		name string
-		runs []metrics
-	}
-	var table []row
+	var all []metrics
 	for _, name := range strings.Split(o.methods, ",") {
 		name = strings.TrimSpace(name)
 		cfg := train.Config{
@@ -257,8 +270,7 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 		default:
 			return fmt.Errorf("-methods: unknown method %q (MLP, Soft, ENFORCE)", name)
 		}
-		r := row{name: name}
-		for s := range o.seeds {
+		for s := o.firstSeed; s < o.seeds; s++ {
 			cfg.Seed = uint64(s + 1)
 			cfg.Progress = prefixed{progress, fmt.Sprintf("[%s seed %d] ", name, s+1)}
 			tm, err := train.New(cfg)
@@ -283,12 +295,36 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 				return err
 			}
 			met := evaluate(m, xTest, y, refObj)
-			met.secs = dur.Seconds()
+			met.Secs = dur.Seconds()
 			fmt.Fprintf(progress, "[%s seed %d] trained in %.0f s; test: obj %.4f, max eq %.1e, max ineq %.1e, %.1f ms per batch of %d (depth %v, not converged %d)\n",
-				name, s+1, trainSecs, met.obj, met.maxEq, met.maxIneq, 1e3*met.secs, xTest.RawMatrix().Rows, st.Depth, st.NotConverged)
-			r.runs = append(r.runs, met)
+				name, s+1, trainSecs, met.Obj, met.MaxEq, met.MaxIneq, 1e3*met.Secs, xTest.RawMatrix().Rows, st.Depth, st.NotConverged)
+			met.Method, met.Seed, met.Epochs, met.NTrain, met.NTest, met.TrainSecs = name, s+1, o.epochs, nTr, nTe, trainSecs
+			all = append(all, met)
+			if o.runs != "" {
+				if err := appendRun(o.runs, met); err != nil {
+					return err
+				}
+			}
 		}
-		table = append(table, r)
+	}
+	if o.runs != "" {
+		var err error
+		if all, err = readRuns(o.runs); err != nil {
+			return err
+		}
+	}
+	type row struct {
+		name string
+		runs []metrics
+	}
+	var table []row
+	for _, r := range all {
+		name := fmt.Sprintf("%s, %d epochs, %d training samples", r.Method, r.Epochs, r.NTrain)
+		k := slices.IndexFunc(table, func(t row) bool { return t.name == name })
+		if k < 0 {
+			table, k = append(table, row{name: name}), len(table)
+		}
+		table[k].runs = append(table[k].runs, r)
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "| method | objective | gap to optimum | max eq. | mean eq. | max ineq. | mean ineq. | worst eq. | worst ineq. | time (s) per batch of %d |\n", xTest.RawMatrix().Rows)
@@ -311,15 +347,15 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			return fmt.Sprintf(format+" ± "+format, mu, sd)
 		}
 		fmt.Fprintf(&sb, "| %s (%d seeds) | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name, len(r.runs),
-			col(func(m metrics) float64 { return m.obj }, "%.4f"),
-			col(func(m metrics) float64 { return 100 * m.gap }, "%.2f %%"),
-			col(func(m metrics) float64 { return m.maxEq }, "%.1e"),
-			col(func(m metrics) float64 { return m.meanEq }, "%.1e"),
-			col(func(m metrics) float64 { return m.maxIneq }, "%.1e"),
-			col(func(m metrics) float64 { return m.meanIneq }, "%.1e"),
-			col(func(m metrics) float64 { return m.worstEq }, "%.1e"),
-			col(func(m metrics) float64 { return m.worstIneq }, "%.1e"),
-			col(func(m metrics) float64 { return m.secs }, "%.4f"))
+			col(func(m metrics) float64 { return m.Obj }, "%.4f"),
+			col(func(m metrics) float64 { return 100 * m.Gap }, "%.2f %%"),
+			col(func(m metrics) float64 { return m.MaxEq }, "%.1e"),
+			col(func(m metrics) float64 { return m.MeanEq }, "%.1e"),
+			col(func(m metrics) float64 { return m.MaxIneq }, "%.1e"),
+			col(func(m metrics) float64 { return m.MeanIneq }, "%.1e"),
+			col(func(m metrics) float64 { return m.WorstEq }, "%.1e"),
+			col(func(m metrics) float64 { return m.WorstIneq }, "%.1e"),
+			col(func(m metrics) float64 { return m.Secs }, "%.4f"))
 	}
 	fmt.Fprint(stdout, "\n"+sb.String())
 	if o.out != "" {
@@ -331,10 +367,44 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 	return nil
 }
 
+// appendRun appends a run's metrics to the JSON-lines file name.
+func appendRun(name string, m metrics) error {
+	js, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(js, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// readRuns reads the runs appendRun wrote.
+func readRuns(name string) ([]metrics, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var out []metrics
+	for i, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m metrics
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			return nil, fmt.Errorf("%s: line %d: %w", name, i+1, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
 // refMaxEq is the mean over samples of the reference optima's max
 // |power-flow residual|.
 func refMaxEq(m *acopf.Model, x *mat.Dense, ys [][]float64) float64 {
-	return evaluate(m, x, rows(ys), make([]float64, len(ys))).maxEq
+	return evaluate(m, x, rows(ys), make([]float64, len(ys))).MaxEq
 }
 
 // sci formats v as %.1e, NaN (not reported) as "".

@@ -48,10 +48,11 @@ func pureGo(p *solvers.SparseNLP, init []float64, tol float64) (*solvers.Result,
 
 type options struct {
 	samples, epochs, seeds, batch, width int
-	ntrain, ntest                        int
+	ntrain, ntest, firstSeed             int
+	runs                                 string
 	seed                                 uint64
 	tol, lr                              float64
-	data, out, methods, weights          string
+	data, out, methods, weights, shard   string
 	dataOnly                             bool
 }
 
@@ -69,11 +70,14 @@ func flags(o *options) *harness.Flags {
 	f.Uint64Var(&o.seed, "seed", o.seed, "seed of the load samples")
 	f.Float64Var(&o.tol, "tol", o.tol, "the reference solver's tolerance")
 	f.StringVar(&o.data, "data", o.data, `folder of the cached data set ("" caches nothing)`)
+	f.StringVar(&o.shard, "shard", o.shard, `"K/OF/UPTO": solve only the draws i < UPTO with i mod OF = K into a partial file of their own, and exit (run OF such processes, then the command without -shard assembles the data set)`)
 	f.BoolVar(&o.dataOnly, "data-only", o.dataOnly, "generate (or check) the data set and the optimizer row, train nothing")
 	f.IntVar(&o.ntrain, "ntrain", o.ntrain, "train on the first ntrain samples of DC3's training split only (0: all)")
 	f.IntVar(&o.ntest, "ntest", o.ntest, "evaluate on the last ntest samples of DC3's test split only (0: all)")
 	f.IntVar(&o.epochs, "epochs", o.epochs, "training epochs (DC3: 1000)")
 	f.IntVar(&o.seeds, "seeds", o.seeds, "model seeds per method")
+	f.IntVar(&o.firstSeed, "first-seed", o.firstSeed, "index of the first model seed to train (seeds first-seed+1 … seeds), so that processes can share the seeds")
+	f.StringVar(&o.runs, "runs", o.runs, "append each run's metrics to this JSON-lines file and print the table of every run in it (to combine processes)")
 	f.IntVar(&o.batch, "batch", o.batch, "batch size (DC3: 200)")
 	f.IntVar(&o.width, "width", o.width, "hidden width of the 2-layer ReLU networks (DC3: 200)")
 	f.Float64Var(&o.lr, "lr", o.lr, "Adam's learning rate (DC3: 1e-3)")
@@ -100,9 +104,19 @@ func run(o options, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d, err := loadOrGenerate(m, o.samples, o.seed, o.tol, o.data, progress)
+	var sh shard
+	if o.shard != "" {
+		if _, err := fmt.Sscanf(o.shard, "%d/%d/%d", &sh.K, &sh.Of, &sh.Upto); err != nil || sh.Of < 1 || sh.K < 0 || sh.K >= sh.Of || o.data == "" {
+			return fmt.Errorf("-shard %q: want K/OF/UPTO with 0 ≤ K < OF, and a -data folder", o.shard)
+		}
+	}
+	d, err := loadOrGenerate(m, o.samples, o.seed, o.tol, o.data, sh, progress)
 	if err != nil {
 		return err
+	}
+	if d == nil {
+		fmt.Fprintf(stdout, "shard %s done\n", o.shard)
+		return nil
 	}
 	d.Obj = make([]float64, len(d.Y))
 	for i, y := range d.Y {
