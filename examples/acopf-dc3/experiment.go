@@ -267,6 +267,15 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 					return err
 				}
 			}
+			switch o.path {
+			case "auto":
+			case "dense":
+				cfg.Train.Path, cfg.Infer.Path = enforce.PathDense, enforce.PathDense
+			case "sparse":
+				cfg.Train.Path, cfg.Infer.Path = enforce.PathSparse, enforce.PathSparse
+			default:
+				return fmt.Errorf("-path %q: auto, dense or sparse", o.path)
+			}
 		default:
 			return fmt.Errorf("-methods: unknown method %q (MLP, Soft, ENFORCE)", name)
 		}

@@ -53,6 +53,7 @@ type options struct {
 	seed                                 uint64
 	tol, lr                              float64
 	data, out, methods, weights, shard   string
+	path                                 string
 	dataOnly                             bool
 }
 
@@ -60,7 +61,7 @@ func defaults() options {
 	return options{
 		samples: dc3Samples, epochs: 200, seeds: 5, batch: 200, width: 200, seed: 1,
 		tol: 1e-8, lr: 1e-3, data: "examples/acopf-dc3/data", out: harness.DefaultOut("acopf-dc3"),
-		methods: "MLP,Soft,ENFORCE",
+		methods: "MLP,Soft,ENFORCE", path: "auto",
 	}
 }
 
@@ -83,6 +84,7 @@ func flags(o *options) *harness.Flags {
 	f.Float64Var(&o.lr, "lr", o.lr, "Adam's learning rate (DC3: 1e-3)")
 	f.StringVar(&o.methods, "methods", o.methods, "comma-separated methods to train: MLP, Soft, ENFORCE")
 	f.StringVar(&o.weights, "weights", o.weights, harness.WeightsHelp+`; "" keeps train's default`)
+	f.StringVar(&o.path, "path", o.path, "AdaNP's linear algebra in training and inference: auto, dense or sparse (enforce.Settings.Path)")
 	f.Out(&o.out)
 	f.Quick("ntrain", "50").Quick("ntest", "10").Quick("epochs", "3").Quick("seeds", "1").Quick("batch", "25").Quick("width", "32")
 	return f
