@@ -35,9 +35,13 @@ func TestQuick(t *testing.T) {
 	text := out.String()
 	assert.Contains(t, text, "matpower6_case57: 1200 samples (train 1000, valid 100, test 100), seed 1")
 	assert.Regexp(t, `optimizer: mean objective \(DC3-scaled\) all [0-9.]+, test 3\.[78]`, text)
-	assert.Regexp(t, `\| MLP \(1 seeds\) \|`, text)
-	assert.Regexp(t, `\| Soft \(1 seeds\) \|`, text)
-	assert.Regexp(t, `\| ENFORCE \(1 seeds\) \| [0-9.]+ \| [-0-9.]+ % \| [0-9.]+e-(0[7-9]|1[0-9])`, text, "ENFORCE's power-flow residual ≤ 1e-6")
+	assert.Contains(t, text, "| MLP, 3 epochs, 50 training samples (1 seeds) |")
+	assert.Contains(t, text, "| Soft, 3 epochs, 50 training samples (1 seeds) |")
+	// After 3 epochs on 50 samples the backbone is far from trained and
+	// AdaNP does not reach 1e-6 on every test sample within its 100
+	// steps; the mean max residual is still below 1e-3 p.u. (MLP's is
+	// of order 1).
+	assert.Regexp(t, `\| ENFORCE, 3 epochs, 50 training samples \(1 seeds\) \| [0-9.]+ \| [-0-9.]+ % \| [0-9.]+e-(0[4-9]|1[0-9])`, text)
 	md, err := os.ReadFile(filepath.Join(o.out, "acopf-dc3.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "| DC3 (DC3 paper) | 3.8160 |")
