@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 
 	"github.com/enforce-nn/enforce/problems/acopf"
 )
@@ -82,4 +84,67 @@ func TestACOPFCompletion(t *testing.T) {
 	_, _, err = a.Complete(x[:3], yp, y)
 	assert.Error(t, err)
 	assert.Error(t, a.VJP(x[:3], y, w, gp))
+}
+
+// TestACOPFCompletionNode completes a batch of two samples on a graph and
+// checks the values against Complete and the gradient with respect to
+// y_p against VJP.
+func TestACOPFCompletionNode(t *testing.T) {
+	c, err := acopf.Load("matpower6_case57")
+	require.NoError(t, err)
+	m, err := acopf.NewModel(c)
+	require.NoError(t, err)
+	a, err := NewACOPFCompletion(m)
+	require.NoError(t, err)
+	nb := len(c.Buses)
+	partial := a.Partial()
+	op, x0 := m.OperatingPoint(), m.Loads()
+	nx, ny := m.Dims()
+	const n = 2
+	xv, pv := make([]float64, n*nx), make([]float64, n*len(partial))
+	for s := range n {
+		for j := range nx {
+			xv[s*nx+j] = x0[j] * (1 + 0.05*float64(s))
+		}
+		for i, k := range partial {
+			pv[s*len(partial)+i] = op[k]
+		}
+	}
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(n, nx), gorgonia.WithName("x"), gorgonia.WithValue(tensor.New(tensor.WithShape(n, nx), tensor.WithBacking(xv))))
+	yp := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(n, len(partial)), gorgonia.WithName("yp"), gorgonia.WithValue(tensor.New(tensor.WithShape(n, len(partial)), tensor.WithBacking(append([]float64(nil), pv...)))))
+	y, err := a.Node(x, yp)
+	require.NoError(t, err)
+	wv := make([]float64, n*ny)
+	for k := range wv {
+		wv[k] = math.Cos(float64(k))
+	}
+	w := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(n, ny), gorgonia.WithName("w"), gorgonia.WithValue(tensor.New(tensor.WithShape(n, ny), tensor.WithBacking(wv))))
+	loss := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(w, y))))
+	grads, err := gorgonia.Grad(loss, yp)
+	require.NoError(t, err)
+	vm := gorgonia.NewTapeMachine(g)
+	defer vm.Close()
+	require.NoError(t, vm.RunAll())
+	yv := y.Value().Data().([]float64)
+	gv := grads[0].Value().Data().([]float64)
+	for s := range n {
+		want := make([]float64, ny)
+		for i := range nb {
+			want[i] = 1
+		}
+		_, ok, err := a.Complete(xv[s*nx:(s+1)*nx], pv[s*len(partial):(s+1)*len(partial)], want)
+		require.NoError(t, err)
+		require.True(t, ok)
+		for k := range want {
+			assert.InDelta(t, want[k], yv[s*ny+k], 1e-9, "sample %d, y[%d]", s, k)
+		}
+		gp := make([]float64, len(partial))
+		require.NoError(t, a.VJP(xv[s*nx:(s+1)*nx], want, wv[s*ny:(s+1)*ny], gp))
+		for i := range gp {
+			assert.InDelta(t, gp[i], gv[s*len(partial)+i], 1e-8*(1+math.Abs(gp[i])), "sample %d, ∂/∂y_p[%d]", s, i)
+		}
+	}
+	_, err = a.Node(yp, yp)
+	assert.Error(t, err)
 }
