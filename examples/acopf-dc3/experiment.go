@@ -194,8 +194,7 @@ func (s *softConstraint) Eval(x, y, c, jy []float64) {
 // their outputs into the bounds with a sigmoid, centred in the box; here a
 // network's zero output is the middle of each bound interval (Va: 0) and
 // a unit output half its width (Va: vaScale rad).
-func prior(m *acopf.Model) *layers.Standardizer {
-	const vaScale = 0.1
+func prior(m *acopf.Model, vaScale float64) *layers.Standardizer {
 	c := m.Case
 	nb, ng := len(c.Buses), len(c.Gens)
 	s := &layers.Standardizer{Mean: make([]float64, 2*nb+2*ng), Std: make([]float64, 2*nb+2*ng)}
@@ -276,18 +275,30 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			default:
 				return fmt.Errorf("-path %q: auto, dense or sparse", o.path)
 			}
+		case "DC3":
+			// DC3's completion with DC3's soft loss on the completed
+			// point, 10·(0.5‖eq‖² + 0.5‖max(0, g)‖²); no correction.
+			cfg.Mode, cfg.Constraint, cfg.PenaltyConstraint, cfg.LambdaC = train.Soft, enf, soft, 5
+			cfg.Sizes, cfg.Hidden, cfg.PyTorchInit, cfg.Standardize = nil, 0, false, false
 		default:
-			return fmt.Errorf("-methods: unknown method %q (MLP, Soft, ENFORCE)", name)
+			return fmt.Errorf("-methods: unknown method %q (MLP, Soft, ENFORCE, DC3)", name)
 		}
 		for s := o.firstSeed; s < o.seeds; s++ {
 			cfg.Seed = uint64(s + 1)
 			cfg.Progress = prefixed{progress, fmt.Sprintf("[%s seed %d] ", name, s+1)}
+			if name == "DC3" {
+				if cfg.Backbone, err = newDC3Backbone(m, o.width, cfg.Seed); err != nil {
+					return err
+				}
+			}
 			tm, err := train.New(cfg)
 			if err != nil {
 				return err
 			}
-			if err := tm.SetStandardizers(xs, prior(m)); err != nil {
-				return err
+			if cfg.Standardize {
+				if err := tm.SetStandardizers(xs, prior(m, o.vaScale)); err != nil {
+					return err
+				}
 			}
 			t0 := time.Now()
 			if _, err := tm.FitUnsupervised(xTrain, objective(m)); err != nil {

@@ -51,7 +51,7 @@ type options struct {
 	ntrain, ntest, firstSeed             int
 	runs                                 string
 	seed                                 uint64
-	tol, lr                              float64
+	tol, lr, vaScale                     float64
 	data, out, methods, weights, shard   string
 	path                                 string
 	dataOnly                             bool
@@ -60,7 +60,7 @@ type options struct {
 func defaults() options {
 	return options{
 		samples: dc3Samples, epochs: 200, seeds: 5, batch: 200, width: 200, seed: 1,
-		tol: 1e-8, lr: 1e-3, data: "examples/acopf-dc3/data", out: harness.DefaultOut("acopf-dc3"),
+		tol: 1e-8, lr: 1e-3, vaScale: 0.1, data: "examples/acopf-dc3/data", out: harness.DefaultOut("acopf-dc3"),
 		methods: "MLP,Soft,ENFORCE", path: "auto",
 	}
 }
@@ -82,6 +82,7 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.batch, "batch", o.batch, "batch size (DC3: 200)")
 	f.IntVar(&o.width, "width", o.width, "hidden width of the 2-layer ReLU networks (DC3: 200)")
 	f.Float64Var(&o.lr, "lr", o.lr, "Adam's learning rate (DC3: 1e-3)")
+	f.Float64Var(&o.vaScale, "vascale", o.vaScale, "the networks' output scale of the voltage angles (rad per unit output)")
 	f.StringVar(&o.methods, "methods", o.methods, "comma-separated methods to train: MLP, Soft, ENFORCE")
 	f.StringVar(&o.weights, "weights", o.weights, harness.WeightsHelp+`; "" keeps train's default`)
 	f.StringVar(&o.path, "path", o.path, "AdaNP's linear algebra in training and inference: auto, dense or sparse (enforce.Settings.Path)")
