@@ -247,6 +247,9 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 	var all []metrics
 	for _, name := range strings.Split(o.methods, ",") {
 		name = strings.TrimSpace(name)
+		if name == "" {
+			continue // -methods "" with -runs: the table of earlier runs only
+		}
 		cfg := train.Config{
 			Sizes: []int{nx, o.width, o.width, ny}, Hidden: layers.ReLU, PyTorchInit: true,
 			Standardize: true, LearnRate: o.lr, BatchSize: o.batch, Epochs: o.epochs,

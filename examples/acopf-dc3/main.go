@@ -99,7 +99,7 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.epochs, "epochs", o.epochs, "training epochs (DC3: 1000)")
 	f.IntVar(&o.seeds, "seeds", o.seeds, "model seeds per method")
 	f.IntVar(&o.firstSeed, "first-seed", o.firstSeed, "index of the first model seed to train (seeds first-seed+1 … seeds), so that processes can share the seeds")
-	f.StringVar(&o.runs, "runs", o.runs, "append each run's metrics to this JSON-lines file and print the table of every run in it (to combine processes)")
+	f.StringVar(&o.runs, "runs", o.runs, "append each run's metrics to this JSON-lines file and print the table of every run in it (to combine processes; with -methods \"\" print that table only)")
 	f.IntVar(&o.batch, "batch", o.batch, "batch size (DC3: 200)")
 	f.IntVar(&o.width, "width", o.width, "hidden width of the 2-layer ReLU networks (DC3: 200)")
 	f.Float64Var(&o.lr, "lr", o.lr, "Adam's learning rate (DC3: 1e-3)")
