@@ -261,8 +261,13 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 		case "Soft":
 			// DC3's soft loss: 100·(0.5‖eq‖² + 0.5‖max(0, g)‖²).
 			cfg.Mode, cfg.Constraint, cfg.PenaltyConstraint, cfg.LambdaC = train.Soft, enf, soft, 50
-		case "ENFORCE":
+		case "ENFORCE", "ENFORCE+DC3":
 			cfg.Mode, cfg.Constraint = train.ENFORCE, enf
+			if name == "ENFORCE+DC3" {
+				// ENFORCE on DC3's backbone: the completed point already
+				// satisfies the power flow; AdaNP adds the limits.
+				cfg.Sizes, cfg.Hidden, cfg.PyTorchInit, cfg.Standardize = nil, 0, false, false
+			}
 			if o.weights != "" {
 				cfg.Train, cfg.Infer, err = harness.AdaNPSettings(o.weights)
 				if err != nil {
@@ -284,12 +289,12 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			cfg.Mode, cfg.Constraint, cfg.PenaltyConstraint, cfg.LambdaC = train.Soft, enf, soft, 5
 			cfg.Sizes, cfg.Hidden, cfg.PyTorchInit, cfg.Standardize = nil, 0, false, false
 		default:
-			return fmt.Errorf("-methods: unknown method %q (MLP, Soft, ENFORCE, DC3)", name)
+			return fmt.Errorf("-methods: unknown method %q (MLP, Soft, ENFORCE, DC3, ENFORCE+DC3)", name)
 		}
 		for s := o.firstSeed; s < o.seeds; s++ {
 			cfg.Seed = uint64(s + 1)
 			cfg.Progress = prefixed{progress, fmt.Sprintf("[%s seed %d] ", name, s+1)}
-			if name == "DC3" {
+			if name == "DC3" || name == "ENFORCE+DC3" {
 				if cfg.Backbone, err = newDC3Backbone(m, o.width, cfg.Seed); err != nil {
 					return err
 				}

@@ -35,7 +35,9 @@
 //     their bounds, Newton's method solves the power flow for the rest) and
 //     DC3's soft loss f + 5‖c‖² + 5‖max(0, g)‖² on the completed point;
 //     DC3's gradient-based correction of the inequalities is not
-//     implemented.
+//     implemented;
+//   - ENFORCE+DC3: ENFORCE (as above) on DC3's backbone (as above): the
+//     completed point satisfies the power flow, AdaNP adds the limits.
 //
 // The MLP, Soft and ENFORCE networks are not DC3's (no BatchNorm or
 // Dropout, no sigmoid into the bounds): their outputs are scaled so that
@@ -104,7 +106,7 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.width, "width", o.width, "hidden width of the 2-layer ReLU networks (DC3: 200)")
 	f.Float64Var(&o.lr, "lr", o.lr, "Adam's learning rate (DC3: 1e-3)")
 	f.Float64Var(&o.vaScale, "vascale", o.vaScale, "the networks' output scale of the voltage angles (rad per unit output)")
-	f.StringVar(&o.methods, "methods", o.methods, "comma-separated methods to train: MLP, Soft, ENFORCE, DC3")
+	f.StringVar(&o.methods, "methods", o.methods, "comma-separated methods to train: MLP, Soft, ENFORCE, DC3, ENFORCE+DC3")
 	f.StringVar(&o.weights, "weights", o.weights, harness.WeightsHelp+`; "" keeps train's default`)
 	f.StringVar(&o.path, "path", o.path, "AdaNP's linear algebra in training and inference: auto, dense or sparse (enforce.Settings.Path)")
 	f.Out(&o.out)
