@@ -327,9 +327,43 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			fmt.Fprintf(progress, "[%s seed %d] trained in %.0f s; test: obj %.4f, max eq %.1e, max ineq %.1e, %.1f ms per batch of %d (depth %v, not converged %d)\n",
 				name, s+1, trainSecs, met.Obj, met.MaxEq, met.MaxIneq, 1e3*met.Secs, xTest.RawMatrix().Rows, st.Depth, st.NotConverged)
 			met.Method, met.Seed, met.Epochs, met.NTrain, met.NTest, met.TrainSecs = name, s+1, o.epochs, nTr, nTe, trainSecs
-			all = append(all, met)
-			if o.runs != "" {
-				if err := appendRun(o.runs, met); err != nil {
+			runs := []metrics{met}
+			if name == "Soft" && o.softProject {
+				// The Soft network's predictions projected by AdaNP at
+				// inference only (the network is not trained with it).
+				_, inf, err := harness.AdaNPSettings(harness.WeightsAuto)
+				if err != nil {
+					return err
+				}
+				a, err := enforce.NewAdaNP(enf, inf)
+				if err != nil {
+					return err
+				}
+				var yp *mat.Dense
+				var pst enforce.Stats
+				dur, err := report.MedianTime(3, func() (err error) {
+					if y, _, err = tm.Predict(xTest); err != nil {
+						return err
+					}
+					yp, pst, err = a.Project(xTest, y)
+					return err
+				})
+				if err != nil {
+					return err
+				}
+				pm := evaluate(m, xTest, yp, refObj)
+				pm.Secs = dur.Seconds()
+				pm.Method, pm.Seed, pm.Epochs, pm.NTrain, pm.NTest, pm.TrainSecs = "Soft + AdaNP at inference", s+1, o.epochs, nTr, nTe, trainSecs
+				fmt.Fprintf(progress, "[%s seed %d] + AdaNP: obj %.4f, max eq %.1e, max ineq %.1e, %.1f ms (depth %v, not converged %d)\n",
+					name, s+1, pm.Obj, pm.MaxEq, pm.MaxIneq, 1e3*pm.Secs, pst.Depth, pst.NotConverged)
+				runs = append(runs, pm)
+			}
+			all = append(all, runs...)
+			for _, r := range runs {
+				if o.runs == "" {
+					break
+				}
+				if err := appendRun(o.runs, r); err != nil {
 					return err
 				}
 			}

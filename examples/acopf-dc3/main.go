@@ -77,7 +77,7 @@ type options struct {
 	tol, lr, vaScale                     float64
 	data, out, methods, weights, shard   string
 	path                                 string
-	dataOnly                             bool
+	dataOnly, softProject                bool
 }
 
 func defaults() options {
@@ -108,6 +108,7 @@ func flags(o *options) *harness.Flags {
 	f.Float64Var(&o.vaScale, "vascale", o.vaScale, "the networks' output scale of the voltage angles (rad per unit output)")
 	f.StringVar(&o.methods, "methods", o.methods, "comma-separated methods to train: MLP, Soft, ENFORCE, DC3, ENFORCE+DC3")
 	f.StringVar(&o.weights, "weights", o.weights, harness.WeightsHelp+`; "" keeps train's default`)
+	f.BoolVar(&o.softProject, "soft-project", o.softProject, "also project the Soft network's test predictions by AdaNP (AutoDiagonal weights, max|c| ≤ 1e-6) at inference only, as an extra row")
 	f.StringVar(&o.path, "path", o.path, "AdaNP's linear algebra in training and inference: auto, dense or sparse (enforce.Settings.Path)")
 	f.Out(&o.out)
 	f.Quick("ntrain", "50").Quick("ntest", "10").Quick("epochs", "3").Quick("seeds", "1").Quick("batch", "25").Quick("width", "32")
