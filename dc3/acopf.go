@@ -1,7 +1,6 @@
 package dc3
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 
@@ -38,7 +37,7 @@ type ACOPFCompletion struct {
 
 // NewACOPFCompletion returns DC3's completion for the ACOPF of m. It
 // returns an error when a bus has more than one generator (DC3's
-// formulation has one per generator bus) or the reference bus has none.
+// formulation has one per generator bus) or a reference bus has none.
 func NewACOPFCompletion(m *acopf.Model) (*ACOPFCompletion, error) {
 	c := m.Case
 	nb, ng := len(c.Buses), len(c.Gens)
@@ -48,22 +47,24 @@ func NewACOPFCompletion(m *acopf.Model) (*ACOPFCompletion, error) {
 	for i := range genAt {
 		genAt[i] = -1
 	}
-	refGen := -1
+	isRef := make([]bool, nb)
+	for _, r := range c.Refs {
+		isRef[r] = true
+	}
 	for j, g := range c.Gens {
 		if genAt[g.Bus] >= 0 {
 			return nil, fmt.Errorf("dc3: ACOPF completion: bus %d has more than one generator", c.Buses[g.Bus].ID)
 		}
 		genAt[g.Bus] = j
-		if g.Bus == c.Ref {
-			refGen = j
+	}
+	for _, r := range c.Refs {
+		if genAt[r] < 0 {
+			return nil, fmt.Errorf("dc3: ACOPF completion: reference bus %d has no generator", c.Buses[r].ID)
 		}
 	}
-	if refGen < 0 {
-		return nil, errors.New("dc3: ACOPF completion: the reference bus has no generator")
-	}
-	partial := make([]int, 0, 2*ng-1)
-	for j := range ng {
-		if j != refGen {
+	partial := make([]int, 0, 2*ng)
+	for j, g := range c.Gens {
+		if !isRef[g.Bus] {
 			partial = append(partial, 2*nb+j)
 		}
 	}
