@@ -89,7 +89,7 @@ func defaults() options {
 }
 
 func flags(o *options) *harness.Flags {
-	f := harness.New("acopf-dc3", "DC3's ACOPF experiment on MATPOWER 6.0's case57: DC3's data recipe with reference optima, then MLP, Soft and ENFORCE with DC3's metrics beside DC3's table.")
+	f := harness.New("acopf-dc3", "DC3's ACOPF experiment on MATPOWER 6.0's case57: DC3's data recipe with reference optima, then MLP, Soft, ENFORCE and DC3 (completion, no correction) with DC3's metrics beside DC3's table.")
 	f.IntVar(&o.samples, "samples", o.samples, "number of samples (DC3: 1200; split 5/6, 1/12, 1/12 in order as DC3 splits them)")
 	f.Uint64Var(&o.seed, "seed", o.seed, "seed of the load samples")
 	f.Float64Var(&o.tol, "tol", o.tol, "the reference solver's tolerance")
