@@ -23,6 +23,12 @@
 // the quadratic benchmark most predictions stay infeasible (see
 // RESULTS.md, §5.3).
 //
+// ACOPFCompletion is that completion for AC optimal power flow on an
+// acopf.Model, with DC3's choice of predicted variables (Pg of the
+// non-reference generators, Vm of the generator buses), as a batch
+// operation on a gorgonia graph (ACOPFCompletion.Node) for any training
+// loop; examples/acopf-dc3 trains DC3's ACOPF experiment with it.
+//
 // The network is DC3's NNSolver (locuslab/DC3, method.py): for each hidden
 // width a Linear layer, BatchNorm1d, ReLU and Dropout(0.2), then a Linear
 // output layer with N_O − N_C outputs; Linear weights drawn with Kaiming

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce/dc3"
+	"github.com/enforce-nn/enforce/layers"
+	"github.com/enforce-nn/enforce/problems/acopf"
+	"github.com/enforce-nn/enforce/train"
+)
+
+// dc3Net is DC3's ACOPF network with DC3's completion, as a train.Backbone:
+// an MLP with sigmoid outputs predicts the partial variables y_p (Pg of
+// the non-reference generators, Vm of the generator buses) mapped into
+// their bounds, y_p = lo + (hi − lo)·σ(z) (DC3's complete_partial), and
+// dc3.ACOPFCompletion solves the power flow for the rest, with the
+// implicit-function gradient. DC3's gradient-based correction of the
+// inequalities is not part of it.
+type dc3Net struct {
+	mlp      *layers.MLP
+	comp     *dc3.ACOPFCompletion
+	lo, span []float64
+}
+
+var dc3Consts atomic.Int64
+
+// newDC3Backbone returns the train.BackboneFunc of dc3Net for model m:
+// hidden widths width, width, ReLU, weights from seed.
+func newDC3Backbone(m *acopf.Model, width int, seed uint64) (train.BackboneFunc, error) {
+	comp, err := dc3.NewACOPFCompletion(m)
+	if err != nil {
+		return nil, err
+	}
+	c := m.Case
+	nb := len(c.Buses)
+	partial := comp.Partial()
+	lo, span := make([]float64, len(partial)), make([]float64, len(partial))
+	for i, k := range partial {
+		if k < nb {
+			lo[i], span[i] = c.Buses[k].Vmin, c.Buses[k].Vmax-c.Buses[k].Vmin
+		} else {
+			g := c.Gens[k-2*nb]
+			lo[i], span[i] = g.Pmin, g.Pmax-g.Pmin
+		}
+	}
+	nx, _ := m.Dims()
+	return func(g *gorgonia.ExprGraph) (train.Backbone, error) {
+		mlp, err := layers.NewMLP(g, []int{nx, width, width, len(partial)}, layers.ReLU, layers.Sigmoid, layers.WithSeed(seed), layers.WithName("dc3acopf"))
+		if err != nil {
+			return nil, err
+		}
+		return &dc3Net{mlp: mlp, comp: comp, lo: lo, span: span}, nil
+	}, nil
+}
+
+func (d *dc3Net) Learnables() gorgonia.Nodes { return d.mlp.Learnables() }
+
+func (d *dc3Net) Forward(x *gorgonia.Node) (*gorgonia.Node, error) {
+	z, err := d.mlp.Forward(x)
+	if err != nil {
+		return nil, err
+	}
+	n, k := x.Shape()[0], len(d.lo)
+	rep := func(v []float64, name string) *gorgonia.Node {
+		b := make([]float64, n*k)
+		for i := range n {
+			copy(b[i*k:], v)
+		}
+		return gorgonia.NewMatrix(x.Graph(), tensor.Float64, gorgonia.WithShape(n, k),
+			gorgonia.WithName(fmt.Sprintf("%s_%d", name, dc3Consts.Add(1))),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(n, k), tensor.WithBacking(b))))
+	}
+	s, err := gorgonia.HadamardProd(z, rep(d.span, "dc3_span"))
+	if err != nil {
+		return nil, err
+	}
+	yp, err := gorgonia.Add(s, rep(d.lo, "dc3_lo"))
+	if err != nil {
+		return nil, err
+	}
+	return d.comp.Node(x, yp)
+}
