@@ -16,4 +16,11 @@
 //
 // Both are local methods: on the nonconvex benchmarks they return a local
 // minimum near the starting point, as IPOPT does in the paper.
+//
+// A SparseNLP is the larger kind of problem, with variable bounds, two-sided
+// constraints (inequalities) and sparse derivatives in triplet form, such
+// as the ACOPF of package problems/acopf. SolveSparse solves it in pure Go
+// by a primal-dual interior-point method with a dense KKT matrix (a few
+// hundred variables and constraints); solvers/ipopt's Solver.SolveSparse
+// solves it with IPOPT and sparse linear algebra, for any size.
 package solvers

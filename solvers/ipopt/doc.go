@@ -1,4 +1,6 @@
-// Package ipopt solves solvers.NLP problems with IPOPT (Wächter & Biegler
+// Package ipopt solves solvers.NLP problems (Solver.Solve, dense) and
+// solvers.SparseNLP problems (Solver.SolveSparse: sparse derivatives,
+// bounds and inequalities) with IPOPT (Wächter & Biegler
 // 2006), the interior-point solver that gives the reference optima of the
 // ENFORCE paper, through its C interface (IpStdCInterface.h, IPOPT 3.11 or
 // later) and cgo.

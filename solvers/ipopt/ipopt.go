@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"math"
 	"runtime/cgo"
+	"sort"
+	"strconv"
 	"sync"
 	"time"
 	"unsafe"
@@ -32,8 +34,9 @@ import (
 
 // Solver is a solvers.Method that calls IPOPT with the exact Hessian of
 // the Lagrangian (dense), no variable bounds and equality constraints
-// c(y) = 0. Zero fields keep IPOPT's defaults; Solve returns an error for
-// a negative, NaN or infinite Tol and a negative MaxIterations.
+// c(y) = 0; SolveSparse solves a solvers.SparseNLP. Zero fields keep
+// IPOPT's defaults; Solve and SolveSparse return an error for a negative,
+// NaN or infinite Tol or ConstrViolTol and a negative MaxIterations.
 type Solver struct {
 	// Tol is IPOPT's option "tol" (IPOPT's default 1e-8).
 	Tol float64
@@ -41,6 +44,15 @@ type Solver struct {
 	MaxIterations int
 	// PrintLevel is "print_level" (0, silent, by default here).
 	PrintLevel int
+	// ConstrViolTol is "constr_viol_tol", the largest unscaled constraint
+	// and bound violation at which IPOPT may stop (IPOPT's default 1e-4).
+	ConstrViolTol float64
+	// Options are further IPOPT options by name, set after the fields
+	// above, in the order of their names. A value is passed as an
+	// integer option if it parses as an integer and IPOPT takes it as
+	// one, else as a number if it parses as one and IPOPT takes it,
+	// else as a string; an option IPOPT rejects is an error.
+	Options map[string]string
 }
 
 // mu serialises calls into IPOPT: the sequential MUMPS linear solver it
@@ -69,11 +81,8 @@ func (s Solver) Solve(p solvers.NLP, init []float64) (*solvers.Result, error) {
 		p.Objective == nil || p.Grad == nil || p.Constraints == nil || p.Hessian == nil {
 		return nil, fmt.Errorf("ipopt: malformed NLP (N = %d, M = %d, len(init) = %d) or nil callback", p.N, p.M, len(init))
 	}
-	switch {
-	case math.IsNaN(s.Tol) || math.IsInf(s.Tol, 0) || s.Tol < 0:
-		return nil, fmt.Errorf("ipopt: Solver.Tol = %v, want a finite value ≥ 0 (0 means IPOPT's default)", s.Tol)
-	case s.MaxIterations < 0:
-		return nil, fmt.Errorf("ipopt: Solver.MaxIterations = %d, want ≥ 0 (0 means IPOPT's default)", s.MaxIterations)
+	if err := s.checkFields(); err != nil {
+		return nil, err
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -106,36 +115,8 @@ func (s Solver) Solve(p solvers.NLP, init []float64) (*solvers.Result, error) {
 	}
 	defer C.FreeIpoptProblem(nlp)
 	C.SetIntermediateCallback(nlp, C.Intermediate_CB(C.goIntermediate))
-	opts := []struct {
-		key string
-		set func(k *C.char) C.Bool
-	}{
-		{"print_level", func(k *C.char) C.Bool { return C.AddIpoptIntOption(nlp, k, C.Int(s.PrintLevel)) }},
-		{"sb", func(k *C.char) C.Bool {
-			v := C.CString("yes")
-			defer C.free(unsafe.Pointer(v))
-			return C.AddIpoptStrOption(nlp, k, v)
-		}},
-	}
-	if s.Tol > 0 {
-		opts = append(opts, struct {
-			key string
-			set func(k *C.char) C.Bool
-		}{"tol", func(k *C.char) C.Bool { return C.AddIpoptNumOption(nlp, k, C.Number(s.Tol)) }})
-	}
-	if s.MaxIterations > 0 {
-		opts = append(opts, struct {
-			key string
-			set func(k *C.char) C.Bool
-		}{"max_iter", func(k *C.char) C.Bool { return C.AddIpoptIntOption(nlp, k, C.Int(s.MaxIterations)) }})
-	}
-	for _, o := range opts {
-		k := C.CString(o.key)
-		ok := o.set(k)
-		C.free(unsafe.Pointer(k))
-		if ok == 0 {
-			return nil, fmt.Errorf("ipopt: option %q rejected", o.key)
-		}
+	if err := s.setOptions(nlp); err != nil {
+		return nil, err
 	}
 
 	h := cgo.NewHandle(pr)
@@ -172,6 +153,73 @@ func (s Solver) Solve(p solvers.NLP, init []float64) (*solvers.Result, error) {
 	}
 	res.Runtime = time.Since(start)
 	return res, nil
+}
+
+// setOptions passes the Solver's fields to IPOPT: print_level, sb = yes
+// (no banner), and tol and max_iter when they are set.
+func (s Solver) setOptions(nlp C.IpoptProblem) error {
+	str := func(key, val string) C.Bool {
+		k, v := C.CString(key), C.CString(val)
+		defer C.free(unsafe.Pointer(k))
+		defer C.free(unsafe.Pointer(v))
+		return C.AddIpoptStrOption(nlp, k, v)
+	}
+	num := func(key string, val float64) C.Bool {
+		k := C.CString(key)
+		defer C.free(unsafe.Pointer(k))
+		return C.AddIpoptNumOption(nlp, k, C.Number(val))
+	}
+	integer := func(key string, val int) C.Bool {
+		k := C.CString(key)
+		defer C.free(unsafe.Pointer(k))
+		return C.AddIpoptIntOption(nlp, k, C.Int(val))
+	}
+	if integer("print_level", s.PrintLevel) == 0 {
+		return fmt.Errorf("ipopt: option %q rejected", "print_level")
+	}
+	if str("sb", "yes") == 0 {
+		return fmt.Errorf("ipopt: option %q rejected", "sb")
+	}
+	if s.Tol > 0 && num("tol", s.Tol) == 0 {
+		return fmt.Errorf("ipopt: option %q rejected", "tol")
+	}
+	if s.MaxIterations > 0 && integer("max_iter", s.MaxIterations) == 0 {
+		return fmt.Errorf("ipopt: option %q rejected", "max_iter")
+	}
+	if s.ConstrViolTol > 0 && num("constr_viol_tol", s.ConstrViolTol) == 0 {
+		return fmt.Errorf("ipopt: option %q rejected", "constr_viol_tol")
+	}
+	keys := make([]string, 0, len(s.Options))
+	for k := range s.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := s.Options[k]
+		if i, err := strconv.Atoi(v); err == nil && integer(k, i) != 0 {
+			continue
+		}
+		if f, err := strconv.ParseFloat(v, 64); err == nil && num(k, f) != 0 {
+			continue
+		}
+		if str(k, v) == 0 {
+			return fmt.Errorf("ipopt: option %q = %q rejected", k, v)
+		}
+	}
+	return nil
+}
+
+// checkFields returns an error for invalid Solver fields.
+func (s Solver) checkFields() error {
+	switch {
+	case math.IsNaN(s.Tol) || math.IsInf(s.Tol, 0) || s.Tol < 0:
+		return fmt.Errorf("ipopt: Solver.Tol = %v, want a finite value ≥ 0 (0 means IPOPT's default)", s.Tol)
+	case s.MaxIterations < 0:
+		return fmt.Errorf("ipopt: Solver.MaxIterations = %d, want ≥ 0 (0 means IPOPT's default)", s.MaxIterations)
+	case math.IsNaN(s.ConstrViolTol) || math.IsInf(s.ConstrViolTol, 0) || s.ConstrViolTol < 0:
+		return fmt.Errorf("ipopt: Solver.ConstrViolTol = %v, want a finite value ≥ 0 (0 means IPOPT's default)", s.ConstrViolTol)
+	}
+	return nil
 }
 
 // fromUD returns the problem behind a user-data pointer.

@@ -116,6 +116,7 @@ func TestSolverFieldsRejected(t *testing.T) {
 	}{
 		{Solver{Tol: math.NaN()}, "Tol"}, {Solver{Tol: math.Inf(1)}, "Tol"}, {Solver{Tol: math.Inf(-1)}, "Tol"},
 		{Solver{Tol: -1e-8}, "Tol"}, {Solver{MaxIterations: -1}, "MaxIterations"},
+		{Solver{ConstrViolTol: math.NaN()}, "ConstrViolTol"}, {Solver{ConstrViolTol: -1}, "ConstrViolTol"},
 	} {
 		res, err := tc.s.Solve(p, make([]float64, 6))
 		if assert.Error(t, err, "%+v", tc.s) {

@@ -1,0 +1,274 @@
+// Command acopf loads a power grid (a case shipped in package
+// problems/acopf, or any MATPOWER case file), reports its size and the
+// power-flow residual max|c| at the file's operating point and at the flat
+// start, and solves its ACOPF in PGLib-OPF's formulation, with IPOPT when
+// built with -tags ipopt and otherwise with the pure-Go interior-point
+// method (cases of at most 200 buses), and compares the optimum with the
+// objective PGLib-OPF publishes (BASELINE.md):
+//
+//	go run ./examples/acopf -quick                        # case57, seconds
+//	go run -tags ipopt ./examples/acopf -case pglib_opf_case1354_pegase
+//	go run ./examples/acopf -case my_grid.m -nolinelimits
+//
+// At the reference optimum it checks the enforce constraints of the
+// learning set-up (acopf.Model: the power flow and the voltage and
+// generation limits) and prints the voltage profile that a power engineer
+// reads first: the lowest and highest voltage magnitudes, the buses at a
+// limit, and the generators at a limit. With -out it writes the profile
+// as a figure (acopf_voltage.png) and a table (acopf_voltage.csv).
+//
+// Not here yet: the -project N mode of issue 28 (perturb the reference
+// optimum N times and project onto the power flow and limits) needs
+// AdaNP's sparse path (issue 31).
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/enforce-nn/enforce/examples/internal/harness"
+	"github.com/enforce-nn/enforce/examples/internal/report"
+	"github.com/enforce-nn/enforce/problems/acopf"
+	"github.com/enforce-nn/enforce/solvers"
+)
+
+// options are the command-line settings.
+type options struct {
+	caseName     string
+	noLineLimits bool
+	tol          float64
+	out          string
+}
+
+// reference solves the ACOPF: IPOPT under the build tag ipopt (ipopt.go),
+// otherwise the pure-Go interior-point method for cases of at most
+// pureGoBuses buses; referenceName names it.
+var (
+	reference     = pureGo
+	referenceName = "the pure-Go interior-point method solvers.SolveSparse"
+)
+
+// pureGoBuses is the largest case the pure-Go method solves here: it
+// forms the KKT matrix densely (case118: about 1 700 rows, a minute or
+// two; case300: about 3 800).
+const pureGoBuses = 200
+
+// pureGo solves p with solvers.SolveSparse.
+func pureGo(p *solvers.SparseNLP, init []float64, tol float64) (*solvers.Result, error) {
+	return solvers.SolveSparse(p, init, &solvers.Settings{Tol: tol, FeasTol: 1e-8})
+}
+
+// flags registers the command line on o.
+func flags(o *options) *harness.Flags {
+	f := harness.New("acopf", "AC optimal power flow on a MATPOWER case: size, power-flow residuals, and the reference optimum (IPOPT with -tags ipopt, else pure Go up to 200 buses) against PGLib-OPF's published objective.")
+	f.StringVar(&o.caseName, "case", o.caseName, "a shipped case ("+joinNames()+"; the prefix pglib_opf_ may be left out) or the path of a MATPOWER .m or .m.gz file")
+	f.BoolVar(&o.noLineLimits, "nolinelimits", o.noLineLimits, "drop the thermal and angle-difference limits (DC3's formulation) from the reference solve")
+	f.Float64Var(&o.tol, "tol", o.tol, "the reference solver's tolerance (IPOPT's tol; solvers.Settings.Tol for the pure-Go method)")
+	f.Out(&o.out)
+	f.Quick("case", "pglib_opf_case57_ieee")
+	return f
+}
+
+func joinNames() string {
+	s := ""
+	for i, n := range acopf.Names() {
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s
+}
+
+// cli runs the command with the arguments args and returns its exit status.
+var cli = harness.Command(defaults, flags, run)
+
+func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// defaults: case118 with PGLib's formulation.
+func defaults() options {
+	return options{caseName: "pglib_opf_case118_ieee", tol: 1e-8, out: harness.DefaultOut("acopf")}
+}
+
+func run(o options, stdout, progress io.Writer) error {
+	if !(o.tol > 0) || math.IsInf(o.tol, 1) {
+		return fmt.Errorf("-tol %v must be positive and finite", o.tol)
+	}
+	c, err := acopf.Load(o.caseName)
+	if err != nil {
+		return err
+	}
+	m, err := acopf.NewModel(c)
+	if err != nil {
+		return err
+	}
+	pf := m.PowerFlow()
+	nx, ny, nc := pf.Dims()
+	_, col := pf.Pattern()
+	var load, qload float64
+	for _, b := range c.Buses {
+		load += b.Pd
+		qload += b.Qd
+	}
+	fmt.Fprintf(stdout, "case %s: %d buses, %d generators, %d branches (in service), base %g MVA, reference bus %d\n",
+		c.Name, len(c.Buses), len(c.Gens), len(c.Branches), c.BaseMVA, c.Buses[c.Ref].ID)
+	fmt.Fprintf(stdout, "load %.1f MW, %.1f MVAr at %d load buses\n", load*c.BaseMVA, qload*c.BaseMVA, nx/2)
+	fmt.Fprintf(stdout, "enforce problem: nx = %d (Pd, Qd), ny = %d (Vm, Va, Pg, Qg), %d power-flow equations (∂c/∂y: %d nonzeros, %.2g%% dense), %d limits\n",
+		nx, ny, nc, len(col), 100*float64(len(col))/float64(nc)/float64(ny), limitRows(m))
+
+	x := m.Loads()
+	cv := make([]float64, nc)
+	residual := func(y []float64) float64 {
+		pf.Eval(x, y, cv, nil)
+		return maxAbs(cv)
+	}
+	fmt.Fprintf(stdout, "power-flow residual max|c| [p.u.]: %.3g at the file's operating point, %.3g at the flat start\n",
+		residual(m.OperatingPoint()), residual(m.FlatStart()))
+
+	y := m.OperatingPoint()
+	what := "the file's operating point"
+	if referenceName != "IPOPT" && len(c.Buses) > pureGoBuses {
+		fmt.Fprintf(stdout, "reference solve: more than %d buses: build with -tags ipopt (IPOPT) to solve the ACOPF\n", pureGoBuses)
+	} else {
+		form := acopf.Formulation{NoFlowLimits: o.noLineLimits, NoAngleLimits: o.noLineLimits}
+		p, err := m.NLP(x, form)
+		if err != nil {
+			return err
+		}
+		res, err := reference(p, m.FlatStart(), o.tol)
+		if err != nil {
+			return err
+		}
+		name := "PGLib-OPF's formulation (thermal and angle-difference limits)"
+		if o.noLineLimits {
+			name = "without line limits (DC3's formulation)"
+		}
+		fmt.Fprintf(stdout, "\nreference ACOPF, %s, %s from the flat start (tol %g):\n", name, referenceName, o.tol)
+		fmt.Fprintf(stdout, "  status %v after %d iterations, %.3f s; objective %.6e $/h; max violation %.2g\n",
+			res.Status, res.Iterations, res.Runtime.Seconds(), res.Objective, res.MaxViolation)
+		if pub, ok := acopf.Published[c.Name]; ok && !o.noLineLimits {
+			fmt.Fprintf(stdout, "  PGLib-OPF BASELINE.md: %.4e $/h; relative difference %.2e\n", pub, math.Abs(res.Objective-pub)/pub)
+		}
+		if res.Status != solvers.Success {
+			return fmt.Errorf("the reference solve ended with status %v", res.Status)
+		}
+		y, what = res.Y, "the reference optimum"
+		g := make([]float64, limitRows(m))
+		m.Inequalities().Eval(x, y, g, nil)
+		fmt.Fprintf(stdout, "  enforce constraints there: power flow max|c| %.2g p.u., limits max g⁺ %.2g\n",
+			residual(y), math.Max(0, maxOf(g)))
+	}
+	profile(stdout, m, y, what)
+	if o.out != "" {
+		if err := writeProfile(o.out, m, y, what); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// limitRows returns the number of rows of the model's limits.
+func limitRows(m *acopf.Model) int {
+	_, _, n := m.Inequalities().Dims()
+	return n
+}
+
+// profile prints the voltage profile and the generators at a limit.
+func profile(w io.Writer, m *acopf.Model, y []float64, what string) {
+	c := m.Case
+	nb, ng := len(c.Buses), len(c.Gens)
+	const tol = 1e-4
+	lo, hi := 0, 0
+	atMin, atMax := 0, 0
+	for i, b := range c.Buses {
+		if y[i] < y[lo] {
+			lo = i
+		}
+		if y[i] > y[hi] {
+			hi = i
+		}
+		if y[i] <= b.Vmin+tol {
+			atMin++
+		}
+		if y[i] >= b.Vmax-tol {
+			atMax++
+		}
+	}
+	var pAt, qAt int
+	var pg float64
+	for j, g := range c.Gens {
+		p, q := y[2*nb+j], y[2*nb+ng+j]
+		pg += p
+		if p <= g.Pmin+tol || p >= g.Pmax-tol {
+			pAt++
+		}
+		if q <= g.Qmin+tol || q >= g.Qmax-tol {
+			qAt++
+		}
+	}
+	fmt.Fprintf(w, "\nvoltage profile at %s:\n", what)
+	fmt.Fprintf(w, "  Vm from %.4f p.u. (bus %d) to %.4f p.u. (bus %d); %d buses at Vmin, %d at Vmax (within %g)\n",
+		y[lo], c.Buses[lo].ID, y[hi], c.Buses[hi].ID, atMin, atMax, tol)
+	fmt.Fprintf(w, "  generation %.1f MW; %d of %d generators at a P limit, %d at a Q limit\n", pg*c.BaseMVA, pAt, ng, qAt)
+}
+
+// writeProfile writes the voltage magnitude of every bus, sorted by bus
+// number, with its limits, as acopf_voltage.csv and acopf_voltage.png.
+func writeProfile(dir string, m *acopf.Model, y []float64, what string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	c := m.Case
+	idx := make([]int, len(c.Buses))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return c.Buses[idx[a]].ID < c.Buses[idx[b]].ID })
+	var xs, vm, vmin, vmax []float64
+	for k, i := range idx {
+		xs = append(xs, float64(k+1))
+		vm = append(vm, y[i])
+		vmin = append(vmin, c.Buses[i].Vmin)
+		vmax = append(vmax, c.Buses[i].Vmax)
+	}
+	err := report.WriteFile(filepath.Join(dir, "acopf_voltage.csv"), func(w io.Writer) error {
+		if _, err := fmt.Fprintln(w, "bus,vm,va_deg,vmin,vmax"); err != nil {
+			return err
+		}
+		for _, i := range idx {
+			b := c.Buses[i]
+			if _, err := fmt.Fprintf(w, "%d,%.6f,%.4f,%g,%g\n", b.ID, y[i], y[len(c.Buses)+i]*180/math.Pi, b.Vmin, b.Vmax); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fig := report.Figure{Title: fmt.Sprintf("%s: voltage magnitudes at %s", c.Name, what), XLabel: "bus (sorted by number)", YLabel: "Vm [p.u.]"}
+	return report.SavePlot(filepath.Join(dir, "acopf_voltage.png"), fig,
+		report.Series{Label: "Vm", X: xs, Y: vm, Points: true},
+		report.Series{Label: "Vmin", X: xs, Y: vmin, Dashed: true},
+		report.Series{Label: "Vmax", X: xs, Y: vmax, Dashed: true})
+}
+
+func maxAbs(v []float64) float64 {
+	var m float64
+	for _, x := range v {
+		m = math.Max(m, math.Abs(x))
+	}
+	return m
+}
+
+func maxOf(v []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range v {
+		m = math.Max(m, x)
+	}
+	return m
+}

@@ -1,0 +1,61 @@
+//go:build ipopt
+
+package acopf
+
+import (
+	"math"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/enforce-nn/enforce/solvers"
+	"github.com/enforce-nn/enforce/solvers/ipopt"
+)
+
+// TestReferenceMatchesPGLib solves PGLib-OPF's ACOPF of every shipped
+// PGLib case with IPOPT from the flat start and compares the optimum with
+// the AC objective PGLib publishes (BASELINE.md): within 0.1 %.
+func TestReferenceMatchesPGLib(t *testing.T) {
+	for _, name := range Names() {
+		pub, ok := Published[name]
+		if !ok {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			c, err := Load(name)
+			require.NoError(t, err)
+			if len(c.Buses) > 1000 && !*bigGrids {
+				t.Skip("more than 1000 buses: run with -acopf.big")
+			}
+			m, err := NewModel(c)
+			require.NoError(t, err)
+			p, err := m.NLP(m.Loads(), Formulation{})
+			require.NoError(t, err)
+			cpu := cpuTime()
+			res, err := ipopt.Solver{Tol: 1e-8, ConstrViolTol: 1e-6, Options: ReferenceOptions}.SolveSparse(p, m.FlatStart())
+			cpu = cpuTime() - cpu
+			require.NoError(t, err)
+			require.Equal(t, solvers.Success, res.Status)
+			rel := math.Abs(res.Objective-pub) / pub
+			pfRes, relViol := violations(m, p, res.Y)
+			t.Logf("%s: objective %.6e, PGLib %.4e, rel. diff %.2e, %d iterations, wall %v, CPU %v, max violation %.1e (power flow %.1e p.u., bounds %.1e relative)",
+				name, res.Objective, pub, rel, res.Iterations, res.Runtime.Round(time.Millisecond), cpu.Round(time.Millisecond), res.MaxViolation, pfRes, relViol)
+			assert.LessOrEqual(t, rel, 1e-3)
+			assert.LessOrEqual(t, pfRes, 1e-6)
+			assert.LessOrEqual(t, relViol, 1e-7, "IPOPT relaxes bounds by 1e-8 relative")
+		})
+	}
+}
+
+// cpuTime returns the CPU time (user and system) the process has used:
+// on a shared machine the wall time of a solve says little.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
