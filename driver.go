@@ -250,7 +250,7 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, dinv [
 		a.lin.prepare(a)
 		b.linRun.b = b
 		par.ForBlocks(rows, linRows, &b.linRun)
-	case be != nil && a.constB == nil && !noSteps:
+	case be != nil && a.constB == nil && !noSteps && a.sp == nil:
 		if err := b.lock.run(b, be, rows); err != nil {
 			return Stats{}, err
 		}
@@ -354,6 +354,10 @@ func (b *batch) runSample(ws *workspace, s int) (ok bool) {
 
 // eval evaluates c and, unless the Jacobian is constant, B at (x, y).
 func (a *AdaNP) eval(x, y, c, jy []float64) {
+	if a.sp != nil {
+		a.sp.sj.Eval(x, y, c, jy) // jy: B's values in the pattern
+		return
+	}
 	if a.constB != nil {
 		jy = nil
 	}
@@ -593,6 +597,9 @@ func (b *batch) reevaluate(st *sampleState) next {
 // has finished.
 func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 	a := b.a
+	if a.sp != nil {
+		return b.stepSparse(ws, s, st)
+	}
 	if !b.continues(st) {
 		b.finish(ws, s, st)
 		return nextDone
@@ -675,6 +682,10 @@ func (b *batch) finish(ws *workspace, s int, st *sampleState) {
 // passes through unchanged.
 func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float64) {
 	a := b.a
+	if a.sp != nil {
+		b.recordFinalSparse(ws, s, st, yhat)
+		return
+	}
 	B := a.jacobian(st.J)
 	if (!st.jAtY || st.J32 != nil) && a.constB == nil {
 		// No Jacobian at y, or one in single precision: the record's is

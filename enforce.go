@@ -73,6 +73,9 @@ type AdaNP struct {
 	lin       *linBatch
 	perSample bool
 
+	// sp is the sparse path (sparse_adanp.go), nil on the dense one.
+	sp *sparsePath
+
 	diagInv []float64 // W⁻¹ for Diagonal weights
 	rec     layout    // the trace's step records
 
@@ -116,7 +119,6 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 		hasJX:   k.JacobianX != nil,
 		hasHV:   k.HessVec != nil,
 		hasMHV:  k.MixedHessVec != nil,
-		eigWork: dense.EigWorkLen(nc),
 		finiteJ: k.finiteJ,
 	}
 	if s.Precision == Float32 {
@@ -141,10 +143,16 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 			a.diagInv[k] = 1 / v
 		}
 	}
+	if err := a.choosePath(); err != nil {
+		return nil, err
+	}
+	if a.sp == nil {
+		a.eigWork = dense.EigWorkLen(nc) // its query allocates nc² numbers
+	}
 	a.pool.New = func() any { return a.newWorkspace() }
 	a.batches.New = func() any { return new(batch) }
 	a.vjps.New = func() any { return new(vjpJob) }
-	if b := k.ConstantJacobian; b != nil && s.Weights != TrainableDiagonal {
+	if b := k.ConstantJacobian; b != nil && s.Weights != TrainableDiagonal && a.sp == nil {
 		// (TrainableDiagonal's G changes with θ: B is evaluated as for
 		// any constraint.)
 		if !allFinite(b) {
@@ -322,9 +330,13 @@ type workspace struct {
 	u, r, z, pk, hpk                []float64 // implicit gradient
 	g32                             dense.Gram32Scratch
 	g64                             dense.GramScratch
+	sp                              *sparseWork // the sparse path's factor
 }
 
 func (a *AdaNP) newWorkspace() *workspace {
+	if a.sp != nil {
+		return a.newSparseWorkspace()
+	}
 	n, nc, nx := a.n, a.nc, a.nx
 	vn := func() []float64 { return make([]float64, n) }
 	ws := &workspace{

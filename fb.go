@@ -124,6 +124,7 @@ func WithInequalities(eq, g Constraint, epsFB float64) (Constraint, error) {
 		}
 	}
 	fb.batch.New = func() any { return new(fbBatchScratch) }
+	fb.makeSparse()
 	return fb, nil
 }
 

@@ -331,6 +331,10 @@ type Settings struct {
 	// Precision selects float64 or mixed single-precision arithmetic (see
 	// Float32). The zero value Auto means Float64 here.
 	Precision Precision
+	// Path selects dense or sparse linear algebra for the steps (see
+	// Path). The zero value PathAuto takes the sparse path where the
+	// constraint declares Capabilities.Sparse and the sizes make it pay.
+	Path Path
 
 	// Globalisation (beyond the paper; off by default, which gives the
 	// paper's full Gauss–Newton steps).

@@ -98,6 +98,7 @@ func Stack(cs ...Constraint) (Constraint, error) {
 		return &t
 	}
 	s.scratch.New = func() any { return new(stackScratch) }
+	s.makeSparse()
 	return s, nil
 }
 

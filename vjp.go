@@ -115,7 +115,7 @@ func (a *AdaNP) vjp(tr *Trace, grad, gyhat, gx *mat.Dense, gtheta []float64) err
 		if err := j.lock.runBatchDiagonal(j); err != nil {
 			return err
 		}
-	} else if bh := a.k.HessVecBatch; bh != nil && a.s.Grad == Unrolled && a.hasHV && !a.rec.recomputeB {
+	} else if bh := a.k.HessVecBatch; bh != nil && a.s.Grad == Unrolled && a.hasHV && !a.rec.recomputeB && a.sp == nil {
 		if err := j.lock.run(j, bh); err != nil {
 			return err
 		}
@@ -219,6 +219,10 @@ func (j *vjpJob) curvature() (curv, curvX bool) {
 }
 
 func (j *vjpJob) sample(ws *workspace, s int) {
+	if j.a.sp != nil {
+		j.sampleSparse(ws, s)
+		return
+	}
 	a, tr := j.a, j.tr
 	g, gx := ws.gy, ws.gx
 	j.load(s, g, gx)

@@ -1,0 +1,272 @@
+package sparse
+
+import "math"
+
+// Gram is the symbolic analysis of G = B·diag(w)·Bᵀ + εI for a fixed
+// sparsity pattern of the nc×ny matrix B: the pattern of G, a fill-reducing
+// permutation P, the elimination tree and the pattern of the factor
+// P·G·Pᵀ = L·D·Lᵀ, and the map from the products B_ik·w_k·B_jk into the
+// stored entries of P·G·Pᵀ, so that numeric assembly costs
+// O(Σ_k m_k(m_k+1)/2) for m_k the number of entries of column k of B, with
+// no search.
+//
+// A Gram is read-only after AnalyseGram and may be shared by any number of
+// goroutines, each with its own Factor.
+type Gram struct {
+	sym      *symbolic
+	nc, ny   int
+	nnzB     int
+	nnzG     int   // stored entries of the lower (or upper) triangle of G, diagonal included
+	bcp      []int // CSC of B: column k has entries bcp[k]:bcp[k+1]
+	bidx     []int32
+	pairs    []int32 // for each column k, for p ≤ q, the position in ci of the product
+	maxPairs int
+	tol      float64
+}
+
+// AnalyseGram analyses the pattern of B, an nc×ny matrix in compressed
+// sparse row form: row i has its column indices in col[rowPtr[i]:rowPtr[i+1]],
+// strictly increasing and in [0, ny). rowPtr has length nc+1, rowPtr[0] = 0
+// and rowPtr[nc] = len(col). The values B_ij passed later to Factor.Factor
+// follow the order of col. G's diagonal is always in the pattern (ε may be
+// positive), even for an empty row of B.
+//
+// An invalid pattern gives an error matching ErrPattern.
+func AnalyseGram(nc, ny int, rowPtr, col []int, opt Options) (*Gram, error) {
+	if nc < 0 || ny < 0 {
+		return nil, errPattern("negative dimension %d×%d", nc, ny)
+	}
+	if nc > maxIndex || ny > maxIndex || len(col) > maxIndex {
+		return nil, errPattern("dimension %d×%d with %d entries exceeds the int32 index range", nc, ny, len(col))
+	}
+	if len(rowPtr) != nc+1 {
+		return nil, errPattern("len(rowPtr) = %d, want nc+1 = %d", len(rowPtr), nc+1)
+	}
+	if rowPtr[0] != 0 || rowPtr[nc] != len(col) {
+		return nil, errPattern("rowPtr[0] = %d and rowPtr[nc] = %d, want 0 and len(col) = %d", rowPtr[0], rowPtr[nc], len(col))
+	}
+	for i := 0; i < nc; i++ {
+		if rowPtr[i+1] < rowPtr[i] {
+			return nil, errPattern("rowPtr decreases at row %d", i)
+		}
+		prev := -1
+		for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
+			c := col[p]
+			if c < 0 || c >= ny {
+				return nil, errPattern("row %d has column %d outside [0, %d)", i, c, ny)
+			}
+			if c <= prev {
+				return nil, errPattern("row %d: columns not strictly increasing (%d after %d)", i, c, prev)
+			}
+			prev = c
+		}
+	}
+	g := &Gram{nc: nc, ny: ny, nnzB: len(col), tol: opt.pivotTol()}
+	// Transpose: column k of B lists its rows (increasing) and positions in col.
+	bcp := make([]int, ny+1)
+	for _, c := range col {
+		bcp[c+1]++
+	}
+	for k := 0; k < ny; k++ {
+		bcp[k+1] += bcp[k]
+	}
+	bri := make([]int32, len(col))
+	bidx := make([]int32, len(col))
+	fill := make([]int, ny)
+	copy(fill, bcp[:ny])
+	for i := 0; i < nc; i++ {
+		for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
+			c := col[p]
+			bri[fill[c]] = int32(i)
+			bidx[fill[c]] = int32(p)
+			fill[c]++
+		}
+	}
+	// Pattern of G without its diagonal: the union of the cliques of the
+	// columns of B.
+	mark := make([]int, nc)
+	for i := range mark {
+		mark[i] = -1
+	}
+	ptr := make([]int, nc+1)
+	for pass := 0; pass < 2; pass++ {
+		var idx []int32
+		if pass == 1 {
+			idx = make([]int32, ptr[nc])
+			for i := range mark {
+				mark[i] = -1
+			}
+		}
+		for i := 0; i < nc; i++ {
+			mark[i] = i
+			t := ptr[i]
+			cnt := 0
+			for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
+				c := col[p]
+				for _, r := range bri[bcp[c]:bcp[c+1]] {
+					if mark[r] != i {
+						mark[r] = i
+						if pass == 1 {
+							idx[t] = r
+							t++
+						}
+						cnt++
+					}
+				}
+			}
+			if pass == 0 {
+				ptr[i+1] = ptr[i] + cnt
+				if ptr[i+1] > maxIndex {
+					return nil, errPattern("G has more than %d entries", maxIndex)
+				}
+			}
+		}
+		if pass == 1 {
+			adj := &adjacency{n: nc, ptr: ptr, idx: idx}
+			sym, err := newSymbolic(adj, &opt)
+			if err != nil {
+				return nil, err
+			}
+			g.sym = sym
+			g.nnzG = ptr[nc]/2 + nc
+		}
+	}
+	// The scatter map of the products.
+	np := 0
+	for k := 0; k < ny; k++ {
+		m := bcp[k+1] - bcp[k]
+		np += m * (m + 1) / 2
+	}
+	if np > maxIndex {
+		return nil, errPattern("%d products in the assembly of G exceed the int32 index range", np)
+	}
+	pairs := make([]int32, np)
+	s := 0
+	iperm := g.sym.iperm
+	for k := 0; k < ny; k++ {
+		rows := bri[bcp[k]:bcp[k+1]]
+		for p, rp := range rows {
+			a := iperm[rp]
+			for _, rq := range rows[p:] {
+				b := iperm[rq]
+				if a <= b {
+					pairs[s] = int32(g.sym.position(a, b))
+				} else {
+					pairs[s] = int32(g.sym.position(b, a))
+				}
+				s++
+			}
+		}
+	}
+	g.bcp, g.bidx, g.pairs, g.maxPairs = bcp, bidx, pairs, np
+	return g, nil
+}
+
+// N returns nc, the order of G.
+func (g *Gram) N() int { return g.nc }
+
+// NY returns ny, the number of columns of B and the length of w.
+func (g *Gram) NY() int { return g.ny }
+
+// NNZB returns the number of entries of B's pattern.
+func (g *Gram) NNZB() int { return g.nnzB }
+
+// NNZG returns the number of entries of the lower triangle of G's pattern,
+// diagonal included.
+func (g *Gram) NNZG() int { return g.nnzG }
+
+// NNZL returns the number of entries of L strictly below its unit diagonal.
+func (g *Gram) NNZL() int { return g.sym.nnzL() }
+
+// Flops returns the floating-point multiply–add count of one numeric
+// factorisation, Σ_j c_j(c_j+3)/2 over the column counts c_j of L (strict
+// lower part), excluding assembly.
+func (g *Gram) Flops() float64 { return g.sym.flops }
+
+// Perm returns a copy of the permutation: row Perm()[k] of G is eliminated
+// at step k.
+func (g *Gram) Perm() []int { return append([]int(nil), g.sym.perm...) }
+
+// Parent returns a copy of the elimination tree of P·G·Pᵀ: Parent()[k] is
+// the parent of step k, or -1 at a root.
+func (g *Gram) Parent() []int { return append([]int(nil), g.sym.parent...) }
+
+// Factor is one worker's numeric factor P·(B·diag(w)·Bᵀ + εI)·Pᵀ = L·D·Lᵀ of
+// a Gram pattern and its workspaces: O(nnz(L) + nnz(P·G·Pᵀ) + n) memory, no
+// allocation by Factor or Solve. It is not safe for concurrent use; give each
+// goroutine its own.
+type Factor struct {
+	g *Gram
+	numeric
+}
+
+// NewFactor returns a Factor for g's pattern with the pivot tolerance of
+// the Options g was analysed with.
+func (g *Gram) NewFactor() *Factor {
+	return &Factor{g: g, numeric: newNumeric(g.sym, g.tol)}
+}
+
+// Factor assembles G = B·diag(winv)·Bᵀ + eps·I from the values of B (bvals,
+// in the order of the col slice given to AnalyseGram) in the permuted order
+// and factors it. winv has length ny and must be positive and finite; eps ≥ 0.
+//
+// It returns a *NotPositiveError (errors.Is ErrNotPositive) when a pivot is
+// not above PivotTol·MaxDiag(): G is then singular or too ill-conditioned
+// for the tolerance (B rank-deficient and eps = 0, typically) and the caller
+// may retry with a larger eps, such as 1e-12·MaxDiag(); ErrNonFinite for a
+// NaN or infinite value or a winv or eps out of its domain. After an error,
+// Solve panics until a Factor succeeds. Factor panics if len(bvals) or
+// len(winv) differ from NNZB() and NY().
+func (f *Factor) Factor(bvals, winv []float64, eps float64) error {
+	g := f.g
+	if len(bvals) != g.nnzB {
+		panic("sparse: Factor: len(bvals) != NNZB()")
+	}
+	if len(winv) != g.ny {
+		panic("sparse: Factor: len(winv) != NY()")
+	}
+	f.ok = false
+	if !(eps >= 0) || math.IsInf(eps, 1) {
+		return ErrNonFinite
+	}
+	for _, v := range bvals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return ErrNonFinite
+		}
+	}
+	cx := f.cx
+	clear(cx)
+	pairs := g.pairs
+	bidx := g.bidx
+	s := 0
+	for k := 0; k < g.ny; k++ {
+		w := winv[k]
+		if !(w > 0) || math.IsInf(w, 1) {
+			return ErrNonFinite
+		}
+		t0, t1 := g.bcp[k], g.bcp[k+1]
+		for p := t0; p < t1; p++ {
+			v := bvals[bidx[p]] * w
+			for q := p; q < t1; q++ {
+				cx[pairs[s]] += v * bvals[bidx[q]]
+				s++
+			}
+		}
+	}
+	if eps != 0 {
+		cp := f.s.cp
+		for b := 0; b < g.nc; b++ {
+			cx[cp[b+1]-1] += eps
+		}
+	}
+	return f.factor()
+}
+
+// MaxDiag returns max_i G_ii (eps included) of the last Factor call that
+// got as far as the factorisation.
+func (f *Factor) MaxDiag() float64 { return f.maxDiag }
+
+// Solve overwrites x, of length N(), with G⁻¹x using the last successful
+// Factor. It allocates nothing and may be called any number of times per
+// Factor. It panics if len(x) != N() or no Factor has succeeded.
+func (f *Factor) Solve(x []float64) { f.solve(x) }

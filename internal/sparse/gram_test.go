@@ -1,0 +1,262 @@
+package sparse
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+)
+
+// checkSolve factors G from b and compares Solve with gonum's dense
+// Cholesky solve and with the residual ‖G·x − r‖.
+func checkSolve(t *testing.T, rng *rand.Rand, b csr, ord Ordering, eps float64) {
+	t.Helper()
+	g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{Ordering: ord})
+	require.NoError(t, err)
+	winv := randomVec(rng, b.cols, 0.5, 2)
+	f := g.NewFactor()
+	require.NoError(t, f.Factor(b.val, winv, eps))
+	gd := denseGram(b, winv, eps)
+	var ch mat.Cholesky
+	require.True(t, ch.Factorize(gd), "dense Cholesky")
+	for rhs := 0; rhs < 3; rhs++ {
+		r := randomVec(rng, b.rows, -1, 1)
+		x := append([]float64(nil), r...)
+		f.Solve(x)
+		var want mat.VecDense
+		require.NoError(t, ch.SolveVecTo(&want, mat.NewVecDense(b.rows, r)))
+		var res mat.VecDense
+		res.MulVec(gd, mat.NewVecDense(b.rows, x))
+		res.SubVec(&res, mat.NewVecDense(b.rows, r))
+		scale := mat.Norm(gd, math.Inf(1))*mat.Norm(mat.NewVecDense(b.rows, x), math.Inf(1)) + 1
+		assert.Less(t, mat.Norm(&res, math.Inf(1))/scale, 1e-13, "residual")
+		for i := range x {
+			assert.InDelta(t, want.AtVec(i), x[i], 1e-8*(1+math.Abs(want.AtVec(i))), "x[%d]", i)
+		}
+	}
+}
+
+func TestFactorMatchesDense(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		nc, ny, perRow int
+		private        bool
+		eps            float64
+	}{
+		{1, 1, 1, false, 0},
+		{5, 8, 2, true, 0},
+		{20, 40, 3, false, 0},
+		{60, 100, 4, false, 0},
+		{100, 150, 2, true, 0},
+		{100, 300, 8, false, 0},
+		{150, 160, 1, false, 1e-3},
+		{200, 250, 3, true, 1e-6},
+		{300, 200, 2, false, 0.5},
+	} {
+		for _, ord := range []Ordering{AMD, Natural} {
+			t.Run(fmt.Sprintf("%dx%d/%d/%v", tc.nc, tc.ny, tc.perRow, ord), func(t *testing.T) {
+				checkSolve(t, rng, randomB(rng, tc.nc, tc.ny, tc.perRow, tc.private), ord, tc.eps)
+			})
+		}
+	}
+	for _, sz := range [][2]int{{1, 7}, {6, 6}, {12, 17}} {
+		for _, ord := range []Ordering{AMD, Natural} {
+			t.Run(fmt.Sprintf("mesh%dx%d/%v", sz[0], sz[1], ord), func(t *testing.T) {
+				checkSolve(t, rng, meshB(rng, sz[0], sz[1]), ord, 0)
+			})
+		}
+	}
+}
+
+func isPerm(p []int) bool {
+	seen := make([]bool, len(p))
+	for _, i := range p {
+		if i < 0 || i >= len(p) || seen[i] {
+			return false
+		}
+		seen[i] = true
+	}
+	return true
+}
+
+// TestOrderingFill checks that every ordering is a permutation, that the
+// elimination tree has parents after children, and that AMD's fill on 2-D
+// meshes is far below the natural (banded) ordering's.
+func TestOrderingFill(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, k := range []int{10, 40, 100} {
+		b := meshB(rng, k, k)
+		nat, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{Ordering: Natural})
+		require.NoError(t, err)
+		amd, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{})
+		require.NoError(t, err)
+		for _, g := range []*Gram{nat, amd} {
+			assert.True(t, isPerm(g.Perm()))
+			for j, p := range g.Parent() {
+				assert.True(t, p == -1 || p > j, "parent of %d is %d", j, p)
+			}
+		}
+		t.Logf("mesh %d×%d: nnz(L) natural %d, AMD %d", k, k, nat.NNZL(), amd.NNZL())
+		if k >= 40 {
+			assert.Less(t, 2*amd.NNZL(), nat.NNZL(), "AMD fill on a %d×%d mesh", k, k)
+		}
+		assert.Equal(t, 2*k*(k-1)+k*k, amd.NNZG(), "nnz(G) of the 5-point stencil")
+	}
+	// Random patterns, with dense rows and empty rows.
+	for _, tc := range []struct{ nc, ny, perRow int }{{50, 60, 1}, {300, 400, 2}, {200, 1000, 30}} {
+		b := randomB(rng, tc.nc, tc.ny, tc.perRow, false)
+		g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{})
+		require.NoError(t, err)
+		assert.True(t, isPerm(g.Perm()))
+	}
+}
+
+func TestAnalyseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		nc, ny int
+		ptr    []int
+		col    []int
+	}{
+		{"negative", -1, 2, []int{0}, nil},
+		{"short rowPtr", 2, 2, []int{0, 1}, []int{0}},
+		{"rowPtr end", 1, 2, []int{0, 1}, []int{0, 1}},
+		{"rowPtr start", 1, 2, []int{1, 1}, []int{0}},
+		{"decreasing", 2, 3, []int{0, 2, 1}, []int{0, 1}},
+		{"column range", 1, 2, []int{0, 1}, []int{2}},
+		{"negative column", 1, 2, []int{0, 1}, []int{-1}},
+		{"unsorted", 1, 3, []int{0, 2}, []int{2, 1}},
+		{"duplicate", 1, 3, []int{0, 2}, []int{1, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := AnalyseGram(tc.nc, tc.ny, tc.ptr, tc.col, Options{})
+			assert.ErrorIs(t, err, ErrPattern)
+		})
+	}
+	_, err := AnalyseGram(2, 2, []int{0, 1, 2}, []int{0, 1}, Options{Ordering: Given, Perm: []int{0, 0}})
+	assert.ErrorIs(t, err, ErrPattern)
+	_, err = AnalyseGram(2, 2, []int{0, 1, 2}, []int{0, 1}, Options{Ordering: Given, Perm: []int{1}})
+	assert.ErrorIs(t, err, ErrPattern)
+	_, err = AnalyseGram(2, 2, []int{0, 1, 2}, []int{0, 1}, Options{Ordering: Ordering(9)})
+	assert.ErrorIs(t, err, ErrPattern)
+	g, err := AnalyseGram(2, 2, []int{0, 1, 2}, []int{0, 1}, Options{Ordering: Given, Perm: []int{1, 0}})
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 0}, g.Perm())
+}
+
+// TestRankDeficient: a repeated row of B makes G singular; without ε the
+// factorisation reports the pivot, and with ε = 1e-8·MaxDiag it succeeds and
+// matches the dense solve of the regularised G.
+func TestRankDeficient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, ord := range []Ordering{AMD, Natural} {
+		b := randomB(rng, 40, 60, 3, false)
+		// Row 7 := row 3.
+		var nb csr
+		nb.rows, nb.cols = b.rows, b.cols
+		nb.ptr = []int{0}
+		for i := 0; i < b.rows; i++ {
+			src := i
+			if i == 7 {
+				src = 3
+			}
+			nb.col = append(nb.col, b.col[b.ptr[src]:b.ptr[src+1]]...)
+			nb.val = append(nb.val, b.val[b.ptr[src]:b.ptr[src+1]]...)
+			nb.ptr = append(nb.ptr, len(nb.col))
+		}
+		g, err := AnalyseGram(nb.rows, nb.cols, nb.ptr, nb.col, Options{Ordering: ord})
+		require.NoError(t, err)
+		f := g.NewFactor()
+		winv := randomVec(rng, nb.cols, 0.5, 2)
+		err = f.Factor(nb.val, winv, 0)
+		require.ErrorIs(t, err, ErrNotPositive)
+		var np *NotPositiveError
+		require.True(t, errors.As(err, &np))
+		assert.Contains(t, []int{3, 7}, np.Index)
+		assert.Equal(t, g.Perm()[np.Step], np.Index)
+		assert.Equal(t, f.MaxDiag(), np.MaxDiag)
+		assert.Panics(t, func() { f.Solve(make([]float64, nb.rows)) })
+		eps := 1e-8 * f.MaxDiag()
+		require.NoError(t, f.Factor(nb.val, winv, eps))
+		checkSolve(t, rng, nb, ord, eps)
+	}
+}
+
+func TestFactorErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	b := randomB(rng, 10, 20, 3, true)
+	g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{})
+	require.NoError(t, err)
+	f := g.NewFactor()
+	winv := randomVec(rng, b.cols, 0.5, 2)
+	bad := append([]float64(nil), b.val...)
+	bad[3] = math.NaN()
+	assert.ErrorIs(t, f.Factor(bad, winv, 0), ErrNonFinite)
+	bad[3] = math.Inf(1)
+	assert.ErrorIs(t, f.Factor(bad, winv, 0), ErrNonFinite)
+	assert.ErrorIs(t, f.Factor(b.val, winv, -1), ErrNonFinite)
+	assert.ErrorIs(t, f.Factor(b.val, winv, math.NaN()), ErrNonFinite)
+	w0 := append([]float64(nil), winv...)
+	w0[2] = 0
+	assert.ErrorIs(t, f.Factor(b.val, w0, 0), ErrNonFinite)
+	assert.Panics(t, func() { _ = f.Factor(b.val[1:], winv, 0) })
+	assert.Panics(t, func() { _ = f.Factor(b.val, winv[1:], 0) })
+	require.NoError(t, f.Factor(b.val, winv, 0))
+	assert.Panics(t, func() { f.Solve(make([]float64, 3)) })
+}
+
+func TestNoAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	b := meshB(rng, 20, 20)
+	g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{})
+	require.NoError(t, err)
+	f := g.NewFactor()
+	winv := randomVec(rng, b.cols, 0.5, 2)
+	x := randomVec(rng, b.rows, -1, 1)
+	allocs := testing.AllocsPerRun(10, func() {
+		if err := f.Factor(b.val, winv, 1e-9); err != nil {
+			panic(err)
+		}
+		f.Solve(x)
+	})
+	assert.Zero(t, allocs)
+}
+
+// TestConcurrent shares one Gram among goroutines, each with its own
+// Factor and values; run with -race.
+func TestConcurrent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	b := meshB(rng, 15, 15)
+	g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{})
+	require.NoError(t, err)
+	const workers = 4
+	var wg sync.WaitGroup
+	results := make([][]float64, workers)
+	winv := randomVec(rng, b.cols, 0.5, 2)
+	rhs := randomVec(rng, b.rows, -1, 1)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			f := g.NewFactor()
+			for it := 0; it < 20; it++ {
+				if err := f.Factor(b.val, winv, float64(it%3)*1e-3); err != nil {
+					return
+				}
+				x := append([]float64(nil), rhs...)
+				f.Solve(x)
+				results[w] = x
+			}
+		}(w)
+	}
+	wg.Wait()
+	for w := 1; w < workers; w++ {
+		assert.Equal(t, results[0], results[w])
+	}
+}

@@ -1,0 +1,139 @@
+package sparse
+
+import "math"
+
+// numeric is one worker's LDLᵀ factor of C = P·A·Pᵀ and its workspaces.
+type numeric struct {
+	s       *symbolic
+	tol     float64
+	cx      []float64 // values of the upper triangle of C, in s.ci order
+	lx      []float64 // values of L, in s.li order
+	d       []float64 // D
+	y       []float64 // row accumulator of the factorisation; zero between rows
+	w       []float64 // solve workspace
+	next    []int32   // entries of each column of L computed so far
+	maxDiag float64
+	ok      bool
+}
+
+func newNumeric(s *symbolic, tol float64) numeric {
+	n := s.n
+	return numeric{
+		s:    s,
+		tol:  tol,
+		cx:   make([]float64, len(s.ci)),
+		lx:   make([]float64, len(s.li)),
+		d:    make([]float64, n),
+		y:    make([]float64, n),
+		w:    make([]float64, n),
+		next: make([]int32, n),
+	}
+}
+
+// factor computes C = L·D·Lᵀ from the assembled values in cx by the
+// up-looking method: row k of L solves L[:k,:k]·D[:k]·l = C[:k,k] over the
+// precomputed pattern of row k, whose columns are visited in increasing
+// order (a topological order of the row subtree).
+func (f *numeric) factor() error {
+	s := f.s
+	n := s.n
+	f.ok = false
+	maxd := 0.0
+	for b := 0; b < n; b++ {
+		v := f.cx[s.cp[b+1]-1]
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return ErrNonFinite
+		}
+		if v > maxd {
+			maxd = v
+		}
+	}
+	f.maxDiag = maxd
+	thr := f.tol * maxd
+	cp, ci, cx := s.cp, s.ci, f.cx
+	lp, li, lx := s.lp, s.li, f.lx
+	rp, rj := s.rp, s.rj
+	y, d, next := f.y, f.d, f.next
+	clear(next)
+	for k := 0; k < n; k++ {
+		p0, p1 := cp[k], cp[k+1]-1
+		for p := p0; p < p1; p++ {
+			y[ci[p]] = cx[p]
+		}
+		dk := cx[p1]
+		for _, j32 := range rj[rp[k]:rp[k+1]] {
+			j := int(j32)
+			yj := y[j]
+			y[j] = 0
+			q0 := lp[j]
+			q1 := q0 + int(next[j])
+			lij := li[q0:q1]
+			lxj := lx[q0:q1]
+			lxj = lxj[:len(lij)]
+			for t, r := range lij {
+				y[r] -= lxj[t] * yj
+			}
+			l := yj / d[j]
+			dk -= l * yj
+			lx[q1] = l
+			next[j]++
+		}
+		if !(dk > thr) {
+			clear(y)
+			if math.IsNaN(dk) || math.IsInf(dk, 0) {
+				return ErrNonFinite
+			}
+			return &NotPositiveError{Index: s.perm[k], Step: k, Pivot: dk, MaxDiag: maxd}
+		}
+		d[k] = dk
+	}
+	f.ok = true
+	return nil
+}
+
+// solve overwrites x (the caller's numbering) with C⁻¹-permuted solution
+// A⁻¹x.
+func (f *numeric) solve(x []float64) {
+	s := f.s
+	n := s.n
+	if len(x) != n {
+		panic("sparse: Solve: len(x) != N()")
+	}
+	if !f.ok {
+		panic("sparse: Solve without a successful Factor")
+	}
+	w := f.w
+	perm := s.perm
+	for k, i := range perm {
+		w[k] = x[i]
+	}
+	lp, li, lx := s.lp, s.li, f.lx
+	for j := 0; j < n; j++ {
+		wj := w[j]
+		if wj == 0 {
+			continue
+		}
+		lij := li[lp[j]:lp[j+1]]
+		lxj := lx[lp[j]:lp[j+1]]
+		lxj = lxj[:len(lij)]
+		for t, r := range lij {
+			w[r] -= lxj[t] * wj
+		}
+	}
+	for j := 0; j < n; j++ {
+		w[j] /= f.d[j]
+	}
+	for j := n - 1; j >= 0; j-- {
+		lij := li[lp[j]:lp[j+1]]
+		lxj := lx[lp[j]:lp[j+1]]
+		lxj = lxj[:len(lij)]
+		sum := w[j]
+		for t, r := range lij {
+			sum -= lxj[t] * w[r]
+		}
+		w[j] = sum
+	}
+	for k, i := range perm {
+		x[i] = w[k]
+	}
+}

@@ -1,0 +1,390 @@
+package enforce
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/enforce-nn/enforce/internal/colour"
+	"github.com/enforce-nn/enforce/internal/dense"
+	"github.com/enforce-nn/enforce/internal/sparse"
+)
+
+// The sparse path of AdaNP (Settings.Path, Capabilities.Sparse). It runs
+// the per-sample state machine of driver.go unchanged (start, accept,
+// finish, the line search and the stopping rules); only the arithmetic of
+// a step differs: B is held as its values in the constraint's CSR pattern
+// (nnz numbers), G = B·W⁻¹·Bᵀ + εI is factored by the sparse LDLᵀ kernel
+// of internal/sparse after one symbolic analysis per AdaNP, and the
+// products B·v and Bᵀ·μ run over the nonzeros. A worker's workspace holds
+// O(nnz(B) + nnz(L) + nc + ny) numbers; nothing is nc² or nc·ny.
+
+// sparsePath is the read-only state of the sparse path, shared by every
+// worker.
+type sparsePath struct {
+	sj          *SparseJacobian
+	rowPtr, col []int
+	nnz         int
+	gram        *sparse.Gram
+	ones        []float64 // n ones: W⁻¹ = I, for the kernel
+	// rowColour groups the rows of B into sets whose patterns are
+	// disjoint (a distance-2 colouring of the rows): Σ_i ∇²c_i·v_i over
+	// the rows of one set is one HessVec call (AutoDiagonal gradients).
+	rowColour [][]int
+	rec       sparseLayout
+}
+
+// sparseWork is a worker's factor and scratch on the sparse path.
+type sparseWork struct {
+	f   *sparse.Factor
+	ind []float64 // nc, a set's indicator
+}
+
+// sparseLayout is the layout of a sparse step record: a header (α, 1 if
+// the step was bounded by MaxStep, and the ε G was factored with), y, μ,
+// then W⁻¹'s diagonal (AutoDiagonal only) and B's values (unless
+// Settings.Recompute, or always at a final point).
+type sparseLayout struct {
+	storeD, storeB bool
+	offD, offB     int
+	length         int
+}
+
+const spHeader = 3
+
+// newSparsePath analyses the pattern of sj for an AdaNP with n outputs
+// (latent variables included).
+func newSparsePath(a *AdaNP, sj *SparseJacobian) (*sparsePath, error) {
+	nc, n := a.nc, a.n
+	g, err := sparse.AnalyseGram(nc, n, sj.RowPtr, sj.Col, sparse.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("enforce: sparse analysis: %w", err)
+	}
+	p := &sparsePath{sj: sj, rowPtr: sj.RowPtr, col: sj.Col, nnz: sj.nnz(), gram: g, ones: make([]float64, n)}
+	for j := range p.ones {
+		p.ones[j] = 1
+	}
+	if a.s.Weights == AutoDiagonal && a.k.HessVec != nil && a.s.Grad == Unrolled {
+		p.rowColour = rowSets(nc, n, p.rowPtr, p.col)
+	}
+	final := a.s.Grad == Implicit || a.s.Grad == FinalProjector
+	l := &p.rec
+	l.storeD = a.s.Weights == AutoDiagonal
+	l.storeB = !a.s.Recompute || final
+	off := spHeader + n + nc
+	if l.storeD {
+		l.offD, off = off, off+n
+	}
+	if l.storeB {
+		l.offB, off = off, off+p.nnz
+	}
+	l.length = off
+	return p, nil
+}
+
+// newSparseWorkspace is newWorkspace for the sparse path: vectors of
+// length n and nc, B's values (nnz) and the kernel's factor.
+func (a *AdaNP) newSparseWorkspace() *workspace {
+	n, nc, nx, nnz := a.n, a.nc, a.nx, a.sp.nnz
+	vn := func() []float64 { return make([]float64, n) }
+	vc := func() []float64 { return make([]float64, nc) }
+	m := max(n, nc)
+	ws := &workspace{
+		y: vn(), yNew: vn(),
+		c: vc(), cNew: vc(),
+		b: make([]float64, nnz), dir: vn(),
+		d: vn(), mu: vc(), delta: vn(),
+		tmp: make([]float64, m), tmpN: make([]float64, m),
+		cEval: vc(), bEval: make([]float64, nnz),
+		yhatExt: vn(),
+		w:       vc(), zeroMu: vc(), unit: vc(),
+		gx: make([]float64, nx), gxHV: make([]float64, nx), gxAcc: make([]float64, nx),
+		gy: vn(), gp: vn(), p: vn(), dp: vn(), hv: vn(), acc: vn(), bmu: vn(), dt: vn(),
+		hMu: vn(), hW: vn(), bbar: make([]float64, nnz),
+		u: vn(), r: vn(), z: vn(), pk: vn(), hpk: vn(),
+		sp: &sparseWork{f: a.sp.gram.NewFactor(), ind: vc()},
+	}
+	if a.sp.sj.JacobianXTVec == nil && a.k.JacobianX != nil {
+		ws.jx = make([]float64, nc*nx)
+	}
+	ws.st = sampleState{y: ws.y, c: ws.c, yT: ws.yNew, cT: ws.cNew, J: ws.b, delta: ws.dir, swap: true}
+	return ws
+}
+
+// mulVec writes dst = B·v (dst of length nc) for B's values vals.
+func (p *sparsePath) mulVec(dst, vals, v []float64) {
+	for i := range len(p.rowPtr) - 1 {
+		var s float64
+		for q := p.rowPtr[i]; q < p.rowPtr[i+1]; q++ {
+			s += vals[q] * v[p.col[q]]
+		}
+		dst[i] = s
+	}
+}
+
+// mulTransVec writes dst = Bᵀ·u (dst of length n) for B's values vals.
+func (p *sparsePath) mulTransVec(dst, vals, u []float64) {
+	clear(dst)
+	for i := range len(p.rowPtr) - 1 {
+		ui := u[i]
+		for q := p.rowPtr[i]; q < p.rowPtr[i+1]; q++ {
+			dst[p.col[q]] += vals[q] * ui
+		}
+	}
+}
+
+// jacobianXTVec writes out = (∂c/∂x)ᵀ·w at (x, y): with the constraint's
+// JacobianXTVec, or through JacobianX's nc×nx matrix in ws.jx.
+func (a *AdaNP) jacobianXTVec(ws *workspace, x, y, w, out []float64) {
+	if f := a.sp.sj.JacobianXTVec; f != nil {
+		f(x, y, w, out)
+		return
+	}
+	a.k.JacobianX(x, y, ws.jx)
+	dense.MulTransVec(out, ws.jx, a.nc, a.nx, w)
+}
+
+// sparseWeights returns W⁻¹'s diagonal for B's values vals, or nil for
+// W = I. AutoDiagonal's column means of |B| are summed over the nonzeros,
+// in the order of the dense path's sums (rows in order).
+func (a *AdaNP) sparseWeights(ws *workspace, vals []float64) []float64 {
+	switch a.s.Weights {
+	case Diagonal:
+		copy(ws.d, a.diagInv)
+		return ws.d
+	case AutoDiagonal:
+		d := ws.d
+		clear(d)
+		for q, v := range vals {
+			d[a.sp.col[q]] += math.Abs(v)
+		}
+		top := 0.0
+		for k, s := range d {
+			d[k] = math.Max(s/float64(a.nc), 1)
+			top = math.Max(top, d[k])
+		}
+		for k := range d {
+			d[k] /= top
+		}
+		return d
+	}
+	return nil
+}
+
+// maxClampTries bounds the retries of a sparse factorisation with a
+// larger ε.
+const maxClampTries = 8
+
+// sparseFactor factors G = B·diag(d)·Bᵀ + εI for B's values vals into
+// ws.sp.f with ε = Settings.Reg. Where G is not numerically positive
+// definite (the kernel meets a non-positive pivot: B rank-deficient or
+// ill-conditioned) it factors again with ε raised to
+// max(Reg, 1e-12·max_j G_jj), then 100 times larger at each failure, up to
+// maxClampTries times: the sparse counterpart of the dense path's
+// eigenvalue clamp at max(Reg, 1e-12·λ_max), reported the same way
+// (clamped, counted in Stats.Clamped and as inexact by GradStats). It
+// returns the ε used and reports false if no ε up to the last succeeded or
+// G is not finite.
+func (a *AdaNP) sparseFactor(ws *workspace, vals, d []float64) (eps float64, clamped, ok bool) {
+	winv := d
+	if winv == nil {
+		winv = a.sp.ones
+	}
+	eps = a.s.Reg
+	if ws.sp.f.Factor(vals, winv, eps) == nil {
+		return eps, false, true
+	}
+	top := a.sp.maxGramDiag(vals, winv)
+	if !(top > 0) || math.IsInf(top, 1) {
+		return 0, false, false
+	}
+	eps = math.Max(a.s.Reg, 1e-12*top)
+	for range maxClampTries {
+		if ws.sp.f.Factor(vals, winv, eps) == nil {
+			return eps, true, true
+		}
+		eps *= 100
+	}
+	return 0, false, false
+}
+
+// maxGramDiag returns max_i G_ii = max_i Σ_q B_iq² d_q, without ε.
+func (p *sparsePath) maxGramDiag(vals, d []float64) float64 {
+	var top float64
+	for i := range len(p.rowPtr) - 1 {
+		var s float64
+		for q := p.rowPtr[i]; q < p.rowPtr[i+1]; q++ {
+			v := vals[q]
+			s += v * v * d[p.col[q]]
+		}
+		if s > top || s != s {
+			top = s
+		}
+	}
+	return top
+}
+
+// sparseDirection computes the NP direction at an iterate with residual c
+// and B's values vals: μ = G⁻¹c into ws.mu and δ = D·Bᵀ·μ into delta,
+// leaving G's factor in ws.sp.f. It returns D (nil for W = I) and the ε
+// G was factored with, and reports false if G cannot be factored or δ is
+// not finite.
+func (a *AdaNP) sparseDirection(ws *workspace, c, vals, delta []float64) (d []float64, eps float64, clamped, ok bool) {
+	d = a.sparseWeights(ws, vals)
+	eps, clamped, ok = a.sparseFactor(ws, vals, d)
+	if !ok {
+		return nil, 0, false, false
+	}
+	copy(ws.mu, c)
+	ws.sp.f.Solve(ws.mu)
+	a.sp.mulTransVec(delta, vals, ws.mu)
+	return d, eps, clamped, scaleFinite(delta, d)
+}
+
+// stepSparse is batch.step on the sparse path.
+func (b *batch) stepSparse(ws *workspace, s int, st *sampleState) next {
+	a := b.a
+	if !b.continues(st) {
+		b.finish(ws, s, st)
+		return nextDone
+	}
+	vals := st.J
+	d, eps, clamped, ok := a.sparseDirection(ws, st.c, vals, st.delta)
+	if !ok {
+		b.flags[s] |= flagStopped
+		b.finish(ws, s, st)
+		return nextDone
+	}
+	if clamped {
+		b.flags[s] |= flagClamped
+	}
+	st.alpha0, st.bounded = a.initialStep(st.delta)
+	st.alpha = st.alpha0
+	if a.s.LineSearch {
+		st.m0 = merit(st.c)
+		a.sp.mulVec(ws.tmpN[:a.nc], vals, st.delta)
+		st.slope = dot(st.c, ws.tmpN[:a.nc])
+	}
+	if b.record {
+		b.tr.pushSparse(s, st.alpha, st.bounded, eps, clamped, st.y, ws.mu, d, vals)
+	}
+	trial(st.yT, st.y, st.delta, st.alpha)
+	return nextEval
+}
+
+// recordFinalSparse is batch.recordFinal on the sparse path.
+func (b *batch) recordFinalSparse(ws *workspace, s int, st *sampleState, yhat []float64) {
+	a := b.a
+	vals := st.J
+	if !st.jAtY {
+		a.eval(dense.Row(b.x, s), st.y, ws.cEval, ws.bEval)
+		vals = ws.bEval
+	}
+	if !allFinite(vals) {
+		return
+	}
+	d := a.sparseWeights(ws, vals)
+	eps, clamped, ok := a.sparseFactor(ws, vals, d)
+	if !ok {
+		return
+	}
+	header := 1.0
+	lam := ws.mu
+	clear(lam)
+	if a.s.Grad == Implicit {
+		copy(ws.yhatExt, yhat)
+		clear(ws.yhatExt[a.ny:])
+		header = a.kktMultipliersSparse(ws, st.y, ws.yhatExt, vals, d, lam)
+	}
+	b.tr.pushSparse(s, header, false, eps, clamped, st.y, lam, d, vals)
+}
+
+// pushSparse appends a sparse step record for sample s.
+func (t *Trace) pushSparse(s int, alpha float64, bounded bool, eps float64, clamped bool, y, mu, d, vals []float64) {
+	a := t.a
+	l := &a.sp.rec
+	k := t.depth[s]
+	if k == len(t.recs[s]) {
+		t.recs[s] = append(t.recs[s], nil)
+	}
+	r := t.recs[s][k]
+	if len(r) != l.length {
+		r = make([]float64, l.length)
+		t.recs[s][k] = r
+	}
+	t.depth[s] = k + 1
+	r[0], r[1], r[2] = alpha, 0, eps
+	if bounded {
+		r[1] = 1
+	}
+	copy(r[spHeader:], y)
+	copy(r[spHeader+a.n:], mu)
+	if l.storeD {
+		copy(r[l.offD:l.offD+a.n], d)
+	}
+	if l.storeB {
+		copy(r[l.offB:l.offB+a.sp.nnz], vals)
+	}
+	t.eig[s] = append(t.eig[s], clamped)
+}
+
+// recordSparse parses record k of sample s into st, evaluating B again
+// where it was not stored, and factors G again into ws.sp.f with the ε of
+// the forward pass (the backward pass refactors rather than storing
+// factors, whose fill can exceed nnz(B) many times). It reports false if
+// G cannot be factored with that ε.
+func (t *Trace) recordSparse(ws *workspace, s, k int, st *stepRecord) bool {
+	a := t.a
+	l := &a.sp.rec
+	r := t.recs[s][k]
+	st.alpha = r[0]
+	st.bounded = r[1] != 0
+	eps := r[2]
+	st.y = r[spHeader : spHeader+a.n]
+	st.mu = r[spHeader+a.n : spHeader+a.n+a.nc]
+	if l.storeB {
+		st.B = r[l.offB : l.offB+a.sp.nnz]
+	} else {
+		a.sp.sj.Eval(t.xrow(s), st.y, ws.cNew, ws.b)
+		st.B = ws.b
+	}
+	if l.storeD {
+		st.d = r[l.offD : l.offD+a.n]
+	} else {
+		st.d = a.sparseWeights(ws, st.B)
+	}
+	winv := st.d
+	if winv == nil {
+		winv = a.sp.ones
+	}
+	st.f = nil
+	return ws.sp.f.Factor(st.B, winv, eps) == nil
+}
+
+// rowSets partitions the nc rows of a CSR pattern over n columns into sets
+// of rows with pairwise disjoint column sets: a distance-2 colouring of
+// the rows, as the column colouring of the transpose.
+func rowSets(nc, n int, rowPtr, col []int) [][]int {
+	// Transpose: the rows of Bᵀ are the columns of B.
+	tp := make([]int, n+1)
+	for _, j := range col {
+		tp[j+1]++
+	}
+	for j := range n {
+		tp[j+1] += tp[j]
+	}
+	tc := make([]int, len(col))
+	next := append([]int(nil), tp[:n]...)
+	for i := range nc {
+		for q := rowPtr[i]; q < rowPtr[i+1]; q++ {
+			j := col[q]
+			tc[next[j]] = i
+			next[j]++
+		}
+	}
+	colours, k := colour.Columns(n, nc, tp, tc, colour.Natural)
+	sets := make([][]int, k)
+	for i, c := range colours {
+		sets[c] = append(sets[c], i)
+	}
+	return sets
+}

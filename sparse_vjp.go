@@ -1,0 +1,352 @@
+package enforce
+
+import "math"
+
+// The backward pass of the sparse path: the formulas of backStep,
+// implicitVJP and projectorVJP (step.go, vjp.go) with B as its values in
+// the constraint's pattern and G's factor from the sparse kernel, which
+// recordSparse computes again for each step (Trace documents what is
+// stored).
+
+// sampleSparse is vjpJob.sample on the sparse path.
+func (j *vjpJob) sampleSparse(ws *workspace, s int) {
+	a, tr := j.a, j.tr
+	g, gx := ws.gy, ws.gx
+	j.load(s, g, gx)
+	xs := tr.xrow(s)
+	exact := a.exactGradient(j.wantX)
+	var rec stepRecord
+	switch a.s.Grad {
+	case Implicit:
+		if tr.Depth(s) == 1 {
+			if !tr.recordSparse(ws, s, 0, &rec) {
+				j.bad[s] = true
+				return
+			}
+			if rec.alpha > kktTol || tr.eig[s][0] || !a.hasHV {
+				exact = false
+			}
+			if !a.hasHV || !a.implicitVJPSparse(ws, &rec, xs, g, gx, j.wantX) {
+				exact = false
+				a.projectorVJPSparse(ws, &rec, xs, g, gx, j.wantX)
+			}
+		} else {
+			exact = false
+		}
+	default:
+		curv, curvX := j.curvature()
+		for k := tr.Depth(s) - 1; k >= 0; k-- {
+			if !tr.recordSparse(ws, s, k, &rec) {
+				j.bad[s] = true
+				return
+			}
+			if tr.eig[s][k] {
+				exact = false
+			}
+			a.backStepSparse(ws, &rec, xs, g, gx, curv, curvX, j.wantX)
+			if curv {
+				h := a.k.HessVec
+				h(xs, rec.y, rec.mu, ws.dp, ws.hMu)
+				h(xs, rec.y, ws.w, ws.delta, ws.hW)
+				finishBackStep(g, ws.acc, ws.hMu, ws.hW, rec.alpha)
+			} else {
+				finishBackStep(g, ws.acc, nil, nil, rec.alpha)
+			}
+		}
+	}
+	j.inexact[s] = !exact
+	j.store(s, g, gx)
+}
+
+// backStepSparse is backStep with B's values in st.B and G's factor in
+// ws.sp.f. AutoDiagonal's term Σ_i ∇²c_i·B̄_i takes one HessVec per set
+// of rows with disjoint patterns (sparsePath.rowColour): ∇²c_i·v depends
+// only on v's entries in row i's pattern, so over such a set the sum is
+// one product with the set's indicator as weights and the rows' B̄_i
+// summed as v.
+func (a *AdaNP) backStepSparse(ws *workspace, st *stepRecord, xs, g, gx []float64, curv, curvX, wantX bool) {
+	sp := a.sp
+	B, d, mu := st.B, st.d, st.mu
+	sp.mulTransVec(ws.delta, B, mu)
+	copy(ws.bmu, ws.delta) // Bᵀμ
+	if d != nil {
+		for i := range ws.delta {
+			ws.delta[i] *= d[i]
+		}
+	}
+	gp := ws.gp
+	copy(gp, g)
+	if st.bounded {
+		nrm2 := dot(ws.delta, ws.delta)
+		if nrm2 > 0 {
+			t := dot(ws.delta, g) / nrm2
+			for i, v := range ws.delta {
+				gp[i] -= t * v
+			}
+		}
+	}
+	dg := ws.dp
+	for i, v := range gp {
+		if d != nil {
+			v *= d[i]
+		}
+		dg[i] = v
+	}
+	sp.mulVec(ws.w, B, dg)
+	ws.sp.f.Solve(ws.w)
+	sp.mulTransVec(ws.acc, B, ws.w)
+	for i := range gp {
+		p := gp[i] - ws.acc[i]
+		ws.p[i] = p
+		if d != nil {
+			p *= d[i]
+		}
+		dg[i] = p
+	}
+	xacc := ws.gxAcc
+	if wantX {
+		a.jacobianXTVec(ws, xs, st.y, ws.w, xacc)
+	}
+	if curvX {
+		h := a.k.MixedHessVec
+		h(xs, st.y, mu, ws.dp, ws.gxHV)
+		for m, v := range ws.gxHV {
+			xacc[m] += v
+		}
+		h(xs, st.y, ws.w, ws.delta, ws.gxHV)
+		for m, v := range ws.gxHV {
+			xacc[m] -= v
+		}
+	}
+	if curv && a.s.Weights == AutoDiagonal {
+		for k := range ws.bmu {
+			ws.bmu[k] *= ws.p[k] // ∂ℓ/∂D
+		}
+		if a.autoDiagonalVJPSparse(B, ws.bmu, ws.bbar, ws.dt) {
+			a.rowSetCurvature(ws, xs, st.y, ws.bbar, xacc, curvX)
+		}
+	}
+	if wantX {
+		for m, v := range xacc {
+			gx[m] -= st.alpha * v
+		}
+	}
+}
+
+// rowSetCurvature adds Σ_i ∇²c_i·B̄_i to ws.acc and, with curvX,
+// Σ_i ∇²_xy c_i·B̄_i to xacc, for B̄ given by its values bbar in the
+// pattern: one HessVec (and MixedHessVec) per row set with a nonzero B̄.
+func (a *AdaNP) rowSetCurvature(ws *workspace, xs, y, bbar, xacc []float64, curvX bool) {
+	sp := a.sp
+	ind, v := ws.sp.ind, ws.hpk
+	clear(ind)
+	clear(v)
+	for _, set := range sp.rowColour {
+		nonzero := false
+		for _, i := range set {
+			for q := sp.rowPtr[i]; q < sp.rowPtr[i+1]; q++ {
+				if bbar[q] != 0 {
+					nonzero = true
+					v[sp.col[q]] = bbar[q]
+				}
+			}
+			ind[i] = 1
+		}
+		if nonzero {
+			a.k.HessVec(xs, y, ind, v, ws.hv)
+			for k, t := range ws.hv {
+				ws.acc[k] += t
+			}
+			if curvX {
+				a.k.MixedHessVec(xs, y, ind, v, ws.gxHV)
+				for m, t := range ws.gxHV {
+					xacc[m] += t
+				}
+			}
+		}
+		for _, i := range set {
+			for q := sp.rowPtr[i]; q < sp.rowPtr[i+1]; q++ {
+				v[sp.col[q]] = 0
+			}
+			ind[i] = 0
+		}
+	}
+}
+
+// autoDiagonalVJPSparse is autoDiagonalVJP with B and B̄ as values in the
+// pattern.
+func (a *AdaNP) autoDiagonalVJPSparse(vals, dbar, bbar, dt []float64) bool {
+	nc, col := a.nc, a.sp.col
+	clear(dt)
+	for q, v := range vals {
+		dt[col[q]] += math.Abs(v)
+	}
+	top, arg := 0.0, 0
+	for k, s := range dt {
+		dt[k] = math.Max(s/float64(nc), 1)
+		if dt[k] > top {
+			top, arg = dt[k], k
+		}
+	}
+	var topBar float64
+	for k := range dt {
+		topBar += dbar[k] * dt[k]
+	}
+	topBar /= top * top
+	any := false
+	for q, b := range vals {
+		k := col[q]
+		v := 0.0
+		if dt[k] > 1 {
+			g := dbar[k] / top
+			if k == arg {
+				g -= topBar
+			}
+			switch {
+			case b > 0:
+				v = g / float64(nc)
+			case b < 0:
+				v = -g / float64(nc)
+			}
+		}
+		bbar[q] = v
+		any = any || v != 0
+	}
+	return any
+}
+
+// projectorVJPSparse is projectorVJP on the sparse path.
+func (a *AdaNP) projectorVJPSparse(ws *workspace, rec *stepRecord, xs, g, gx []float64, wantX bool) {
+	clear(ws.zeroMu)
+	r := *rec
+	r.mu, r.alpha, r.bounded = ws.zeroMu, 1, false
+	a.backStepSparse(ws, &r, xs, g, gx, false, false, wantX)
+	finishBackStep(g, ws.acc, nil, nil, 1)
+}
+
+// implicitVJPSparse is implicitVJP on the sparse path: conjugate
+// gradients on the null space of B, preconditioned by the projector of the
+// forward step, with G's factor in ws.sp.f.
+func (a *AdaNP) implicitVJPSparse(ws *workspace, st *stepRecord, xs, g, gx []float64, wantX bool) bool {
+	n := a.n
+	hv := a.k.HessVec
+	u, r, z, p, hp := ws.u, ws.r, ws.z, ws.pk, ws.hpk
+	clear(u)
+	for i, v := range g {
+		r[i] = -v
+	}
+	a.projectDualSparse(ws, st, r, z)
+	for i, v := range z {
+		p[i] = -v
+	}
+	rz := dot(r, z)
+	zz0 := dot(z, z)
+	if rz < 0 {
+		return false
+	}
+	for it := 0; dot(z, z) > 1e-24*zz0; it++ {
+		if it > 2*n+20 {
+			return false
+		}
+		a.hessLagrangian(hv, ws, st, xs, p, hp)
+		php := dot(p, hp)
+		if !(php > 0) {
+			return false
+		}
+		alpha := rz / php
+		for i := range u {
+			u[i] += alpha * p[i]
+			r[i] += alpha * hp[i]
+		}
+		a.projectDualSparse(ws, st, r, z)
+		rzNew := dot(r, z)
+		if math.IsNaN(rzNew) {
+			return false
+		}
+		rzNew = math.Max(rzNew, 0)
+		if rzNew == 0 && dot(z, z) > 1e-24*zz0 {
+			return false
+		}
+		beta := rzNew / rz
+		rz = rzNew
+		for i := range p {
+			p[i] = -z[i] + beta*p[i]
+		}
+	}
+	if wantX {
+		// v = G⁻¹·B·D·(ḡ − H·u)
+		a.hessLagrangian(hv, ws, st, xs, u, hp)
+		for i := range hp {
+			v := g[i] - hp[i]
+			if st.d != nil {
+				v *= st.d[i]
+			}
+			hp[i] = v
+		}
+		a.sp.mulVec(ws.w, st.B, hp)
+		ws.sp.f.Solve(ws.w)
+		a.jacobianXTVec(ws, xs, st.y, ws.w, ws.gxHV)
+		for m, v := range ws.gxHV {
+			gx[m] -= v
+		}
+		if a.hasMHV {
+			a.k.MixedHessVec(xs, st.y, st.mu, u, ws.gxHV)
+			for m, v := range ws.gxHV {
+				gx[m] -= v
+			}
+		}
+	}
+	for i, v := range u {
+		if st.d != nil {
+			v /= st.d[i]
+		}
+		g[i] = v
+	}
+	return true
+}
+
+// projectDualSparse is projectDual on the sparse path.
+func (a *AdaNP) projectDualSparse(ws *workspace, st *stepRecord, r, z []float64) {
+	for i, v := range r {
+		if st.d != nil {
+			v *= st.d[i]
+		}
+		z[i] = v
+	}
+	a.sp.mulVec(ws.w, st.B, z)
+	ws.sp.f.Solve(ws.w)
+	a.sp.mulTransVec(ws.hv, st.B, ws.w)
+	for i := range z {
+		v := r[i] - ws.hv[i]
+		r[i] = v
+		if st.d != nil {
+			v *= st.d[i]
+		}
+		z[i] = v
+	}
+}
+
+// kktMultipliersSparse is kktMultipliers on the sparse path, with G's
+// factor in ws.sp.f.
+func (a *AdaNP) kktMultipliersSparse(ws *workspace, y, yhat, vals, d, lam []float64) float64 {
+	for i := range y {
+		ws.p[i] = y[i] - yhat[i]
+	}
+	a.sp.mulVec(lam, vals, ws.p)
+	ws.sp.f.Solve(lam)
+	for i := range lam {
+		lam[i] = -lam[i]
+	}
+	a.sp.mulTransVec(ws.hv, vals, lam)
+	var res float64
+	for i := range ws.p {
+		v := ws.p[i]
+		if d != nil {
+			v = ws.p[i] + d[i]*ws.hv[i]
+		} else {
+			v += ws.hv[i]
+		}
+		res += v * v
+	}
+	return math.Sqrt(res) / math.Max(norm2(ws.p), 1)
+}
