@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -74,9 +73,6 @@ func Load(name string) (*Case, error) {
 	if _, err := os.Stat(name); err != nil {
 		return nil, fmt.Errorf("acopf: %q is neither a shipped case (%s) nor a readable file: %w",
 			name, strings.Join(Names(), ", "), err)
-	}
-	if filepath.Ext(name) == "" {
-		return nil, fmt.Errorf("acopf: %q has no extension; want a MATPOWER .m or .m.gz file", name)
 	}
 	return ReadFile(name)
 }

@@ -33,7 +33,9 @@ type Formulation struct {
 // order: the 2·nb + 1 power-flow equations, the thermal limits (From then
 // To end, branch by branch), the angle limits. Derivatives are exact; the
 // Hessian of the Lagrangian has repeated positions, which the SparseNLP
-// contract sums. It returns an error if len(x) is not nx.
+// contract sums. The callbacks share scratch space: one solve at a time
+// per NLP (build one NLP per goroutine). It returns an error if len(x) is
+// not nx.
 func (m *Model) NLP(x []float64, f Formulation) (*solvers.SparseNLP, error) {
 	nx, ny := m.Dims()
 	if len(x) != nx {

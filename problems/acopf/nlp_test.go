@@ -17,6 +17,9 @@ import (
 func TestNLPDerivatives(t *testing.T) {
 	for _, name := range []string{"pglib_opf_case57_ieee", "pglib_opf_case118_ieee"} {
 		t.Run(name, func(t *testing.T) {
+			if testing.Short() && name == "pglib_opf_case118_ieee" {
+				t.Skip("-short: case57 only")
+			}
 			c, err := Load(name)
 			require.NoError(t, err)
 			m, err := NewModel(c)

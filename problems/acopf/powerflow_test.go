@@ -145,6 +145,9 @@ func checkDerivatives(t *testing.T, c enforce.Constraint, x, y []float64, rng *r
 func TestPowerFlowDerivatives(t *testing.T) {
 	for _, name := range []string{"pglib_opf_case57_ieee", "pglib_opf_case118_ieee", "matpower6_case57"} {
 		t.Run(name, func(t *testing.T) {
+			if testing.Short() && name == "pglib_opf_case118_ieee" {
+				t.Skip("-short: case57 only")
+			}
 			c, err := Load(name)
 			require.NoError(t, err)
 			m, err := NewModel(c)

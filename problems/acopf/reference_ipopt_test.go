@@ -59,3 +59,30 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkReference solves case57's ACOPF (PGLib's formulation, flat
+// start) with IPOPT and with the pure-Go interior-point method.
+func BenchmarkReference(b *testing.B) {
+	c, err := Load("case57_ieee")
+	require.NoError(b, err)
+	m, err := NewModel(c)
+	require.NoError(b, err)
+	p, err := m.NLP(m.Loads(), Formulation{})
+	require.NoError(b, err)
+	b.Run("ipopt", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			res, err := ipopt.Solver{Tol: 1e-8, ConstrViolTol: 1e-6, Options: ReferenceOptions}.SolveSparse(p, m.FlatStart())
+			require.NoError(b, err)
+			require.Equal(b, solvers.Success, res.Status)
+		}
+	})
+	b.Run("purego", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			res, err := solvers.SolveSparse(p, m.FlatStart(), &solvers.Settings{Tol: 1e-6, FeasTol: 1e-8})
+			require.NoError(b, err)
+			require.Equal(b, solvers.Success, res.Status)
+		}
+	})
+}
