@@ -205,6 +205,9 @@ func build(rc *rawCase, name string) (*Case, error) {
 	}
 	c := &Case{BaseMVA: base, Ref: -1}
 	deg := math.Pi / 180
+	if err := rescale(rc, base, name); err != nil {
+		return nil, err
+	}
 
 	// Buses.
 	bm := rc.matrices["bus"]
@@ -364,6 +367,35 @@ func build(rc *rawCase, name string) (*Case, error) {
 		c.Branches = append(c.Branches, b)
 	}
 	return c, nil
+}
+
+// rescale applies the rescalings readMATPOWER recorded to the raw bus and
+// branch matrices: loads divided by rc.loadScale, and branch R, X divided
+// by Vbase²/Sbase (Vbase the first bus's BASE_KV in volts, Sbase baseMVA
+// in VA), as MATPOWER's distribution cases do.
+func rescale(rc *rawCase, base float64, name string) error {
+	bus := rc.matrices["bus"]
+	if rc.loadScale != 0 {
+		for _, row := range bus.rows {
+			row[busPd] /= rc.loadScale
+			row[busQd] /= rc.loadScale
+		}
+	}
+	if rc.ohms != 0 {
+		if len(bus.rows) == 0 || len(bus.rows[0]) <= busBaseKV {
+			return fmt.Errorf("%s:%d: branch impedances in ohms need the first bus's BASE_KV", name, rc.ohms)
+		}
+		vbase := bus.rows[0][busBaseKV] * 1e3
+		zbase := vbase * vbase / (base * 1e6)
+		if !(zbase > 0) || math.IsInf(zbase, 1) {
+			return fmt.Errorf("%s:%d: branch impedances in ohms with base impedance %v (first bus's BASE_KV %v)", name, rc.ohms, zbase, bus.rows[0][busBaseKV])
+		}
+		for _, row := range rc.matrices["branch"].rows {
+			row[brR] /= zbase
+			row[brX] /= zbase
+		}
+	}
+	return nil
 }
 
 // readCost reads one gencost row.

@@ -264,3 +264,25 @@ func TestParseTolerates(t *testing.T) {
 	_, err = Parse(strings.NewReader(src), "tiny.m")
 	assert.ErrorContains(t, err, "tiny.m:4: baseMVA")
 }
+
+// TestParseDistributionRescaling checks the two rescalings of MATPOWER's
+// distribution cases (case33bw, …): branch R, X given in ohms and loads
+// in kW.
+func TestParseDistributionRescaling(t *testing.T) {
+	tail := "Vbase = mpc.bus(1, BASE_KV) * 1e3;      %% in Volts\nSbase = mpc.baseMVA * 1e6;              %% in VA\n" +
+		"mpc.branch(:, [BR_R BR_X]) = mpc.branch(:, [BR_R BR_X]) / (Vbase^2 / Sbase);\n" +
+		"mpc.bus(:, [PD, QD]) = mpc.bus(:, [PD, QD]) / 1e3;\n"
+	c, err := Parse(strings.NewReader(tiny+tail), "tiny.m")
+	require.NoError(t, err)
+	// The first bus's BASE_KV is 230: Z_base = 230e3²/100e6 = 529 Ω.
+	assert.InDelta(t, 0.1/529, c.Branches[0].X, 1e-15)
+	assert.InDelta(t, 0.2/529, c.Branches[1].X, 1e-15)
+	assert.InDelta(t, 0.05/1e3, c.Buses[0].Pd, 1e-15)
+	assert.InDelta(t, 0.2/1e3, c.Buses[0].Qd, 1e-15)
+	assert.InDelta(t, 0.1, c.Buses[0].Gs, 1e-15, "shunts are not rescaled")
+
+	_, err = Parse(strings.NewReader(tiny+"mpc.bus(:, [PD, QD]) = mpc.bus(:, [PD, QD]) / 0;\n"), "tiny.m")
+	assert.ErrorContains(t, err, "tiny.m:33: unsupported statement")
+	_, err = Parse(strings.NewReader(tiny+"mpc.bus(:, QD) = mpc.bus(:, PD) * sin(acos(pf));\n"), "tiny.m")
+	assert.ErrorContains(t, err, "tiny.m:33: unsupported statement")
+}

@@ -23,14 +23,35 @@ type rawCase struct {
 	scalars     map[string]float64
 	scalarLines map[string]int
 	matrices    map[string]*rawMatrix
+	// ohms, if not zero, is the line of MATPOWER's conversion of branch
+	// R and X from ohms to per unit (see readMATPOWER).
+	ohms int
+	// loadScale divides the loads Pd, Qd when not zero (the line is
+	// loadLine).
+	loadScale float64
+	loadLine  int
 }
+
+// Statements of MATPOWER's distribution cases (case33bw, …) that rescale
+// the matrices after they are given, with blanks removed.
+const (
+	stmtVbase   = "Vbase=mpc.bus(1,BASE_KV)*1e3;"
+	stmtSbase   = "Sbase=mpc.baseMVA*1e6;"
+	stmtOhms    = "mpc.branch(:,[BR_RBR_X])=mpc.branch(:,[BR_RBR_X])/(Vbase^2/Sbase);"
+	stmtLoadsKW = "mpc.bus(:,[PD,QD])=mpc.bus(:,[PD,QD])/"
+)
 
 // readMATPOWER parses the assignments of a MATPOWER case file: lines
 // `mpc.name = number;` and `mpc.name = [ rows ];` (the "mpc." prefix is
 // optional, for version 1 files), with `%` comments, rows ended by `;` or
 // a line break, values separated by blanks or commas, and the matrix
 // spread over any number of lines. Other statements (the function line,
-// strings, cell arrays `{ … }`) are skipped. name is quoted in errors.
+// strings, cell arrays `{ … }`) are skipped, except the two rescalings of
+// MATPOWER's distribution cases, which are recorded (branch impedances in
+// ohms converted with Vbase = the first bus's BASE_KV and Sbase = baseMVA,
+// and loads given in kW divided by a number); any other assignment to
+// part of bus, gen, branch or gencost is an error. name is quoted in
+// errors.
 func readMATPOWER(r io.Reader, name string) (*rawCase, error) {
 	rc := &rawCase{scalars: map[string]float64{}, scalarLines: map[string]int{}, matrices: map[string]*rawMatrix{}}
 	sc := bufio.NewScanner(r)
@@ -70,6 +91,21 @@ func readMATPOWER(r io.Reader, name string) (*rawCase, error) {
 		if cur == nil {
 			stmt := strings.TrimSpace(text)
 			if stmt == "" {
+				continue
+			}
+			compact := strings.Join(strings.Fields(stmt), "")
+			switch {
+			case compact == stmtVbase || compact == stmtSbase:
+				continue
+			case compact == stmtOhms:
+				rc.ohms = line
+				continue
+			case strings.HasPrefix(compact, stmtLoadsKW) && strings.HasSuffix(compact, ";"):
+				d, err := parseValue(strings.TrimSuffix(strings.TrimPrefix(compact, stmtLoadsKW), ";"))
+				if err != nil || !(d > 0) || math.IsInf(d, 1) {
+					return nil, fmt.Errorf("%s:%d: unsupported statement %q (the loads must be divided by a positive number)", name, line, stmt)
+				}
+				rc.loadScale, rc.loadLine = d, line
 				continue
 			}
 			lhs, rhs, ok := strings.Cut(stmt, "=")
