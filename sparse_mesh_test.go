@@ -223,3 +223,51 @@ func BenchmarkSparseMesh(b *testing.B) {
 		})
 	}
 }
+
+// The sizes of BenchmarkPathCrossover.
+var (
+	benchMeshSides  = []int{2, 3, 4, 6, 10, 20}
+	benchRandomRows = []int{4, 8, 16, 32, 64, 128}
+)
+
+// BenchmarkPathCrossover projects 16 samples with three NP steps each on
+// both paths (and PathAuto), for the mesh family and for random sparse
+// systems (ny = 2nc, up to 8 nonzeros per row, heavier fill) and nearly
+// dense ones (up to nc/2 nonzeros per row), at sizes
+// around the crossover that PathAuto's rule (preferSparse) encodes.
+func BenchmarkPathCrossover(b *testing.B) {
+	type family struct {
+		name string
+		c    Constraint
+	}
+	var fams []family
+	for _, g := range benchMeshSides {
+		fams = append(fams, family{fmt.Sprintf("mesh/nc=%d", g*g), newSPMesh(g)})
+	}
+	for _, nc := range benchRandomRows {
+		fams = append(fams, family{fmt.Sprintf("random/nc=%d", nc), newSPSystem(rand.New(rand.NewPCG(5, uint64(nc))), 2, 2*nc, nc, 8, 3)})
+		fams = append(fams, family{fmt.Sprintf("dense-ish/nc=%d", nc), newSPSystem(rand.New(rand.NewPCG(6, uint64(nc))), 2, 2*nc, nc, max(nc/2, 2), 3)})
+	}
+	const rows = 16
+	for _, f := range fams {
+		nx, ny, _ := f.c.Dims()
+		rnd := rand.New(rand.NewPCG(1, 1))
+		x := randDense(rnd, rows, nx, 0.3)
+		for r := range rows {
+			x.Set(r, 0, 1+x.At(r, 0))
+		}
+		yhat := randDense(rnd, rows, ny, 0.3)
+		dst := mat.NewDense(rows, ny, nil)
+		for _, p := range []Path{PathDense, PathSparse, PathAuto} {
+			a, err := NewAdaNP(f.c, Settings{Path: p, MinDepth: 3, MaxDepth: 3})
+			require.NoError(b, err)
+			b.Run(fmt.Sprintf("%s/%v", f.name, p), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := a.ProjectTo(dst, x, yhat); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -3,6 +3,8 @@ package enforce
 import (
 	"errors"
 	"fmt"
+
+	"github.com/enforce-nn/enforce/internal/sparse"
 )
 
 // Path selects the linear algebra of AdaNP's projection steps.
@@ -10,10 +12,13 @@ type Path int
 
 const (
 	// PathAuto, the zero value, takes the sparse path when the constraint
-	// declares Capabilities.Sparse and preferSparse's measured rule says
-	// it is faster (see docs/sparse.md), and the dense path otherwise
-	// (always with BatchDiagonal or TrainableDiagonal weights, which the
-	// sparse path does not implement).
+	// declares Capabilities.Sparse, has at least 16 constraints and at
+	// most half of B's entries in its pattern, and the dense path's
+	// multiply–adds per step are at least 10 times the sparse path's
+	// (counted after the symbolic analysis: a measured crossover, see
+	// docs/sparse.md); the dense path otherwise (always with BatchDiagonal
+	// or TrainableDiagonal weights, which the sparse path does not
+	// implement).
 	PathAuto Path = iota
 	// PathDense forms B (nc×ny) and G (nc×nc) densely and factors G by
 	// Cholesky: the fastest path for small systems.
@@ -74,12 +79,15 @@ func (a *AdaNP) choosePath() error {
 		}
 		return nil
 	}
-	if sj == nil || a.s.Path == PathDense || a.s.Path == PathAuto && !preferSparse(a.nc, a.n, sj.nnz()) {
+	if sj == nil || a.s.Path == PathDense || a.s.Path == PathAuto && !worthAnalysing(a.nc, a.n, sj.nnz()) {
 		return nil
 	}
 	sp, err := newSparsePath(a, sj)
 	if err != nil {
 		return err
+	}
+	if a.s.Path == PathAuto && !preferSparse(a.nc, a.n, sp.gram) {
+		return nil
 	}
 	a.sp = sp
 	a.lo, a.eval32, a.hv32 = false, nil, nil
@@ -87,16 +95,35 @@ func (a *AdaNP) choosePath() error {
 	return nil
 }
 
-// Measured crossover of PathAuto (see docs/sparse.md): the sparse path is
-// taken from sparseMinRows constraints up, where B has at most
-// sparseMaxDensity of its nc·ny entries nonzero.
+// PathAuto's rule, measured by BenchmarkPathCrossover (docs/sparse.md):
+// below sparseMinRows constraints, or with more than half of B's entries
+// in the pattern, the dense path is taken without a symbolic analysis;
+// otherwise the pattern is analysed, and the sparse path is taken where the
+// dense path's multiply–adds per step (G = B·W⁻¹·Bᵀ over the lower
+// triangle, its Cholesky factor and a dense Jacobian,
+// nc²·ny/2 + nc³/6 + nc·ny) are at least sparseGain times the sparse
+// path's (the numeric LDLᵀ, Gram.Flops, plus G's entries, two solves and
+// three products with B: flops + nnz(G) + 2·nnz(L) + 3·nnz(B)). The gain
+// is the measured ratio of the two kernels' rates: the dense path's
+// blocked, vectorised products run about ten times as many multiply–adds
+// per second as the scalar up-looking sparse factorisation at the sizes
+// where the two meet.
 const (
-	sparseMinRows    = 200
-	sparseMaxDensity = 0.05
+	sparseMinRows = 16
+	sparseGain    = 10
 )
 
-// preferSparse reports whether PathAuto takes the sparse path for nc
-// constraints on n outputs whose Jacobian has nnz nonzeros.
-func preferSparse(nc, n, nnz int) bool {
-	return nc >= sparseMinRows && float64(nnz) <= sparseMaxDensity*float64(nc)*float64(n)
+// worthAnalysing reports whether PathAuto analyses the pattern of a
+// Jacobian of nc rows, n columns and nnz nonzeros.
+func worthAnalysing(nc, n, nnz int) bool {
+	return nc >= sparseMinRows && 2*nnz <= nc*n
+}
+
+// preferSparse reports whether PathAuto takes the sparse path for the
+// analysed pattern g (see sparseGain).
+func preferSparse(nc, n int, g *sparse.Gram) bool {
+	fc, fn := float64(nc), float64(n)
+	dense := fc*fc*fn/2 + fc*fc*fc/6 + fc*fn
+	sp := g.Flops() + float64(g.NNZG()+2*g.NNZL()+3*g.NNZB())
+	return dense >= sparseGain*sp
 }

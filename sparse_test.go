@@ -405,3 +405,29 @@ func TestSparsePanicNamesSample(t *testing.T) {
 	assert.True(t, st.Converged())
 	assert.False(t, math.IsNaN(st.After.Max))
 }
+
+// TestPathAuto checks PathAuto's rule on both sides of the crossover: a
+// system below 16 rows stays dense, a mesh of 100 rows goes sparse, a
+// random system with a quarter of B's entries in the pattern at 128 rows
+// stays dense (its factor fills in), and a pattern with more than half of
+// the entries is not analysed.
+func TestPathAuto(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		c      Constraint
+		sparse bool
+	}{
+		{"mesh/nc=9", newSPMesh(3), false},
+		{"mesh/nc=100", newSPMesh(10), true},
+		{"random/nc=64", newSPSystem(rand.New(rand.NewPCG(5, 64)), 2, 128, 64, 8, 3), true},
+		{"dense-ish/nc=128", newSPSystem(rand.New(rand.NewPCG(6, 128)), 2, 256, 128, 64, 3), false},
+		{"full/nc=20", newSPSystem(rand.New(rand.NewPCG(6, 20)), 2, 30, 20, 100, 3), false},
+	} {
+		a, err := NewAdaNP(tc.c, Settings{})
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, tc.sparse, a.sp != nil, tc.name)
+	}
+	assert.True(t, worthAnalysing(16, 32, 256))
+	assert.False(t, worthAnalysing(15, 32, 30))
+	assert.False(t, worthAnalysing(20, 30, 301))
+}

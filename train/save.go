@@ -128,6 +128,10 @@ type settings struct {
 	// Added in format version 2 after its first release; absent (files
 	// written before) means Auto, which those files' models used.
 	Precision int `json:"precision,omitempty"`
+	// Added with the sparse path; absent (files written before) means
+	// PathAuto, whose choice those files' dense-only constraints leave
+	// dense.
+	Path int `json:"path,omitempty"`
 }
 
 // The saved measure keeps the numbering of the files written before
@@ -163,13 +167,15 @@ func measureOf(code *int) enforce.Measure {
 func fromSettings(s enforce.Settings) settings {
 	return settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureCode(s.Measure),
 		Reg: s.Reg, Weights: int(s.Weights), Diag: s.Diag, Grad: int(s.Grad),
-		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: int(s.Precision)}
+		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: int(s.Precision),
+		Path: int(s.Path)}
 }
 
 func (s settings) settings() enforce.Settings {
 	return enforce.Settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureOf(s.Measure),
 		Reg: s.Reg, Weights: enforce.Weighting(s.Weights), Diag: s.Diag, Grad: enforce.GradMode(s.Grad),
-		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: enforce.Precision(s.Precision)}
+		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: enforce.Precision(s.Precision),
+		Path: enforce.Path(s.Path)}
 }
 
 // v1Grad maps a version-1 gradient mode to today's: version 1's Implicit

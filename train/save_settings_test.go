@@ -39,6 +39,7 @@ func everySetting(t *testing.T, ny int) enforce.Settings {
 		"Precision":  enforce.Float32,
 		"MaxStep":    12.5,
 		"LineSearch": true,
+		"Path":       enforce.PathDense, // the problem's constraint is not sparse
 	}
 	var s enforce.Settings
 	v := reflect.ValueOf(&s).Elem()
