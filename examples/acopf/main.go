@@ -116,7 +116,7 @@ func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 // defaults: case118 with PGLib's formulation.
 func defaults() options {
 	return options{caseName: "pglib_opf_case118_ieee", tol: 1e-8, out: harness.DefaultOut("acopf"),
-		batch: 100, seed: 1, noise: 0.01, projTol: 1e-6, maxDepth: 50}
+		batch: 100, seed: 1, noise: 1e-3, projTol: 1e-6, maxDepth: 100}
 }
 
 func run(o options, stdout, progress io.Writer) error {

@@ -26,15 +26,14 @@ import (
 // without it.
 var nearest func(p *solvers.SparseNLP, init []float64) (*solvers.Result, error)
 
-
 // batchResult is what one batch of projections measured.
 type batchResult struct {
 	samples              int
 	pfBefore, pfAfter    float64 // max|c| of the power flow, p.u.
-	limBefore, limAfter  float64 // largest limit violation max(g, 0)
+	limBefore, limAfter  float64 // largest limit violation max(g, 0), p.u.
 	meanDepth            float64
 	depth, notConverged  int
-	elapsed              time.Duration
+	elapsed, cpu         time.Duration
 	peakRSS              int64 // bytes, -1 if unknown
 	dist                 float64
 	firstHat, firstFinal []float64
@@ -44,7 +43,6 @@ type batchResult struct {
 // the case o.project times, projects the points onto the power flow and
 // the limits in batches, and prints what each batch measured.
 func project(o options, m *acopf.Model, stdout io.Writer) error {
-	po := o
 	noise := acopf.Perturbation{Vm: o.noise, Va: o.noise, PQ: o.noise}
 	x := m.Loads()
 	y0, what, err := baseOptimum(m, x, o.tol)
@@ -55,8 +53,8 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s := enforce.Settings{Tol: o.projTol, MaxDepth: po.maxDepth, Path: enforce.PathSparse,
-		LineSearch: po.lineSearch, MaxStep: po.maxStep}
+	s := enforce.Settings{Tol: o.projTol, MaxDepth: o.maxDepth, Path: enforce.PathSparse,
+		LineSearch: o.lineSearch, MaxStep: o.maxStep}
 	a, err := enforce.NewAdaNP(con, s)
 	if err != nil {
 		return err
@@ -70,21 +68,20 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 	_, nyExt, ncExt := con.Dims()
 	rowPtr, _ := pf.Pattern()
 	_, _, nlim := m.Inequalities().Dims()
-	fmt.Fprintf(stdout, "\nprojection of %d perturbed points (%s: Vm·(1+%g·ξ), Va+%g·ξ rad, Pg, Qg·(1+%g·ξ); seed %d)\n",
-		po.project, what, noise.Vm, noise.Va, noise.PQ, po.seed)
-	fmt.Fprintf(stdout, "onto power flow (%d rows, %d nonzeros) and limits (%d, Fischer–Burmeister, ε %g): nc %d, ny %d + %d λ\n",
-		npf, rowPtr[npf], nlim, acopf.FBEpsilon, ncExt, ny, nyExt-ny)
-	fmt.Fprintf(stdout, "AdaNP: %v (PathAuto takes the %v), tol %g, max depth %d, line search %v, max step %g; %d workers\n",
-		a.Path(), auto.Path(), o.projTol, po.maxDepth, po.lineSearch, po.maxStep, runtime.GOMAXPROCS(0))
-	fmt.Fprintf(stdout, "%6s %7s %11s %11s %10s %10s %11s %9s %9s %9s\n",
-		"batch", "samples", "max|c| pf", "after", "max g⁺", "after", "depth mean", "max", "time [s]", "peak RSS")
+	fmt.Fprintf(stdout, "\nprojection of %d points perturbed %s (seed %d):\n", o.project, what, o.seed)
+	fmt.Fprintf(stdout, "  Vm·(1+σξ), Va+σξ rad, Pg·(1+σξ), Qg·(1+σξ), ξ ~ N(0, 1), σ = %g\n", o.noise)
+	fmt.Fprintf(stdout, "onto the power flow (%d rows, %d nonzeros) and the limits (%d rows, Fischer–Burmeister, ε %g):\n",
+		npf, rowPtr[npf], nlim, acopf.FBEpsilon)
+	fmt.Fprintf(stdout, "  nc %d, ny %d + %d multipliers\n", ncExt, ny, nyExt-ny)
+	fmt.Fprintf(stdout, "AdaNP: %v (PathAuto: %v), tol %g, max depth %d, line search %v, max step %g; %d threads\n",
+		a.Path(), auto.Path(), o.projTol, o.maxDepth, o.lineSearch, o.maxStep, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(stdout, "%5s %7s %10s %10s %10s %10s %6s %5s %5s %9s %9s %10s\n",
+		"batch", "samples", "pf max|c|", "after", "max g⁺", "after", "depth", "max", "fails", "wall [s]", "CPU [s]", "peak RSS")
 
-	rng := rand.New(rand.NewPCG(po.seed, 28))
-	var total batchResult
-	var elapsed time.Duration
-	var first batchResult
-	for b, done := 0, 0; done < po.project; b++ {
-		rows := min(po.batch, po.project-done)
+	rng := rand.New(rand.NewPCG(o.seed, 28))
+	var total, first batchResult
+	for b, done := 0, 0; done < o.project; b++ {
+		rows := min(o.batch, o.project-done)
 		xb, yb := mat.NewDense(rows, nx, nil), mat.NewDense(rows, ny, nil)
 		for i := range rows {
 			xb.SetRow(i, x)
@@ -97,24 +94,27 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 		if b == 0 {
 			first = r
 		}
-		fmt.Fprintf(stdout, "%6d %7d %11.3g %11.3g %10.3g %10.3g %11.2f %9d %9.2f %9s\n",
-			b+1, rows, r.pfBefore, r.pfAfter, r.limBefore, r.limAfter, r.meanDepth, r.depth,
-			r.elapsed.Seconds(), mib(r.peakRSS))
+		fmt.Fprintf(stdout, "%5d %7d %10.3g %10.3g %10.3g %10.3g %6.2f %5d %5d %9.2f %9.2f %10s\n",
+			b+1, rows, r.pfBefore, r.pfAfter, r.limBefore, r.limAfter, r.meanDepth, r.depth, r.notConverged,
+			r.elapsed.Seconds(), r.cpu.Seconds(), mib(r.peakRSS))
 		total.pfBefore = math.Max(total.pfBefore, r.pfBefore)
 		total.pfAfter = math.Max(total.pfAfter, r.pfAfter)
+		total.limBefore = math.Max(total.limBefore, r.limBefore)
 		total.limAfter = math.Max(total.limAfter, r.limAfter)
 		total.meanDepth += r.meanDepth * float64(rows)
 		total.depth = max(total.depth, r.depth)
 		total.notConverged += r.notConverged
 		total.peakRSS = max(total.peakRSS, r.peakRSS)
-		elapsed += r.elapsed
+		total.elapsed += r.elapsed
+		total.cpu += r.cpu
 		done += rows
 	}
-	per := elapsed / time.Duration(po.project)
-	fmt.Fprintf(stdout, "all %d: power flow max|c| %.3g → %.3g p.u., max g⁺ %.3g; depth mean %.2f, max %d; %d not converged\n",
-		po.project, total.pfBefore, total.pfAfter, total.limAfter, total.meanDepth/float64(po.project), total.depth, total.notConverged)
-	fmt.Fprintf(stdout, "time %.2f s, %.3f s per instance; peak RSS %s (whole process)\n",
-		elapsed.Seconds(), per.Seconds(), mib(total.peakRSS))
+	n := float64(o.project)
+	wall, cpu := total.elapsed.Seconds()/n, total.cpu.Seconds()/n
+	fmt.Fprintf(stdout, "all %d: power flow max|c| %.3g → %.3g p.u., max g⁺ %.3g → %.3g; depth mean %.2f, max %d\n",
+		o.project, total.pfBefore, total.pfAfter, total.limBefore, total.limAfter, total.meanDepth/n, total.depth)
+	fmt.Fprintf(stdout, "  %d not converged (max|c| > %g); per instance %.3g s wall, %.3g s CPU; peak RSS %s\n",
+		total.notConverged, o.projTol, wall, cpu, mib(total.peakRSS))
 	if nearest == nil {
 		fmt.Fprintln(stdout, "reference nearest point: build with -tags ipopt to time IPOPT on the same problem")
 		return nil
@@ -123,16 +123,19 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	c0 := cpuTime()
 	res, err := nearest(p, first.firstHat)
+	c1 := cpuTime()
 	if err != nil {
 		return err
 	}
 	pfRes, limRes := feasibility(m, x, res.Y)
-	dOurs := dist(first.firstFinal, first.firstHat)
-	fmt.Fprintf(stdout, "IPOPT nearest point of sample 1 (min ½‖y−ŷ‖², same equalities and limits, start ŷ): %v, %d iterations, %.2f s\n",
-		res.Status, res.Iterations, res.Runtime.Seconds())
-	fmt.Fprintf(stdout, "  power flow max|c| %.2g p.u., max g⁺ %.2g; ‖y−ŷ‖ %.6g (AdaNP's: %.6g, %+.2g%%); AdaNP %.0f× faster per instance\n",
-		pfRes, limRes, dist(res.Y, first.firstHat), dOurs, 100*(dOurs/dist(res.Y, first.firstHat)-1), res.Runtime.Seconds()/per.Seconds())
+	dRef, dOurs := dist(res.Y, first.firstHat), dist(first.firstFinal, first.firstHat)
+	fmt.Fprintf(stdout, "IPOPT, nearest point of sample 1 (min ½‖y−ŷ‖², same equalities and limits, from ŷ):\n")
+	fmt.Fprintf(stdout, "  %v, %d iterations, %.3g s wall, %.3g s CPU; power flow max|c| %.2g p.u., max g⁺ %.2g\n",
+		res.Status, res.Iterations, res.Runtime.Seconds(), (c1 - c0).Seconds(), pfRes, limRes)
+	fmt.Fprintf(stdout, "  ‖y−ŷ‖ %.6g, AdaNP's %.6g (%+.2g %%); AdaNP per instance %.0f× faster (wall), %.0f× (CPU)\n",
+		dRef, dOurs, 100*(dOurs/dRef-1), res.Runtime.Seconds()/wall, (c1-c0).Seconds()/cpu)
 	if res.Status != solvers.Success {
 		return fmt.Errorf("the nearest-point solve ended with status %v", res.Status)
 	}
@@ -150,9 +153,9 @@ func projectBatch(m *acopf.Model, a *enforce.AdaNP, xb, yb *mat.Dense) (batchRes
 	}
 	runtime.GC()
 	resetPeakRSS()
-	start := time.Now()
+	start, c0 := time.Now(), cpuTime()
 	proj, st, err := a.Project(xb, yb)
-	r.elapsed = time.Since(start)
+	r.elapsed, r.cpu = time.Since(start), cpuTime()-c0
 	r.peakRSS = peakRSS()
 	if err != nil {
 		return r, err
@@ -174,12 +177,12 @@ func baseOptimum(m *acopf.Model, x []float64, tol float64) ([]float64, string, e
 	opt, err := acopf.ReferenceOptimum(m.Case.Name)
 	switch {
 	case err == nil:
-		return opt.Y, "around the cached reference optimum, " + strings.SplitN(opt.Solver, ",", 2)[0], nil
+		return opt.Y, "around the cached optimum (" + strings.SplitN(opt.Solver, ",", 2)[0] + ")", nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, "", err
 	}
 	if referenceName != "IPOPT" && len(m.Case.Buses) > pureGoBuses {
-		return m.OperatingPoint(), "around the case file's operating point (no cached optimum; -tags ipopt solves it)", nil
+		return m.OperatingPoint(), "around the case file's operating point (no cached optimum; -tags ipopt solves)", nil
 	}
 	p, err := m.NLP(x, acopf.Formulation{})
 	if err != nil {
