@@ -147,8 +147,9 @@ func run(o options, stdout, progress io.Writer) error {
 	fmt.Fprintf(stdout, "case %s: %d buses, %d generators, %d branches (in service), base %g MVA, reference bus %d\n",
 		c.Name, len(c.Buses), len(c.Gens), len(c.Branches), c.BaseMVA, c.Buses[c.Ref].ID)
 	fmt.Fprintf(stdout, "load %.1f MW, %.1f MVAr at %d load buses\n", load*c.BaseMVA, qload*c.BaseMVA, nx/2)
-	fmt.Fprintf(stdout, "enforce problem: nx = %d (Pd, Qd), ny = %d (Vm, Va, Pg, Qg), %d power-flow equations (∂c/∂y: %d nonzeros, %.2g%% dense), %d limits\n",
-		nx, ny, nc, len(col), 100*float64(len(col))/float64(nc)/float64(ny), limitRows(m))
+	fmt.Fprintf(stdout, "enforce problem: nx = %d (Pd, Qd), ny = %d (Vm, Va, Pg, Qg), %d power-flow equations, %d limits\n",
+		nx, ny, nc, limitRows(m))
+	fmt.Fprintf(stdout, "  ∂c/∂y of the power flow: %d nonzeros, %.2g%% dense\n", len(col), 100*float64(len(col))/float64(nc)/float64(ny))
 
 	x := m.Loads()
 	cv := make([]float64, nc)
