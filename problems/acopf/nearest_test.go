@@ -177,3 +177,28 @@ func TestPerturb(t *testing.T) {
 	}
 	assert.Panics(t, func() { m.Perturb(dst[1:], opt.Y, Perturbation{}, rng) })
 }
+
+// TestConstraintSparsePath checks that the power flow extended by the
+// limits (Model.Constraint, WithInequalities) keeps the sparse Jacobian
+// pattern, one row per limit with two entries (the bound's column and its
+// multiplier), and that PathAuto takes the sparse path for it.
+func TestConstraintSparsePath(t *testing.T) {
+	for _, name := range []string{"case57_ieee", "case1354_pegase"} {
+		c, err := Load(name)
+		require.NoError(t, err)
+		m, err := NewModel(c)
+		require.NoError(t, err)
+		con, err := m.Constraint()
+		require.NoError(t, err)
+		sp := con.(enforce.Capable).Capabilities().Sparse
+		require.NotNil(t, sp, name)
+		_, _, npf := m.PowerFlow().Dims()
+		_, _, nl := m.Inequalities().Dims()
+		rowPtr, _ := m.PowerFlow().Pattern()
+		require.Len(t, sp.RowPtr, npf+nl+1)
+		assert.Equal(t, rowPtr[npf]+2*nl, sp.RowPtr[npf+nl], "%s: nonzeros", name)
+		a, err := enforce.NewAdaNP(con, enforce.Settings{})
+		require.NoError(t, err)
+		assert.Equal(t, enforce.PathSparse, a.Path(), name)
+	}
+}
