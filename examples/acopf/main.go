@@ -144,8 +144,12 @@ func run(o options, stdout, progress io.Writer) error {
 		load += b.Pd
 		qload += b.Qd
 	}
-	fmt.Fprintf(stdout, "case %s: %d buses, %d generators, %d branches (in service), base %g MVA, reference bus %d\n",
-		c.Name, len(c.Buses), len(c.Gens), len(c.Branches), c.BaseMVA, c.Buses[c.Ref].ID)
+	refs := make([]int, len(c.Refs))
+	for k, r := range c.Refs {
+		refs[k] = c.Buses[r].ID
+	}
+	fmt.Fprintf(stdout, "case %s: %d buses, %d generators, %d branches (in service), base %g MVA, reference bus %v\n",
+		c.Name, len(c.Buses), len(c.Gens), len(c.Branches), c.BaseMVA, refs)
 	fmt.Fprintf(stdout, "load %.1f MW, %.1f MVAr at %d load buses\n", load*c.BaseMVA, qload*c.BaseMVA, nx/2)
 	fmt.Fprintf(stdout, "enforce problem: nx = %d (Pd, Qd), ny = %d (Vm, Va, Pg, Qg), %d power-flow equations, %d limits\n",
 		nx, ny, nc, limitRows(m))

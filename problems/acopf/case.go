@@ -24,9 +24,11 @@ type Case struct {
 	Buses    []Bus
 	Gens     []Gen
 	Branches []Branch
-	// Ref is the index in Buses of the reference bus (type 3), whose
-	// voltage angle is zero.
-	Ref int
+	// Refs are the indices in Buses of the reference buses (type 3), in
+	// file order: usually one; a grid of several islands, or a
+	// distribution case fed at several points, has more. Each keeps the
+	// voltage angle the file gives it (zero in PGLib-OPF's cases).
+	Refs []int
 }
 
 // Bus is a bus of a Case.
@@ -165,8 +167,8 @@ func caseName(path string) string {
 // It returns an error naming the line for a missing matrix, too few
 // columns, rows of unequal length, a token that is not a number, an
 // unknown or duplicate bus number, a non-finite value where a finite one
-// is needed, an unknown bus type or cost model, and for a case without
-// exactly one reference bus among the in-service buses.
+// is needed, an unknown bus type or cost model, and for a case without a
+// reference bus among the in-service buses.
 func Parse(r io.Reader, name string) (*Case, error) {
 	rc, err := readMATPOWER(r, name)
 	if err != nil {
@@ -203,7 +205,7 @@ func build(rc *rawCase, name string) (*Case, error) {
 			return nil, fmt.Errorf("%s:%d: %s has %d columns, want at least %d", name, mat.lines[0], m, got, want)
 		}
 	}
-	c := &Case{BaseMVA: base, Ref: -1}
+	c := &Case{BaseMVA: base}
 	deg := math.Pi / 180
 	if err := rescale(rc, base, name); err != nil {
 		return nil, err
@@ -239,10 +241,7 @@ func build(rc *rawCase, name string) (*Case, error) {
 			continue
 		}
 		if typ == 3 {
-			if c.Ref >= 0 {
-				return nil, fmt.Errorf("%s:%d: bus %d is a second reference bus (type 3); bus %d is the first", name, line, id, c.Buses[c.Ref].ID)
-			}
-			c.Ref = len(c.Buses)
+			c.Refs = append(c.Refs, len(c.Buses))
 		}
 		index[id] = len(c.Buses)
 		c.Buses = append(c.Buses, Bus{
@@ -251,7 +250,7 @@ func build(rc *rawCase, name string) (*Case, error) {
 			Vm: row[busVm], Va: row[busVa] * deg, Vmin: row[busVmin], Vmax: row[busVmax], BaseKV: row[busBaseKV],
 		})
 	}
-	if c.Ref < 0 {
+	if len(c.Refs) == 0 {
 		return nil, fmt.Errorf("%s:%d: no in-service reference bus (type 3)", name, bm.start)
 	}
 	lookup := func(v float64, line int, what string) (int, bool, error) {

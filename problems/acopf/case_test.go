@@ -59,7 +59,7 @@ func TestTinyCase(t *testing.T) {
 	require.Len(t, c.Gens, 2)
 	require.Len(t, c.Branches, 2)
 	assert.Equal(t, []int{30, 10, 20}, []int{c.Buses[0].ID, c.Buses[1].ID, c.Buses[2].ID})
-	assert.Equal(t, 1, c.Ref)
+	assert.Equal(t, []int{1}, c.Refs)
 	b := c.Buses[0]
 	assert.Equal(t, [4]float64{0.5, 0.2, 0.1, 0.2}, [4]float64{b.Pd, b.Qd, b.Gs, b.Bs})
 
@@ -181,7 +181,6 @@ func TestParseErrors(t *testing.T) {
 		{"fractional bus", "\t20\t2\t0", "\t20.5\t2\t0", "tiny.m:8: bus number 20.5 is not an integer"},
 		{"bad bus type", "\t20\t2\t0", "\t20\t5\t0", "tiny.m:8: bus 20 has type 5"},
 		{"no reference", "\t10\t3\t0", "\t10\t2\t0", "no in-service reference bus"},
-		{"two references", "\t20\t2\t0", "\t20\t3\t0", "tiny.m:8: bus 20 is a second reference bus"},
 		{"NaN load", "\t30\t1\t50", "\t30\t1\tNaN", "tiny.m:6: bus column 3 is NaN"},
 		{"unclosed", "];\nmpc.gen = [", "\nmpc.gen = [", "tiny.m:11: matrix bus opened on line 5 is not closed"},
 		{"unclosed at the end", "];\nmpc.bus_name = {\n\t'A';\n\t'B';\n};\n", "", "tiny.m:27: matrix branch opened on line 23 is not closed by ]"},
@@ -277,7 +276,7 @@ func TestParseDistributionRescaling(t *testing.T) {
 	// The first bus's BASE_KV is 230: Z_base = 230e3²/100e6 = 529 Ω.
 	assert.InDelta(t, 0.1/529, c.Branches[0].X, 1e-15)
 	assert.InDelta(t, 0.2/529, c.Branches[1].X, 1e-15)
-	assert.InDelta(t, 0.05/1e3, c.Buses[0].Pd, 1e-15)
+	assert.InDelta(t, 0.5/1e3, c.Buses[0].Pd, 1e-15)
 	assert.InDelta(t, 0.2/1e3, c.Buses[0].Qd, 1e-15)
 	assert.InDelta(t, 0.1, c.Buses[0].Gs, 1e-15, "shunts are not rescaled")
 
@@ -285,4 +284,25 @@ func TestParseDistributionRescaling(t *testing.T) {
 	assert.ErrorContains(t, err, "tiny.m:33: unsupported statement")
 	_, err = Parse(strings.NewReader(tiny+"mpc.bus(:, QD) = mpc.bus(:, PD) * sin(acos(pf));\n"), "tiny.m")
 	assert.ErrorContains(t, err, "tiny.m:33: unsupported statement")
+}
+
+// TestTwoReferenceBuses: a second type-3 bus fixes its angle at the
+// file's value (5° here) in an extra row of the power flow.
+func TestTwoReferenceBuses(t *testing.T) {
+	src := strings.Replace(tiny, "\t20\t2\t0\t0\t0\t0\t1\t1.0\t0\t230", "\t20\t3\t0\t0\t0\t0\t1\t1.0\t5\t230", 1)
+	c, err := Parse(strings.NewReader(src), "tiny.m")
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 2}, c.Refs)
+	pf, err := NewPowerFlow(c)
+	require.NoError(t, err)
+	nx, ny, nc := pf.Dims()
+	require.Equal(t, 8, nc)
+	y := make([]float64, ny)
+	y[3+1], y[3+2] = 0.25, 0.5
+	cv, jy := make([]float64, nc), make([]float64, nc*ny)
+	pf.Eval(make([]float64, nx), y, cv, jy)
+	assert.Equal(t, 0.25, cv[6])
+	assert.InDelta(t, 0.5-5*math.Pi/180, cv[7], 1e-15)
+	assert.Equal(t, 1.0, jy[6*ny+3+1])
+	assert.Equal(t, 1.0, jy[7*ny+3+2])
 }

@@ -22,7 +22,7 @@ type Formulation struct {
 // formulation unless f drops line limits:
 //
 //	min Σ_j cost_j(Pg_j)
-//	s.t. c(x, y) = 0                               (PowerFlow: balances, Va_ref = 0)
+//	s.t. c(x, y) = 0                               (PowerFlow: balances, reference angles)
 //	     Vmin ≤ Vm ≤ Vmax, Pmin ≤ Pg ≤ Pmax, Qmin ≤ Qg ≤ Qmax   (variable bounds)
 //	     P_ft² + Q_ft² ≤ RateA², P_tf² + Q_tf² ≤ RateA²       (branches with a limit)
 //	     AngMin ≤ Va_f − Va_t ≤ AngMax                        (branches with finite limits)
@@ -30,7 +30,7 @@ type Formulation struct {
 // where S_ft = P_ft + jQ_ft = V_f·conj(Yff·V_f + Yft·V_t) is the power
 // entering the branch at its From end and S_tf = V_t·conj(Ytf·V_f + Ytt·V_t)
 // at its To end (Branch.Admittances). The constraint rows are in this
-// order: the 2·nb + 1 power-flow equations, the thermal limits (From then
+// order: the 2·nb + nr power-flow equations, the thermal limits (From then
 // To end, branch by branch), the angle limits. Derivatives are exact; the
 // Hessian of the Lagrangian has repeated positions, which the SparseNLP
 // contract sums. The callbacks share scratch space: one solve at a time

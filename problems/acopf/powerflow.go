@@ -18,17 +18,20 @@ import (
 //	y = (Vm_1 … Vm_nb, Va_1 … Va_nb, Pg_1 … Pg_ng, Qg_1 … Qg_ng)
 //
 // (voltage magnitudes in p.u., angles in radians, generator injections in
-// p.u.), and c ∈ ℝ^(2·nb + 1) is
+// p.u.), and c ∈ ℝ^(2·nb + nr), nr the number of reference buses
+// (Case.Refs; usually 1), is
 //
 //	c_i      = P_i(Vm, Va) − Σ_{g at i} Pg_g + Pd_i,   i = 1 … nb,
 //	c_{nb+i} = Q_i(Vm, Va) − Σ_{g at i} Qg_g + Qd_i,
-//	c_{2nb+1} = Va_ref,
+//	c_{2nb+k} = Va_{r_k} − Va⁰_{r_k},   k = 1 … nr,
 //
 // with P_i + jQ_i = V_i·conj(Σ_k Y_ik V_k), V_i = Vm_i·e^{j·Va_i}, Y the bus
 // admittance matrix (branches in the π model with tap ratio and phase
 // shift, line charging, bus shunts) and Pd_i, Qd_i zero at a bus without
-// load. The reference bus's angle is a variable of y, fixed by the last
-// equation, so that every bus has the same two variables.
+// load, and Va⁰_r the reference bus's angle in the file (zero in
+// PGLib-OPF's cases). The reference buses' angles are variables of y,
+// fixed by the last equations, so that every bus has the same two
+// variables.
 //
 // Every derivative is exact. The Capabilities declare the sparse pattern
 // of ∂c/∂y (row i touches Vm and Va of bus i and its neighbours and the
@@ -36,7 +39,8 @@ import (
 // Jacobian), HessVec, a zero MixedHessVec, and JacobianXTVec in Sparse.
 type PowerFlow struct {
 	nb, ng, nl int
-	ref        int
+	refs       []int
+	refVa      []float64
 	y          *admittance
 	// genPtr/genIdx list the generators at each bus (CSR).
 	genPtr, genIdx []int
@@ -56,10 +60,17 @@ func NewPowerFlow(c *Case) (*PowerFlow, error) {
 	if nb == 0 {
 		return nil, fmt.Errorf("acopf: NewPowerFlow: case %q has no buses", c.Name)
 	}
-	if c.Ref < 0 || c.Ref >= nb {
-		return nil, fmt.Errorf("acopf: NewPowerFlow: case %q has reference bus index %d out of [0, %d)", c.Name, c.Ref, nb)
+	if len(c.Refs) == 0 {
+		return nil, fmt.Errorf("acopf: NewPowerFlow: case %q has no reference bus", c.Name)
 	}
-	pf := &PowerFlow{nb: nb, ng: ng, ref: c.Ref, y: newAdmittance(c), load: make([]int, nb)}
+	pf := &PowerFlow{nb: nb, ng: ng, y: newAdmittance(c), load: make([]int, nb)}
+	for _, r := range c.Refs {
+		if r < 0 || r >= nb {
+			return nil, fmt.Errorf("acopf: NewPowerFlow: case %q has reference bus index %d out of [0, %d)", c.Name, r, nb)
+		}
+		pf.refs = append(pf.refs, r)
+		pf.refVa = append(pf.refVa, c.Buses[r].Va)
+	}
 	for i, b := range c.Buses {
 		pf.load[i] = -1
 		if b.Pd != 0 || b.Qd != 0 {
@@ -81,8 +92,9 @@ func NewPowerFlow(c *Case) (*PowerFlow, error) {
 		pf.genIdx[fill[g.Bus]] = j
 		fill[g.Bus]++
 	}
-	// The pattern: P rows, Q rows, the reference row.
-	pf.rowPtr = make([]int, 2*nb+2)
+	// The pattern: P rows, Q rows, the reference rows.
+	nr := len(pf.refs)
+	pf.rowPtr = make([]int, 2*nb+nr+1)
 	for part := range 2 {
 		for i := range nb {
 			lo, hi := pf.y.rowPtr[i], pf.y.rowPtr[i+1]
@@ -98,8 +110,10 @@ func NewPowerFlow(c *Case) (*PowerFlow, error) {
 			pf.rowPtr[part*nb+i+1] = len(pf.col)
 		}
 	}
-	pf.col = append(pf.col, nb+c.Ref)
-	pf.rowPtr[2*nb+1] = len(pf.col)
+	for k, r := range pf.refs {
+		pf.col = append(pf.col, nb+r)
+		pf.rowPtr[2*nb+k+1] = len(pf.col)
+	}
 	nnz := len(pf.col)
 	pf.valsPool.New = func() any { s := make([]float64, nnz); return &s }
 	pf.k = enforce.Capabilities{
@@ -116,9 +130,9 @@ func NewPowerFlow(c *Case) (*PowerFlow, error) {
 	return pf, nil
 }
 
-// Dims returns nx = 2·nl, ny = 2·nb + 2·ng and nc = 2·nb + 1.
+// Dims returns nx = 2·nl, ny = 2·nb + 2·ng and nc = 2·nb + nr.
 func (pf *PowerFlow) Dims() (nx, ny, nc int) {
-	return 2 * pf.nl, 2*pf.nb + 2*pf.ng, 2*pf.nb + 1
+	return 2 * pf.nl, 2*pf.nb + 2*pf.ng, 2*pf.nb + len(pf.refs)
 }
 
 // Capabilities returns JacobianX, HessVec, MixedHessVec and Sparse.
@@ -242,9 +256,11 @@ func (pf *PowerFlow) eval(x, y, c, vals []float64) {
 			}
 		}
 	}
-	c[2*nb] = va[pf.ref]
-	if vals != nil {
-		vals[len(vals)-1] = 1
+	for k, r := range pf.refs {
+		c[2*nb+k] = va[r] - pf.refVa[k]
+		if vals != nil {
+			vals[pf.rowPtr[2*nb+k]] = 1
+		}
 	}
 }
 
