@@ -26,10 +26,13 @@
 // nearest-point problem of the first point with IPOPT and compares:
 //
 //	go run ./examples/acopf -quick -project 10             # case57
-//	go run -tags ipopt ./examples/acopf -case case10000_goc -project 100
+//	go run -tags ipopt ./examples/acopf -case case10000_goc -project 100 -maxstep 0.02
 //
 // The reference optimum is the one package acopf caches for the PGLib
-// cases (acopf.ReferenceOptimum), else the reference solve.
+// cases (acopf.ReferenceOptimum), else the reference solve. On the large
+// grids full Gauss–Newton steps from σ = 1e-3 perturbations can take
+// dozens of steps to settle the complementarity of the limits; -maxstep
+// 0.02 (Settings.MaxStep) shortens the longest runs (docs/acopf.md).
 package main
 
 import (
