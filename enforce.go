@@ -38,6 +38,12 @@ import (
 // Settings.Reg, and Stats.Clamped
 // counts the sample.
 //
+// For a constraint that declares Capabilities.Sparse, the steps can take
+// the sparse path instead (Settings.Path, PathSparse): B is held as its
+// nonzeros, G is factored by a sparse LDLᵀ after one symbolic analysis,
+// and cost and memory follow the nonzeros rather than nc²·ny and nc·ny
+// (docs/sparse.md). Its results equal the dense path's up to rounding.
+//
 // An AdaNP is safe for concurrent use by several goroutines.
 type AdaNP struct {
 	c      Constraint

@@ -48,6 +48,10 @@ const DefaultFBEps = 1e-8
 //	EvalBatch32     EvalBatch32 of eq or of g (the other in float64, rounded)
 //	HessVecBatch    HessVec, and HessVecBatch or HessVecBatch32 of eq or of g
 //	HessVecBatch32  HessVec, and HessVecBatch32 of eq or of g
+//	Sparse          Sparse of g (and of eq, or eq's full rows when small):
+//	                row neq+j has g_j's pattern and λ_j's column ny+j;
+//	                HessVec and MixedHessVec then use g's sparse values
+//	                (and JacobianXTVec), never an ng×ny Jacobian
 //
 // The Jacobian in y_ext is never constant.
 //

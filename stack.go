@@ -23,9 +23,13 @@ import (
 // EvalBatch32 when some part has a batched evaluation, the other parts
 // being evaluated sample by sample (and their Jacobians rounded to
 // float32); HessVecBatch and HessVecBatch32 when every part has HessVec and
-// some part a batched one. So the single-precision path of a Quadratic
-// reaches a Stack that contains it, and a Stack of Linear constraints is
-// projected in batches as one Linear would be.
+// some part a batched one; Sparse when some part is sparse, the parts'
+// patterns as block rows, a part without a pattern taken in as full rows
+// as long as such parts hold at most 65 536 Jacobian entries in all (and
+// JacobianXTVec when every part has an x-derivative). So the
+// single-precision path of a Quadratic reaches a Stack that contains it,
+// a Stack of Linear constraints is projected in batches as one Linear
+// would be, and a Stack of sparse systems takes the sparse path.
 //
 // Stack returns an error if cs is empty, a part is nil, the parts' nx or ny
 // differ, or a part has latent variables (apply WithInequalities to the

@@ -14,7 +14,9 @@ import (
 // A constant Jacobian (Linear) and its factor are never copied, and with
 // Settings.Recompute neither B_k nor G_k's factor is stored: VJP evaluates
 // and factors them again. With Implicit and FinalProjector gradients a
-// sample keeps one record, at its final point, whatever its depth.
+// sample keeps one record, at its final point, whatever its depth. On the
+// sparse path (PathSparse) a record holds B's nonzeros instead of B and
+// never G's factor, which VJP computes again (see PathSparse).
 //
 // A Trace is reused across calls without allocating once it has grown to
 // the largest batch and depth. The zero value is ready to use.

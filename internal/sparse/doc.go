@@ -8,17 +8,22 @@
 //
 //   - AnalyseGram (or AnalyseSym for a matrix given by its lower triangle)
 //     is the symbolic analysis of a fixed pattern, done once: the pattern of
-//     G, a fill-reducing permutation P, the elimination tree and the pattern
-//     of L in P·G·Pᵀ = L·D·Lᵀ, and the scatter map of the products
-//     B_ik·w_k·B_jk into G's stored entries. The result is read-only and is
-//     shared by all goroutines.
+//     G, a fill-reducing permutation P, the elimination tree, the pattern
+//     of the factor of P·G·Pᵀ (and its supernodes), and the scatter map of
+//     the products B_ik·w_k·B_jk into G's stored entries. The result is
+//     read-only and is shared by all goroutines.
 //   - Each goroutine owns a Factor (Gram.NewFactor): Factor.Factor assembles
 //     and factors G for new values of B, w and ε; Factor.Solve overwrites a
 //     right-hand side with G⁻¹x, as often as wanted per factorisation.
 //     Neither allocates.
+//   - CountGram gives nnz(L) and the flops of a factorisation without
+//     building anything of size nnz(L), and Options.MaxNNZL stops an
+//     analysis whose factor would be too large, so a caller can choose
+//     between a dense and a sparse path before paying for either.
 //
-// A pivot d_k ≤ δ·max_i G_ii (δ = Options.PivotTol, DefaultPivotTol) stops
-// the factorisation with a *NotPositiveError; for a Gram matrix this means B
+// A pivot d_k ≤ δ·max_i G_ii (δ = Options.PivotTol, DefaultPivotTol; d_k is
+// the k-th diagonal entry of D in LDLᵀ, the square of L's in LLᵀ) stops the
+// factorisation with a *NotPositiveError; for a Gram matrix this means B
 // is (numerically) rank-deficient at ε = 0, and the caller retries with a
 // larger ε such as 1e-12·MaxDiag() (the dense path clamps G's eigenvalues at
 // max(ε, 1e-12·λ_max)). Without pivoting, a singular G is not always caught:
@@ -32,29 +37,51 @@
 // Appl. 17(4), 1996, and Davis, Direct Methods for Sparse Linear Systems
 // (SIAM 2006), §7.1: quotient graph with element absorption, approximate
 // external degrees, supervariables by hashing, mass elimination, aggressive
-// absorption and dense rows (more than max(16, 10·√n) entries) ordered
-// last. Its cost is, in practice, O(nnz(G)) times a small factor; the
-// degrees are upper bounds on the true external degrees, so the ordering
-// is approximate, like SuiteSparse AMD's (no tie-breaking or postordering
-// identical to it, so nnz(L) differs slightly). Natural and caller-given
-// orderings are available for tests and comparisons.
+// absorption, dense rows (more than max(16, 10·√n) entries) ordered last,
+// then a postorder of the elimination tree. The degrees are upper bounds on
+// the true external degrees, so the ordering is approximate; on the
+// benchmark matrices its nnz(L) equals CHOLMOD's AMD's. Its cost is, in
+// practice, O(nnz(G)) times a small factor (BenchmarkGram/…/amd times it
+// alone). Natural and caller-given orderings are available for
+// tests and comparisons.
 //
-// Elimination tree and the pattern of L: the row-subtree method (Davis
-// §4.1–4.2): row k of L is the set of nodes met walking the elimination
-// tree up from the entries of column k of the permuted upper triangle,
-// O(nnz(L)) in all. Both a column-wise and a row-wise copy of L's pattern
-// are stored (int32 indices), shared by all factors.
+// Elimination tree and the pattern of L: Liu's algorithm for the tree and
+// the row-subtree method (Davis §4.1–4.2) for the pattern: row k of L is
+// the set of nodes met walking the tree up from the entries of column k of
+// the permuted upper triangle, O(nnz(L)) in all; column counts alone need
+// O(n) memory (CountGram).
 //
-// Numeric factorisation: up-looking LDLᵀ (Davis §4.7, the design of Davis's
-// LDL and of QDLDL): row k of L solves a triangular system over the
-// precomputed pattern of row k, so the numeric phase walks no tree and
-// writes only values. Its flop count is Gram.Flops(). The triangular solves
-// with L, D and Lᵀ cost 4·nnz(L) + O(n) flops.
+// Numeric factorisation, two methods (Options.Method):
+//
+//   - Simplicial: up-looking LDLᵀ (Davis §4.7, the design of Davis's LDL and
+//     QDLDL, and of CHOLMOD's simplicial factor): row k of L solves a sparse
+//     triangular system over the precomputed pattern of row k, so the
+//     numeric phase walks no tree and writes only values.
+//   - Supernodal: left-looking supernodal LLᵀ (Ng and Peyton 1993; Davis
+//     §9): fundamental supernodes (Liu, Ng and Peyton 1993) merged by
+//     relaxed amalgamation with CHOLMOD's default limits, each updated by
+//     dense products of earlier supernodes scattered by relative indices,
+//     then factored by a dense panel Cholesky. Dense kernels are plain Go
+//     (four columns at a time), no BLAS.
+//   - Auto (the default) takes Supernodal when Flops/NNZL ≥ AutoSupernodal,
+//     where the measurements put the crossover.
+//
+// The flop count of either is about Gram.Flops(); the triangular solves
+// cost about 4·nnz(L) flops.
 //
 // # Memory
 //
 // Gram: O(nnz(B) + nnz(G) + nnz(L) + Σ_k m_k²) for m_k the entries of
 // column k of B (the scatter map); each Factor: O(nnz(G) + nnz(L) + n)
-// float64 values. Nothing is O(nc²) or O(nc·ny) unless the fill makes
-// nnz(L) so.
+// float64 values (for Supernodal, the supernodal blocks hold nnz(L) plus
+// the unused upper triangles of the diagonal blocks and the zeros of the
+// relaxed amalgamation). Nothing is O(nc²) or O(nc·ny) unless the fill
+// makes nnz(L) so.
+//
+// # Comparison with CHOLMOD
+//
+// The subpackage cholmodbench (build tag cholmod, cgo, libsuitesparse-dev;
+// GPL-2+ once linked, because of CHOLMOD's Supernodal module) wraps CHOLMOD
+// for BenchmarkVsCholmod, which factors the same matrices with both in one
+// run: go test -tags cholmod -run XX -bench VsCholmod ./internal/sparse.
 package sparse

@@ -13,6 +13,25 @@ var ErrNotPositive = errors.New("sparse: matrix not positive definite")
 // NaN or ±Inf, or when a weight or ε is out of its domain.
 var ErrNonFinite = errors.New("sparse: non-finite or out-of-domain value")
 
+// ErrTooLarge is the sentinel matched (errors.Is) by a *TooLargeError.
+var ErrTooLarge = errors.New("sparse: factor too large")
+
+// TooLargeError reports that the factor would have more than Limit entries
+// (Options.MaxNNZL, or the int32 index range): NNZL entries were counted in
+// the first Rows of the N rows of L when the analysis stopped, so NNZL is a
+// lower bound on nnz(L) (equal to it when Rows == N).
+type TooLargeError struct {
+	NNZL, Rows, N, Limit int
+}
+
+// Error implements error.
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("sparse: nnz(L) ≥ %d (counted in %d of %d rows) exceeds the limit %d", e.NNZL, e.Rows, e.N, e.Limit)
+}
+
+// Is reports target == ErrTooLarge.
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
 // ErrPattern is the sentinel matched (errors.Is) by every error that a
 // symbolic analysis returns for an invalid sparsity pattern.
 var ErrPattern = errors.New("sparse: invalid pattern")

@@ -33,6 +33,37 @@ type Gram struct {
 //
 // An invalid pattern gives an error matching ErrPattern.
 func AnalyseGram(nc, ny int, rowPtr, col []int, opt Options) (*Gram, error) {
+	return analyseGram(nc, ny, rowPtr, col, opt, true)
+}
+
+// Stats are the sizes of a symbolic analysis.
+type Stats struct {
+	// N is the order of the matrix.
+	N int
+	// NNZA is the number of entries of its lower triangle, diagonal
+	// included.
+	NNZA int
+	// NNZL is the number of entries of L strictly below its diagonal.
+	NNZL int
+	// Flops is the multiply–add count of one numeric factorisation,
+	// Σ_j c_j(c_j+3)/2 over the column counts c_j of L.
+	Flops float64
+}
+
+// CountGram returns the Stats of AnalyseGram(nc, ny, rowPtr, col, opt)
+// without building the pattern of L or the assembly map: the ordering, the
+// elimination tree and the column counts only, in O(nnz(L)) time (O(MaxNNZL)
+// with that bound) and O(nnz(G)) memory. It serves to decide whether a
+// sparse factorisation pays before paying for it.
+func CountGram(nc, ny int, rowPtr, col []int, opt Options) (Stats, error) {
+	g, err := analyseGram(nc, ny, rowPtr, col, opt, false)
+	if err != nil {
+		return Stats{}, err
+	}
+	return g.Stats(), nil
+}
+
+func analyseGram(nc, ny int, rowPtr, col []int, opt Options, full bool) (*Gram, error) {
 	if nc < 0 || ny < 0 {
 		return nil, errPattern("negative dimension %d×%d", nc, ny)
 	}
@@ -82,54 +113,18 @@ func AnalyseGram(nc, ny int, rowPtr, col []int, opt Options) (*Gram, error) {
 			fill[c]++
 		}
 	}
-	// Pattern of G without its diagonal: the union of the cliques of the
-	// columns of B.
-	mark := make([]int, nc)
-	for i := range mark {
-		mark[i] = -1
+	adj, err := gramPattern(nc, rowPtr, col, bcp, bri)
+	if err != nil {
+		return nil, err
 	}
-	ptr := make([]int, nc+1)
-	for pass := 0; pass < 2; pass++ {
-		var idx []int32
-		if pass == 1 {
-			idx = make([]int32, ptr[nc])
-			for i := range mark {
-				mark[i] = -1
-			}
-		}
-		for i := 0; i < nc; i++ {
-			mark[i] = i
-			t := ptr[i]
-			cnt := 0
-			for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
-				c := col[p]
-				for _, r := range bri[bcp[c]:bcp[c+1]] {
-					if mark[r] != i {
-						mark[r] = i
-						if pass == 1 {
-							idx[t] = r
-							t++
-						}
-						cnt++
-					}
-				}
-			}
-			if pass == 0 {
-				ptr[i+1] = ptr[i] + cnt
-				if ptr[i+1] > maxIndex {
-					return nil, errPattern("G has more than %d entries", maxIndex)
-				}
-			}
-		}
-		if pass == 1 {
-			adj := &adjacency{n: nc, ptr: ptr, idx: idx}
-			sym, err := newSymbolic(adj, &opt)
-			if err != nil {
-				return nil, err
-			}
-			g.sym = sym
-			g.nnzG = ptr[nc]/2 + nc
-		}
+	sym, err := newSymbolic(adj, &opt, full)
+	if err != nil {
+		return nil, err
+	}
+	g.sym = sym
+	g.nnzG = adj.ptr[nc]/2 + nc
+	if !full {
+		return g, nil
 	}
 	// The scatter map of the products.
 	np := 0
@@ -168,6 +163,15 @@ func (g *Gram) N() int { return g.nc }
 // NY returns ny, the number of columns of B and the length of w.
 func (g *Gram) NY() int { return g.ny }
 
+// Method returns the numeric factorisation chosen (Simplicial or
+// Supernodal; Auto resolved).
+func (g *Gram) Method() Method { return g.sym.method }
+
+// Stats returns the sizes of the analysis.
+func (g *Gram) Stats() Stats {
+	return Stats{N: g.nc, NNZA: g.nnzG, NNZL: g.sym.nnz, Flops: g.sym.flops}
+}
+
 // NNZB returns the number of entries of B's pattern.
 func (g *Gram) NNZB() int { return g.nnzB }
 
@@ -191,8 +195,8 @@ func (g *Gram) Perm() []int { return append([]int(nil), g.sym.perm...) }
 // the parent of step k, or -1 at a root.
 func (g *Gram) Parent() []int { return append([]int(nil), g.sym.parent...) }
 
-// Factor is one worker's numeric factor P·(B·diag(w)·Bᵀ + εI)·Pᵀ = L·D·Lᵀ of
-// a Gram pattern and its workspaces: O(nnz(L) + nnz(P·G·Pᵀ) + n) memory, no
+// Factor is one worker's numeric factor P·(B·diag(w)·Bᵀ + εI)·Pᵀ = L·D·Lᵀ
+// (Simplicial) or L·Lᵀ (Supernodal) of a Gram pattern and its workspaces: O(nnz(L) + nnz(P·G·Pᵀ) + n) memory, no
 // allocation by Factor or Solve. It is not safe for concurrent use; give each
 // goroutine its own.
 type Factor struct {
@@ -270,3 +274,48 @@ func (f *Factor) MaxDiag() float64 { return f.maxDiag }
 // Factor. It allocates nothing and may be called any number of times per
 // Factor. It panics if len(x) != N() or no Factor has succeeded.
 func (f *Factor) Solve(x []float64) { f.solve(x) }
+
+// bytes returns the memory held by the analysis.
+func (g *Gram) bytes() int {
+	return g.sym.bytes() + 8*len(g.bcp) + 4*len(g.bidx) + 4*len(g.pairs)
+}
+
+// gramPattern returns the pattern of G = B·Bᵀ without its diagonal, the
+// union of the cliques of the columns of B, from B by rows (rowPtr, col)
+// and by columns (bcp, bri).
+func gramPattern(nc int, rowPtr, col, bcp []int, bri []int32) (*adjacency, error) {
+	mark := make([]int, nc)
+	ptr := make([]int, nc+1)
+	var idx []int32
+	for pass := 0; pass < 2; pass++ {
+		for i := range mark {
+			mark[i] = -1
+		}
+		if pass == 1 {
+			idx = make([]int32, ptr[nc])
+		}
+		for i := 0; i < nc; i++ {
+			mark[i] = i
+			t := ptr[i]
+			for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
+				c := col[p]
+				for _, r := range bri[bcp[c]:bcp[c+1]] {
+					if mark[r] != i {
+						mark[r] = i
+						if pass == 1 {
+							idx[t] = r
+						}
+						t++
+					}
+				}
+			}
+			if pass == 0 {
+				ptr[i+1] = t
+				if t > maxIndex {
+					return nil, errPattern("G has more than %d entries", maxIndex)
+				}
+			}
+		}
+	}
+	return &adjacency{n: nc, ptr: ptr, idx: idx}, nil
+}

@@ -15,9 +15,9 @@ import (
 
 // checkSolve factors G from b and compares Solve with gonum's dense
 // Cholesky solve and with the residual ‖G·x − r‖.
-func checkSolve(t *testing.T, rng *rand.Rand, b csr, ord Ordering, eps float64) {
+func checkSolve(t *testing.T, rng *rand.Rand, b csr, opt Options, eps float64) {
 	t.Helper()
-	g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{Ordering: ord})
+	g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, opt)
 	require.NoError(t, err)
 	winv := randomVec(rng, b.cols, 0.5, 2)
 	f := g.NewFactor()
@@ -42,6 +42,14 @@ func checkSolve(t *testing.T, rng *rand.Rand, b csr, ord Ordering, eps float64) 
 	}
 }
 
+// testOptions are the orderings and methods every numeric test runs with.
+var testOptions = []Options{
+	{Ordering: AMD, Method: Simplicial},
+	{Ordering: Natural, Method: Simplicial},
+	{Ordering: AMD, Method: Supernodal},
+	{Ordering: Natural, Method: Supernodal},
+}
+
 func TestFactorMatchesDense(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range []struct {
@@ -59,16 +67,16 @@ func TestFactorMatchesDense(t *testing.T) {
 		{200, 250, 3, true, 1e-6},
 		{300, 200, 2, false, 0.5},
 	} {
-		for _, ord := range []Ordering{AMD, Natural} {
-			t.Run(fmt.Sprintf("%dx%d/%d/%v", tc.nc, tc.ny, tc.perRow, ord), func(t *testing.T) {
-				checkSolve(t, rng, randomB(rng, tc.nc, tc.ny, tc.perRow, tc.private), ord, tc.eps)
+		for _, opt := range testOptions {
+			t.Run(fmt.Sprintf("%dx%d/%d/%v/%v", tc.nc, tc.ny, tc.perRow, opt.Ordering, opt.Method), func(t *testing.T) {
+				checkSolve(t, rng, randomB(rng, tc.nc, tc.ny, tc.perRow, tc.private), opt, tc.eps)
 			})
 		}
 	}
 	for _, sz := range [][2]int{{1, 7}, {6, 6}, {12, 17}} {
-		for _, ord := range []Ordering{AMD, Natural} {
-			t.Run(fmt.Sprintf("mesh%dx%d/%v", sz[0], sz[1], ord), func(t *testing.T) {
-				checkSolve(t, rng, meshB(rng, sz[0], sz[1]), ord, 0)
+		for _, opt := range testOptions {
+			t.Run(fmt.Sprintf("mesh%dx%d/%v/%v", sz[0], sz[1], opt.Ordering, opt.Method), func(t *testing.T) {
+				checkSolve(t, rng, meshB(rng, sz[0], sz[1]), opt, 0)
 			})
 		}
 	}
@@ -81,6 +89,27 @@ func isPerm(p []int) bool {
 			return false
 		}
 		seen[i] = true
+	}
+	return true
+}
+
+// isPostordered reports whether every subtree of the forest parent is a
+// contiguous range of nodes ending at its root.
+func isPostordered(parent []int) bool {
+	size := make([]int, len(parent))
+	for j, p := range parent {
+		size[j]++
+		if p != -1 {
+			if p <= j {
+				return false
+			}
+			size[p] += size[j]
+		}
+	}
+	for j, p := range parent {
+		if p != -1 && j < p-size[p]+1 {
+			return false
+		}
 	}
 	return true
 }
@@ -102,6 +131,8 @@ func TestOrderingFill(t *testing.T) {
 				assert.True(t, p == -1 || p > j, "parent of %d is %d", j, p)
 			}
 		}
+		assert.True(t, isPostordered(amd.Parent()), "AMD ordering is postordered")
+		assert.Equal(t, amd.Parent(), etree(amd.N(), amd.sym.cp, amd.sym.ci), "etree by Liu's algorithm")
 		t.Logf("mesh %d×%d: nnz(L) natural %d, AMD %d", k, k, nat.NNZL(), amd.NNZL())
 		if k >= 40 {
 			assert.Less(t, 2*amd.NNZL(), nat.NNZL(), "AMD fill on a %d×%d mesh", k, k)
@@ -155,7 +186,7 @@ func TestAnalyseErrors(t *testing.T) {
 // matches the dense solve of the regularised G.
 func TestRankDeficient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, ord := range []Ordering{AMD, Natural} {
+	for _, opt := range testOptions {
 		b := randomB(rng, 40, 60, 3, false)
 		// Row 7 := row 3.
 		var nb csr
@@ -170,7 +201,7 @@ func TestRankDeficient(t *testing.T) {
 			nb.val = append(nb.val, b.val[b.ptr[src]:b.ptr[src+1]]...)
 			nb.ptr = append(nb.ptr, len(nb.col))
 		}
-		g, err := AnalyseGram(nb.rows, nb.cols, nb.ptr, nb.col, Options{Ordering: ord})
+		g, err := AnalyseGram(nb.rows, nb.cols, nb.ptr, nb.col, opt)
 		require.NoError(t, err)
 		f := g.NewFactor()
 		winv := randomVec(rng, nb.cols, 0.5, 2)
@@ -184,7 +215,7 @@ func TestRankDeficient(t *testing.T) {
 		assert.Panics(t, func() { f.Solve(make([]float64, nb.rows)) })
 		eps := 1e-8 * f.MaxDiag()
 		require.NoError(t, f.Factor(nb.val, winv, eps))
-		checkSolve(t, rng, nb, ord, eps)
+		checkSolve(t, rng, nb, opt, eps)
 	}
 }
 
@@ -214,18 +245,20 @@ func TestFactorErrors(t *testing.T) {
 func TestNoAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	b := meshB(rng, 20, 20)
-	g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{})
-	require.NoError(t, err)
-	f := g.NewFactor()
-	winv := randomVec(rng, b.cols, 0.5, 2)
-	x := randomVec(rng, b.rows, -1, 1)
-	allocs := testing.AllocsPerRun(10, func() {
-		if err := f.Factor(b.val, winv, 1e-9); err != nil {
-			panic(err)
-		}
-		f.Solve(x)
-	})
-	assert.Zero(t, allocs)
+	for _, opt := range testOptions {
+		g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, opt)
+		require.NoError(t, err)
+		f := g.NewFactor()
+		winv := randomVec(rng, b.cols, 0.5, 2)
+		x := randomVec(rng, b.rows, -1, 1)
+		allocs := testing.AllocsPerRun(10, func() {
+			if err := f.Factor(b.val, winv, 1e-9); err != nil {
+				panic(err)
+			}
+			f.Solve(x)
+		})
+		assert.Zero(t, allocs, "%v", opt.Method)
+	}
 }
 
 // TestConcurrent shares one Gram among goroutines, each with its own
@@ -233,7 +266,13 @@ func TestNoAllocs(t *testing.T) {
 func TestConcurrent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	b := meshB(rng, 15, 15)
-	g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{})
+	for _, method := range []Method{Simplicial, Supernodal} {
+		concurrent(t, rng, b, method)
+	}
+}
+
+func concurrent(t *testing.T, rng *rand.Rand, b csr, method Method) {
+	g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{Method: method})
 	require.NoError(t, err)
 	const workers = 4
 	var wg sync.WaitGroup
@@ -258,5 +297,97 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	for w := 1; w < workers; w++ {
 		assert.Equal(t, results[0], results[w])
+	}
+}
+
+// TestCountGram: CountGram agrees with AnalyseGram, and MaxNNZL stops an
+// analysis whose factor would be larger.
+func TestCountGram(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, m := range []csr{meshB(rng, 40, 40), randomB(rng, 500, 1000, 3, true)} {
+		g, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, Options{})
+		require.NoError(t, err)
+		st, err := CountGram(m.rows, m.cols, m.ptr, m.col, Options{})
+		require.NoError(t, err)
+		assert.Equal(t, g.Stats(), st)
+		assert.Equal(t, Stats{N: g.N(), NNZA: g.NNZG(), NNZL: g.NNZL(), Flops: g.Flops()}, st)
+
+		_, err = AnalyseGram(m.rows, m.cols, m.ptr, m.col, Options{MaxNNZL: st.NNZL})
+		require.NoError(t, err)
+		_, err = AnalyseGram(m.rows, m.cols, m.ptr, m.col, Options{MaxNNZL: st.NNZL - 1})
+		require.ErrorIs(t, err, ErrTooLarge)
+		var tl *TooLargeError
+		require.True(t, errors.As(err, &tl))
+		assert.Equal(t, st.NNZL-1, tl.Limit)
+		assert.Greater(t, tl.NNZL, tl.Limit)
+		assert.LessOrEqual(t, tl.NNZL, st.NNZL)
+		assert.Equal(t, m.rows, tl.N)
+		_, err = CountGram(m.rows, m.cols, m.ptr, m.col, Options{MaxNNZL: st.NNZL / 10})
+		require.ErrorIs(t, err, ErrTooLarge)
+		require.True(t, errors.As(err, &tl))
+		assert.Less(t, tl.Rows, tl.N, "stops early")
+	}
+}
+
+// TestAutoMethod: Auto resolves to Supernodal exactly when
+// Flops/NNZL ≥ AutoSupernodal, and an unknown method is an error.
+func TestAutoMethod(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	seen := map[Method]bool{}
+	for _, m := range []csr{meshB(rng, 10, 10), meshB(rng, 60, 60), randomB(rng, 600, 1200, 3, true)} {
+		g, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, Options{})
+		require.NoError(t, err)
+		want := Simplicial
+		if g.Flops() >= AutoSupernodal*float64(g.NNZL()) {
+			want = Supernodal
+		}
+		assert.Equal(t, want, g.Method())
+		assert.Equal(t, want == Supernodal, g.sym.sn != nil)
+		seen[want] = true
+		ex, err := AnalyseGram(m.rows, m.cols, m.ptr, m.col, Options{Method: Simplicial})
+		require.NoError(t, err)
+		assert.Equal(t, Simplicial, ex.Method())
+	}
+	assert.Equal(t, map[Method]bool{Simplicial: true, Supernodal: true}, seen, "both methods chosen")
+	g, err := AnalyseGram(10, 10, make([]int, 11), nil, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, Simplicial, g.Method(), "empty B")
+	_, err = AnalyseGram(10, 10, make([]int, 11), nil, Options{Method: Method(7)})
+	assert.ErrorIs(t, err, ErrPattern)
+	for _, m := range []Method{Auto, Simplicial, Supernodal, Method(7)} {
+		assert.NotEmpty(t, m.String())
+	}
+}
+
+// TestEdgeCases: an empty G, a B without entries (G = εI) and one column
+// touching every row (G dense) with both methods.
+func TestEdgeCases(t *testing.T) {
+	for _, method := range []Method{Simplicial, Supernodal} {
+		g, err := AnalyseGram(0, 3, []int{0}, nil, Options{Method: method})
+		require.NoError(t, err)
+		f := g.NewFactor()
+		require.NoError(t, f.Factor(nil, []float64{1, 1, 1}, 0))
+		f.Solve(nil)
+
+		g, err = AnalyseGram(3, 2, []int{0, 0, 0, 0}, nil, Options{Method: method})
+		require.NoError(t, err)
+		f = g.NewFactor()
+		assert.ErrorIs(t, f.Factor(nil, []float64{1, 1}, 0), ErrNotPositive)
+		require.NoError(t, f.Factor(nil, []float64{1, 1}, 2))
+		x := []float64{2, 4, 6}
+		f.Solve(x)
+		assert.InDeltaSlice(t, []float64{1, 2, 3}, x, 1e-15)
+
+		// Column 0 in every row: G = 11ᵀ + diag(1,…,1)·2 (a private column each).
+		rng := rand.New(rand.NewPCG(19, 20))
+		n := 30
+		var b csr
+		b.rows, b.cols, b.ptr = n, n+1, []int{0}
+		for i := 0; i < n; i++ {
+			b.col = append(b.col, 0, i+1)
+			b.val = append(b.val, 1, math.Sqrt2)
+			b.ptr = append(b.ptr, len(b.col))
+		}
+		checkSolve(t, rng, b, Options{Method: method}, 0)
 	}
 }

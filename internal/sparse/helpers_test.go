@@ -2,7 +2,9 @@ package sparse
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"sort"
+	"testing"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -119,4 +121,44 @@ func randomVec(rng *rand.Rand, n int, lo, hi float64) []float64 {
 		v[i] = lo + (hi-lo)*rng.Float64()
 	}
 	return v
+}
+
+// testAdjacency returns the pattern of B·Bᵀ without its diagonal.
+func testAdjacency(m csr) *adjacency {
+	bcp := make([]int, m.cols+1)
+	for _, c := range m.col {
+		bcp[c+1]++
+	}
+	for k := 0; k < m.cols; k++ {
+		bcp[k+1] += bcp[k]
+	}
+	bri := make([]int32, len(m.col))
+	next := append([]int(nil), bcp[:m.cols]...)
+	for i := 0; i < m.rows; i++ {
+		for p := m.ptr[i]; p < m.ptr[i+1]; p++ {
+			bri[next[m.col[p]]] = int32(i)
+			next[m.col[p]]++
+		}
+	}
+	adj, err := gramPattern(m.rows, m.ptr, m.col, bcp, bri)
+	if err != nil {
+		panic(err)
+	}
+	return adj
+}
+
+// loopCPU runs fn in b.Loop on one locked OS thread and reports its CPU
+// time per call as "cpu-ns/op" besides the wall time: on a loaded machine
+// the thread's CPU time is the steadier measure (zero where threadCPU is
+// not available).
+func loopCPU(b *testing.B, fn func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start := threadCPU()
+	n := 0
+	for b.Loop() {
+		fn()
+		n++
+	}
+	b.ReportMetric(float64(threadCPU()-start)/float64(n), "cpu-ns/op")
 }

@@ -4,20 +4,39 @@ import "math"
 
 // numeric is one worker's LDLᵀ factor of C = P·A·Pᵀ and its workspaces.
 type numeric struct {
-	s       *symbolic
-	tol     float64
-	cx      []float64 // values of the upper triangle of C, in s.ci order
-	lx      []float64 // values of L, in s.li order
-	d       []float64 // D
-	y       []float64 // row accumulator of the factorisation; zero between rows
-	w       []float64 // solve workspace
-	next    []int32   // entries of each column of L computed so far
-	maxDiag float64
-	ok      bool
+	s    *symbolic
+	tol  float64
+	cx   []float64 // values of the upper triangle of C, in s.ci order
+	lx   []float64 // values of L, in s.li order
+	d    []float64 // D
+	y    []float64 // row accumulator of the factorisation; zero between rows
+	w    []float64 // solve workspace
+	next []int32   // entries of each column of L computed so far
+	// Supernodal workspaces (Method Supernodal).
+	sx                []float64 // the supernodes' blocks
+	cbuf              []float64 // update block
+	relmap            []int32   // row → position in the current supernode
+	head, dnext, dpos []int32   // lists of pending updates
+	maxDiag           float64
+	ok                bool
 }
 
 func newNumeric(s *symbolic, tol float64) numeric {
 	n := s.n
+	if sn := s.sn; sn != nil {
+		return numeric{
+			s:      s,
+			tol:    tol,
+			cx:     make([]float64, len(s.ci)),
+			w:      make([]float64, n),
+			sx:     make([]float64, sn.xp[sn.ns]),
+			cbuf:   make([]float64, sn.maxC),
+			relmap: make([]int32, n),
+			head:   make([]int32, sn.ns),
+			dnext:  make([]int32, sn.ns),
+			dpos:   make([]int32, sn.ns),
+		}
+	}
 	return numeric{
 		s:    s,
 		tol:  tol,
@@ -50,6 +69,13 @@ func (f *numeric) factor() error {
 	}
 	f.maxDiag = maxd
 	thr := f.tol * maxd
+	if s.sn != nil {
+		if err := f.factorSuper(thr); err != nil {
+			return err
+		}
+		f.ok = true
+		return nil
+	}
 	cp, ci, cx := s.cp, s.ci, f.cx
 	lp, li, lx := s.lp, s.li, f.lx
 	rp, rj := s.rp, s.rj
@@ -107,6 +133,13 @@ func (f *numeric) solve(x []float64) {
 	for k, i := range perm {
 		w[k] = x[i]
 	}
+	if s.sn != nil {
+		f.solveSuper(w)
+		for k, i := range perm {
+			x[i] = w[k]
+		}
+		return
+	}
 	lp, li, lx := s.lp, s.li, f.lx
 	for j := 0; j < n; j++ {
 		wj := w[j]
@@ -136,4 +169,10 @@ func (f *numeric) solve(x []float64) {
 	for k, i := range perm {
 		x[i] = w[k]
 	}
+}
+
+// bytes returns the memory held by one numeric factor.
+func (f *numeric) bytes() int {
+	return 8*(len(f.cx)+len(f.lx)+len(f.d)+len(f.y)+len(f.w)+len(f.sx)+len(f.cbuf)) +
+		4*(len(f.next)+len(f.relmap)+len(f.head)+len(f.dnext)+len(f.dpos))
 }

@@ -65,7 +65,7 @@ func AnalyseSym(n int, colPtr, rowIdx []int, opt Options) (*Sym, error) {
 			}
 		}
 	}
-	sym, err := newSymbolic(&adjacency{n: n, ptr: ptr, idx: idx}, &opt)
+	sym, err := newSymbolic(&adjacency{n: n, ptr: ptr, idx: idx}, &opt, true)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +90,9 @@ func (s *Sym) NNZA() int { return s.nnzA }
 
 // NNZL returns the number of entries of L strictly below its unit diagonal.
 func (s *Sym) NNZL() int { return s.sym.nnzL() }
+
+// Method returns the numeric factorisation chosen (see Gram.Method).
+func (s *Sym) Method() Method { return s.sym.method }
 
 // Flops returns the multiply–add count of one numeric factorisation (see
 // Gram.Flops).

@@ -33,6 +33,10 @@ type symbolic struct {
 	rj []int32
 
 	flops float64
+	nnz   int // nnz(L), strictly lower
+
+	sn     *supernodal // the supernodes, for Method Supernodal; nil otherwise
+	method Method      // Simplicial or Supernodal
 }
 
 // adjacency is a symmetric pattern without its diagonal, both triangles
@@ -43,8 +47,10 @@ type adjacency struct {
 	idx []int32
 }
 
-// newSymbolic orders the pattern by opt and computes the pattern of C and L.
-func newSymbolic(adj *adjacency, opt *Options) (*symbolic, error) {
+// newSymbolic orders the pattern by opt and computes the pattern of C, the
+// elimination tree and the column counts of L, and with full the pattern of
+// L.
+func newSymbolic(adj *adjacency, opt *Options, full bool) (*symbolic, error) {
 	n := adj.n
 	var perm []int
 	switch opt.Ordering {
@@ -82,8 +88,43 @@ func newSymbolic(adj *adjacency, opt *Options) (*symbolic, error) {
 	if err := s.upper(adj); err != nil {
 		return nil, err
 	}
-	if err := s.factorPattern(); err != nil {
+	if opt.Ordering == AMD {
+		// A postorder of the elimination tree is an equivalent ordering
+		// (the same fill and flops) whose subtrees are contiguous, for
+		// locality in the numeric phase.
+		post := postorder(etree(n, s.cp, s.ci))
+		old := append([]int(nil), perm...)
+		for k, a := range post {
+			perm[k] = old[a]
+		}
+		for k, i := range perm {
+			iperm[i] = k
+		}
+		if err := s.upper(adj); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.factorPattern(opt.MaxNNZL, full); err != nil {
 		return nil, err
+	}
+	method := opt.Method
+	if method == Auto {
+		method = Simplicial
+		if s.flops >= AutoSupernodal*float64(s.nnz) && s.nnz > 0 {
+			method = Supernodal
+		}
+	}
+	switch method {
+	case Simplicial:
+		s.method = Simplicial
+	case Supernodal:
+		s.method = Supernodal
+		if full {
+			s.sn = newSupernodal(s)
+			s.li, s.rp, s.rj = nil, nil, nil
+		}
+	default:
+		return nil, errPattern("unknown method %d", int(opt.Method))
 	}
 	return s, nil
 }
@@ -126,15 +167,24 @@ func (s *symbolic) upper(adj *adjacency) error {
 	return nil
 }
 
-// factorPattern computes the elimination tree and the pattern of L. Row k
+// factorPattern computes the elimination tree and the pattern of L; it
+// stops with a *TooLargeError as soon as nnz(L) passes maxL (when maxL > 0)
+// or the int32 index range, before allocating L. Without full it stops
+// after the elimination tree and the column counts: O(nnz(L)) time, O(n)
+// memory. Row k
 // of L is the set of nodes reached by walking the elimination tree up from
 // each a < k with C_ak ≠ 0 until k (the row subtree); each walk stops at a
 // node already visited for this k, so the cost is O(nnz(L)).
-func (s *symbolic) factorPattern() error {
+func (s *symbolic) factorPattern(maxL int, full bool) error {
 	n := s.n
 	parent := make([]int, n)
 	flag := make([]int, n)
 	cnt := make([]int, n)
+	limit := maxIndex
+	if maxL > 0 && maxL < limit {
+		limit = maxL
+	}
+	total := 0
 	for k := 0; k < n; k++ {
 		parent[k] = -1
 		flag[k] = k
@@ -145,7 +195,11 @@ func (s *symbolic) factorPattern() error {
 				}
 				cnt[a]++
 				flag[a] = k
+				total++
 			}
+		}
+		if total > limit {
+			return &TooLargeError{NNZL: total, Rows: k + 1, N: n, Limit: limit}
 		}
 	}
 	lp := make([]int, n+1)
@@ -155,8 +209,9 @@ func (s *symbolic) factorPattern() error {
 		c := float64(cnt[j])
 		flops += c * (c + 3) / 2
 	}
-	if lp[n] > maxIndex {
-		return errPattern("nnz(L) = %d exceeds the int32 index range", lp[n])
+	s.parent, s.lp, s.flops, s.nnz = parent, lp, flops, lp[n]
+	if !full {
+		return nil
 	}
 	li := make([]int32, lp[n])
 	rp := make([]int, n+1)
@@ -192,8 +247,67 @@ func (s *symbolic) factorPattern() error {
 			rc[k]++
 		}
 	}
-	s.parent, s.lp, s.li, s.rp, s.rj, s.flops = parent, lp, li, rp, rj, flops
+	s.li, s.rp, s.rj = li, rp, rj
 	return nil
+}
+
+// etree returns the elimination tree of the matrix whose upper triangle is
+// (cp, ci) by Liu's algorithm with path compression (Davis §4.1):
+// O(nnz·α) time.
+func etree(n int, cp []int, ci []int32) []int {
+	parent := make([]int, n)
+	anc := make([]int, n)
+	for k := 0; k < n; k++ {
+		parent[k] = -1
+		anc[k] = -1
+		for _, a32 := range ci[cp[k]:cp[k+1]] {
+			for a := int(a32); a != -1 && a < k; {
+				up := anc[a]
+				anc[a] = k
+				if up == -1 {
+					parent[a] = k
+				}
+				a = up
+			}
+		}
+	}
+	return parent
+}
+
+// postorder returns a depth-first postorder of the forest parent: post[k]
+// is the k-th node visited, children in increasing order.
+func postorder(parent []int) []int {
+	n := len(parent)
+	head := make([]int, n)
+	next := make([]int, n)
+	for j := range head {
+		head[j] = -1
+	}
+	for j := n - 1; j >= 0; j-- {
+		if p := parent[j]; p != -1 {
+			next[j] = head[p]
+			head[p] = j
+		}
+	}
+	post := make([]int, 0, n)
+	stack := make([]int, 0, 64)
+	for root := 0; root < n; root++ {
+		if parent[root] != -1 {
+			continue
+		}
+		stack = append(stack, root)
+		for len(stack) > 0 {
+			top := stack[len(stack)-1]
+			if c := head[top]; c != -1 {
+				head[top] = next[c]
+				stack = append(stack, c)
+				continue
+			}
+			stack = stack[:len(stack)-1]
+			post = append(post, top)
+		}
+	}
+	return post
 }
 
 // position returns the index in ci of C_ab (a ≤ b), which must be in the
@@ -205,4 +319,15 @@ func (s *symbolic) position(a, b int) int {
 }
 
 // nnzL returns the number of entries of L strictly below the diagonal.
-func (s *symbolic) nnzL() int { return s.lp[s.n] }
+func (s *symbolic) nnzL() int { return s.nnz }
+
+// bytes returns the memory held by the analysis.
+func (s *symbolic) bytes() int {
+	b := 8*(len(s.perm)+len(s.iperm)+len(s.cp)+len(s.parent)+len(s.lp)+len(s.rp)) +
+		4*(len(s.ci)+len(s.li)+len(s.rj))
+	if sn := s.sn; sn != nil {
+		b += 8*(len(sn.super)+len(sn.rp)+len(sn.xp)+len(sn.lowP)) +
+			4*(len(sn.snode)+len(sn.rows)+len(sn.lowI)+len(sn.lowPos))
+	}
+	return b
+}

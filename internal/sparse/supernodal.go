@@ -1,0 +1,361 @@
+package sparse
+
+import "math"
+
+// supernodal is the supernode partition of L and the row structure of each
+// supernode, shared read-only by the numeric factors.
+//
+// A supernode s is a range of columns [super[s], super[s+1]) of L that share
+// their structure below the diagonal block; its values are stored as one
+// dense column-major m_s×w_s block (w_s columns, m_s = |rows of s|, the w_s
+// diagonal rows first), the upper triangle of the diagonal block unused.
+type supernodal struct {
+	ns    int
+	super []int   // first column of each supernode; super[ns] = n
+	snode []int32 // supernode of each column
+	rp    []int   // rows of supernode s: rows[rp[s]:rp[s+1]]
+	rows  []int32
+	xp    []int // values of supernode s: x[xp[s]:xp[s+1]]
+	// Lower triangle of C by columns, with the position of each entry in
+	// the upper-triangular values cx.
+	lowP   []int
+	lowI   []int32
+	lowPos []int32
+	maxC   int // size of the update workspace
+}
+
+// Relaxed amalgamation (as in CHOLMOD's nrelax/zrelax): a child supernode
+// is merged into its parent when the result has at most relaxSmall columns,
+// or at most relaxMid columns and a fraction of explicit zeros below
+// zeroMid, or at most relaxBig columns and below zeroBig.
+const (
+	relaxSmall = 4
+	relaxMid   = 16
+	relaxBig   = 48
+	zeroMid    = 0.8
+	zeroBig    = 0.1
+	zeroHuge   = 0.05
+)
+
+// newSupernodal partitions the columns of L into fundamental supernodes
+// (Liu, Ng & Peyton 1993: column j+1 continues j's supernode when it is j's
+// parent, its only child, and has one entry fewer), merges them by relaxed
+// amalgamation, and builds the row structures.
+func newSupernodal(s *symbolic) *supernodal {
+	n := s.n
+	cnt := make([]int, n)
+	for j := 0; j < n; j++ {
+		cnt[j] = s.lp[j+1] - s.lp[j]
+	}
+	nchild := make([]int, n)
+	for _, p := range s.parent {
+		if p != -1 {
+			nchild[p]++
+		}
+	}
+	super := []int{0}
+	for j := 1; j < n; j++ {
+		if s.parent[j-1] == j && cnt[j-1] == cnt[j]+1 && nchild[j] == 1 {
+			continue
+		}
+		super = append(super, j)
+	}
+	if n > 0 {
+		super = append(super, n)
+	}
+	super = relax(super, s.parent, cnt)
+	ns := len(super) - 1
+	if n == 0 {
+		ns = 0
+		super = []int{0}
+	}
+	sn := &supernodal{ns: ns, super: super, snode: make([]int32, n)}
+	sn.rp = make([]int, ns+1)
+	sn.xp = make([]int, ns+1)
+	for t := 0; t < ns; t++ {
+		f, l := super[t], super[t+1]
+		for j := f; j < l; j++ {
+			sn.snode[j] = int32(t)
+		}
+		m := (l - f) + cnt[l-1]
+		sn.rp[t+1] = sn.rp[t] + m
+		sn.xp[t+1] = sn.xp[t] + m*(l-f)
+	}
+	sn.rows = make([]int32, sn.rp[ns])
+	for t := 0; t < ns; t++ {
+		f, l := super[t], super[t+1]
+		r := sn.rows[sn.rp[t]:sn.rp[t+1]]
+		for j := f; j < l; j++ {
+			r[j-f] = int32(j)
+		}
+		copy(r[l-f:], s.li[s.lp[l-1]:s.lp[l]])
+	}
+	for d := 0; d < ns; d++ {
+		r := sn.rows[sn.rp[d]:sn.rp[d+1]]
+		md := len(r)
+		for p1 := super[d+1] - super[d]; p1 < md; {
+			end := super[sn.snode[r[p1]]+1]
+			p2 := p1
+			for p2 < md && int(r[p2]) < end {
+				p2++
+			}
+			if c := (md - p1) * (p2 - p1); c > sn.maxC {
+				sn.maxC = c
+			}
+			p1 = p2
+		}
+	}
+	// Lower triangle of C by columns: the transpose of the upper CSC.
+	sn.lowP = make([]int, n+1)
+	for _, a := range s.ci {
+		sn.lowP[a+1]++
+	}
+	for j := 0; j < n; j++ {
+		sn.lowP[j+1] += sn.lowP[j]
+	}
+	sn.lowI = make([]int32, len(s.ci))
+	sn.lowPos = make([]int32, len(s.ci))
+	next := append([]int(nil), sn.lowP[:n]...)
+	for b := 0; b < n; b++ {
+		for p := s.cp[b]; p < s.cp[b+1]; p++ {
+			a := s.ci[p]
+			sn.lowI[next[a]] = int32(b)
+			sn.lowPos[next[a]] = int32(p)
+			next[a]++
+		}
+	}
+	return sn
+}
+
+// relax merges each supernode into its parent supernode when they are
+// adjacent (the parent of the child's last column is the parent's first
+// column) and the merged block stays small or nearly dense; it returns the
+// new partition. cnt holds the strict column counts of L.
+func relax(super []int, parent []int, cnt []int) []int {
+	ns := len(super) - 1
+	if ns <= 1 {
+		return super
+	}
+	// zeros[t]: explicit zeros in supernode t's block as it grows.
+	first := append([]int(nil), super[:ns]...)
+	zeros := make([]float64, ns)
+	merged := make([]bool, ns) // merged[t]: t was merged into t+1
+	for t := 0; t < ns-1; t++ {
+		f, l := first[t], super[t+1]
+		pl := super[t+2]
+		if parent[l-1] != l {
+			continue
+		}
+		wc, wp := l-f, pl-l
+		w := wc + wp
+		// In the merged block, column j of the child has w−(j−f) + cnt[pl−1]
+		// stored entries (diagonal included) against cnt[j]+1 true ones.
+		z := zeros[t+1]
+		for j := f; j < l; j++ {
+			z += float64(w - (j - f) + cnt[pl-1] - (cnt[j] + 1))
+		}
+		total := 0.0
+		for j := f; j < pl; j++ {
+			total += float64(cnt[j] + 1)
+		}
+		frac := z / (total + z)
+		ok := w <= relaxSmall ||
+			(w <= relaxMid && frac < zeroMid) ||
+			(w <= relaxBig && frac < zeroBig) ||
+			frac < zeroHuge
+		if !ok {
+			continue
+		}
+		merged[t] = true
+		first[t+1] = f
+		zeros[t+1] = z
+	}
+	out := []int{0}
+	for t := 0; t < ns; t++ {
+		if !merged[t] && t < ns-1 {
+			out = append(out, super[t+1])
+		}
+	}
+	return append(out, super[ns])
+}
+
+// factorSuper computes C = L·Lᵀ by the left-looking supernodal method
+// (Ng & Peyton 1993; Davis §9): for each supernode in order, its block is
+// scattered from C, updated by every earlier supernode whose rows meet its
+// columns (a dense product, then a scatter by relative row indices), and
+// factored by a dense Cholesky of the panel.
+func (f *numeric) factorSuper(thr float64) error {
+	s := f.s
+	sn := s.sn
+	super, rows, rp, xp, snode := sn.super, sn.rows, sn.rp, sn.xp, sn.snode
+	x, cx, relmap := f.sx, f.cx, f.relmap
+	head, dnext, dpos := f.head, f.dnext, f.dpos
+	for t := range head {
+		head[t] = -1
+	}
+	for t := 0; t < sn.ns; t++ {
+		fc, lc := super[t], super[t+1]
+		w := lc - fc
+		r := rows[rp[t]:rp[t+1]]
+		m := len(r)
+		X := x[xp[t]:xp[t+1]]
+		clear(X)
+		for i, row := range r {
+			relmap[row] = int32(i)
+		}
+		for j := fc; j < lc; j++ {
+			col := X[(j-fc)*m : (j-fc+1)*m]
+			for q := sn.lowP[j]; q < sn.lowP[j+1]; q++ {
+				col[relmap[sn.lowI[q]]] = cx[sn.lowPos[q]]
+			}
+		}
+		for d32 := head[t]; d32 != -1; {
+			d := int(d32)
+			nd := dnext[d]
+			dr := rows[rp[d]:rp[d+1]]
+			md := len(dr)
+			wd := super[d+1] - super[d]
+			p1 := int(dpos[d])
+			p2 := p1
+			for p2 < md && int(dr[p2]) < lc {
+				p2++
+			}
+			nr, nc := md-p1, p2-p1
+			c := f.cbuf[:nr*nc]
+			updateBlock(c, x[xp[d]:xp[d+1]], md, wd, p1, nr, nc)
+			for jj := 0; jj < nc; jj++ {
+				col := X[(int(dr[p1+jj])-fc)*m : (int(dr[p1+jj])-fc+1)*m]
+				cj := c[jj*nr : (jj+1)*nr]
+				for ii := jj; ii < nr; ii++ {
+					col[relmap[dr[p1+ii]]] -= cj[ii]
+				}
+			}
+			if p2 < md {
+				dpos[d] = int32(p2)
+				u := snode[dr[p2]]
+				dnext[d] = head[u]
+				head[u] = int32(d)
+			}
+			d32 = nd
+		}
+		for j := 0; j < w; j++ {
+			cj := X[j*m : (j+1)*m]
+			panelColumn(cj[j:], X, m, j)
+			djj := cj[j]
+			if !(djj > thr) {
+				if math.IsNaN(djj) || math.IsInf(djj, 0) {
+					return ErrNonFinite
+				}
+				return &NotPositiveError{Index: s.perm[fc+j], Step: fc + j, Pivot: djj, MaxDiag: f.maxDiag}
+			}
+			piv := math.Sqrt(djj)
+			cj[j] = piv
+			inv := 1 / piv
+			for i := j + 1; i < m; i++ {
+				cj[i] *= inv
+			}
+		}
+		if m > w {
+			dpos[t] = int32(w)
+			u := snode[r[w]]
+			dnext[t] = head[u]
+			head[u] = int32(t)
+		}
+	}
+	return nil
+}
+
+// solveSuper overwrites w (permuted order) with C⁻¹w = L⁻ᵀL⁻¹w.
+func (f *numeric) solveSuper(w []float64) {
+	sn := f.s.sn
+	super, rows, rp, xp, x := sn.super, sn.rows, sn.rp, sn.xp, f.sx
+	for t := 0; t < sn.ns; t++ {
+		fc, lc := super[t], super[t+1]
+		r := rows[rp[t]:rp[t+1]]
+		m := len(r)
+		X := x[xp[t]:xp[t+1]]
+		for j := 0; j < lc-fc; j++ {
+			col := X[j*m : (j+1)*m]
+			xj := w[fc+j] / col[j]
+			w[fc+j] = xj
+			if xj == 0 {
+				continue
+			}
+			for i := j + 1; i < m; i++ {
+				w[r[i]] -= col[i] * xj
+			}
+		}
+	}
+	for t := sn.ns - 1; t >= 0; t-- {
+		fc, lc := super[t], super[t+1]
+		r := rows[rp[t]:rp[t+1]]
+		m := len(r)
+		X := x[xp[t]:xp[t+1]]
+		for j := lc - fc - 1; j >= 0; j-- {
+			col := X[j*m : (j+1)*m]
+			sum := w[fc+j]
+			for i := j + 1; i < m; i++ {
+				sum -= col[i] * w[r[i]]
+			}
+			w[fc+j] = sum / col[j]
+		}
+	}
+}
+
+// updateBlock sets the lower trapezoid of the nr×nc column-major block c
+// to A·Bᵀ, where A is rows p1…md−1 and B rows p1…p1+nc−1 of the md×wd
+// column-major block xd. Four columns of xd at a time, so each entry of c is
+// loaded and stored wd/4 times.
+func updateBlock(c, xd []float64, md, wd, p1, nr, nc int) {
+	c = c[:nr*nc]
+	for jj := 0; jj < nc; jj++ {
+		cj := c[jj*nr+jj : (jj+1)*nr]
+		clear(cj)
+		k := 0
+		for ; k+4 <= wd; k += 4 {
+			a0 := xd[k*md+p1+jj : (k+1)*md]
+			a1 := xd[(k+1)*md+p1+jj : (k+2)*md]
+			a2 := xd[(k+2)*md+p1+jj : (k+3)*md]
+			a3 := xd[(k+3)*md+p1+jj : (k+4)*md]
+			b0, b1, b2, b3 := a0[0], a1[0], a2[0], a3[0]
+			a0, a1, a2, a3 = a0[:len(cj)], a1[:len(cj)], a2[:len(cj)], a3[:len(cj)]
+			for ii := range cj {
+				cj[ii] += a0[ii]*b0 + a1[ii]*b1 + a2[ii]*b2 + a3[ii]*b3
+			}
+		}
+		for ; k < wd; k++ {
+			a0 := xd[k*md+p1+jj : (k+1)*md]
+			b0 := a0[0]
+			a0 = a0[:len(cj)]
+			for ii := range cj {
+				cj[ii] += a0[ii] * b0
+			}
+		}
+	}
+}
+
+// panelColumn subtracts from cj (column j of the m×w panel X, rows j…m−1)
+// the products of the earlier columns k < j: cj −= X[j:, k]·X[j, k], four
+// columns at a time.
+func panelColumn(cj, X []float64, m, j int) {
+	k := 0
+	for ; k+4 <= j; k += 4 {
+		a0 := X[k*m+j : (k+1)*m]
+		a1 := X[(k+1)*m+j : (k+2)*m]
+		a2 := X[(k+2)*m+j : (k+3)*m]
+		a3 := X[(k+3)*m+j : (k+4)*m]
+		b0, b1, b2, b3 := a0[0], a1[0], a2[0], a3[0]
+		a0, a1, a2, a3 = a0[:len(cj)], a1[:len(cj)], a2[:len(cj)], a3[:len(cj)]
+		for i := range cj {
+			cj[i] -= a0[i]*b0 + a1[i]*b1 + a2[i]*b2 + a3[i]*b3
+		}
+	}
+	for ; k < j; k++ {
+		a0 := X[k*m+j : (k+1)*m]
+		b0 := a0[0]
+		a0 = a0[:len(cj)]
+		for i := range cj {
+			cj[i] -= a0[i] * b0
+		}
+	}
+}
