@@ -127,3 +127,12 @@ func preferSparse(nc, n int, g *sparse.Gram) bool {
 	sp := g.Flops() + float64(g.NNZG()+2*g.NNZL()+3*g.NNZB())
 	return dense >= sparseGain*sp
 }
+
+// Path returns the path a's steps take: PathSparse or PathDense (never
+// PathAuto: what Settings.Path = PathAuto chose for this constraint).
+func (a *AdaNP) Path() Path {
+	if a.sp != nil {
+		return PathSparse
+	}
+	return PathDense
+}

@@ -426,6 +426,11 @@ func TestPathAuto(t *testing.T) {
 		a, err := NewAdaNP(tc.c, Settings{})
 		require.NoError(t, err, tc.name)
 		assert.Equal(t, tc.sparse, a.sp != nil, tc.name)
+		want := PathDense
+		if tc.sparse {
+			want = PathSparse
+		}
+		assert.Equal(t, want, a.Path(), "AdaNP.Path: %s", tc.name)
 	}
 	assert.True(t, worthAnalysing(16, 32, 256))
 	assert.False(t, worthAnalysing(15, 32, 30))

@@ -17,9 +17,22 @@
 // limit, and the generators at a limit. With -out it writes the profile
 // as a figure (acopf_voltage.png) and a table (acopf_voltage.csv).
 //
-// Not here yet: the -project N mode of issue 28 (perturb the reference
-// optimum N times and project onto the power flow and limits) needs
-// AdaNP's sparse path (issue 31).
+// With -project N it instead perturbs the case's reference optimum N
+// times and projects the points onto the power flow and the voltage and
+// generation limits (acopf.Model.Constraint) with AdaNP's sparse path, in
+// batches of -batch, and prints per batch the power-flow residual max|c|
+// and the largest limit violation before and after, the depth, the time
+// and the peak resident memory; with -tags ipopt it also solves the
+// nearest-point problem of the first point with IPOPT and compares:
+//
+//	go run ./examples/acopf -quick -project 10             # case57
+//	go run -tags ipopt ./examples/acopf -case case10000_goc -project 100 -maxstep 0.02
+//
+// The reference optimum is the one package acopf caches for the PGLib
+// cases (acopf.ReferenceOptimum), else the reference solve. On the large
+// grids full Gauss–Newton steps from σ = 1e-3 perturbations can take
+// dozens of steps to settle the complementarity of the limits; -maxstep
+// 0.02 (Settings.MaxStep) shortens the longest runs (docs/acopf.md).
 package main
 
 import (
@@ -42,6 +55,12 @@ type options struct {
 	noLineLimits bool
 	tol          float64
 	out          string
+
+	// The -project mode.
+	project, batch, maxDepth int
+	seed                     uint64
+	noise, projTol, maxStep  float64
+	lineSearch               bool
 }
 
 // reference solves the ACOPF: IPOPT under the build tag ipopt (ipopt.go),
@@ -68,6 +87,14 @@ func flags(o *options) *harness.Flags {
 	f.StringVar(&o.caseName, "case", o.caseName, "a shipped case ("+joinNames()+"; the prefix pglib_opf_ may be left out) or the path of a MATPOWER .m or .m.gz file")
 	f.BoolVar(&o.noLineLimits, "nolinelimits", o.noLineLimits, "drop the thermal and angle-difference limits (DC3's formulation) from the reference solve")
 	f.Float64Var(&o.tol, "tol", o.tol, "the reference solver's tolerance (IPOPT's tol; solvers.Settings.Tol for the pure-Go method)")
+	f.IntVar(&o.project, "project", o.project, "perturb the case's reference optimum (the cached one, else the reference solve) this many times and project the points onto the power flow and limits with AdaNP's sparse path, instead of solving the ACOPF")
+	f.IntVar(&o.batch, "batch", o.batch, "-project: points per batch")
+	f.Uint64Var(&o.seed, "seed", o.seed, "-project: seed of the perturbations")
+	f.Float64Var(&o.noise, "noise", o.noise, "-project: standard deviation σ of the perturbations: Vm·(1+σξ), Va+σξ (radians), Pg, Qg·(1+σξ), ξ ~ N(0, 1)")
+	f.Float64Var(&o.projTol, "projtol", o.projTol, "-project: AdaNP's tolerance on max|c| (Settings.Tol)")
+	f.IntVar(&o.maxDepth, "maxdepth", o.maxDepth, "-project: AdaNP's largest number of steps (Settings.MaxDepth)")
+	f.BoolVar(&o.lineSearch, "linesearch", o.lineSearch, "-project: backtrack AdaNP's steps (Settings.LineSearch)")
+	f.Float64Var(&o.maxStep, "maxstep", o.maxStep, "-project: bound on the length of AdaNP's steps, 0 for none (Settings.MaxStep)")
 	f.Out(&o.out)
 	f.Quick("case", "pglib_opf_case57_ieee")
 	return f
@@ -91,12 +118,18 @@ func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // defaults: case118 with PGLib's formulation.
 func defaults() options {
-	return options{caseName: "pglib_opf_case118_ieee", tol: 1e-8, out: harness.DefaultOut("acopf")}
+	return options{caseName: "pglib_opf_case118_ieee", tol: 1e-8, out: harness.DefaultOut("acopf"),
+		batch: 100, seed: 1, noise: 1e-3, projTol: 1e-6, maxDepth: 100}
 }
 
 func run(o options, stdout, progress io.Writer) error {
 	if !(o.tol > 0) || math.IsInf(o.tol, 1) {
 		return fmt.Errorf("-tol %v must be positive and finite", o.tol)
+	}
+	if o.project < 0 || o.project > 0 && (o.batch < 1 || o.maxDepth < 1 || !(o.noise >= 0) || math.IsInf(o.noise, 1) ||
+		!(o.projTol > 0) || !(o.maxStep >= 0) || math.IsInf(o.maxStep, 1)) {
+		return fmt.Errorf("-project %d needs -batch ≥ 1, -maxdepth ≥ 1, -projtol > 0, finite -noise ≥ 0 and -maxstep ≥ 0 (got %d, %d, %v, %v, %v)",
+			o.project, o.batch, o.maxDepth, o.projTol, o.noise, o.maxStep)
 	}
 	c, err := acopf.Load(o.caseName)
 	if err != nil {
@@ -121,8 +154,9 @@ func run(o options, stdout, progress io.Writer) error {
 	fmt.Fprintf(stdout, "case %s: %d buses, %d generators, %d branches (in service), base %g MVA, reference bus %v\n",
 		c.Name, len(c.Buses), len(c.Gens), len(c.Branches), c.BaseMVA, refs)
 	fmt.Fprintf(stdout, "load %.1f MW, %.1f MVAr at %d load buses\n", load*c.BaseMVA, qload*c.BaseMVA, nx/2)
-	fmt.Fprintf(stdout, "enforce problem: nx = %d (Pd, Qd), ny = %d (Vm, Va, Pg, Qg), %d power-flow equations (∂c/∂y: %d nonzeros, %.2g%% dense), %d limits\n",
-		nx, ny, nc, len(col), 100*float64(len(col))/float64(nc)/float64(ny), limitRows(m))
+	fmt.Fprintf(stdout, "enforce problem: nx = %d (Pd, Qd), ny = %d (Vm, Va, Pg, Qg), %d power-flow equations, %d limits\n",
+		nx, ny, nc, limitRows(m))
+	fmt.Fprintf(stdout, "  ∂c/∂y of the power flow: %d nonzeros, %.2g%% dense\n", len(col), 100*float64(len(col))/float64(nc)/float64(ny))
 
 	x := m.Loads()
 	cv := make([]float64, nc)
@@ -132,6 +166,9 @@ func run(o options, stdout, progress io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "power-flow residual max|c| [p.u.]: %.3g at the file's operating point, %.3g at the flat start\n",
 		residual(m.OperatingPoint()), residual(m.FlatStart()))
+	if o.project > 0 {
+		return project(o, m, stdout)
+	}
 
 	y := m.OperatingPoint()
 	what := "the file's operating point"

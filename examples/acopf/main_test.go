@@ -5,7 +5,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,7 +56,8 @@ func TestQuick(t *testing.T) {
 // TestFlags checks the examples' command-line convention and what -quick
 // sets.
 func TestFlags(t *testing.T) {
-	harnesstest.CheckConvention(t, cli, "quick", "out", "case", "nolinelimits", "tol")
+	harnesstest.CheckConvention(t, cli, "quick", "out", "case", "nolinelimits", "tol",
+		"project", "batch", "seed", "noise", "projtol", "maxdepth", "linesearch", "maxstep")
 	o := defaults()
 	assert.Equal(t, "pglib_opf_case118_ieee", o.caseName)
 	require.NoError(t, flags(&o).Parse([]string{"-quick"}))
@@ -62,4 +65,36 @@ func TestFlags(t *testing.T) {
 	o = defaults()
 	require.NoError(t, flags(&o).Parse([]string{"-case", "case300_ieee", "-quick"}))
 	assert.Equal(t, "case300_ieee", o.caseName, "an explicit flag keeps its value")
+}
+
+// TestQuickProject runs -quick -project (case57, its cached optimum, no
+// IPOPT needed) in two batches and checks the report: every point
+// converges on the sparse path, and the power flow and limits hold after.
+func TestQuickProject(t *testing.T) {
+	o := defaults()
+	require.NoError(t, flags(&o).Parse([]string{"-quick", "-project", "5", "-batch", "3", "-noise", "0.01"}))
+	var out bytes.Buffer
+	require.NoError(t, run(o, &out, io.Discard))
+	text := out.String()
+	assert.Contains(t, text, "projection of 5 points perturbed around the cached optimum (IPOPT")
+	assert.Contains(t, text, "nc 257, ny 128 + 142 multipliers")
+	assert.Contains(t, text, "AdaNP: sparse path (PathAuto: sparse path)")
+	assert.Regexp(t, `(?m)^ +1 +3 .*\n +2 +2 `, text, "two batches")
+	assert.Regexp(t, `power flow max\|c\| [0-9.e+-]+ → [0-9.]+e-(0[7-9]|[1-9][0-9]) p\.u\.`, text)
+	assert.Contains(t, text, "0 not converged")
+	if referenceName == "IPOPT" {
+		assert.Contains(t, text, "IPOPT, nearest point of sample 1")
+	} else {
+		assert.Contains(t, text, "build with -tags ipopt to time IPOPT")
+	}
+	for _, line := range strings.Split(text, "\n") {
+		assert.LessOrEqual(t, utf8.RuneCountInString(line), 120, "%q", line)
+	}
+
+	for _, args := range [][]string{{"-project", "-1"}, {"-project", "2", "-batch", "0"}, {"-project", "2", "-noise", "-1"},
+		{"-project", "2", "-maxstep", "-1"}, {"-project", "2", "-maxdepth", "0"}, {"-project", "2", "-projtol", "0"}} {
+		o := defaults()
+		require.NoError(t, flags(&o).Parse(append([]string{"-quick"}, args...)))
+		assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-project", "%v", args)
+	}
 }

@@ -13,7 +13,7 @@ import (
 // shipped holds the case files compiled into the package, with their
 // licences and provenance (data/README.md).
 //
-//go:embed data/*.m data/*.m.gz data/README.md data/LICENSE.pglib data/LICENSE.matpower
+//go:embed data/*.m data/*.m.gz data/optimum_*.txt.gz data/README.md data/LICENSE.pglib data/LICENSE.matpower
 var shipped embed.FS
 
 // Published is PGLib-OPF v23.07's AC objective ($/h) of each shipped

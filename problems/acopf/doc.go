@@ -24,6 +24,12 @@
 //     solvers/ipopt (build tag ipopt) solves with IPOPT. With IPOPT from
 //     FlatStart it reaches PGLib-OPF's published objective of every
 //     shipped PGLib case (the tagged test TestReferenceMatchesPGLib).
+//     ReferenceOptimum returns IPOPT's optimum of each shipped PGLib case,
+//     cached in the package, for runs without IPOPT.
+//   - Projection experiments: Perturb draws operating points around an
+//     optimum, and NearestPointNLP is the nearest-point problem that
+//     projecting one onto Model.Constraint solves, for a reference solver
+//     (docs/acopf.md compares the two on the large grids).
 //
 // Units are per unit of the case's BaseMVA, angles radians, costs $/h.
 // Out-of-service generators and branches and isolated buses are dropped

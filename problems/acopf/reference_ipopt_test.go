@@ -3,7 +3,16 @@
 package acopf
 
 import (
+	"compress/gzip"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -85,4 +94,76 @@ func BenchmarkReference(b *testing.B) {
 			require.Equal(b, solvers.Success, res.Status)
 		}
 	})
+}
+
+// updateOptima makes TestReferenceOptimaIPOPT write the cached optima.
+var updateOptima = flag.Bool("acopf.update", false, "write data/optimum_<case>.txt.gz from IPOPT's optima (TestReferenceOptimaIPOPT)")
+
+// TestReferenceOptimaIPOPT solves PGLib-OPF's ACOPF of every case with a
+// cached optimum (of more than 1000 buses only with -acopf.big) with IPOPT
+// as TestReferenceMatchesPGLib does and checks that the cached optimum is
+// the point IPOPT reaches (objective to 1e-9 relative, y to 1e-6); with
+// -acopf.update it writes the cache instead (every PGLib case, cached or
+// not):
+//
+//	go test -tags ipopt -run TestReferenceOptimaIPOPT ./problems/acopf -acopf.big -acopf.update
+func TestReferenceOptimaIPOPT(t *testing.T) {
+	for _, name := range Names() {
+		if _, ok := Published[name]; !ok {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			cached, err := ReferenceOptimum(name)
+			if !*updateOptima && errors.Is(err, fs.ErrNotExist) {
+				t.Skip("no cached optimum")
+			}
+			c, err := Load(name)
+			require.NoError(t, err)
+			if len(c.Buses) > 1000 && !*bigGrids {
+				t.Skip("more than 1000 buses: run with -acopf.big")
+			}
+			m, err := NewModel(c)
+			require.NoError(t, err)
+			p, err := m.NLP(m.Loads(), Formulation{})
+			require.NoError(t, err)
+			res, err := ipopt.Solver{Tol: 1e-8, ConstrViolTol: 1e-6, Options: ReferenceOptions}.SolveSparse(p, m.FlatStart())
+			require.NoError(t, err)
+			require.Equal(t, solvers.Success, res.Status)
+			t.Logf("%s: objective %.10e in %d iterations, %v", name, res.Objective, res.Iterations, res.Runtime.Round(time.Millisecond))
+			if !*updateOptima {
+				require.NoError(t, err)
+				assert.InDelta(t, 1, cached.Objective/res.Objective, 1e-9)
+				for i := range res.Y {
+					assert.InDelta(t, res.Y[i], cached.Y[i], 1e-6, "y[%d]", i)
+				}
+				return
+			}
+			sha, err := caseSHA256(name)
+			require.NoError(t, err)
+			o := &Optimum{
+				Case: name, CaseSHA256: sha,
+				Formulation: "PGLib-OPF v23.07 (MODEL.tex: thermal and angle-difference limits), acopf.Model.NLP",
+				Solver:      fmt.Sprintf("IPOPT %s from FlatStart, tol 1e-8, constr_viol_tol 1e-6, honor_original_bounds no, %d iterations", ipoptVersion(), res.Iterations),
+				Objective:   res.Objective, Y: res.Y,
+			}
+			f, err := os.Create(filepath.Join("data", optimumFile(name)))
+			require.NoError(t, err)
+			z, err := gzip.NewWriterLevel(f, gzip.BestCompression)
+			require.NoError(t, err)
+			_, err = o.WriteTo(z)
+			require.NoError(t, err)
+			require.NoError(t, z.Close())
+			require.NoError(t, f.Close())
+		})
+	}
+}
+
+// ipoptVersion returns the version of the IPOPT that pkg-config finds (the
+// one cgo links), or "(version unknown)".
+func ipoptVersion() string {
+	out, err := exec.Command("pkg-config", "--modversion", "ipopt").Output()
+	if err != nil {
+		return "(version unknown)"
+	}
+	return strings.TrimSpace(string(out))
 }

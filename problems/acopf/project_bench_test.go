@@ -1,0 +1,56 @@
+package acopf
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce"
+)
+
+// BenchmarkProjectPerturbed projects a batch of 100 points perturbed
+// around the cached reference optimum (Perturbation σ = 1e-3 on Vm, Va and
+// the injections, seed 1) onto the power flow and limits of the large
+// PGLib cases (Model.Constraint, AdaNP's sparse path, Tol 1e-6, MaxDepth
+// 100), as examples/acopf -project does, and reports the mean and largest
+// depth, the samples that did not converge and max|c| after. Minutes per
+// iteration on two cores for case10000_goc:
+//
+//	go test -run '^$' -bench ProjectPerturbed -benchtime 1x ./problems/acopf
+func BenchmarkProjectPerturbed(b *testing.B) {
+	for _, name := range []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"} {
+		b.Run(name, func(b *testing.B) {
+			c, err := Load(name)
+			require.NoError(b, err)
+			m, err := NewModel(c)
+			require.NoError(b, err)
+			opt, err := ReferenceOptimum(name)
+			require.NoError(b, err)
+			con, err := m.Constraint()
+			require.NoError(b, err)
+			a, err := enforce.NewAdaNP(con, enforce.Settings{Tol: 1e-6, MaxDepth: 100, Path: enforce.PathSparse})
+			require.NoError(b, err)
+			const rows = 100
+			nx, ny := m.Dims()
+			rng := rand.New(rand.NewPCG(1, 28))
+			x, y := mat.NewDense(rows, nx, nil), mat.NewDense(rows, ny, nil)
+			for i := range rows {
+				x.SetRow(i, m.Loads())
+				m.Perturb(y.RawRowView(i), opt.Y, Perturbation{Vm: 1e-3, Va: 1e-3, PQ: 1e-3}, rng)
+			}
+			dst := mat.NewDense(rows, ny, nil)
+			var st enforce.Stats
+			b.ReportAllocs()
+			for b.Loop() {
+				st, err = a.ProjectTo(dst, x, y)
+				require.NoError(b, err)
+			}
+			b.ReportMetric(st.MeanDepth, "depth/mean")
+			b.ReportMetric(float64(st.Depth), "depth/max")
+			b.ReportMetric(float64(st.NotConverged), "fails")
+			b.ReportMetric(st.After.Max, "max|c|")
+		})
+	}
+}
