@@ -1,0 +1,71 @@
+package sparse
+
+import "github.com/enforce-nn/enforce/internal/sgemm"
+
+// The large dense blocks of the supernodal factorisation go through
+// internal/sgemm's float64 product (Go assembly with AVX2/FMA, plain Go
+// with the purego tag or elsewhere): the update of a supernode by a
+// descendant, C = L_d[p1:, :]·L_d[p1:p1+nc, :]ᵀ, and the trailing update
+// of the blocked Cholesky of a supernode's own panel. Small blocks keep the
+// plain-Go loops of updateBlock and panelColumn, which beat packing there.
+
+// Thresholds of the packed product, measured with BenchmarkGram/mesh: a
+// block takes the GEMM path when its descendant has at least gemmMinK
+// columns and the block at least gemmMinWork multiply–adds.
+const (
+	gemmMinK    = 4
+	gemmMinWork = 4096
+	// panelNB is the column block of the supernode's own Cholesky: columns
+	// within a block are factored left-looking by panelColumn, the columns
+	// right of it updated by one packed product.
+	panelNB = 32
+)
+
+// useGEMM reports whether the nr×nc update of rank wd takes the packed
+// product.
+func useGEMM(nr, nc, wd int) bool {
+	return wd >= gemmMinK && nr*nc*wd >= gemmMinWork
+}
+
+// gemmWork holds the packing buffers of the packed product, sized once by
+// the symbolic analysis (maxPackA, maxPackB) so that the factorisation
+// allocates nothing.
+type gemmWork struct {
+	pa   []float64
+	pb   sgemm.Panels64
+	tile []float64
+}
+
+func newGemmWork(sn *supernodal) gemmWork {
+	if sn.maxPackA == 0 {
+		return gemmWork{}
+	}
+	return gemmWork{
+		pa:   make([]float64, sn.maxPackA),
+		pb:   sgemm.Panels64{Data: make([]float64, sn.maxPackB)},
+		tile: make([]float64, sgemm.MR*sgemm.NR),
+	}
+}
+
+// packALen and packBLen are the buffer lengths gemmUpdate needs for an
+// nr×nc update of rank wd.
+func packALen(nc, wd int) int { return (nc + sgemm.MR - 1) / sgemm.MR * sgemm.MR * wd }
+func packBLen(nr, wd int) int { return sgemm.Len(wd, nr) }
+
+// gemmUpdate is updateBlock by the packed product: it sets (at least) the
+// lower trapezoid of the nr×nc column-major c (stride nr) to A·Bᵀ, where A
+// is rows p1…p1+nr−1 and B rows p1…p1+nc−1 of the md×wd column-major xd.
+// It computes the transpose Cᵀ = B·Aᵀ as an nc×nr row-major product (the
+// same memory as column-major C), row panel by row panel from the first
+// column panel that reaches the diagonal, so about nc²/2 of the nc·nr
+// entries above the trapezoid are skipped.
+func (g *gemmWork) gemmUpdate(c, xd []float64, md, wd, p1, nr, nc int) {
+	// Column k of xd is row k of the wd×md row-major matrix xdᵀ.
+	sgemm.PackAT64(nc, wd, xd[p1:], md, g.pa)
+	g.pb.Pack(wd, nr, xd[p1:], md)
+	for i0 := 0; i0 < nc; i0 += sgemm.MR {
+		h := min(sgemm.MR, nc-i0)
+		j0 := i0 / sgemm.NR * sgemm.NR
+		sgemm.MulPacked64(h, g.pa[i0*wd:], &g.pb, j0, nr, c[i0*nr+j0:], nr, g.tile)
+	}
+}
