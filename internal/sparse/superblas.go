@@ -18,7 +18,7 @@ const (
 	// panelNB is the column block of the supernode's own Cholesky: columns
 	// within a block are factored left-looking by panelColumn, the columns
 	// right of it updated by one packed product.
-	panelNB = 32
+	panelNB = 16
 )
 
 // useGEMM reports whether the nr×nc update of rank wd takes the packed

@@ -243,11 +243,26 @@ func (f *numeric) factorSuper(thr float64) error {
 			} else {
 				updateBlock(c, x[xp[d]:xp[d+1]], md, wd, p1, nr, nc)
 			}
+			// Scatter by relative indices: row dr[p1+ii] of L_d is row
+			// rel[ii] of t's block, and rel[jj] < w its column for jj < nc.
+			rel := f.rel[:nr]
+			for ii := range rel {
+				rel[ii] = relmap[dr[p1+ii]]
+			}
 			for jj := 0; jj < nc; jj++ {
-				col := X[(int(dr[p1+jj])-fc)*m : (int(dr[p1+jj])-fc+1)*m]
-				cj := c[jj*nr : (jj+1)*nr]
-				for ii := jj; ii < nr; ii++ {
-					col[relmap[dr[p1+ii]]] -= cj[ii]
+				rj := int(rel[jj])
+				col := X[rj*m : (rj+1)*m]
+				cj := c[jj*nr+jj : (jj+1)*nr]
+				if int(rel[nr-1])-rj == nr-1-jj {
+					// The rows from jj on are contiguous in t's block.
+					col = col[rj : rj+len(cj)]
+					for ii, v := range cj {
+						col[ii] -= v
+					}
+					continue
+				}
+				for ii, r := range rel[jj:] {
+					col[r] -= cj[ii]
 				}
 			}
 			if p2 < md {
