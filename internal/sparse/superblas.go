@@ -60,12 +60,59 @@ func packBLen(nr, wd int) int { return sgemm.Len(wd, nr) }
 // column panel that reaches the diagonal, so about nc²/2 of the nc·nr
 // entries above the trapezoid are skipped.
 func (g *gemmWork) gemmUpdate(c, xd []float64, md, wd, p1, nr, nc int) {
-	// Column k of xd is row k of the wd×md row-major matrix xdᵀ.
-	sgemm.PackAT64(nc, wd, xd[p1:], md, g.pa)
-	g.pb.Pack(wd, nr, xd[p1:], md)
+	g.packA(xd[p1:], md, wd, nc)
+	g.packB(xd[p1:], md, wd, nr)
 	for i0 := 0; i0 < nc; i0 += sgemm.MR {
 		h := min(sgemm.MR, nc-i0)
 		j0 := i0 / sgemm.NR * sgemm.NR
 		sgemm.MulPacked64(h, g.pa[i0*wd:], &g.pb, j0, nr, c[i0*nr+j0:], nr, g.tile)
+	}
+}
+
+// packA packs the n×wd matrix A[i, k] = a[k·ld + i] (the rows of a
+// column-major block) into g.pa as sgemm.PackAT64 does: row panels of MR
+// rows, each wd×MR row-major, the last padded with zeros. Whole panels
+// move as arrays, which the compiler copies inline.
+func (g *gemmWork) packA(a []float64, ld, wd, n int) {
+	const mr = sgemm.MR
+	for r0 := 0; r0 < n; r0 += mr {
+		pan := g.pa[r0*wd : r0*wd+wd*mr]
+		if r0+mr <= n {
+			for k := 0; k < wd; k++ {
+				*(*[mr]float64)(pan[k*mr:]) = *(*[mr]float64)(a[k*ld+r0:])
+			}
+			continue
+		}
+		h := n - r0
+		for k := 0; k < wd; k++ {
+			o := pan[k*mr : k*mr+mr]
+			copy(o[:h], a[k*ld+r0:k*ld+r0+h])
+			clear(o[h:])
+		}
+	}
+}
+
+// packB packs the wd×n matrix B[k, j] = b[k·ld + j] into g.pb as
+// sgemm.Panels64.Pack does: column panels of NR columns, each wd×NR
+// row-major, the last padded with zeros.
+func (g *gemmWork) packB(b []float64, ld, wd, n int) {
+	const nr = sgemm.NR
+	p := &g.pb
+	p.K, p.N = wd, n
+	p.Data = p.Data[:sgemm.Len(wd, n)]
+	for j0 := 0; j0 < n; j0 += nr {
+		dst := p.Data[j0*wd : j0*wd+wd*nr]
+		if j0+nr <= n {
+			for k := 0; k < wd; k++ {
+				*(*[nr]float64)(dst[k*nr:]) = *(*[nr]float64)(b[k*ld+j0:])
+			}
+			continue
+		}
+		w := n - j0
+		for k := 0; k < wd; k++ {
+			row := dst[k*nr : k*nr+nr]
+			copy(row[:w], b[k*ld+j0:k*ld+j0+w])
+			clear(row[w:])
+		}
 	}
 }

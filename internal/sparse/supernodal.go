@@ -97,12 +97,12 @@ func newSupernodal(s *symbolic) *supernodal {
 		r := sn.rows[sn.rp[d]:sn.rp[d+1]]
 		md := len(r)
 		// The blocked Cholesky of d's own panel (factorPanel).
-		for wd, jb := super[d+1]-super[d], 0; jb < wd; jb += panelNB {
-			je := min(jb+panelNB, wd)
-			if je < wd && useGEMM(md-je, wd-je, je-jb) {
-				sn.maxPackA = max(sn.maxPackA, packALen(wd-je, je-jb))
-				sn.maxPackB = max(sn.maxPackB, packBLen(md-je, je-jb))
-				sn.maxC = max(sn.maxC, (md-je)*(wd-je))
+		for wd, jb := super[d+1]-super[d], panelNB; jb < wd; jb += panelNB {
+			nr, nc := md-jb, min(panelNB, wd-jb)
+			if useGEMM(nr, nc, jb) {
+				sn.maxPackA = max(sn.maxPackA, packALen(nc, jb))
+				sn.maxPackB = max(sn.maxPackB, packBLen(nr, jb))
+				sn.maxC = max(sn.maxC, nr*nc)
 			}
 		}
 		for p1 := super[d+1] - super[d]; p1 < md; {
@@ -288,15 +288,31 @@ func (f *numeric) factorSuper(thr float64) error {
 
 // factorPanel overwrites the m×w column-major panel X of the supernode
 // whose first column is fc (its diagonal block on top, the upper triangle
-// unused) with its Cholesky factor: blocks of panelNB columns, each factored
-// left-looking over its own columns by panelColumn, then subtracted from
-// the columns to its right by one product (gemmUpdate when it is large).
+// unused) with its Cholesky factor, left-looking by blocks of panelNB
+// columns: each block is first updated by all the columns to its left in
+// one product (gemmUpdate when it is large), then factored over its own
+// columns by panelColumn.
 func (f *numeric) factorPanel(X []float64, m, w, fc int, thr float64) error {
 	for jb := 0; jb < w; jb += panelNB {
 		je := min(jb+panelNB, w)
+		nr, nc := m-jb, je-jb
+		k0 := 0 // panelColumn's first column
+		if jb > 0 && useGEMM(nr, nc, jb) {
+			c := f.cbuf[:nr*nc]
+			f.gw.gemmUpdate(c, X, m, jb, jb, nr, nc)
+			for jj := 0; jj < nc; jj++ {
+				col := X[(jb+jj)*m+jb+jj : (jb+jj+1)*m]
+				cj := c[jj*nr+jj : (jj+1)*nr]
+				cj = cj[:len(col)]
+				for ii, v := range cj {
+					col[ii] -= v
+				}
+			}
+			k0 = jb
+		}
 		for j := jb; j < je; j++ {
 			cj := X[j*m : (j+1)*m]
-			panelColumn(cj[j:], X[jb*m:], m, j, j-jb)
+			panelColumn(cj[j:], X[k0*m:], m, j, j-k0)
 			djj := cj[j]
 			if !(djj > thr) {
 				if math.IsNaN(djj) || math.IsInf(djj, 0) {
@@ -310,27 +326,6 @@ func (f *numeric) factorPanel(X []float64, m, w, fc int, thr float64) error {
 			inv := 1 / piv
 			for i := j + 1; i < m; i++ {
 				cj[i] *= inv
-			}
-		}
-		if je == w {
-			break
-		}
-		nr, nc, wd := m-je, w-je, je-jb
-		if !useGEMM(nr, nc, wd) {
-			// A small block: subtracted column by column.
-			for j := je; j < w; j++ {
-				cj := X[j*m : (j+1)*m]
-				panelColumn(cj[j:], X[jb*m:], m, j, wd)
-			}
-			continue
-		}
-		c := f.cbuf[:nr*nc]
-		f.gw.gemmUpdate(c, X[jb*m:], m, wd, je, nr, nc)
-		for jj := 0; jj < nc; jj++ {
-			col := X[(je+jj)*m+je : (je+jj+1)*m]
-			cj := c[jj*nr : (jj+1)*nr]
-			for ii := jj; ii < nr; ii++ {
-				col[ii] -= cj[ii]
 			}
 		}
 	}
