@@ -72,14 +72,15 @@ func (g *gemmWork) gemmUpdate(c, xd []float64, md, wd, p1, nr, nc int) {
 // packA packs the n×wd matrix A[i, k] = a[k·ld + i] (the rows of a
 // column-major block) into g.pa as sgemm.PackAT64 does: row panels of MR
 // rows, each wd×MR row-major, the last padded with zeros. Whole panels
-// move as arrays, which the compiler copies inline.
+// move entry by entry, without a call to memmove per row.
 func (g *gemmWork) packA(a []float64, ld, wd, n int) {
-	const mr = sgemm.MR
+	const mr = 6 // sgemm.MR, unrolled below
 	for r0 := 0; r0 < n; r0 += mr {
 		pan := g.pa[r0*wd : r0*wd+wd*mr]
 		if r0+mr <= n {
 			for k := 0; k < wd; k++ {
-				*(*[mr]float64)(pan[k*mr:]) = *(*[mr]float64)(a[k*ld+r0:])
+				o, v := pan[k*mr:k*mr+mr], a[k*ld+r0:k*ld+r0+mr]
+				o[0], o[1], o[2], o[3], o[4], o[5] = v[0], v[1], v[2], v[3], v[4], v[5]
 			}
 			continue
 		}
@@ -96,7 +97,7 @@ func (g *gemmWork) packA(a []float64, ld, wd, n int) {
 // sgemm.Panels64.Pack does: column panels of NR columns, each wd×NR
 // row-major, the last padded with zeros.
 func (g *gemmWork) packB(b []float64, ld, wd, n int) {
-	const nr = sgemm.NR
+	const nr = 16 // sgemm.NR, unrolled below
 	p := &g.pb
 	p.K, p.N = wd, n
 	p.Data = p.Data[:sgemm.Len(wd, n)]
@@ -104,7 +105,11 @@ func (g *gemmWork) packB(b []float64, ld, wd, n int) {
 		dst := p.Data[j0*wd : j0*wd+wd*nr]
 		if j0+nr <= n {
 			for k := 0; k < wd; k++ {
-				*(*[nr]float64)(dst[k*nr:]) = *(*[nr]float64)(b[k*ld+j0:])
+				o, v := dst[k*nr:k*nr+nr], b[k*ld+j0:k*ld+j0+nr]
+				o[0], o[1], o[2], o[3] = v[0], v[1], v[2], v[3]
+				o[4], o[5], o[6], o[7] = v[4], v[5], v[6], v[7]
+				o[8], o[9], o[10], o[11] = v[8], v[9], v[10], v[11]
+				o[12], o[13], o[14], o[15] = v[12], v[13], v[14], v[15]
 			}
 			continue
 		}
@@ -116,3 +121,10 @@ func (g *gemmWork) packB(b []float64, ld, wd, n int) {
 		}
 	}
 }
+
+// packA and packB unroll sgemm's tile sizes: these fail to compile if they
+// change.
+const (
+	_ = uint(sgemm.MR-6) + uint(6-sgemm.MR)
+	_ = uint(sgemm.NR-16) + uint(16-sgemm.NR)
+)
