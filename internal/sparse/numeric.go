@@ -17,7 +17,6 @@ type numeric struct {
 	cbuf              []float64 // update block
 	relmap            []int32   // row → position in the current supernode
 	rel               []int32   // relative row indices of one update
-	tw                []float64 // solve buffer of one supernode's rows
 	head, dnext, dpos []int32   // lists of pending updates
 	gw                gemmWork  // packing buffers of the packed product
 	maxDiag           float64
@@ -36,7 +35,6 @@ func newNumeric(s *symbolic, tol float64) numeric {
 			cbuf:   make([]float64, sn.maxC),
 			relmap: make([]int32, n),
 			rel:    make([]int32, n),
-			tw:     make([]float64, sn.maxM),
 			head:   make([]int32, sn.ns),
 			dnext:  make([]int32, sn.ns),
 			dpos:   make([]int32, sn.ns),
@@ -179,6 +177,6 @@ func (f *numeric) solve(x []float64) {
 
 // bytes returns the memory held by one numeric factor.
 func (f *numeric) bytes() int {
-	return 8*(len(f.cx)+len(f.lx)+len(f.d)+len(f.y)+len(f.w)+len(f.sx)+len(f.cbuf)+len(f.gw.pa)+len(f.gw.pb.Data)+len(f.gw.tile)+len(f.tw)) +
+	return 8*(len(f.cx)+len(f.lx)+len(f.d)+len(f.y)+len(f.w)+len(f.sx)+len(f.cbuf)+len(f.gw.pa)+len(f.gw.pb.Data)+len(f.gw.tile)) +
 		4*(len(f.next)+len(f.relmap)+len(f.rel)+len(f.head)+len(f.dnext)+len(f.dpos))
 }

@@ -22,7 +22,6 @@ type supernodal struct {
 	lowI   []int32
 	lowPos []int32
 	maxC   int // size of the update workspace
-	maxM   int // most rows of a supernode
 	// Packing buffers of the packed product (superblas.go): the largest
 	// left and right factors of a block that takes it.
 	maxPackA, maxPackB int
@@ -82,7 +81,6 @@ func newSupernodal(s *symbolic) *supernodal {
 			sn.snode[j] = int32(t)
 		}
 		m := (l - f) + cnt[l-1]
-		sn.maxM = max(sn.maxM, m)
 		sn.rp[t+1] = sn.rp[t] + m
 		sn.xp[t+1] = sn.xp[t] + m*(l-f)
 	}
@@ -334,60 +332,37 @@ func (f *numeric) factorPanel(X []float64, m, w, fc int, thr float64) error {
 	return nil
 }
 
-// solveSuper overwrites w (permuted order) with C⁻¹w = L⁻ᵀL⁻¹w. The rows
-// of a supernode below its diagonal block go through the dense buffer
-// f.tw: the forward sweep accumulates their updates there and scatters
-// them once, the backward sweep gathers their values once, so the inner
-// loops run on contiguous memory.
+// solveSuper overwrites w (permuted order) with C⁻¹w = L⁻ᵀL⁻¹w.
 func (f *numeric) solveSuper(w []float64) {
 	sn := f.s.sn
 	super, rows, rp, xp, x := sn.super, sn.rows, sn.rp, sn.xp, f.sx
 	for t := 0; t < sn.ns; t++ {
 		fc, lc := super[t], super[t+1]
 		r := rows[rp[t]:rp[t+1]]
-		m, nw := len(r), lc-fc
+		m := len(r)
 		X := x[xp[t]:xp[t+1]]
-		tw := f.tw[:m-nw]
-		clear(tw)
-		for j := 0; j < nw; j++ {
+		for j := 0; j < lc-fc; j++ {
 			col := X[j*m : (j+1)*m]
 			xj := w[fc+j] / col[j]
 			w[fc+j] = xj
 			if xj == 0 {
 				continue
 			}
-			for i := j + 1; i < nw; i++ {
-				w[fc+i] -= col[i] * xj
+			for i := j + 1; i < m; i++ {
+				w[r[i]] -= col[i] * xj
 			}
-			below := col[nw:]
-			below = below[:len(tw)]
-			for i, v := range below {
-				tw[i] += v * xj
-			}
-		}
-		for i, v := range tw {
-			w[r[nw+i]] -= v
 		}
 	}
 	for t := sn.ns - 1; t >= 0; t-- {
 		fc, lc := super[t], super[t+1]
 		r := rows[rp[t]:rp[t+1]]
-		m, nw := len(r), lc-fc
+		m := len(r)
 		X := x[xp[t]:xp[t+1]]
-		tw := f.tw[:m-nw]
-		for i := range tw {
-			tw[i] = w[r[nw+i]]
-		}
-		for j := nw - 1; j >= 0; j-- {
+		for j := lc - fc - 1; j >= 0; j-- {
 			col := X[j*m : (j+1)*m]
 			sum := w[fc+j]
-			for i := j + 1; i < nw; i++ {
-				sum -= col[i] * w[fc+i]
-			}
-			below := col[nw:]
-			below = below[:len(tw)]
-			for i, v := range below {
-				sum -= v * tw[i]
+			for i := j + 1; i < m; i++ {
+				sum -= col[i] * w[r[i]]
 			}
 			w[fc+j] = sum / col[j]
 		}
