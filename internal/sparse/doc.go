@@ -65,9 +65,9 @@
 //     columns. The large dense products (an update of at least 4096
 //     multiply–adds of rank ≥ 4, and the update of each panel block by the
 //     columns to its left) run on internal/sgemm's packed float64 kernel
-//     (Go assembly with AVX2/FMA; plain Go with the purego tag or
-//     elsewhere); small blocks keep plain-Go loops (four columns at a
-//     time). No BLAS. On the mesh family at nc = 10⁵ this made the
+//     where its Go assembly runs (AVX2 and FMA, without the purego tag);
+//     small blocks, and all blocks elsewhere, keep plain-Go loops (four
+//     columns at a time). No BLAS. On the mesh family at nc = 10⁵ this made the
 //     numeric factorisation about 1.8× faster than the plain-Go loops alone
 //     (BenchmarkGram, CPU time, shared machine).
 //   - Auto (the default) takes Supernodal when Flops/NNZL ≥ AutoSupernodal,

@@ -3,10 +3,10 @@ package sparse
 import "github.com/enforce-nn/enforce/internal/sgemm"
 
 // The large dense blocks of the supernodal factorisation go through
-// internal/sgemm's float64 product (Go assembly with AVX2/FMA, plain Go
-// with the purego tag or elsewhere): the update of a supernode by a
-// descendant, C = L_d[p1:, :]·L_d[p1:p1+nc, :]ᵀ, and the trailing update
-// of the blocked Cholesky of a supernode's own panel. Small blocks keep the
+// internal/sgemm's float64 product where its Go-assembly kernel runs
+// (AVX2 and FMA, without the purego tag): the update of a supernode by a
+// descendant, C = L_d[p1:, :]·L_d[p1:p1+nc, :]ᵀ, and the update of each
+// block of a supernode's own panel by the panel's columns to its left. Small blocks keep the
 // plain-Go loops of updateBlock and panelColumn, which beat packing there.
 
 // Thresholds of the packed product: a block takes it when its descendant
@@ -24,9 +24,12 @@ const (
 )
 
 // useGEMM reports whether the nr×nc update of rank wd takes the packed
-// product.
+// product: only with sgemm's assembly kernels, since its plain-Go kernel
+// (the purego tag, or a CPU without AVX2 and FMA) made the factorisation
+// of BenchmarkGram/mesh at nc = 10⁵ about 2.7× slower than the plain-Go
+// loops alone.
 func useGEMM(nr, nc, wd int) bool {
-	return wd >= gemmMinK && nr*nc*wd >= gemmMinWork
+	return sgemm.HasAsm && wd >= gemmMinK && nr*nc*wd >= gemmMinWork
 }
 
 // gemmWork holds the packing buffers of the packed product, sized once by
