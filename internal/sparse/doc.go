@@ -61,8 +61,15 @@
 //     §9): fundamental supernodes (Liu, Ng and Peyton 1993) merged by
 //     relaxed amalgamation with CHOLMOD's default limits, each updated by
 //     dense products of earlier supernodes scattered by relative indices,
-//     then factored by a dense panel Cholesky. Dense kernels are plain Go
-//     (four columns at a time), no BLAS.
+//     then factored by a dense panel Cholesky, left-looking by blocks of 16
+//     columns. The large dense products (an update of at least 4096
+//     multiply–adds of rank ≥ 4, and the update of each panel block by the
+//     columns to its left) run on internal/sgemm's packed float64 kernel
+//     where its Go assembly runs (AVX2 and FMA, without the purego tag);
+//     small blocks, and all blocks elsewhere, keep plain-Go loops (four
+//     columns at a time). No BLAS. On the mesh family at nc = 10⁵ this made the
+//     numeric factorisation about 1.8× faster than the plain-Go loops alone
+//     (BenchmarkGram, CPU time, shared machine).
 //   - Auto (the default) takes Supernodal when Flops/NNZL ≥ AutoSupernodal,
 //     where the measurements put the crossover.
 //

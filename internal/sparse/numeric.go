@@ -16,7 +16,9 @@ type numeric struct {
 	sx                []float64 // the supernodes' blocks
 	cbuf              []float64 // update block
 	relmap            []int32   // row → position in the current supernode
+	rel               []int32   // relative row indices of one update
 	head, dnext, dpos []int32   // lists of pending updates
+	gw                gemmWork  // packing buffers of the packed product
 	maxDiag           float64
 	ok                bool
 }
@@ -32,9 +34,11 @@ func newNumeric(s *symbolic, tol float64) numeric {
 			sx:     make([]float64, sn.xp[sn.ns]),
 			cbuf:   make([]float64, sn.maxC),
 			relmap: make([]int32, n),
+			rel:    make([]int32, n),
 			head:   make([]int32, sn.ns),
 			dnext:  make([]int32, sn.ns),
 			dpos:   make([]int32, sn.ns),
+			gw:     newGemmWork(sn),
 		}
 	}
 	return numeric{
@@ -173,6 +177,6 @@ func (f *numeric) solve(x []float64) {
 
 // bytes returns the memory held by one numeric factor.
 func (f *numeric) bytes() int {
-	return 8*(len(f.cx)+len(f.lx)+len(f.d)+len(f.y)+len(f.w)+len(f.sx)+len(f.cbuf)) +
-		4*(len(f.next)+len(f.relmap)+len(f.head)+len(f.dnext)+len(f.dpos))
+	return 8*(len(f.cx)+len(f.lx)+len(f.d)+len(f.y)+len(f.w)+len(f.sx)+len(f.cbuf)+len(f.gw.pa)+len(f.gw.pb.Data)+len(f.gw.tile)) +
+		4*(len(f.next)+len(f.relmap)+len(f.rel)+len(f.head)+len(f.dnext)+len(f.dpos))
 }

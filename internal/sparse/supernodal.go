@@ -22,6 +22,9 @@ type supernodal struct {
 	lowI   []int32
 	lowPos []int32
 	maxC   int // size of the update workspace
+	// Packing buffers of the packed product (superblas.go): the largest
+	// left and right factors of a block that takes it.
+	maxPackA, maxPackB int
 }
 
 // Relaxed amalgamation (as in CHOLMOD's nrelax/zrelax): a child supernode
@@ -93,6 +96,15 @@ func newSupernodal(s *symbolic) *supernodal {
 	for d := 0; d < ns; d++ {
 		r := sn.rows[sn.rp[d]:sn.rp[d+1]]
 		md := len(r)
+		// The blocked Cholesky of d's own panel (factorPanel).
+		for wd, jb := super[d+1]-super[d], panelNB; jb < wd; jb += panelNB {
+			nr, nc := md-jb, min(panelNB, wd-jb)
+			if useGEMM(nr, nc, jb) {
+				sn.maxPackA = max(sn.maxPackA, packALen(nc, jb))
+				sn.maxPackB = max(sn.maxPackB, packBLen(nr, jb))
+				sn.maxC = max(sn.maxC, nr*nc)
+			}
+		}
 		for p1 := super[d+1] - super[d]; p1 < md; {
 			end := super[sn.snode[r[p1]]+1]
 			p2 := p1
@@ -101,6 +113,10 @@ func newSupernodal(s *symbolic) *supernodal {
 			}
 			if c := (md - p1) * (p2 - p1); c > sn.maxC {
 				sn.maxC = c
+			}
+			if wd := super[d+1] - super[d]; useGEMM(md-p1, p2-p1, wd) {
+				sn.maxPackA = max(sn.maxPackA, packALen(p2-p1, wd))
+				sn.maxPackB = max(sn.maxPackB, packBLen(md-p1, wd))
 			}
 			p1 = p2
 		}
@@ -222,12 +238,31 @@ func (f *numeric) factorSuper(thr float64) error {
 			}
 			nr, nc := md-p1, p2-p1
 			c := f.cbuf[:nr*nc]
-			updateBlock(c, x[xp[d]:xp[d+1]], md, wd, p1, nr, nc)
+			if useGEMM(nr, nc, wd) {
+				f.gw.gemmUpdate(c, x[xp[d]:xp[d+1]], md, wd, p1, nr, nc)
+			} else {
+				updateBlock(c, x[xp[d]:xp[d+1]], md, wd, p1, nr, nc)
+			}
+			// Scatter by relative indices: row dr[p1+ii] of L_d is row
+			// rel[ii] of t's block, and rel[jj] < w its column for jj < nc.
+			rel := f.rel[:nr]
+			for ii := range rel {
+				rel[ii] = relmap[dr[p1+ii]]
+			}
 			for jj := 0; jj < nc; jj++ {
-				col := X[(int(dr[p1+jj])-fc)*m : (int(dr[p1+jj])-fc+1)*m]
-				cj := c[jj*nr : (jj+1)*nr]
-				for ii := jj; ii < nr; ii++ {
-					col[relmap[dr[p1+ii]]] -= cj[ii]
+				rj := int(rel[jj])
+				col := X[rj*m : (rj+1)*m]
+				cj := c[jj*nr+jj : (jj+1)*nr]
+				if int(rel[nr-1])-rj == nr-1-jj {
+					// The rows from jj on are contiguous in t's block.
+					col = col[rj : rj+len(cj)]
+					for ii, v := range cj {
+						col[ii] -= v
+					}
+					continue
+				}
+				for ii, r := range rel[jj:] {
+					col[r] -= cj[ii]
 				}
 			}
 			if p2 < md {
@@ -238,14 +273,52 @@ func (f *numeric) factorSuper(thr float64) error {
 			}
 			d32 = nd
 		}
-		for j := 0; j < w; j++ {
+		if err := f.factorPanel(X, m, w, fc, thr); err != nil {
+			return err
+		}
+		if m > w {
+			dpos[t] = int32(w)
+			u := snode[r[w]]
+			dnext[t] = head[u]
+			head[u] = int32(t)
+		}
+	}
+	return nil
+}
+
+// factorPanel overwrites the m×w column-major panel X of the supernode
+// whose first column is fc (its diagonal block on top, the upper triangle
+// unused) with its Cholesky factor, left-looking by blocks of panelNB
+// columns: each block is first updated by all the columns to its left in
+// one product (gemmUpdate when it is large), then factored over its own
+// columns by panelColumn.
+func (f *numeric) factorPanel(X []float64, m, w, fc int, thr float64) error {
+	for jb := 0; jb < w; jb += panelNB {
+		je := min(jb+panelNB, w)
+		nr, nc := m-jb, je-jb
+		k0 := 0 // panelColumn's first column
+		if jb > 0 && useGEMM(nr, nc, jb) {
+			c := f.cbuf[:nr*nc]
+			f.gw.gemmUpdate(c, X, m, jb, jb, nr, nc)
+			for jj := 0; jj < nc; jj++ {
+				col := X[(jb+jj)*m+jb+jj : (jb+jj+1)*m]
+				cj := c[jj*nr+jj : (jj+1)*nr]
+				cj = cj[:len(col)]
+				for ii, v := range cj {
+					col[ii] -= v
+				}
+			}
+			k0 = jb
+		}
+		for j := jb; j < je; j++ {
 			cj := X[j*m : (j+1)*m]
-			panelColumn(cj[j:], X, m, j)
+			panelColumn(cj[j:], X[k0*m:], m, j, j-k0)
 			djj := cj[j]
 			if !(djj > thr) {
 				if math.IsNaN(djj) || math.IsInf(djj, 0) {
 					return ErrNonFinite
 				}
+				s := f.s
 				return &NotPositiveError{Index: s.perm[fc+j], Step: fc + j, Pivot: djj, MaxDiag: f.maxDiag}
 			}
 			piv := math.Sqrt(djj)
@@ -254,12 +327,6 @@ func (f *numeric) factorSuper(thr float64) error {
 			for i := j + 1; i < m; i++ {
 				cj[i] *= inv
 			}
-		}
-		if m > w {
-			dpos[t] = int32(w)
-			u := snode[r[w]]
-			dnext[t] = head[u]
-			head[u] = int32(t)
 		}
 	}
 	return nil
@@ -375,11 +442,11 @@ func updateBlock(c, xd []float64, md, wd, p1, nr, nc int) {
 }
 
 // panelColumn subtracts from cj (column j of the m×w panel X, rows j…m−1)
-// the products of the earlier columns k < j: cj −= X[j:, k]·X[j, k], four
-// columns at a time.
-func panelColumn(cj, X []float64, m, j int) {
+// the products of the first nk columns k < nk of X: cj −= X[j:, k]·X[j, k],
+// four columns at a time.
+func panelColumn(cj, X []float64, m, j, nk int) {
 	k := 0
-	for ; k+4 <= j; k += 4 {
+	for ; k+4 <= nk; k += 4 {
 		a0 := X[k*m+j : (k+1)*m]
 		a1 := X[(k+1)*m+j : (k+2)*m]
 		a2 := X[(k+2)*m+j : (k+3)*m]
@@ -390,7 +457,7 @@ func panelColumn(cj, X []float64, m, j int) {
 			cj[i] -= a0[i]*b0 + a1[i]*b1 + a2[i]*b2 + a3[i]*b3
 		}
 	}
-	for ; k < j; k++ {
+	for ; k < nk; k++ {
 		a0 := X[k*m+j : (k+1)*m]
 		b0 := a0[0]
 		a0 = a0[:len(cj)]

@@ -1,0 +1,54 @@
+package sparse
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/enforce-nn/enforce/internal/sgemm"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGemmUpdate checks the packed product of a supernode update against
+// updateBlock's plain loops on the lower trapezoid, and its packers
+// against sgemm's, for blocks with and without partial tiles.
+func TestGemmUpdate(t *testing.T) {
+	for _, tc := range []struct{ md, wd, p1, nr, nc int }{
+		{md: 40, wd: 4, p1: 3, nr: 37, nc: 5},
+		{md: 64, wd: 16, p1: 8, nr: 56, nc: 16},
+		{md: 100, wd: 17, p1: 10, nr: 90, nc: 13},
+		{md: 33, wd: 32, p1: 32, nr: 1, nc: 1},
+		{md: 200, wd: 7, p1: 50, nr: 150, nc: 150},
+	} {
+		t.Run(fmt.Sprintf("%d×%d/p1=%d/nc=%d", tc.md, tc.wd, tc.p1, tc.nc), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(tc.md), uint64(tc.wd)))
+			xd := randomVec(rng, tc.md*tc.wd, -1, 1)
+			g := gemmWork{
+				pa:   make([]float64, packALen(tc.nc, tc.wd)),
+				pb:   sgemm.Panels64{Data: make([]float64, packBLen(tc.nr, tc.wd))},
+				tile: make([]float64, sgemm.MR*sgemm.NR),
+			}
+			got := make([]float64, tc.nr*tc.nc)
+			want := make([]float64, tc.nr*tc.nc)
+			g.gemmUpdate(got, xd, tc.md, tc.wd, tc.p1, tc.nr, tc.nc)
+			updateBlock(want, xd, tc.md, tc.wd, tc.p1, tc.nr, tc.nc)
+			for jj := 0; jj < tc.nc; jj++ {
+				for ii := jj; ii < tc.nr; ii++ {
+					w, v := want[jj*tc.nr+ii], got[jj*tc.nr+ii]
+					require.InDelta(t, w, v, 1e-13*(1+math.Abs(w)), "C[%d, %d]", ii, jj)
+				}
+			}
+			// The packers write sgemm's layouts.
+			pa := make([]float64, len(g.pa))
+			sgemm.PackAT64(tc.nc, tc.wd, xd[tc.p1:], tc.md, pa)
+			assert.Equal(t, pa, g.pa)
+			var pb sgemm.Panels64
+			pb.Pack(tc.wd, tc.nr, xd[tc.p1:], tc.md)
+			assert.Equal(t, pb.K, g.pb.K)
+			assert.Equal(t, pb.N, g.pb.N)
+			assert.Equal(t, pb.Data, g.pb.Data)
+		})
+	}
+}
