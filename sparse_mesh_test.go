@@ -249,6 +249,7 @@ func BenchmarkPathCrossover(b *testing.B) {
 	for _, nc := range benchRandomRows {
 		fams = append(fams, family{fmt.Sprintf("random/nc=%d", nc), newSPSystem(rand.New(rand.NewPCG(5, uint64(nc))), 2, 2*nc, nc, 8, 3)})
 		fams = append(fams, family{fmt.Sprintf("dense-ish/nc=%d", nc), newSPSystem(rand.New(rand.NewPCG(6, uint64(nc))), 2, 2*nc, nc, max(nc/2, 2), 3)})
+		fams = append(fams, family{fmt.Sprintf("full/nc=%d", nc), newSPSystem(rand.New(rand.NewPCG(7, uint64(nc))), 2, 2*nc, nc, 16*nc, 3)})
 	}
 	const rows = 16
 	for _, f := range fams {

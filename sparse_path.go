@@ -12,9 +12,9 @@ type Path int
 
 const (
 	// PathAuto, the zero value, takes the sparse path when the constraint
-	// declares Capabilities.Sparse, has at least 16 constraints and at
-	// most half of B's entries in its pattern, and the dense path's
-	// multiply–adds per step are at least 10 times the sparse path's
+	// declares Capabilities.Sparse, has at most half of B's entries in
+	// its pattern, and the dense path's multiply–adds per step are at
+	// least the sparse path's
 	// (counted after the symbolic analysis: a measured crossover, see
 	// docs/sparse.md); the dense path otherwise, and always with
 	// BatchDiagonal or TrainableDiagonal weights, which the sparse path
@@ -96,21 +96,21 @@ func (a *AdaNP) choosePath() error {
 }
 
 // PathAuto's rule, measured by BenchmarkPathCrossover (docs/sparse.md):
-// below sparseMinRows constraints, or with more than half of B's entries
-// in the pattern, the dense path is taken without a symbolic analysis;
-// otherwise the pattern is analysed, and the sparse path is taken where the
-// dense path's multiply–adds per step (G = B·W⁻¹·Bᵀ over the lower
-// triangle, its Cholesky factor and a dense Jacobian,
-// nc²·ny/2 + nc³/6 + nc·ny) are at least sparseGain times the sparse
-// path's (the numeric LDLᵀ, Gram.Flops, plus G's entries, two solves and
-// three products with B: flops + nnz(G) + 2·nnz(L) + 3·nnz(B)). The gain
-// is the measured ratio of the two kernels' rates: the dense path's
-// blocked, vectorised products run about ten times as many multiply–adds
-// per second as the scalar up-looking sparse factorisation at the sizes
-// where the two meet.
+// with more than half of B's entries in the pattern, the dense path is
+// taken without a symbolic analysis; otherwise the pattern is analysed,
+// and the sparse path is taken where the dense path's multiply–adds per
+// step (G = B·W⁻¹·Bᵀ over the lower triangle, its Cholesky factor and a
+// dense Jacobian, nc²·ny/2 + nc³/6 + nc·ny) are at least sparseGain times
+// the sparse path's (the numeric factorisation, Gram.Flops, plus G's
+// entries, two solves and three products with B:
+// flops + nnz(G) + 2·nnz(L) + 3·nnz(B)). On a quiet machine, after the
+// supernodal kernel moved its large blocks onto the package's float64
+// GEMM, the sparse path was as fast or faster than the dense one for every
+// benchmarked constraint with at most half of B's entries in its pattern,
+// from 4 rows up; with full patterns the dense path won.
 const (
-	sparseMinRows = 16
-	sparseGain    = 10
+	sparseMinRows = 1
+	sparseGain    = 1
 )
 
 // worthAnalysing reports whether PathAuto analyses the pattern of a

@@ -360,9 +360,9 @@ func TestSparsePathErrors(t *testing.T) {
 	sys := newSPSystem(rand.New(rand.NewPCG(1, 1)), 1, 6, 3, 3, 2)
 	_, err = NewAdaNP(sys, Settings{Path: Path(7)})
 	assert.ErrorContains(t, err, "Path(7)")
-	a, err := NewAdaNP(sys, Settings{})
+	a, err := NewAdaNP(sys, Settings{Path: PathDense})
 	require.NoError(t, err)
-	assert.Nil(t, a.sp, "a 3-row system stays dense")
+	assert.Nil(t, a.sp, "PathDense keeps a sparse constraint dense")
 	for _, w := range []Weighting{BatchDiagonal, TrainableDiagonal} {
 		_, err = NewAdaNP(sys, Settings{Path: PathSparse, Weights: w})
 		assert.ErrorContains(t, err, "does not implement", w.String())
@@ -417,10 +417,10 @@ func TestPathAuto(t *testing.T) {
 		c      Constraint
 		sparse bool
 	}{
-		{"mesh/nc=9", newSPMesh(3), false},
+		{"mesh/nc=9", newSPMesh(3), true},
 		{"mesh/nc=100", newSPMesh(10), true},
 		{"random/nc=64", newSPSystem(rand.New(rand.NewPCG(5, 64)), 2, 128, 64, 8, 3), true},
-		{"dense-ish/nc=128", newSPSystem(rand.New(rand.NewPCG(6, 128)), 2, 256, 128, 64, 3), false},
+		{"dense-ish/nc=128", newSPSystem(rand.New(rand.NewPCG(6, 128)), 2, 256, 128, 64, 3), true},
 		{"full/nc=20", newSPSystem(rand.New(rand.NewPCG(6, 20)), 2, 30, 20, 100, 3), false},
 	} {
 		a, err := NewAdaNP(tc.c, Settings{})
@@ -433,6 +433,6 @@ func TestPathAuto(t *testing.T) {
 		assert.Equal(t, want, a.Path(), "AdaNP.Path: %s", tc.name)
 	}
 	assert.True(t, worthAnalysing(16, 32, 256))
-	assert.False(t, worthAnalysing(15, 32, 30))
+	assert.True(t, worthAnalysing(2, 4, 3))
 	assert.False(t, worthAnalysing(20, 30, 301))
 }
