@@ -2,7 +2,8 @@
 // long-lived worker goroutines, without allocating per call.
 //
 // A call never waits for a worker to become free: it splits its range into
-// chunks, wakes the workers that are idle at that moment, and then claims
+// chunks, offers them to the workers (a buffered queue that it never blocks
+// on), and then claims
 // chunks itself, one at a time, alongside the workers it woke, until none is
 // left; it then waits only for chunks that some goroutine is already
 // running. So a loop body may itself call For or ForBlocks (a constraint
@@ -31,11 +32,11 @@ type group struct {
 	n, size, p int
 	next       atomic.Int64
 	wg         sync.WaitGroup // chunks not yet done
-	// refs counts the goroutines that hold the group: the caller and each
-	// worker woken for it. A woken worker may reach it only after every
-	// chunk is done and the call has returned; the group goes back to the
-	// pool when the last holder lets it go, never while a worker can still
-	// read its counter.
+	// refs counts the holders of the group: the caller and each offer of
+	// it in wake (taken over by the worker that receives it). A worker may
+	// reach it only after every chunk is done and the call has returned;
+	// the group goes back to the pool when the last holder lets it go,
+	// never while a worker can still read its counter.
 	refs atomic.Int32
 	pan  panicked
 }
@@ -58,9 +59,15 @@ func (p *panicked) store(v any) {
 
 var (
 	groups = sync.Pool{New: func() any { return new(group) }}
-	// wake is unbuffered: a send succeeds only when a worker is idle,
-	// waiting to receive, and For never blocks on it.
-	wake    = make(chan *group)
+	// wake holds the groups a call offers to the workers, one entry per
+	// worker it asks for help. It is buffered, so that a worker that is
+	// not yet waiting (just started, or finishing another call's chunk)
+	// still takes the offer when it gets there, and For never blocks on
+	// it: when the buffer is full the caller runs the chunks itself. Each
+	// entry holds a reference to its group (group.refs), so a group is
+	// never reused while an offer of it is still queued; a worker that
+	// takes an offer after every chunk was claimed only lets it go.
+	wake    = make(chan *group, 256)
 	spawn   sync.Mutex
 	workers atomic.Int32
 )
@@ -147,7 +154,7 @@ func For(n, grain int, body Body) {
 		default:
 			g.refs.Add(-1)
 		}
-		break // no worker is idle: the caller runs what is left
+		break // the queue is full: the caller runs what is left
 	}
 	g.work()
 	g.wg.Wait()

@@ -266,3 +266,40 @@ func BenchmarkFor(b *testing.B) {
 		For(1024, 512, s)
 	}
 }
+
+// rendezvous is a loop body whose chunks each wait, up to a deadline, for
+// every other chunk to start: it finishes early only if the chunks run at
+// the same time.
+type rendezvous struct {
+	started atomic.Int32
+	n       int32
+	missed  atomic.Bool
+}
+
+func (r *rendezvous) Run(int, int) {
+	r.started.Add(1)
+	deadline := time.Now().Add(5 * time.Second)
+	for r.started.Load() < r.n {
+		if time.Now().After(deadline) {
+			r.missed.Store(true)
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestForUsesWorkersBackToBack: calls made one right after another, the
+// first of them as the pool starts, run their chunks on several
+// goroutines at once. (A pool that offered chunks only to workers already
+// waiting at that instant ran such calls on the caller alone: a batch of
+// long samples then used one core of two.)
+func TestForUsesWorkersBackToBack(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for k := range 20 {
+		r := &rendezvous{n: 2}
+		For(2, 1, r)
+		if r.missed.Load() {
+			t.Fatalf("call %d: its two chunks never ran at the same time", k)
+		}
+	}
+}
