@@ -26,7 +26,7 @@ func (j *vjpJob) sampleSparse(ws *workspace, s int) {
 			if rec.alpha > kktTol || tr.eig[s][0] || !a.hasHV {
 				exact = false
 			}
-			if !a.hasHV || !a.implicitVJPSparse(ws, &rec, xs, g, gx, j.wantX) {
+			if !a.hasHV || !a.implicitVJP(ws, &rec, xs, g, gx, j.wantX) {
 				exact = false
 				a.projectorVJPSparse(ws, &rec, xs, g, gx, j.wantX)
 			}
@@ -224,88 +224,8 @@ func (a *AdaNP) projectorVJPSparse(ws *workspace, rec *stepRecord, xs, g, gx []f
 	finishBackStep(g, ws.acc, nil, nil, 1)
 }
 
-// implicitVJPSparse is implicitVJP on the sparse path: conjugate
-// gradients on the null space of B, preconditioned by the projector of the
-// forward step, with G's factor in ws.sp.f.
-func (a *AdaNP) implicitVJPSparse(ws *workspace, st *stepRecord, xs, g, gx []float64, wantX bool) bool {
-	n := a.n
-	hv := a.k.HessVec
-	u, r, z, p, hp := ws.u, ws.r, ws.z, ws.pk, ws.hpk
-	clear(u)
-	for i, v := range g {
-		r[i] = -v
-	}
-	a.projectDualSparse(ws, st, r, z)
-	for i, v := range z {
-		p[i] = -v
-	}
-	rz := dot(r, z)
-	zz0 := dot(z, z)
-	if rz < 0 {
-		return false
-	}
-	for it := 0; dot(z, z) > 1e-24*zz0; it++ {
-		if it > 2*n+20 {
-			return false
-		}
-		a.hessLagrangian(hv, ws, st, xs, p, hp)
-		php := dot(p, hp)
-		if !(php > 0) {
-			return false
-		}
-		alpha := rz / php
-		for i := range u {
-			u[i] += alpha * p[i]
-			r[i] += alpha * hp[i]
-		}
-		a.projectDualSparse(ws, st, r, z)
-		rzNew := dot(r, z)
-		if math.IsNaN(rzNew) {
-			return false
-		}
-		rzNew = math.Max(rzNew, 0)
-		if rzNew == 0 && dot(z, z) > 1e-24*zz0 {
-			return false
-		}
-		beta := rzNew / rz
-		rz = rzNew
-		for i := range p {
-			p[i] = -z[i] + beta*p[i]
-		}
-	}
-	if wantX {
-		// v = G⁻¹·B·D·(ḡ − H·u)
-		a.hessLagrangian(hv, ws, st, xs, u, hp)
-		for i := range hp {
-			v := g[i] - hp[i]
-			if st.d != nil {
-				v *= st.d[i]
-			}
-			hp[i] = v
-		}
-		a.sp.mulVec(ws.w, st.B, hp)
-		ws.sp.f.Solve(ws.w)
-		a.jacobianXTVec(ws, xs, st.y, ws.w, ws.gxHV)
-		for m, v := range ws.gxHV {
-			gx[m] -= v
-		}
-		if a.hasMHV {
-			a.k.MixedHessVec(xs, st.y, st.mu, u, ws.gxHV)
-			for m, v := range ws.gxHV {
-				gx[m] -= v
-			}
-		}
-	}
-	for i, v := range u {
-		if st.d != nil {
-			v /= st.d[i]
-		}
-		g[i] = v
-	}
-	return true
-}
-
-// projectDualSparse is projectDual on the sparse path.
+// projectDualSparse is projectDual on the sparse path, with G's factor in
+// ws.sp.f.
 func (a *AdaNP) projectDualSparse(ws *workspace, st *stepRecord, r, z []float64) {
 	for i, v := range r {
 		if st.d != nil {

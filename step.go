@@ -468,8 +468,9 @@ func finishBackStep(g, acc, hMu, hW []float64, alpha float64) {
 //
 // u is found by conjugate gradients on the null space of B, preconditioned
 // with the projector D·(I − BᵀG⁻¹B·D) that the forward step uses, which
-// needs one HessVec per iteration and no memory beyond the final point.
-// It overwrites g with ∂ℓ/∂ŷ, adds to gx, and reports false when it
+// needs one HessVec per iteration and no memory beyond the final point
+// (on the sparse path the projector and the x-term solve with G's sparse
+// factor in ws.sp.f). It overwrites g with ∂ℓ/∂ŷ, adds to gx, and reports false when it
 // could not solve (negative curvature: y* is not a local minimiser of the
 // distance, or no convergence), leaving g and gx unchanged.
 func (a *AdaNP) implicitVJP(ws *workspace, st *stepRecord, xs, g, gx []float64, wantX bool) bool {
@@ -532,12 +533,21 @@ func (a *AdaNP) implicitVJP(ws *workspace, st *stepRecord, xs, g, gx []float64, 
 			}
 			hp[i] = v
 		}
-		dense.MulVec(ws.w, st.B, a.nc, n, hp)
-		st.f.solve(a.nc, ws.w, ws.tmp)
-		a.k.JacobianX(xs, st.y, ws.jx)
-		for i := 0; i < a.nc; i++ {
-			for m := 0; m < a.nx; m++ {
-				gx[m] -= ws.jx[i*a.nx+m] * ws.w[i]
+		if a.sp != nil {
+			a.sp.mulVec(ws.w, st.B, hp)
+			ws.sp.f.Solve(ws.w)
+			a.jacobianXTVec(ws, xs, st.y, ws.w, ws.gxHV)
+			for m, v := range ws.gxHV {
+				gx[m] -= v
+			}
+		} else {
+			dense.MulVec(ws.w, st.B, a.nc, n, hp)
+			st.f.solve(a.nc, ws.w, ws.tmp)
+			a.k.JacobianX(xs, st.y, ws.jx)
+			for i := 0; i < a.nc; i++ {
+				for m := 0; m < a.nx; m++ {
+					gx[m] -= ws.jx[i*a.nx+m] * ws.w[i]
+				}
 			}
 		}
 		if a.hasMHV {
@@ -576,6 +586,10 @@ func (a *AdaNP) hessLagrangian(h func(x, y, w, v, out []float64), ws *workspace,
 // (cond(G)·1e-16 of ‖r‖) would keep z from falling below it, stalling the
 // conjugate gradients that use z.
 func (a *AdaNP) projectDual(ws *workspace, st *stepRecord, r, z []float64) {
+	if a.sp != nil {
+		a.projectDualSparse(ws, st, r, z)
+		return
+	}
 	n, nc := a.n, a.nc
 	for i, v := range r {
 		if st.d != nil {
