@@ -257,12 +257,7 @@ func (l *vjpLock) runBatchDiagonal(j *vjpJob) error {
 		bv.phase = bdCouple
 		par.For(m, grain, bv)
 	}
-	for s := 0; s < rows; s++ {
-		j.inexact[s] = !l.exact[s]
-		if _, failed := j.panics.get(s); !failed {
-			j.store(s, l.g[s*n:(s+1)*n], l.gx[s*nx:(s+1)*nx])
-		}
-	}
+	l.storeAll(j, rows, n, nx)
 	return nil
 }
 

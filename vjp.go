@@ -373,13 +373,19 @@ func (l *vjpLock) run(j *vjpJob, bh hessVecBatchFunc) (err error) {
 		l.finish = true
 		par.For(m, grain, l)
 	}
+	l.storeAll(j, rows, n, nx)
+	return nil
+}
+
+// storeAll hands the gradients of the rows samples to j, except those of
+// samples whose user code panicked.
+func (l *vjpLock) storeAll(j *vjpJob, rows, n, nx int) {
 	for s := 0; s < rows; s++ {
 		j.inexact[s] = !l.exact[s]
 		if _, failed := j.panics.get(s); !failed {
 			j.store(s, l.g[s*n:(s+1)*n], l.gx[s*nx:(s+1)*nx])
 		}
 	}
-	return nil
 }
 
 // products computes the two batched curvature products of the m samples
