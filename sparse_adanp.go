@@ -302,16 +302,7 @@ func (b *batch) recordFinalSparse(ws *workspace, s int, st *sampleState, yhat []
 func (t *Trace) pushSparse(s int, alpha float64, bounded bool, eps float64, clamped bool, y, mu, d, vals []float64) {
 	a := t.a
 	l := &a.sp.rec
-	k := t.depth[s]
-	if k == len(t.recs[s]) {
-		t.recs[s] = append(t.recs[s], nil)
-	}
-	r := t.recs[s][k]
-	if len(r) != l.length {
-		r = make([]float64, l.length)
-		t.recs[s][k] = r
-	}
-	t.depth[s] = k + 1
+	r := t.nextRecord(s, l.length)
 	r[0], r[1], r[2] = alpha, 0, eps
 	if bounded {
 		r[1] = 1

@@ -106,20 +106,27 @@ func (t *Trace) reset(a *AdaNP, x blas64.General, rows int) {
 	}
 }
 
-// push appends a step record for sample s. A nil d stands for fixed
-// weights, which are not stored; a float32 Jacobian is stored in float64.
-func (t *Trace) push(s int, alpha float64, bounded bool, y, mu, d []float64, b jmat, f *factor) {
-	l := &t.a.rec
+// nextRecord appends a step record of the given length for sample s and
+// returns it, reusing the slice of an earlier pass where it has that length.
+func (t *Trace) nextRecord(s, length int) []float64 {
 	k := t.depth[s]
 	if k == len(t.recs[s]) {
 		t.recs[s] = append(t.recs[s], nil)
 	}
 	r := t.recs[s][k]
-	if len(r) != l.length {
-		r = make([]float64, l.length)
+	if len(r) != length {
+		r = make([]float64, length)
 		t.recs[s][k] = r
 	}
 	t.depth[s] = k + 1
+	return r
+}
+
+// push appends a step record for sample s. A nil d stands for fixed
+// weights, which are not stored; a float32 Jacobian is stored in float64.
+func (t *Trace) push(s int, alpha float64, bounded bool, y, mu, d []float64, b jmat, f *factor) {
+	l := &t.a.rec
+	r := t.nextRecord(s, l.length)
 	r[0] = alpha
 	r[1] = 0
 	if bounded {
