@@ -163,6 +163,15 @@ func goSparseEvalG(n C.Index, x *C.Number, newX C.Bool, m C.Index, g *C.Number, 
 	return ok(c...)
 }
 
+// putIndices writes a triplet structure (rows, cols) into IPOPT's iRow and
+// jCol arrays.
+func putIndices(iRow, jCol *C.Index, rows, cols []int) {
+	ir, jc := indices(iRow, len(rows)), indices(jCol, len(cols))
+	for e := range rows {
+		ir[e], jc[e] = C.Index(rows[e]), C.Index(cols[e])
+	}
+}
+
 //export goSparseEvalJacG
 func goSparseEvalJacG(n C.Index, x *C.Number, newX C.Bool, m C.Index, nele C.Index, iRow, jCol *C.Index, values *C.Number, ud C.UserDataPtr) C.Bool {
 	if nele == 0 {
@@ -170,10 +179,7 @@ func goSparseEvalJacG(n C.Index, x *C.Number, newX C.Bool, m C.Index, nele C.Ind
 	}
 	p := sparseFromUD(ud).p
 	if values == nil {
-		rows, cols := indices(iRow, int(nele)), indices(jCol, int(nele))
-		for e := range int(nele) {
-			rows[e], cols[e] = C.Index(p.JacRows[e]), C.Index(p.JacCols[e])
-		}
+		putIndices(iRow, jCol, p.JacRows, p.JacCols)
 		return 1
 	}
 	v := numbers(values, int(nele))
@@ -188,10 +194,7 @@ func goSparseEvalH(n C.Index, x *C.Number, newX C.Bool, objFactor C.Number, m C.
 	}
 	p := sparseFromUD(ud).p
 	if values == nil {
-		rows, cols := indices(iRow, int(nele)), indices(jCol, int(nele))
-		for e := range int(nele) {
-			rows[e], cols[e] = C.Index(p.HessRows[e]), C.Index(p.HessCols[e])
-		}
+		putIndices(iRow, jCol, p.HessRows, p.HessCols)
 		return 1
 	}
 	var lam []float64
