@@ -132,5 +132,30 @@ func benchGram(b *testing.B, m csr) {
 			b.ReportAllocs()
 			loopCPU(b, func() { f.Solve(x) })
 		})
+		if method != Supernodal {
+			continue
+		}
+		// The same factorisation and solve with L in single precision.
+		fs := g.NewFactorSingle()
+		b.Run(name+"/factor-single", func(b *testing.B) {
+			b.ReportAllocs()
+			loopCPU(b, func() {
+				if err := fs.Factor(m.val, winv, 0); err != nil {
+					b.Fatal(err)
+				}
+			})
+			b.ReportMetric(float64(fs.bytes()), "factorB")
+		})
+		b.Run(name+"/solve-single", func(b *testing.B) {
+			b.ReportAllocs()
+			loopCPU(b, func() { fs.Solve(x) })
+		})
 	}
+}
+
+// BenchmarkSPMesh is BenchmarkGram on the pattern of the root package's
+// BenchmarkSparseMesh at nc = 317² (spMeshB: B·Bᵀ couples nodes up to
+// Manhattan distance 2), the matrix of issue 31's batch target.
+func BenchmarkSPMesh(b *testing.B) {
+	benchGram(b, spMeshB(rand.New(rand.NewPCG(317, 31)), 317))
 }

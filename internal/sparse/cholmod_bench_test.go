@@ -131,6 +131,13 @@ func BenchmarkVsCholmod(b *testing.B) {
 	}
 }
 
+// BenchmarkVsCholmodSPMesh is BenchmarkVsCholmod on the pattern of the
+// root package's BenchmarkSparseMesh at nc = 317² (spMeshB), the matrix of
+// issue 31's batch target.
+func BenchmarkVsCholmodSPMesh(b *testing.B) {
+	benchVsCholmod(b, spMeshB(rand.New(rand.NewPCG(317, 31)), 317))
+}
+
 // benchVsCholmod runs BenchmarkVsCholmod's cases on one matrix.
 func benchVsCholmod(b *testing.B, m csr) {
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -13,6 +13,14 @@ var ErrNotPositive = errors.New("sparse: matrix not positive definite")
 // NaN or ±Inf, or when a weight or ε is out of its domain.
 var ErrNonFinite = errors.New("sparse: non-finite or out-of-domain value")
 
+// ErrPrecision is returned by the Factor of a single-precision Factor
+// (NewFactorSingle) when a pivot d_j, computed in float32, falls below
+// SingleTol·G_jj, zero or negative pivots included: cancellation has lost
+// most of that column's digits, so single precision cannot tell whether
+// the matrix is positive definite. Factor it again in float64, which
+// decides (nil or a *NotPositiveError).
+var ErrPrecision = errors.New("sparse: matrix too ill-conditioned for single precision")
+
 // ErrTooLarge is the sentinel matched (errors.Is) by a *TooLargeError.
 var ErrTooLarge = errors.New("sparse: factor too large")
 

@@ -162,3 +162,29 @@ func loopCPU(b *testing.B, fn func()) {
 	}
 	b.ReportMetric(float64(threadCPU()-start)/float64(n), "cpu-ns/op")
 }
+
+// spMeshB returns the Jacobian pattern of the root package's spMesh
+// benchmark constraint (the mesh of BenchmarkSparseMesh) with random
+// values: one row per node of a g×g grid, with the node's two columns 2i
+// and 2i+1 and the first column 2j of each of its 4 grid neighbours j, so
+// that B·Bᵀ couples nodes up to Manhattan distance 2 (13 entries per row).
+func spMeshB(rng *rand.Rand, g int) csr {
+	b := csr{rows: g * g, cols: 2 * g * g, ptr: []int{0}}
+	for i := range g * g {
+		r, c := i/g, i%g
+		cols := []int{2 * i, 2*i + 1}
+		for _, d := range [][2]int{{-1, 0}, {0, -1}, {0, 1}, {1, 0}} {
+			rr, cc := r+d[0], c+d[1]
+			if rr >= 0 && rr < g && cc >= 0 && cc < g {
+				cols = append(cols, 2*(rr*g+cc))
+			}
+		}
+		sort.Ints(cols)
+		for _, j := range cols {
+			b.col = append(b.col, j)
+			b.val = append(b.val, 2*rng.Float64()-1)
+		}
+		b.ptr = append(b.ptr, len(b.col))
+	}
+	return b
+}

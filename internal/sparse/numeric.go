@@ -12,34 +12,63 @@ type numeric struct {
 	y    []float64 // row accumulator of the factorisation; zero between rows
 	w    []float64 // solve workspace
 	next []int32   // entries of each column of L computed so far
-	// Supernodal workspaces (Method Supernodal).
-	sx                []float64 // the supernodes' blocks
-	cbuf              []float64 // update block
-	relmap            []int32   // row → position in the current supernode
-	rel               []int32   // relative row indices of one update
-	head, dnext, dpos []int32   // lists of pending updates
-	gw                gemmWork  // packing buffers of the packed product
+	// Supernodal workspaces (Method Supernodal): the values in float64,
+	// or with single in float32.
+	sv                superValues[float64]
+	sv32              superValues[float32]
+	single            bool
+	relmap            []int32 // row → position in the current supernode
+	rel               []int32 // relative row indices of one update
+	head, dnext, dpos []int32 // lists of pending updates
 	maxDiag           float64
 	ok                bool
 }
 
-func newNumeric(s *symbolic, tol float64) numeric {
+// superValues is a supernodal factor's values and the workspaces of its
+// dense kernels, in T.
+type superValues[T real] struct {
+	x    []T // the supernodes' blocks
+	cbuf []T // update block
+	gw   gemmWork[T]
+}
+
+func newSuperValues[T real](sn *supernodal, mul func(m int, pa []T, pb *panels[T], j0, j1 int, c []T, ldc int, tile []T)) superValues[T] {
+	return superValues[T]{
+		x:    make([]T, sn.xp[sn.ns]),
+		cbuf: make([]T, sn.maxC),
+		gw:   newGemmWork(sn, mul),
+	}
+}
+
+// bytes returns the memory held by v, with sz bytes per value.
+func (v *superValues[T]) bytes(sz int) int {
+	return sz * (len(v.x) + len(v.cbuf) + len(v.gw.pa) + len(v.gw.pb.Data) + len(v.gw.tile))
+}
+
+// newNumeric returns a numeric factor for s; with single and a
+// supernodal analysis its blocks are float32 (single is ignored for a
+// simplicial one).
+func newNumeric(s *symbolic, tol float64, single bool) numeric {
 	n := s.n
 	if sn := s.sn; sn != nil {
-		return numeric{
+		f := numeric{
 			s:      s,
 			tol:    tol,
 			cx:     make([]float64, len(s.ci)),
 			w:      make([]float64, n),
-			sx:     make([]float64, sn.xp[sn.ns]),
-			cbuf:   make([]float64, sn.maxC),
 			relmap: make([]int32, n),
 			rel:    make([]int32, n),
 			head:   make([]int32, sn.ns),
 			dnext:  make([]int32, sn.ns),
 			dpos:   make([]int32, sn.ns),
-			gw:     newGemmWork(sn),
+			single: single,
 		}
+		if single {
+			f.sv32 = newSuperValues(sn, mul32)
+		} else {
+			f.sv = newSuperValues(sn, mul64)
+		}
+		return f
 	}
 	return numeric{
 		s:    s,
@@ -74,7 +103,13 @@ func (f *numeric) factor() error {
 	f.maxDiag = maxd
 	thr := f.tol * maxd
 	if s.sn != nil {
-		if err := f.factorSuper(thr); err != nil {
+		var err error
+		if f.single {
+			err = factorSuper(f, &f.sv32, thr)
+		} else {
+			err = factorSuper(f, &f.sv, thr)
+		}
+		if err != nil {
 			return err
 		}
 		f.ok = true
@@ -138,7 +173,11 @@ func (f *numeric) solve(x []float64) {
 		w[k] = x[i]
 	}
 	if s.sn != nil {
-		f.solveSuper(w)
+		if f.single {
+			solveSuper(f, f.sv32.x, w)
+		} else {
+			solveSuper(f, f.sv.x, w)
+		}
 		for k, i := range perm {
 			x[i] = w[k]
 		}
@@ -177,6 +216,6 @@ func (f *numeric) solve(x []float64) {
 
 // bytes returns the memory held by one numeric factor.
 func (f *numeric) bytes() int {
-	return 8*(len(f.cx)+len(f.lx)+len(f.d)+len(f.y)+len(f.w)+len(f.sx)+len(f.cbuf)+len(f.gw.pa)+len(f.gw.pb.Data)+len(f.gw.tile)) +
+	return 8*(len(f.cx)+len(f.lx)+len(f.d)+len(f.y)+len(f.w)) + f.sv.bytes(8) + f.sv32.bytes(4) +
 		4*(len(f.next)+len(f.relmap)+len(f.rel)+len(f.head)+len(f.dnext)+len(f.dpos))
 }

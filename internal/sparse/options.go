@@ -65,6 +65,14 @@ func (m Method) String() string {
 // the random 10⁴ matrix (ratio 665).
 const AutoSupernodal = 20
 
+// SingleTol is the relative pivot bound of a single-precision factor
+// (NewFactorSingle): Factor returns ErrPrecision when a pivot d_j (the
+// square of L_jj) is below SingleTol times the diagonal entry G_jj it
+// started from, i.e. when the elimination cancelled all but about
+// log10(1/SingleTol) of float32's 7 digits of that entry. The dense
+// single-precision Cholesky of package enforce uses the same bound.
+const SingleTol = 1e-5
+
 // DefaultPivotTol is the relative pivot tolerance used when
 // Options.PivotTol is zero.
 const DefaultPivotTol = 1e-13

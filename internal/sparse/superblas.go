@@ -32,24 +32,50 @@ func useGEMM(nr, nc, wd int) bool {
 	return sgemm.HasAsm && wd >= gemmMinK && nr*nc*wd >= gemmMinWork
 }
 
-// gemmWork holds the packing buffers of the packed product, sized once by
-// the symbolic analysis (maxPackA, maxPackB) so that the factorisation
-// allocates nothing.
-type gemmWork struct {
-	pa   []float64
-	pb   sgemm.Panels64
-	tile []float64
+// real is the element type of a supernodal factor's blocks: float64, or
+// float32 for a single-precision factor (NewFactorSingle).
+type real interface{ ~float32 | ~float64 }
+
+// panels is a k×n matrix packed as sgemm packs its right factor: column
+// panels of NR columns, each k×NR row-major, the last padded with zeros.
+type panels[T real] struct {
+	K, N int
+	Data []T
 }
 
-func newGemmWork(sn *supernodal) gemmWork {
+// gemmWork holds the packing buffers of the packed product, sized once by
+// the symbolic analysis (maxPackA, maxPackB) so that the factorisation
+// allocates nothing, and the product of its element type.
+type gemmWork[T real] struct {
+	pa   []T
+	pb   panels[T]
+	tile []T
+	// mul is sgemm's packed product in T: C = A·B for the m×k A packed in
+	// pa and the columns [j0, j1) of pb, into c (stride ldc).
+	mul func(m int, pa []T, pb *panels[T], j0, j1 int, c []T, ldc int, tile []T)
+}
+
+func newGemmWork[T real](sn *supernodal, mul func(m int, pa []T, pb *panels[T], j0, j1 int, c []T, ldc int, tile []T)) gemmWork[T] {
 	if sn.maxPackA == 0 {
-		return gemmWork{}
+		return gemmWork[T]{}
 	}
-	return gemmWork{
-		pa:   make([]float64, sn.maxPackA),
-		pb:   sgemm.Panels64{Data: make([]float64, sn.maxPackB)},
-		tile: make([]float64, sgemm.MR*sgemm.NR),
+	return gemmWork[T]{
+		pa:   make([]T, sn.maxPackA),
+		pb:   panels[T]{Data: make([]T, sn.maxPackB)},
+		tile: make([]T, sgemm.MR*sgemm.NR),
+		mul:  mul,
 	}
+}
+
+// mul64 and mul32 are gemmWork's products in float64 and float32.
+func mul64(m int, pa []float64, pb *panels[float64], j0, j1 int, c []float64, ldc int, tile []float64) {
+	p := sgemm.Panels64{K: pb.K, N: pb.N, Data: pb.Data}
+	sgemm.MulPacked64(m, pa, &p, j0, j1, c, ldc, tile)
+}
+
+func mul32(m int, pa []float32, pb *panels[float32], j0, j1 int, c []float32, ldc int, tile []float32) {
+	p := sgemm.Panels{K: pb.K, N: pb.N, Data: pb.Data}
+	sgemm.MulPacked(m, pa, &p, j0, j1, c, ldc, false, tile)
 }
 
 // packALen and packBLen are the buffer lengths gemmUpdate needs for an
@@ -64,13 +90,13 @@ func packBLen(nr, wd int) int { return sgemm.Len(wd, nr) }
 // same memory as column-major C), row panel by row panel from the first
 // column panel that reaches the diagonal, so about nc²/2 of the nc·nr
 // entries above the trapezoid are skipped.
-func (g *gemmWork) gemmUpdate(c, xd []float64, md, wd, p1, nr, nc int) {
+func (g *gemmWork[T]) gemmUpdate(c, xd []T, md, wd, p1, nr, nc int) {
 	g.packA(xd[p1:], md, wd, nc)
 	g.packB(xd[p1:], md, wd, nr)
 	for i0 := 0; i0 < nc; i0 += sgemm.MR {
 		h := min(sgemm.MR, nc-i0)
 		j0 := i0 / sgemm.NR * sgemm.NR
-		sgemm.MulPacked64(h, g.pa[i0*wd:], &g.pb, j0, nr, c[i0*nr+j0:], nr, g.tile)
+		g.mul(h, g.pa[i0*wd:], &g.pb, j0, nr, c[i0*nr+j0:], nr, g.tile)
 	}
 }
 
@@ -78,7 +104,7 @@ func (g *gemmWork) gemmUpdate(c, xd []float64, md, wd, p1, nr, nc int) {
 // column-major block) into g.pa as sgemm.PackAT64 does: row panels of MR
 // rows, each wd×MR row-major, the last padded with zeros. Whole panels
 // move entry by entry, without a call to memmove per row.
-func (g *gemmWork) packA(a []float64, ld, wd, n int) {
+func (g *gemmWork[T]) packA(a []T, ld, wd, n int) {
 	const mr = 6 // sgemm.MR, unrolled below
 	for r0 := 0; r0 < n; r0 += mr {
 		pan := g.pa[r0*wd : r0*wd+wd*mr]
@@ -101,7 +127,7 @@ func (g *gemmWork) packA(a []float64, ld, wd, n int) {
 // packB packs the wd×n matrix B[k, j] = b[k·ld + j] into g.pb as
 // sgemm.Panels64.Pack does: column panels of NR columns, each wd×NR
 // row-major, the last padded with zeros.
-func (g *gemmWork) packB(b []float64, ld, wd, n int) {
+func (g *gemmWork[T]) packB(b []T, ld, wd, n int) {
 	const nr = 16 // sgemm.NR, unrolled below
 	p := &g.pb
 	p.K, p.N = wd, n

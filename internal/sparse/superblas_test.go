@@ -25,10 +25,11 @@ func TestGemmUpdate(t *testing.T) {
 		t.Run(fmt.Sprintf("%d×%d/p1=%d/nc=%d", tc.md, tc.wd, tc.p1, tc.nc), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(tc.md), uint64(tc.wd)))
 			xd := randomVec(rng, tc.md*tc.wd, -1, 1)
-			g := gemmWork{
+			g := gemmWork[float64]{
 				pa:   make([]float64, packALen(tc.nc, tc.wd)),
-				pb:   sgemm.Panels64{Data: make([]float64, packBLen(tc.nr, tc.wd))},
+				pb:   panels[float64]{Data: make([]float64, packBLen(tc.nr, tc.wd))},
 				tile: make([]float64, sgemm.MR*sgemm.NR),
+				mul:  mul64,
 			}
 			got := make([]float64, tc.nr*tc.nc)
 			want := make([]float64, tc.nr*tc.nc)
@@ -49,6 +50,30 @@ func TestGemmUpdate(t *testing.T) {
 			assert.Equal(t, pb.K, g.pb.K)
 			assert.Equal(t, pb.N, g.pb.N)
 			assert.Equal(t, pb.Data, g.pb.Data)
+
+			// The single-precision product agrees with the plain loops
+			// in float32.
+			g32 := gemmWork[float32]{
+				pa:   make([]float32, packALen(tc.nc, tc.wd)),
+				pb:   panels[float32]{Data: make([]float32, packBLen(tc.nr, tc.wd))},
+				tile: make([]float32, sgemm.MR*sgemm.NR),
+				mul:  mul32,
+			}
+			xd32 := make([]float32, len(xd))
+			for i, v := range xd {
+				xd32[i] = float32(v)
+			}
+			got32 := make([]float32, tc.nr*tc.nc)
+			want32 := make([]float32, tc.nr*tc.nc)
+			g32.gemmUpdate(got32, xd32, tc.md, tc.wd, tc.p1, tc.nr, tc.nc)
+			updateBlock(want32, xd32, tc.md, tc.wd, tc.p1, tc.nr, tc.nc)
+			for jj := 0; jj < tc.nc; jj++ {
+				for ii := jj; ii < tc.nr; ii++ {
+					w, v := float64(want32[jj*tc.nr+ii]), float64(got32[jj*tc.nr+ii])
+					require.InDelta(t, w, v, 1e-5*(1+math.Abs(w)), "C32[%d, %d]", ii, jj)
+					require.InDelta(t, want[jj*tc.nr+ii], v, 1e-5*(1+math.Abs(w)), "C32[%d, %d] against float64", ii, jj)
+				}
+			}
 		})
 	}
 }

@@ -199,12 +199,14 @@ func relax(super []int, parent []int, cnt []int) []int {
 // (Ng & Peyton 1993; Davis §9): for each supernode in order, its block is
 // scattered from C, updated by every earlier supernode whose rows meet its
 // columns (a dense product, then a scatter by relative row indices), and
-// factored by a dense Cholesky of the panel.
-func (f *numeric) factorSuper(thr float64) error {
+// factored by a dense Cholesky of the panel. The blocks are in v's element
+// type T; C's values (f.cx) are float64, rounded to T as they are
+// scattered.
+func factorSuper[T real](f *numeric, v *superValues[T], thr float64) error {
 	s := f.s
 	sn := s.sn
 	super, rows, rp, xp, snode := sn.super, sn.rows, sn.rp, sn.xp, sn.snode
-	x, cx, relmap := f.sx, f.cx, f.relmap
+	x, cx, relmap := v.x, f.cx, f.relmap
 	head, dnext, dpos := f.head, f.dnext, f.dpos
 	for t := range head {
 		head[t] = -1
@@ -222,7 +224,7 @@ func (f *numeric) factorSuper(thr float64) error {
 		for j := fc; j < lc; j++ {
 			col := X[(j-fc)*m : (j-fc+1)*m]
 			for q := sn.lowP[j]; q < sn.lowP[j+1]; q++ {
-				col[relmap[sn.lowI[q]]] = cx[sn.lowPos[q]]
+				col[relmap[sn.lowI[q]]] = T(cx[sn.lowPos[q]])
 			}
 		}
 		for d32 := head[t]; d32 != -1; {
@@ -237,9 +239,9 @@ func (f *numeric) factorSuper(thr float64) error {
 				p2++
 			}
 			nr, nc := md-p1, p2-p1
-			c := f.cbuf[:nr*nc]
+			c := v.cbuf[:nr*nc]
 			if useGEMM(nr, nc, wd) {
-				f.gw.gemmUpdate(c, x[xp[d]:xp[d+1]], md, wd, p1, nr, nc)
+				v.gw.gemmUpdate(c, x[xp[d]:xp[d+1]], md, wd, p1, nr, nc)
 			} else {
 				updateBlock(c, x[xp[d]:xp[d+1]], md, wd, p1, nr, nc)
 			}
@@ -273,7 +275,7 @@ func (f *numeric) factorSuper(thr float64) error {
 			}
 			d32 = nd
 		}
-		if err := f.factorPanel(X, m, w, fc, thr); err != nil {
+		if err := factorPanel(f, v, X, m, w, fc, thr); err != nil {
 			return err
 		}
 		if m > w {
@@ -291,21 +293,25 @@ func (f *numeric) factorSuper(thr float64) error {
 // unused) with its Cholesky factor, left-looking by blocks of panelNB
 // columns: each block is first updated by all the columns to its left in
 // one product (gemmUpdate when it is large), then factored over its own
-// columns by panelColumn.
-func (f *numeric) factorPanel(X []float64, m, w, fc int, thr float64) error {
+// columns by panelColumn. A pivot at most thr is an error; in single
+// precision (T float32) a pivot below SingleTol times C's diagonal entry,
+// positive or not, is ErrPrecision (float64 decides whether it is
+// positive).
+func factorPanel[T real](f *numeric, v *superValues[T], X []T, m, w, fc int, thr float64) error {
+	single := f.single
 	for jb := 0; jb < w; jb += panelNB {
 		je := min(jb+panelNB, w)
 		nr, nc := m-jb, je-jb
 		k0 := 0 // panelColumn's first column
 		if jb > 0 && useGEMM(nr, nc, jb) {
-			c := f.cbuf[:nr*nc]
-			f.gw.gemmUpdate(c, X, m, jb, jb, nr, nc)
+			c := v.cbuf[:nr*nc]
+			v.gw.gemmUpdate(c, X, m, jb, jb, nr, nc)
 			for jj := 0; jj < nc; jj++ {
 				col := X[(jb+jj)*m+jb+jj : (jb+jj+1)*m]
 				cj := c[jj*nr+jj : (jj+1)*nr]
 				cj = cj[:len(col)]
-				for ii, v := range cj {
-					col[ii] -= v
+				for ii, u := range cj {
+					col[ii] -= u
 				}
 			}
 			k0 = jb
@@ -313,7 +319,11 @@ func (f *numeric) factorPanel(X []float64, m, w, fc int, thr float64) error {
 		for j := jb; j < je; j++ {
 			cj := X[j*m : (j+1)*m]
 			panelColumn(cj[j:], X[k0*m:], m, j, j-k0)
-			djj := cj[j]
+			djj := float64(cj[j])
+			if single && !(djj >= SingleTol*f.cx[f.s.cp[fc+j+1]-1]) && !math.IsNaN(djj) {
+				// Not resolved in single precision, positive or not.
+				return ErrPrecision
+			}
 			if !(djj > thr) {
 				if math.IsNaN(djj) || math.IsInf(djj, 0) {
 					return ErrNonFinite
@@ -322,8 +332,8 @@ func (f *numeric) factorPanel(X []float64, m, w, fc int, thr float64) error {
 				return &NotPositiveError{Index: s.perm[fc+j], Step: fc + j, Pivot: djj, MaxDiag: f.maxDiag}
 			}
 			piv := math.Sqrt(djj)
-			cj[j] = piv
-			inv := 1 / piv
+			cj[j] = T(piv)
+			inv := T(1 / piv)
 			for i := j + 1; i < m; i++ {
 				cj[i] *= inv
 			}
@@ -332,10 +342,11 @@ func (f *numeric) factorPanel(X []float64, m, w, fc int, thr float64) error {
 	return nil
 }
 
-// solveSuper overwrites w (permuted order) with C⁻¹w = L⁻ᵀL⁻¹w.
-func (f *numeric) solveSuper(w []float64) {
+// solveSuper overwrites w (permuted order) with C⁻¹w = L⁻ᵀL⁻¹w for the
+// factor's blocks x, in float64 arithmetic whatever their type.
+func solveSuper[T real](f *numeric, x []T, w []float64) {
 	sn := f.s.sn
-	super, rows, rp, xp, x := sn.super, sn.rows, sn.rp, sn.xp, f.sx
+	super, rows, rp, xp := sn.super, sn.rows, sn.rp, sn.xp
 	for t := 0; t < sn.ns; t++ {
 		fc, lc := super[t], super[t+1]
 		r := rows[rp[t]:rp[t+1]]
@@ -343,13 +354,13 @@ func (f *numeric) solveSuper(w []float64) {
 		X := x[xp[t]:xp[t+1]]
 		for j := 0; j < lc-fc; j++ {
 			col := X[j*m : (j+1)*m]
-			xj := w[fc+j] / col[j]
+			xj := w[fc+j] / float64(col[j])
 			w[fc+j] = xj
 			if xj == 0 {
 				continue
 			}
 			for i := j + 1; i < m; i++ {
-				w[r[i]] -= col[i] * xj
+				w[r[i]] -= float64(col[i]) * xj
 			}
 		}
 	}
@@ -362,9 +373,9 @@ func (f *numeric) solveSuper(w []float64) {
 			col := X[j*m : (j+1)*m]
 			sum := w[fc+j]
 			for i := j + 1; i < m; i++ {
-				sum -= col[i] * w[r[i]]
+				sum -= float64(col[i]) * w[r[i]]
 			}
-			w[fc+j] = sum / col[j]
+			w[fc+j] = sum / float64(col[j])
 		}
 	}
 }
@@ -374,7 +385,7 @@ func (f *numeric) solveSuper(w []float64) {
 // column-major block xd. Two columns of c and four of xd at a time, so each
 // entry of c is loaded and stored wd/4 times and each loaded entry of xd
 // serves two columns.
-func updateBlock(c, xd []float64, md, wd, p1, nr, nc int) {
+func updateBlock[T real](c, xd []T, md, wd, p1, nr, nc int) {
 	c = c[:nr*nc]
 	jj := 0
 	for ; jj+2 <= nc; jj += 2 {
@@ -384,7 +395,7 @@ func updateBlock(c, xd []float64, md, wd, p1, nr, nc int) {
 		c1 = c1[:len(c0)]
 		clear(c0)
 		clear(c1)
-		diag := 0.0
+		var diag T
 		k := 0
 		for ; k+4 <= wd; k += 4 {
 			a0 := xd[k*md+p1+jj : (k+1)*md]
@@ -444,7 +455,7 @@ func updateBlock(c, xd []float64, md, wd, p1, nr, nc int) {
 // panelColumn subtracts from cj (column j of the m×w panel X, rows j…m−1)
 // the products of the first nk columns k < nk of X: cj −= X[j:, k]·X[j, k],
 // four columns at a time.
-func panelColumn(cj, X []float64, m, j, nk int) {
+func panelColumn[T real](cj, X []T, m, j, nk int) {
 	k := 0
 	for ; k+4 <= nk; k += 4 {
 		a0 := X[k*m+j : (k+1)*m]

@@ -112,7 +112,7 @@ type SymFactor struct {
 // NewFactor returns a SymFactor with the pivot tolerance of the Options s
 // was analysed with.
 func (s *Sym) NewFactor() *SymFactor {
-	return &SymFactor{a: s, numeric: newNumeric(s.sym, s.tol)}
+	return &SymFactor{a: s, numeric: newNumeric(s.sym, s.tol, false)}
 }
 
 // Factor factors A with the values vals of the lower-triangular pattern (in
