@@ -1,6 +1,7 @@
 package enforce
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -25,6 +26,7 @@ type sparsePath struct {
 	rowPtr, col []int
 	nnz         int
 	gram        *sparse.Gram
+	single      bool      // Precision Float32 on a supernodal analysis: L in float32
 	ones        []float64 // n ones: W⁻¹ = I, for the kernel
 	// rowColour groups the rows of B into sets whose patterns are
 	// disjoint (a distance-2 colouring of the rows): Σ_i ∇²c_i·v_i over
@@ -33,10 +35,40 @@ type sparsePath struct {
 	rec       sparseLayout
 }
 
-// sparseWork is a worker's factor and scratch on the sparse path.
+// sparseWork is a worker's factors and scratch on the sparse path.
 type sparseWork struct {
-	f   *sparse.Factor
-	ind []float64 // nc, a set's indicator
+	f   *sparse.Factor // float64 factor; made at the first need when f32 is set
+	f32 *sparse.Factor // single-precision factor (sparsePath.single), or nil
+	cur *sparse.Factor // the factor of the last successful factorisation
+	ind []float64      // nc, a set's indicator
+}
+
+// factor factors G = B·diag(winv)·Bᵀ + εI for B's values vals: in single
+// precision first where f32 is set, in float64 where it is not or where
+// single precision cannot resolve a pivot (sparse.ErrPrecision). On
+// success cur is the factor that holds G; the error is that of the
+// float64 factorisation otherwise. The choice depends only on G, so a
+// backward pass that factors the same G again makes the same one.
+func (w *sparseWork) factor(g *sparse.Gram, vals, winv []float64, eps float64) error {
+	w.cur = nil
+	if w.f32 != nil {
+		err := w.f32.Factor(vals, winv, eps)
+		if err == nil {
+			w.cur = w.f32
+			return nil
+		}
+		if !errors.Is(err, sparse.ErrPrecision) {
+			return err
+		}
+	}
+	if w.f == nil {
+		w.f = g.NewFactor()
+	}
+	if err := w.f.Factor(vals, winv, eps); err != nil {
+		return err
+	}
+	w.cur = w.f
+	return nil
 }
 
 // sparseLayout is the layout of a sparse step record: a header (α, 1 if
@@ -51,11 +83,16 @@ type sparseLayout struct {
 
 const spHeader = 3
 
+// sparseMethod is the numeric method newSparsePath asks of the kernel:
+// sparse.Auto, except in tests that need the supernodal method on small
+// systems.
+var sparseMethod = sparse.Auto
+
 // newSparsePath analyses the pattern of sj for an AdaNP with n outputs
 // (latent variables included).
 func newSparsePath(a *AdaNP, sj *SparseJacobian) (*sparsePath, error) {
 	nc, n := a.nc, a.n
-	g, err := sparse.AnalyseGram(nc, n, sj.RowPtr, sj.Col, sparse.Options{})
+	g, err := sparse.AnalyseGram(nc, n, sj.RowPtr, sj.Col, sparse.Options{Method: sparseMethod})
 	if err != nil {
 		return nil, fmt.Errorf("enforce: sparse analysis: %w", err)
 	}
@@ -101,7 +138,12 @@ func (a *AdaNP) newSparseWorkspace() *workspace {
 		gy: vn(), gp: vn(), p: vn(), dp: vn(), hv: vn(), acc: vn(), bmu: vn(), dt: vn(),
 		hMu: vn(), hW: vn(), bbar: make([]float64, nnz),
 		u: vn(), r: vn(), z: vn(), pk: vn(), hpk: vn(),
-		sp: &sparseWork{f: a.sp.gram.NewFactor(), ind: vc()},
+		sp: &sparseWork{ind: vc()},
+	}
+	if a.sp.single {
+		ws.sp.f32 = a.sp.gram.NewFactorSingle()
+	} else {
+		ws.sp.f = a.sp.gram.NewFactor()
 	}
 	if a.sp.sj.JacobianXTVec == nil && a.k.JacobianX != nil {
 		ws.jx = make([]float64, nc*nx)
@@ -175,7 +217,7 @@ func (a *AdaNP) sparseWeights(ws *workspace, vals []float64) []float64 {
 const maxClampTries = 8
 
 // sparseFactor factors G = B·diag(d)·Bᵀ + εI for B's values vals into
-// ws.sp.f with ε = Settings.Reg. Where G is not numerically positive
+// ws.sp.cur with ε = Settings.Reg. Where G is not numerically positive
 // definite (the kernel meets a non-positive pivot: B rank-deficient or
 // ill-conditioned) it factors again with ε raised to
 // max(Reg, 1e-12·max_j G_jj), then 100 times larger at each failure, up to
@@ -190,7 +232,7 @@ func (a *AdaNP) sparseFactor(ws *workspace, vals, d []float64) (eps float64, cla
 		winv = a.sp.ones
 	}
 	eps = a.s.Reg
-	if ws.sp.f.Factor(vals, winv, eps) == nil {
+	if ws.sp.factor(a.sp.gram, vals, winv, eps) == nil {
 		return eps, false, true
 	}
 	top := a.sp.maxGramDiag(vals, winv)
@@ -199,7 +241,7 @@ func (a *AdaNP) sparseFactor(ws *workspace, vals, d []float64) (eps float64, cla
 	}
 	eps = math.Max(a.s.Reg, 1e-12*top)
 	for range maxClampTries {
-		if ws.sp.f.Factor(vals, winv, eps) == nil {
+		if ws.sp.factor(a.sp.gram, vals, winv, eps) == nil {
 			return eps, true, true
 		}
 		eps *= 100
@@ -225,7 +267,7 @@ func (p *sparsePath) maxGramDiag(vals, d []float64) float64 {
 
 // sparseDirection computes the NP direction at an iterate with residual c
 // and B's values vals: μ = G⁻¹c into ws.mu and δ = D·Bᵀ·μ into delta,
-// leaving G's factor in ws.sp.f. It returns D (nil for W = I) and the ε
+// leaving G's factor in ws.sp.cur. It returns D (nil for W = I) and the ε
 // G was factored with, and reports false if G cannot be factored or δ is
 // not finite.
 func (a *AdaNP) sparseDirection(ws *workspace, c, vals, delta []float64) (d []float64, eps float64, clamped, ok bool) {
@@ -235,7 +277,7 @@ func (a *AdaNP) sparseDirection(ws *workspace, c, vals, delta []float64) (d []fl
 		return nil, 0, false, false
 	}
 	copy(ws.mu, c)
-	ws.sp.f.Solve(ws.mu)
+	ws.sp.cur.Solve(ws.mu)
 	a.sp.mulTransVec(delta, vals, ws.mu)
 	return d, eps, clamped, scaleFinite(delta, d)
 }
@@ -319,7 +361,7 @@ func (t *Trace) pushSparse(s int, alpha float64, bounded bool, eps float64, clam
 }
 
 // recordSparse parses record k of sample s into st, evaluating B again
-// where it was not stored, and factors G again into ws.sp.f with the ε of
+// where it was not stored, and factors G again into ws.sp.cur with the ε of
 // the forward pass (the backward pass refactors rather than storing
 // factors, whose fill can exceed nnz(B) many times). It reports false if
 // G cannot be factored with that ε.
@@ -348,7 +390,7 @@ func (t *Trace) recordSparse(ws *workspace, s, k int, st *stepRecord) bool {
 		winv = a.sp.ones
 	}
 	st.f = nil
-	return ws.sp.f.Factor(st.B, winv, eps) == nil
+	return ws.sp.factor(a.sp.gram, st.B, winv, eps) == nil
 }
 
 // rowSets partitions the nc rows of a CSR pattern over n columns into sets

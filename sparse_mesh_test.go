@@ -274,3 +274,30 @@ func BenchmarkPathCrossover(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSparseMeshPrecision projects mesh batches on the sparse path
+// with Precision Float64 and Float32 (G's supernodal factor in single
+// precision) one after the other, for the ratio of the two in one run
+// (-count alternates them), and reports the mean depth of each.
+func BenchmarkSparseMeshPrecision(b *testing.B) {
+	for _, tc := range []struct{ g, rows int }{{100, 20}, {317, 4}} {
+		m := newSPMesh(tc.g)
+		_, ny, nc := m.Dims()
+		x, yhat := spMeshBatch(rand.New(rand.NewPCG(1, 1)), m, tc.rows)
+		dst := mat.NewDense(tc.rows, ny, nil)
+		for _, prec := range []Precision{Float64, Float32} {
+			a, err := NewAdaNP(m, Settings{Path: PathSparse, Precision: prec})
+			require.NoError(b, err)
+			b.Run(fmt.Sprintf("nc=%d/rows=%d/%v", nc, tc.rows, prec), func(b *testing.B) {
+				var st Stats
+				for b.Loop() {
+					if st, err = a.ProjectTo(dst, x, yhat); err != nil || !st.Converged() {
+						b.Fatal(err, st)
+					}
+				}
+				b.ReportMetric(st.MeanDepth, "depth")
+				b.ReportMetric(float64(a.sp.gram.NNZL()), "nnzL")
+			})
+		}
+	}
+}

@@ -31,8 +31,18 @@ const (
 	// NewAdaNP returns an error for a constraint without it, and for
 	// BatchDiagonal or TrainableDiagonal weights.
 	//
-	// On the sparse path every step is computed in float64 (Precision
-	// Float32 is not used there), a G that is not numerically positive
+	// On the sparse path every step is computed in float64 except, with
+	// Precision Float32, the numeric factorisation of G where the symbolic
+	// analysis chose the supernodal method (large factors, where dense
+	// products dominate): L is then computed and stored in float32 (half
+	// the memory; BenchmarkSparseMeshPrecision measures the time) and the
+	// solves read it in float64 arithmetic, so each step is an inexact
+	// Newton step with a relative error of about cond(G)·6e-8; a G that
+	// single precision cannot resolve (a pivot below sparse.SingleTol of
+	// its diagonal entry) is factored in float64 instead, and the
+	// backward pass makes the same choice for the same G. G, the
+	// residuals, the tolerance test and every Stats field stay float64.
+	// A G that is not numerically positive
 	// definite is factored again with a larger ε instead of the dense
 	// path's eigenvalue clamp (counted in Stats.Clamped all the same: see
 	// sparseFactor), gradients with respect to x use
@@ -90,6 +100,7 @@ func (a *AdaNP) choosePath() error {
 		return nil
 	}
 	a.sp = sp
+	sp.single = a.s.Precision == Float32 && sp.gram.Method() == sparse.Supernodal
 	a.lo, a.eval32, a.hv32 = false, nil, nil
 	a.hasJX = a.k.JacobianX != nil || sj.JacobianXTVec != nil
 	return nil

@@ -59,7 +59,7 @@ func (j *vjpJob) sampleSparse(ws *workspace, s int) {
 }
 
 // backStepSparse is backStep with B's values in st.B and G's factor in
-// ws.sp.f. AutoDiagonal's term Σ_i ∇²c_i·B̄_i takes one HessVec per set
+// ws.sp.cur. AutoDiagonal's term Σ_i ∇²c_i·B̄_i takes one HessVec per set
 // of rows with disjoint patterns (sparsePath.rowColour): ∇²c_i·v depends
 // only on v's entries in row i's pattern, so over such a set the sum is
 // one product with the set's indicator as weights and the rows' B̄_i
@@ -93,7 +93,7 @@ func (a *AdaNP) backStepSparse(ws *workspace, st *stepRecord, xs, g, gx []float6
 		dg[i] = v
 	}
 	sp.mulVec(ws.w, B, dg)
-	ws.sp.f.Solve(ws.w)
+	ws.sp.cur.Solve(ws.w)
 	sp.mulTransVec(ws.acc, B, ws.w)
 	for i := range gp {
 		p := gp[i] - ws.acc[i]
@@ -225,7 +225,7 @@ func (a *AdaNP) projectorVJPSparse(ws *workspace, rec *stepRecord, xs, g, gx []f
 }
 
 // projectDualSparse is projectDual on the sparse path, with G's factor in
-// ws.sp.f.
+// ws.sp.cur.
 func (a *AdaNP) projectDualSparse(ws *workspace, st *stepRecord, r, z []float64) {
 	for i, v := range r {
 		if st.d != nil {
@@ -234,7 +234,7 @@ func (a *AdaNP) projectDualSparse(ws *workspace, st *stepRecord, r, z []float64)
 		z[i] = v
 	}
 	a.sp.mulVec(ws.w, st.B, z)
-	ws.sp.f.Solve(ws.w)
+	ws.sp.cur.Solve(ws.w)
 	a.sp.mulTransVec(ws.hv, st.B, ws.w)
 	for i := range z {
 		v := r[i] - ws.hv[i]
@@ -247,13 +247,13 @@ func (a *AdaNP) projectDualSparse(ws *workspace, st *stepRecord, r, z []float64)
 }
 
 // kktMultipliersSparse is kktMultipliers on the sparse path, with G's
-// factor in ws.sp.f.
+// factor in ws.sp.cur.
 func (a *AdaNP) kktMultipliersSparse(ws *workspace, y, yhat, vals, d, lam []float64) float64 {
 	for i := range y {
 		ws.p[i] = y[i] - yhat[i]
 	}
 	a.sp.mulVec(lam, vals, ws.p)
-	ws.sp.f.Solve(lam)
+	ws.sp.cur.Solve(lam)
 	for i := range lam {
 		lam[i] = -lam[i]
 	}

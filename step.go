@@ -470,7 +470,7 @@ func finishBackStep(g, acc, hMu, hW []float64, alpha float64) {
 // with the projector D·(I − BᵀG⁻¹B·D) that the forward step uses, which
 // needs one HessVec per iteration and no memory beyond the final point
 // (on the sparse path the projector and the x-term solve with G's sparse
-// factor in ws.sp.f). It overwrites g with ∂ℓ/∂ŷ, adds to gx, and reports false when it
+// factor in ws.sp.cur). It overwrites g with ∂ℓ/∂ŷ, adds to gx, and reports false when it
 // could not solve (negative curvature: y* is not a local minimiser of the
 // distance, or no convergence), leaving g and gx unchanged.
 func (a *AdaNP) implicitVJP(ws *workspace, st *stepRecord, xs, g, gx []float64, wantX bool) bool {
@@ -535,7 +535,7 @@ func (a *AdaNP) implicitVJP(ws *workspace, st *stepRecord, xs, g, gx []float64, 
 		}
 		if a.sp != nil {
 			a.sp.mulVec(ws.w, st.B, hp)
-			ws.sp.f.Solve(ws.w)
+			ws.sp.cur.Solve(ws.w)
 			a.jacobianXTVec(ws, xs, st.y, ws.w, ws.gxHV)
 			for m, v := range ws.gxHV {
 				gx[m] -= v

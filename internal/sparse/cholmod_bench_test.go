@@ -121,7 +121,8 @@ func TestCholmodAgrees(t *testing.T) {
 // supernodal LLᵀ, each with its own AMD and postorder), in one run:
 // "gram" factors B·W⁻¹·Bᵀ from B (assembly included on both sides; CHOLMOD
 // gets B·W^{-1/2} and forms A·Aᵀ itself), "sym" factors the assembled G
-// given by its lower triangle; "solve" is one solve with the sym factor.
+// given by its lower triangle; "solve" is one solve with the sym factor;
+// "-single" is Supernodal with L in float32 (NewFactorSingle).
 // Every case reports wall and thread CPU time per call (see loopCPU).
 func BenchmarkVsCholmod(b *testing.B) {
 	for _, nc := range benchSizes {
@@ -176,6 +177,19 @@ func benchVsCholmod(b *testing.B, m csr) {
 		b.Run("solve/"+name, func(b *testing.B) {
 			loopCPU(b, func() { sf.Solve(x) })
 		})
+		if method == Supernodal {
+			fs := g.NewFactorSingle()
+			b.Run("gram/"+name+"-single", func(b *testing.B) {
+				loopCPU(b, func() {
+					if err := fs.Factor(m.val, winv, 0); err != nil {
+						b.Fatal(err)
+					}
+				})
+			})
+			b.Run("solve/"+name+"-single", func(b *testing.B) {
+				loopCPU(b, func() { fs.Solve(x) })
+			})
+		}
 	}
 	cp, ci, cv := scaledCSC(m, winv)
 	for _, mode := range []struct {
