@@ -280,6 +280,11 @@ const (
 	// Gradients are those of the steps actually taken, differentiated in
 	// float64; their G⁻¹ carries single-precision rounding (relative error
 	// of about cond(G)·1e-7), so they match Float64's to that accuracy.
+	//
+	// On the sparse path (PathSparse) all of the above is replaced by one
+	// rule: G's factor is computed and stored in single precision where
+	// the symbolic analysis chose the supernodal method, and everything
+	// else is float64 (see PathSparse).
 	Float32
 )
 
