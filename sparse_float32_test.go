@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // withSupernodal makes the sparse path of AdaNPs built in fn use the
@@ -139,5 +141,35 @@ func TestSparseFloat32Fallback(t *testing.T) {
 		for _, v := range ys[1].RawMatrix().Data {
 			require.False(t, math.IsNaN(v))
 		}
+	})
+}
+
+// TestOpSparseFloat32Graph: in a float32 gorgonia graph, Precision Auto
+// gives the node an AdaNP with Precision Float32, whose sparse path
+// factors G in single precision; the gradients with respect to the
+// network's weights match the float64 graph's to float32 accuracy.
+func TestOpSparseFloat32Graph(t *testing.T) {
+	withSupernodal(t, func() {
+		m := newSPMesh(6)
+		_, ny, _ := m.Dims()
+		rnd := rand.New(rand.NewPCG(41, 42))
+		X := randDense(rnd, 3, 2, 0.3)
+		for r := range 3 {
+			X.Set(r, 0, X.At(r, 0)+1)
+		}
+		A := randDense(rnd, 3, ny, 1)
+		a, err := NewAdaNP(m, Settings{Path: PathSparse})
+		require.NoError(t, err)
+		var grads [2][]float64
+		for p, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			net := newOpNet(t, a, X, A, 5, 9, dt)
+			require.Equal(t, dt == tensor.Float32, net.op.a.sp.single, "%v graph", dt)
+			vm := G.NewTapeMachine(net.g, G.BindDualValues(net.wx, net.w1, net.w2))
+			require.NoError(t, vm.RunAll())
+			vm.Close()
+			require.True(t, net.op.Projected())
+			grads[p] = gradOf(t, net.w2)
+		}
+		assert.Less(t, relErr(grads[1], grads[0]), 1e-3, "∂ℓ/∂W2, float32 graph against float64")
 	})
 }
