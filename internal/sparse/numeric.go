@@ -17,9 +17,10 @@ type numeric struct {
 	sv                superValues[float64]
 	sv32              superValues[float32]
 	single            bool
-	relmap            []int32 // row → position in the current supernode
-	rel               []int32 // relative row indices of one update
-	head, dnext, dpos []int32 // lists of pending updates
+	stmp              []float64 // the solve's buffer: the most rows of a supernode
+	relmap            []int32   // row → position in the current supernode
+	rel               []int32   // relative row indices of one update
+	head, dnext, dpos []int32   // lists of pending updates
 	maxDiag           float64
 	ok                bool
 }
@@ -63,6 +64,11 @@ func newNumeric(s *symbolic, tol float64, single bool) numeric {
 			dpos:   make([]int32, sn.ns),
 			single: single,
 		}
+		maxM := 0
+		for t := 0; t < sn.ns; t++ {
+			maxM = max(maxM, sn.rp[t+1]-sn.rp[t])
+		}
+		f.stmp = make([]float64, maxM)
 		if single {
 			f.sv32 = newSuperValues(sn, mul32)
 		} else {
@@ -216,6 +222,6 @@ func (f *numeric) solve(x []float64) {
 
 // bytes returns the memory held by one numeric factor.
 func (f *numeric) bytes() int {
-	return 8*(len(f.cx)+len(f.lx)+len(f.d)+len(f.y)+len(f.w)) + f.sv.bytes(8) + f.sv32.bytes(4) +
+	return 8*(len(f.cx)+len(f.lx)+len(f.d)+len(f.y)+len(f.w)+len(f.stmp)) + f.sv.bytes(8) + f.sv32.bytes(4) +
 		4*(len(f.next)+len(f.relmap)+len(f.rel)+len(f.head)+len(f.dnext)+len(f.dpos))
 }
