@@ -25,6 +25,7 @@ const (
 	norm         penalty = iota // ‖c‖₂ (Residual)
 	squaredNorm                 // ‖c‖₂² (SoftPenalty)
 	squaredHinge                // Σ_j max(0, c_j)² (HingePenalty)
+	squaredNormMeanAbs          // ‖c‖₂² + (1/nc)Σ_j|c_j| (SquaredNormMeanAbsPenalty)
 )
 
 func (p penalty) String() string {
@@ -33,6 +34,8 @@ func (p penalty) String() string {
 		return "SoftPenalty"
 	case squaredHinge:
 		return "HingePenalty"
+	case squaredNormMeanAbs:
+		return "SquaredNormMeanAbsPenalty"
 	}
 	return "Residual"
 }
@@ -583,7 +586,7 @@ func (op *constraintLossOp) gradX(x, y []float64, i int, c, jx, gx []float64, k 
 // value writes p(c) into per[i], for the values c of sample i, and returns
 // the weight k with w·∂p/∂c = k·c after value returns: 2w for the squared
 // penalties, w/‖c‖ for the norm (0 at c = 0). For the hinge it replaces c
-// by max(0, c). It returns an error if c is not finite.
+// by max(0, c), for ‖c‖² + mean|c| by c + sign(c)/(2nc). It returns an error if c is not finite.
 func (op *constraintLossOp) value(i int, c, per []float64, w float64) (float64, error) {
 	var ss float64
 	for _, v := range c {
@@ -600,13 +603,29 @@ func (op *constraintLossOp) value(i int, c, per []float64, w float64) (float64, 
 			ss += c[j] * c[j]
 		}
 	}
+	if op.penalty == squaredNormMeanAbs {
+		// c is scratch: with c' = c + sign(c)/(2nc), 2c' is ∂p/∂c of
+		// p = ‖c‖² + (1/nc)Σ|c_j| (sign(0) = 0, a subgradient).
+		var abs float64
+		h := 0.5 / float64(len(c))
+		for j, v := range c {
+			abs += math.Abs(v)
+			switch {
+			case v > 0:
+				c[j] = v + h
+			case v < 0:
+				c[j] = v - h
+			}
+		}
+		ss += abs / float64(len(c))
+	}
 	if op.penalty == norm {
 		per[i] = math.Sqrt(ss)
 	} else {
 		per[i] = ss
 	}
 	// ∂p/∂c = 2c for ‖c‖², 2·max(0, c) for the hinge, c/‖c‖ for ‖c‖ (0
-	// at c = 0).
+	// at c = 0), 2c' (above) for ‖c‖² + mean|c|.
 	switch {
 	case op.penalty != norm:
 		return 2 * w, nil

@@ -97,6 +97,9 @@ func refLoss(c enforce.Constraint, p penalty, lambda float64, x, y []float64) fl
 				v = max(v, 0)
 			}
 			ss += v * v
+			if p == squaredNormMeanAbs {
+				ss += math.Abs(v) / float64(nc)
+			}
 		}
 		if p == norm {
 			total += math.Sqrt(ss)

@@ -55,6 +55,19 @@ func HingePenalty(c enforce.Constraint, x, y *gorgonia.Node, lambda float64) (*g
 	return constraintLoss(squaredHinge, c, x, y, lambda)
 }
 
+// SquaredNormMeanAbsPenalty returns
+// λ·((1/N)Σ_i‖c(x_i, y_i)‖₂² + (1/(N·nc))Σ_iΣ_j|c_j(x_i, y_i)|), the soft
+// penalty of the PyTorch reference of ENFORCE with its SOFT_CONSTRAINED
+// switch on: its unsupervised loss adds weight·(1/N)Σ_i‖c_i‖₂² and its
+// model's loss weight·mean|c| over all N·nc entries, with one weight. Its
+// gradient with respect to y_i is (λ/N)·J_yᵀ(2c + sign(c)/nc), with
+// sign(0) = 0 (a subgradient of |c_j| at c_j = 0), and with respect to x_i
+// the same with J_x, under the same conditions as for Residual, whose
+// documentation describes the shapes and failure modes.
+func SquaredNormMeanAbsPenalty(c enforce.Constraint, x, y *gorgonia.Node, lambda float64) (*gorgonia.Node, error) {
+	return constraintLoss(squaredNormMeanAbs, c, x, y, lambda)
+}
+
 func constraintLoss(p penalty, c enforce.Constraint, x, y *gorgonia.Node, lambda float64) (out *gorgonia.Node, err error) {
 	where := "losses: " + p.String()
 	defer graphguard.Recover(&out, &err, where)

@@ -25,6 +25,7 @@ var builders = []struct {
 	{norm, Residual},
 	{squaredNorm, SoftPenalty},
 	{squaredHinge, HingePenalty},
+	{squaredNormMeanAbs, SquaredNormMeanAbsPenalty},
 }
 
 func TestConstraintLossValues(t *testing.T) {

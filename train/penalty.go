@@ -31,13 +31,19 @@ const (
 	// multipliers is about 2·max(g_j, 0)); a constraint with latent
 	// variables is an error (see Config.PenaltyConstraint).
 	SquaredHinge
+	// SquaredNormMeanAbs is
+	// λ_C·((1/N)Σ_i‖c(x_i, ŷ_i)‖₂² + (1/(N·nc))Σ_iΣ_j|c_j(x_i, ŷ_i)|)
+	// (losses.SquaredNormMeanAbsPenalty): the PyTorch reference's soft
+	// loss with its SOFT_CONSTRAINED switch on, one weight on both terms.
+	SquaredNormMeanAbs
 )
 
-var penaltyNames = [...]string{SquaredNorm: "SquaredNorm", Norm: "Norm", SquaredHinge: "SquaredHinge"}
+var penaltyNames = [...]string{SquaredNorm: "SquaredNorm", Norm: "Norm", SquaredHinge: "SquaredHinge", SquaredNormMeanAbs: "SquaredNormMeanAbs"}
 
 func (p Penalty) valid() bool { return p >= 0 && int(p) < len(penaltyNames) }
 
-// String returns "SquaredNorm", "Norm" or "SquaredHinge".
+// String returns "SquaredNorm", "Norm", "SquaredHinge" or
+// "SquaredNormMeanAbs".
 func (p Penalty) String() string {
 	if p.valid() {
 		return penaltyNames[p]
@@ -61,7 +67,7 @@ func (p *Penalty) UnmarshalText(text []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("train: unknown penalty %q (want SquaredNorm, Norm or SquaredHinge)", text)
+	return fmt.Errorf("train: unknown penalty %q (want SquaredNorm, Norm, SquaredHinge or SquaredNormMeanAbs)", text)
 }
 
 // softTerm returns the Soft penalty on the predictions yhat for inputs x:
@@ -82,6 +88,8 @@ func (m *Model) softTerm(x, yhat *gorgonia.Node) (*gorgonia.Node, error) {
 		return losses.Residual(c, x, yhat, cfg.lambdaC)
 	case SquaredHinge:
 		return losses.HingePenalty(c, x, yhat, cfg.lambdaC)
+	case SquaredNormMeanAbs:
+		return losses.SquaredNormMeanAbsPenalty(c, x, yhat, cfg.lambdaC)
 	}
 	return losses.SoftPenalty(c, x, yhat, cfg.lambdaC)
 }

@@ -24,11 +24,13 @@ var penaltyForms = []struct {
 	{SquaredNorm, func(c []float64) float64 { return c[0] * c[0] }},
 	{Norm, func(c []float64) float64 { return math.Abs(c[0]) }},
 	{SquaredHinge, func(c []float64) float64 { return math.Pow(max(c[0], 0), 2) }},
+	{SquaredNormMeanAbs, func(c []float64) float64 { return c[0]*c[0] + math.Abs(c[0]) }},
 }
 
 // TestSoftPenaltyForms builds a Soft graph for each Penalty and checks its
 // loss, Loss − Task, against the penalty computed from the graph's own
-// ŷ in plain Go: λ(1/N)Σ‖c‖², λ(1/N)Σ‖c‖ and λ(1/N)Σ_iΣ_j max(0, c_j)².
+// ŷ in plain Go: λ(1/N)Σ‖c‖², λ(1/N)Σ‖c‖, λ(1/N)Σ_iΣ_j max(0, c_j)² and
+// λ(1/N)Σ(‖c‖² + mean_j|c_j|).
 func TestSoftPenaltyForms(t *testing.T) {
 	p := problems.FittingEquality{}
 	d := p.Sample(16, 3)

@@ -53,3 +53,16 @@ func TestFirstSeed(t *testing.T) {
 	assert.NotEqual(t, 0, cli([]string{"-quick", "-seeds", "2", "-first-seed", "2"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "-first-seed")
 }
+
+// TestSoftPenalty runs the Soft row alone (no ENFORCE training beyond the
+// quick one, no DC3) in the paper's unsquared form: the row and its
+// progress are named after the form, and a bad form is refused.
+func TestSoftPenalty(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, cli([]string{"-quick", "-dc3=false", "-softpenalty", "norm", "-epochs", "2"}, &stdout, &stderr), stderr.String())
+	assert.Contains(t, stdout.String(), "Soft Norm (λ_C=1)")
+	assert.Contains(t, stderr.String(), "[100/50 Soft Norm (λ_C=1) seed ")
+	stderr.Reset()
+	assert.NotEqual(t, 0, cli([]string{"-quick", "-softpenalty", "hinge"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `bad -softpenalty "hinge"`)
+}

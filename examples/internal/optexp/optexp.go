@@ -131,8 +131,16 @@ type Options struct {
 	// are labelled "(smoke)".
 	Quick bool
 
-	softs   string // -soft, parsed into Soft
-	float32 bool   // -float32, read into Precision
+	// SoftPenalty is the Soft rows' penalty form (-softpenalty): the
+	// default train.SquaredNorm, λ_C·mean‖c‖² (the form of the tables
+	// before 2026-11-28), train.Norm (the paper's unsquared ‖c‖) or
+	// train.SquaredNormMeanAbs (the reference's ‖c‖² + mean|c|). Rows and
+	// checkpoints of a form other than the default are named after it.
+	SoftPenalty train.Penalty
+
+	softs       string // -soft, parsed into Soft
+	softPenalty string // -softpenalty, parsed into SoftPenalty
+	float32     bool   // -float32, read into Precision
 }
 
 // Flags registers the command line of the experiment e on o and returns
@@ -141,7 +149,7 @@ type Options struct {
 func Flags(e Experiment, o *Options) *harness.Flags {
 	name := "nonconvex-" + e.Name
 	f := harness.New(name, fmt.Sprintf("The ENFORCE paper's nonconvex %s benchmark (§5.3): reference optima, then MLP, Soft, DC3 and ENFORCE trained on the objective.", e.Name))
-	*o = Options{Epochs: 1000, DC3Epochs: 3500, NTrain: 8334, NTest: 833, NRef: 833, Batch: 200, Width: 200, Layers: 2, LR: 1e-4, Seeds: 1, Seed: max(e.Seed, 1), DC3: e.DC3, softs: "5,1,0.1"}
+	*o = Options{Epochs: 1000, DC3Epochs: 3500, NTrain: 8334, NTest: 833, NRef: 833, Batch: 200, Width: 200, Layers: 2, LR: 1e-4, Seeds: 1, Seed: max(e.Seed, 1), DC3: e.DC3, softs: "5,1,0.1", softPenalty: "squarednorm"}
 	f.IntVar(&o.Epochs, "epochs", o.Epochs, "epochs for MLP, Soft and ENFORCE (the paper: 1000)")
 	f.IntVar(&o.DC3Epochs, "dc3epochs", o.DC3Epochs, "epochs for DC3 (the paper: 3500)")
 	f.IntVar(&o.NTrain, "ntrain", o.NTrain, "training inputs (DC3's split of 10,000: 8334 train, 833 valid, 833 test)")
@@ -158,6 +166,7 @@ func Flags(e Experiment, o *Options) *harness.Flags {
 	f.StringVar(&o.Resume, "resume", "", harness.ResumeUsage)
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the problem instance and the data")
 	f.StringVar(&o.softs, "soft", o.softs, "λ_C values of the Soft baseline (the paper: 5, 1, 0.1)")
+	f.StringVar(&o.softPenalty, "softpenalty", o.softPenalty, `the Soft baseline's penalty: "squarednorm" (λ_C·mean‖c‖², these tables' form), "norm" (λ_C·mean‖c‖, the paper's) or "squarednormmeanabs" (λ_C·(mean‖c‖² + mean|c|), the reference's)`)
 	f.BoolVar(&o.float32, "float32", false, "AdaNP in enforce.Float32 precision (single-precision steps far from the constraint set, float64 at the end; the tolerances are unchanged)")
 	harness.PrecisionVar(f, &o.BackbonePrecision)
 	f.BoolVar(&o.DC3, "dc3", o.DC3, "train the DC3 baseline (linear completion, or Newton completion for nonlinear equalities)")
@@ -181,8 +190,16 @@ func backboneName(p enforce.Precision) string {
 	return "float64"
 }
 
-// finish parses the flags -soft and -float32 into o.
+// finish parses the flags -soft, -softpenalty and -float32 into o.
 func (o *Options) finish() error {
+	switch o.softPenalty {
+	case "squarednorm", "norm", "squarednormmeanabs":
+		if err := o.SoftPenalty.UnmarshalText([]byte(o.softPenalty)); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("bad -softpenalty %q: want squarednorm, norm or squarednormmeanabs", o.softPenalty)
+	}
 	if o.float32 {
 		o.Precision = enforce.Float32
 	}
@@ -328,7 +345,7 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 			}
 			cfgs := []cfgRun{{"MLP", train.MLP, 0}}
 			for _, l := range o.Soft {
-				cfgs = append(cfgs, cfgRun{fmt.Sprintf("Soft (λ_C=%g)", l), train.Soft, l})
+				cfgs = append(cfgs, cfgRun{softName(o.SoftPenalty, l), train.Soft, l})
 			}
 			cfgs = append(cfgs, cfgRun{"ENFORCE", train.ENFORCE, 1})
 			if o.DC3Only {
@@ -442,15 +459,29 @@ func save(dir string, s Size, fStar float64, t *report.Table, runs []report.Run)
 	}, depth...)
 }
 
+// softName names a Soft row (and its checkpoint folder): "Soft (λ_C=5)"
+// with the default penalty, the tables' name since before -softpenalty,
+// else with the form, such as "Soft Norm (λ_C=5)".
+func softName(p train.Penalty, lambdaC float64) string {
+	if p == train.SquaredNorm {
+		return fmt.Sprintf("Soft (λ_C=%g)", lambdaC)
+	}
+	return fmt.Sprintf("Soft %v (λ_C=%g)", p, lambdaC)
+}
+
 // trainModel trains one train.Model and evaluates it.
 func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train.Mode, lambdaC float64, seed uint64,
 	xTrain, xTest *mat.Dense, refObj []float64, name string) (metrics, train.History, error) {
 	trainSet := train.TrainSettings()
 	trainSet.Tol = 1e-3
 	trainSet.Precision = o.Precision
+	var penalty train.Penalty
+	if mode == train.Soft {
+		penalty = o.SoftPenalty
+	}
 	cfg := train.Config{
 		Sizes: hiddenSizes(s.NC, o.Width, o.Layers, s.NO), Hidden: layers.ReLU, PyTorchInit: true,
-		Constraint: inst.Constraint, Mode: mode, LambdaC: lambdaC,
+		Constraint: inst.Constraint, Mode: mode, LambdaC: lambdaC, Penalty: penalty,
 		Train: trainSet, Infer: enforce.Settings{Tol: 1e-3, Precision: o.Precision},
 		LearnRate: o.LR, BatchSize: o.Batch, Epochs: o.Epochs, Seed: seed,
 		Progress: prefixed{progress, fmt.Sprintf("[%d/%d %s seed %d] ", s.NO, s.NC, name, seed)},

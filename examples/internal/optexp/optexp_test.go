@@ -19,6 +19,7 @@ import (
 	"github.com/enforce-nn/enforce/internal/ckptfile"
 	"github.com/enforce-nn/enforce/problems"
 	"github.com/enforce-nn/enforce/solvers"
+	"github.com/enforce-nn/enforce/train"
 )
 
 func TestFlags(t *testing.T) {
@@ -52,6 +53,23 @@ func TestFlags(t *testing.T) {
 	f = Flags(Experiment{Name: "quadratic"}, &o)
 	require.NoError(t, f.Parse([]string{"-soft", "1,x"}))
 	assert.ErrorContains(t, o.finish(), "bad -soft")
+
+	// -softpenalty: the default keeps the tables' form and row names.
+	f = Flags(Experiment{Name: "quadratic"}, &o)
+	require.NoError(t, f.Parse(nil))
+	require.NoError(t, o.finish())
+	assert.Equal(t, train.SquaredNorm, o.SoftPenalty)
+	assert.Equal(t, "Soft (λ_C=5)", softName(o.SoftPenalty, 5))
+	for arg, want := range map[string]train.Penalty{"norm": train.Norm, "squarednormmeanabs": train.SquaredNormMeanAbs} {
+		f = Flags(Experiment{Name: "quadratic"}, &o)
+		require.NoError(t, f.Parse([]string{"-softpenalty", arg}))
+		require.NoError(t, o.finish())
+		assert.Equal(t, want, o.SoftPenalty)
+	}
+	assert.Equal(t, "Soft SquaredNormMeanAbs (λ_C=0.1)", softName(train.SquaredNormMeanAbs, 0.1))
+	f = Flags(Experiment{Name: "quadratic"}, &o)
+	require.NoError(t, f.Parse([]string{"-softpenalty", "squaredhinge"}))
+	assert.ErrorContains(t, o.finish(), `bad -softpenalty "squaredhinge"`)
 }
 
 // TestNewDC3Resumes checks what -resume promises for DC3: the model
