@@ -173,3 +173,32 @@ func TestOpSparseFloat32Graph(t *testing.T) {
 		assert.Less(t, relErr(grads[1], grads[0]), 1e-3, "∂ℓ/∂W2, float32 graph against float64")
 	})
 }
+
+// TestSparseInfo reports the analysis of the path taken: the mesh's
+// pattern on the sparse path, with the method and the precision of L, and
+// nothing on the dense path.
+func TestSparseInfo(t *testing.T) {
+	m := newSPMesh(10)
+	_, _, nc := m.Dims()
+	a, err := NewAdaNP(m, Settings{Path: PathSparse})
+	require.NoError(t, err)
+	info, ok := a.SparseInfo()
+	require.True(t, ok)
+	assert.Equal(t, len(m.col), info.NNZB)
+	assert.GreaterOrEqual(t, info.NNZL, info.NNZG-nc, "L holds G's strict lower triangle")
+	assert.Greater(t, info.NNZG, 2*nc, "G couples neighbours")
+	assert.Positive(t, info.Flops)
+	assert.False(t, info.Single)
+	withSupernodal(t, func() {
+		a, err := NewAdaNP(m, Settings{Path: PathSparse, Precision: Float32})
+		require.NoError(t, err)
+		info, ok := a.SparseInfo()
+		require.True(t, ok)
+		assert.True(t, info.Supernodal)
+		assert.True(t, info.Single)
+	})
+	d, err := NewAdaNP(m, Settings{Path: PathDense})
+	require.NoError(t, err)
+	_, ok = d.SparseInfo()
+	assert.False(t, ok)
+}

@@ -139,6 +139,30 @@ func preferSparse(nc, n int, g *sparse.Gram) bool {
 	return dense >= sparseGain*sp
 }
 
+// SparseInfo describes the sparse path's symbolic analysis of
+// G = B·W⁻¹·Bᵀ: what each numeric factorisation costs and stores.
+type SparseInfo struct {
+	NNZB       int     // nonzeros of B = ∂c/∂y in the declared pattern (latent columns included)
+	NNZG       int     // entries of G's lower triangle, diagonal included
+	NNZL       int     // entries of the factor L below its diagonal
+	Flops      float64 // multiply–adds of one numeric factorisation
+	Supernodal bool    // the supernodal Cholesky (dense blocks); else the up-looking LDLᵀ
+	Single     bool    // L computed and stored in float32 (Precision Float32 on a supernodal analysis)
+}
+
+// SparseInfo returns the sparse path's analysis, and false when a takes
+// the dense path.
+func (a *AdaNP) SparseInfo() (SparseInfo, bool) {
+	if a.sp == nil {
+		return SparseInfo{}, false
+	}
+	g := a.sp.gram
+	return SparseInfo{
+		NNZB: g.NNZB(), NNZG: g.NNZG(), NNZL: g.NNZL(), Flops: g.Flops(),
+		Supernodal: g.Method() == sparse.Supernodal, Single: a.sp.single,
+	}, true
+}
+
 // Path returns the path a's steps take: PathSparse or PathDense (never
 // PathAuto: what Settings.Path = PathAuto chose for this constraint).
 func (a *AdaNP) Path() Path {
