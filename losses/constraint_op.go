@@ -22,10 +22,10 @@ import (
 type penalty uint8
 
 const (
-	norm         penalty = iota // ‖c‖₂ (Residual)
-	squaredNorm                 // ‖c‖₂² (SoftPenalty)
-	squaredHinge                // Σ_j max(0, c_j)² (HingePenalty)
-	squaredNormMeanAbs          // ‖c‖₂² + (1/nc)Σ_j|c_j| (SquaredNormMeanAbsPenalty)
+	norm               penalty = iota // ‖c‖₂ (Residual)
+	squaredNorm                       // ‖c‖₂² (SoftPenalty)
+	squaredHinge                      // Σ_j max(0, c_j)² (HingePenalty)
+	squaredNormMeanAbs                // ‖c‖₂² + (1/nc)Σ_j|c_j| (SquaredNormMeanAbsPenalty)
 )
 
 func (p penalty) String() string {
