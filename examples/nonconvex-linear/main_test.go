@@ -54,14 +54,22 @@ func TestFirstSeed(t *testing.T) {
 	assert.Contains(t, stderr.String(), "-first-seed")
 }
 
-// TestSoftPenalty runs the Soft row alone (no ENFORCE training beyond the
-// quick one, no DC3) in the paper's unsquared form: the row and its
-// progress are named after the form, and a bad form is refused.
+// TestSoftPenalty runs the Soft row alone (-soft-only) in the paper's
+// unsquared form: the row and its progress are named after the form, no
+// other row is trained, and a bad form or an empty -soft is refused.
 func TestSoftPenalty(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	require.Equal(t, 0, cli([]string{"-quick", "-dc3=false", "-softpenalty", "norm", "-epochs", "2"}, &stdout, &stderr), stderr.String())
+	require.Equal(t, 0, cli([]string{"-quick", "-soft-only", "-softpenalty", "norm", "-epochs", "2"}, &stdout, &stderr), stderr.String())
 	assert.Contains(t, stdout.String(), "Soft Norm (λ_C=1)")
 	assert.Contains(t, stderr.String(), "[100/50 Soft Norm (λ_C=1) seed ")
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && (f[0] == "MLP" || f[0] == "ENFORCE" || f[0] == "DC3") {
+			t.Errorf("-soft-only printed a %s row: %s", f[0], line)
+		}
+	}
+	stderr.Reset()
+	assert.NotEqual(t, 0, cli([]string{"-quick", "-soft-only", "-soft", ""}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "-soft-only")
 	stderr.Reset()
 	assert.NotEqual(t, 0, cli([]string{"-quick", "-softpenalty", "hinge"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), `bad -softpenalty "hinge"`)

@@ -67,6 +67,9 @@ func TestFlags(t *testing.T) {
 		assert.Equal(t, want, o.SoftPenalty)
 	}
 	assert.Equal(t, "Soft SquaredNormMeanAbs (λ_C=0.1)", softName(train.SquaredNormMeanAbs, 0.1))
+	assert.Equal(t, "Soft (λ_C=0.1)", paperKey(softName(train.SquaredNormMeanAbs, 0.1)), "beside the paper's Soft row")
+	assert.Equal(t, "Soft (λ_C=5)", paperKey("Soft (λ_C=5)"))
+	assert.Equal(t, "ENFORCE", paperKey("ENFORCE"))
 	f = Flags(Experiment{Name: "quadratic"}, &o)
 	require.NoError(t, f.Parse([]string{"-softpenalty", "squaredhinge"}))
 	assert.ErrorContains(t, o.finish(), `bad -softpenalty "squaredhinge"`)
