@@ -1,6 +1,7 @@
 package enforce_test
 
 import (
+	"errors"
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
@@ -129,4 +130,32 @@ func ExampleSparseFunc() {
 	// colours: 3
 	// converged: true, max|c| ≤ 1e-10: true
 	// u = 0.4239 and 1.0000
+}
+
+// ExampleCheckSparse finds a dependence that a SparseFunc's pattern
+// omits: equation 1 reads y[3], which its row does not declare. The
+// colouring gave y[3] the colour of y[1], so the missing derivative 0.5
+// was added to the declared ∂c_1/∂y_1 (3.5 instead of 3): both entries
+// are reported.
+func ExampleCheckSparse() {
+	pattern := [][]int{{0, 1}, {1, 2}, {2, 3}} // row 1 should be {1, 2, 3}
+	c, err := enforce.SparseFunc(0, 4, 3, pattern, func(x, y, c []hd.Number) {
+		c[0] = hd.Sub(hd.Mul(y[0], y[1]), hd.Const(1))
+		c[1] = hd.Add(hd.Mul(y[1], y[2]), hd.Scale(0.5, y[3]))
+		c[2] = hd.Sub(y[2], y[3])
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = enforce.CheckSparse(c, nil, []float64{1, 2, 3, 4}, 0)
+	var pe *enforce.PatternError
+	if errors.As(err, &pe) {
+		for _, e := range pe.Entries {
+			fmt.Printf("row %d, column %d: declared %v, value %g, ∂c/∂y = %g\n", e.Row, e.Col, e.Declared, e.Got, e.Want)
+		}
+	}
+	// Output:
+	// row 1, column 1: declared true, value 3.5, ∂c/∂y = 3
+	// row 1, column 3: declared false, value 0, ∂c/∂y = 0.5
 }

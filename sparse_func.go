@@ -44,7 +44,9 @@ import (
 // see: its derivatives are silently assigned to another output of the same
 // colour or dropped, and the projection then converges slowly or not at
 // all (Stats.NotConverged) and gradients are wrong. Declare every output
-// that an equation reads; an extra index costs only its zero.
+// that an equation reads; an extra index costs only its zero; and run
+// CheckSparse once on a new constraint, which compares the compressed
+// Jacobian with an uncompressed one and names the entries that disagree.
 //
 // f follows Func's rules (c zeroed on entry, no retention, safe for
 // concurrent use, hyperdual arithmetic for everything that depends on x or
