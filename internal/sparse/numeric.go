@@ -1,6 +1,10 @@
 package sparse
 
-import "math"
+import (
+	"math"
+
+	"github.com/enforce-nn/enforce/internal/sgemm"
+)
 
 // numeric is one worker's LDLᵀ factor of C = P·A·Pᵀ and its workspaces.
 type numeric struct {
@@ -31,13 +35,15 @@ type superValues[T real] struct {
 	x    []T // the supernodes' blocks
 	cbuf []T // update block
 	gw   gemmWork[T]
+	add  add4[T] // the small blocks' inner loop
 }
 
-func newSuperValues[T real](sn *supernodal, mul func(m int, pa []T, pb *panels[T], j0, j1 int, c []T, ldc int, tile []T)) superValues[T] {
+func newSuperValues[T real](sn *supernodal, mul func(m int, pa []T, pb *panels[T], j0, j1 int, c []T, ldc int, tile []T), add add4[T]) superValues[T] {
 	return superValues[T]{
 		x:    make([]T, sn.xp[sn.ns]),
 		cbuf: make([]T, sn.maxC),
 		gw:   newGemmWork(sn, mul),
+		add:  add,
 	}
 }
 
@@ -70,9 +76,9 @@ func newNumeric(s *symbolic, tol float64, single bool) numeric {
 		}
 		f.stmp = make([]float64, maxM)
 		if single {
-			f.sv32 = newSuperValues(sn, mul32)
+			f.sv32 = newSuperValues(sn, mul32, add4Go[float32])
 		} else {
-			f.sv = newSuperValues(sn, mul64)
+			f.sv = newSuperValues(sn, mul64, sgemm.Add4x64)
 		}
 		return f
 	}

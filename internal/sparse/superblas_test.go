@@ -34,11 +34,21 @@ func TestGemmUpdate(t *testing.T) {
 			got := make([]float64, tc.nr*tc.nc)
 			want := make([]float64, tc.nr*tc.nc)
 			g.gemmUpdate(got, xd, tc.md, tc.wd, tc.p1, tc.nr, tc.nc)
-			updateBlock(want, xd, tc.md, tc.wd, tc.p1, tc.nr, tc.nc)
+			updateBlock(add4Go[float64], want, xd, tc.md, tc.wd, tc.p1, tc.nr, tc.nc)
 			for jj := 0; jj < tc.nc; jj++ {
 				for ii := jj; ii < tc.nr; ii++ {
 					w, v := want[jj*tc.nr+ii], got[jj*tc.nr+ii]
 					require.InDelta(t, w, v, 1e-13*(1+math.Abs(w)), "C[%d, %d]", ii, jj)
+				}
+			}
+			// The small blocks' loops with the assembly's fused
+			// multiply–adds agree with the plain ones.
+			fused := make([]float64, tc.nr*tc.nc)
+			updateBlock(sgemm.Add4x64, fused, xd, tc.md, tc.wd, tc.p1, tc.nr, tc.nc)
+			for jj := 0; jj < tc.nc; jj++ {
+				for ii := jj; ii < tc.nr; ii++ {
+					w := want[jj*tc.nr+ii]
+					require.InDelta(t, w, fused[jj*tc.nr+ii], 1e-13*(1+math.Abs(w)), "fused C[%d, %d]", ii, jj)
 				}
 			}
 			// The packers write sgemm's layouts.
@@ -66,7 +76,7 @@ func TestGemmUpdate(t *testing.T) {
 			got32 := make([]float32, tc.nr*tc.nc)
 			want32 := make([]float32, tc.nr*tc.nc)
 			g32.gemmUpdate(got32, xd32, tc.md, tc.wd, tc.p1, tc.nr, tc.nc)
-			updateBlock(want32, xd32, tc.md, tc.wd, tc.p1, tc.nr, tc.nc)
+			updateBlock(add4Go[float32], want32, xd32, tc.md, tc.wd, tc.p1, tc.nr, tc.nc)
 			for jj := 0; jj < tc.nc; jj++ {
 				for ii := jj; ii < tc.nr; ii++ {
 					w, v := float64(want32[jj*tc.nr+ii]), float64(got32[jj*tc.nr+ii])

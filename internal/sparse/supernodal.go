@@ -243,7 +243,7 @@ func factorSuper[T real](f *numeric, v *superValues[T], thr float64) error {
 			if useGEMM(nr, nc, wd) {
 				v.gw.gemmUpdate(c, x[xp[d]:xp[d+1]], md, wd, p1, nr, nc)
 			} else {
-				updateBlock(c, x[xp[d]:xp[d+1]], md, wd, p1, nr, nc)
+				updateBlock(v.add, c, x[xp[d]:xp[d+1]], md, wd, p1, nr, nc)
 			}
 			// Scatter by relative indices: row dr[p1+ii] of L_d is row
 			// rel[ii] of t's block, and rel[jj] < w its column for jj < nc.
@@ -318,7 +318,7 @@ func factorPanel[T real](f *numeric, v *superValues[T], X []T, m, w, fc int, thr
 		}
 		for j := jb; j < je; j++ {
 			cj := X[j*m : (j+1)*m]
-			panelColumn(cj[j:], X[k0*m:], m, j, j-k0)
+			panelColumn(v.add, cj[j:], X[k0*m:], m, j, j-k0)
 			djj := float64(cj[j])
 			if single && !(djj >= SingleTol*f.cx[f.s.cp[fc+j+1]-1]) && !math.IsNaN(djj) {
 				// Not resolved in single precision, positive or not.
@@ -438,12 +438,23 @@ func solveSuper[T real](f *numeric, x []T, w []float64) {
 	}
 }
 
+// add4 adds to y the combination of four columns, y += Σ_t a_t·b_t (see
+// sgemm.Add4x64, the float64 one).
+type add4[T real] func(y, a0, a1, a2, a3 []T, b0, b1, b2, b3 T)
+
+// add4Go is add4 in plain Go.
+func add4Go[T real](y, a0, a1, a2, a3 []T, b0, b1, b2, b3 T) {
+	a0, a1, a2, a3 = a0[:len(y)], a1[:len(y)], a2[:len(y)], a3[:len(y)]
+	for i := range y {
+		y[i] += a0[i]*b0 + a1[i]*b1 + a2[i]*b2 + a3[i]*b3
+	}
+}
+
 // updateBlock sets the lower trapezoid of the nr×nc column-major block c
 // to A·Bᵀ, where A is rows p1…md−1 and B rows p1…p1+nc−1 of the md×wd
-// column-major block xd. Two columns of c and four of xd at a time, so each
-// entry of c is loaded and stored wd/4 times and each loaded entry of xd
-// serves two columns.
-func updateBlock[T real](c, xd []T, md, wd, p1, nr, nc int) {
+// column-major block xd. Two columns of c and four of xd at a time (by
+// add), so each entry of c is loaded and stored wd/4 times.
+func updateBlock[T real](add add4[T], c, xd []T, md, wd, p1, nr, nc int) {
 	c = c[:nr*nc]
 	jj := 0
 	for ; jj+2 <= nc; jj += 2 {
@@ -464,12 +475,8 @@ func updateBlock[T real](c, xd []T, md, wd, p1, nr, nc int) {
 			b10, b11, b12, b13 := a0[1], a1[1], a2[1], a3[1]
 			diag += b00*b00 + b01*b01 + b02*b02 + b03*b03
 			t0, t1, t2, t3 := a0[1:], a1[1:], a2[1:], a3[1:]
-			t0, t1, t2, t3 = t0[:len(c0)], t1[:len(c0)], t2[:len(c0)], t3[:len(c0)]
-			for ii := range c0 {
-				v0, v1, v2, v3 := t0[ii], t1[ii], t2[ii], t3[ii]
-				c0[ii] += v0*b00 + v1*b01 + v2*b02 + v3*b03
-				c1[ii] += v0*b10 + v1*b11 + v2*b12 + v3*b13
-			}
+			add(c0, t0, t1, t2, t3, b00, b01, b02, b03)
+			add(c1, t0, t1, t2, t3, b10, b11, b12, b13)
 		}
 		for ; k < wd; k++ {
 			a0 := xd[k*md+p1+jj : (k+1)*md]
@@ -493,11 +500,7 @@ func updateBlock[T real](c, xd []T, md, wd, p1, nr, nc int) {
 			a1 := xd[(k+1)*md+p1+jj : (k+2)*md]
 			a2 := xd[(k+2)*md+p1+jj : (k+3)*md]
 			a3 := xd[(k+3)*md+p1+jj : (k+4)*md]
-			b0, b1, b2, b3 := a0[0], a1[0], a2[0], a3[0]
-			a0, a1, a2, a3 = a0[:len(cj)], a1[:len(cj)], a2[:len(cj)], a3[:len(cj)]
-			for ii := range cj {
-				cj[ii] += a0[ii]*b0 + a1[ii]*b1 + a2[ii]*b2 + a3[ii]*b3
-			}
+			add(cj, a0, a1, a2, a3, a0[0], a1[0], a2[0], a3[0])
 		}
 		for ; k < wd; k++ {
 			a0 := xd[k*md+p1+jj : (k+1)*md]
@@ -512,19 +515,15 @@ func updateBlock[T real](c, xd []T, md, wd, p1, nr, nc int) {
 
 // panelColumn subtracts from cj (column j of the m×w panel X, rows j…m−1)
 // the products of the first nk columns k < nk of X: cj −= X[j:, k]·X[j, k],
-// four columns at a time.
-func panelColumn[T real](cj, X []T, m, j, nk int) {
+// four columns at a time (by add, with the weights negated).
+func panelColumn[T real](add add4[T], cj, X []T, m, j, nk int) {
 	k := 0
 	for ; k+4 <= nk; k += 4 {
 		a0 := X[k*m+j : (k+1)*m]
 		a1 := X[(k+1)*m+j : (k+2)*m]
 		a2 := X[(k+2)*m+j : (k+3)*m]
 		a3 := X[(k+3)*m+j : (k+4)*m]
-		b0, b1, b2, b3 := a0[0], a1[0], a2[0], a3[0]
-		a0, a1, a2, a3 = a0[:len(cj)], a1[:len(cj)], a2[:len(cj)], a3[:len(cj)]
-		for i := range cj {
-			cj[i] -= a0[i]*b0 + a1[i]*b1 + a2[i]*b2 + a3[i]*b3
-		}
+		add(cj, a0, a1, a2, a3, -a0[0], -a1[0], -a2[0], -a3[0])
 	}
 	for ; k < nk; k++ {
 		a0 := X[k*m+j : (k+1)*m]

@@ -1,0 +1,6 @@
+//go:build amd64 && !purego
+
+package sgemm
+
+//go:noescape
+func add4x64(n int, y, a0, a1, a2, a3 *float64, b *[4]float64)
