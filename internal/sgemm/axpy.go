@@ -26,3 +26,20 @@ func add4x64Go(y, a0, a1, a2, a3 []float64, b0, b1, b2, b3 float64) {
 		y[i] += a0[i]*b0 + a1[i]*b1 + a2[i]*b2 + a3[i]*b3
 	}
 }
+
+// Add4x32 is Add4x64 in float32 (eight entries at a time in the assembly).
+func Add4x32(y, a0, a1, a2, a3 []float32, b0, b1, b2, b3 float32) {
+	n := len(y)
+	if n == 0 {
+		return
+	}
+	a0, a1, a2, a3 = a0[:n], a1[:n], a2[:n], a3[:n]
+	if HasAsm {
+		b := [4]float32{b0, b1, b2, b3}
+		add4x32(n, &y[0], &a0[0], &a1[0], &a2[0], &a3[0], &b)
+		return
+	}
+	for i := range y {
+		y[i] += a0[i]*b0 + a1[i]*b1 + a2[i]*b2 + a3[i]*b3
+	}
+}

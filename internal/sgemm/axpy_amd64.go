@@ -4,3 +4,6 @@ package sgemm
 
 //go:noescape
 func add4x64(n int, y, a0, a1, a2, a3 *float64, b *[4]float64)
+
+//go:noescape
+func add4x32(n int, y, a0, a1, a2, a3 *float32, b *[4]float32)

@@ -76,7 +76,7 @@ func newNumeric(s *symbolic, tol float64, single bool) numeric {
 		}
 		f.stmp = make([]float64, maxM)
 		if single {
-			f.sv32 = newSuperValues(sn, mul32, add4Go[float32])
+			f.sv32 = newSuperValues(sn, mul32, sgemm.Add4x32)
 		} else {
 			f.sv = newSuperValues(sn, mul64, sgemm.Add4x64)
 		}
