@@ -186,9 +186,9 @@ func (f *numeric) solve(x []float64) {
 	}
 	if s.sn != nil {
 		if f.single {
-			solveSuper(f, f.sv32.x, w)
+			solveSuper(f, f.sv32.x, accum4Go[float32], w)
 		} else {
-			solveSuper(f, f.sv.x, w)
+			solveSuper(f, f.sv.x, sgemm.Add4x64, w)
 		}
 		for k, i := range perm {
 			x[i] = w[k]

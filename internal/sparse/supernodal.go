@@ -351,7 +351,7 @@ func factorPanel[T real](f *numeric, v *superValues[T], X []T, m, w, fc int, thr
 // and takes dot products with the contiguous columns. So each entry of L
 // costs one multiply–add on contiguous memory, and each row index one
 // indexed access per supernode rather than one per column.
-func solveSuper[T real](f *numeric, x []T, w []float64) {
+func solveSuper[T real](f *numeric, x []T, acc accum4[T], w []float64) {
 	sn := f.s.sn
 	super, rows, rp, xp := sn.super, sn.rows, sn.rp, sn.xp
 	for t := 0; t < sn.ns; t++ {
@@ -378,14 +378,9 @@ func solveSuper[T real](f *numeric, x []T, w []float64) {
 		u := f.stmp[:m-nw]
 		clear(u)
 		j := 0
-		for ; j+2 <= nw; j += 2 {
-			x0, x1 := xt[j], xt[j+1]
-			c0 := X[j*m+nw : (j+1)*m]
-			c1 := X[(j+1)*m+nw : (j+2)*m]
-			c0, c1 = c0[:len(u)], c1[:len(u)]
-			for i := range u {
-				u[i] += float64(c0[i])*x0 + float64(c1[i])*x1
-			}
+		for ; j+4 <= nw; j += 4 {
+			acc(u, X[j*m+nw:(j+1)*m], X[(j+1)*m+nw:(j+2)*m], X[(j+2)*m+nw:(j+3)*m], X[(j+3)*m+nw:(j+4)*m],
+				xt[j], xt[j+1], xt[j+2], xt[j+3])
 		}
 		for ; j < nw; j++ {
 			x0 := xt[j]
@@ -435,6 +430,18 @@ func solveSuper[T real](f *numeric, x []T, w []float64) {
 			}
 			xt[j] = sum / float64(col[j])
 		}
+	}
+}
+
+// accum4 adds to the float64 vector u the combination of four columns of
+// a factor in T, u += Σ_t a_t·b_t (sgemm.Add4x64 for float64).
+type accum4[T real] func(u []float64, a0, a1, a2, a3 []T, b0, b1, b2, b3 float64)
+
+// accum4Go is accum4 in plain Go.
+func accum4Go[T real](u []float64, a0, a1, a2, a3 []T, b0, b1, b2, b3 float64) {
+	a0, a1, a2, a3 = a0[:len(u)], a1[:len(u)], a2[:len(u)], a3[:len(u)]
+	for i := range u {
+		u[i] += float64(a0[i])*b0 + float64(a1[i])*b1 + float64(a2[i])*b2 + float64(a3[i])*b3
 	}
 }
 
