@@ -301,3 +301,55 @@ func BenchmarkSparseMeshPrecision(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSparseStep times one NP step of one sample on the sparse path
+// (MinDepth = MaxDepth = 1) for the two families of issue 31's table at
+// N_C = 10³, 10⁴, 10⁵: the mesh (spMesh, B·Bᵀ coupling nodes up to
+// distance 2) and random sparse rows (spSystem: 2 to 4 random outputs per
+// row out of 2·nc, heavy fill; its 10⁵ factor does not fit, see
+// internal/sparse's BenchmarkRandomCount). It reports the allocation of
+// NewAdaNP's analysis (analysisB), of a worker's first step (its
+// workspace and factor: workerB), and nnz(L).
+func BenchmarkSparseStep(b *testing.B) {
+	type tc struct {
+		name string
+		c    Constraint
+	}
+	var cases []tc
+	for _, g := range []int{32, 100, 317} {
+		cases = append(cases, tc{fmt.Sprintf("mesh/nc=%d", g*g), newSPMesh(g)})
+	}
+	for _, nc := range []int{1000, 10000} {
+		cases = append(cases, tc{fmt.Sprintf("random/nc=%d", nc), newSPSystem(rand.New(rand.NewPCG(uint64(nc), 7)), 2, 2*nc, nc, 4, 3)})
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			nx, n, _ := c.c.Dims()
+			var m0, m1, m2 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
+			a, err := NewAdaNP(c.c, Settings{Path: PathSparse, MinDepth: 1, MaxDepth: 1})
+			require.NoError(b, err)
+			runtime.ReadMemStats(&m1)
+			rnd := rand.New(rand.NewPCG(5, 6))
+			x, yhat := randDense(rnd, 1, nx, 0.5), randDense(rnd, 1, n, 0.5)
+			if sm, ok := c.c.(*spMesh); ok {
+				x, yhat = spMeshBatch(rnd, sm, 1)
+			}
+			dst := mat.NewDense(1, n, nil)
+			if _, err := a.ProjectTo(dst, x, yhat); err != nil {
+				b.Fatal(err)
+			}
+			runtime.ReadMemStats(&m2)
+			for b.Loop() {
+				if _, err := a.ProjectTo(dst, x, yhat); err != nil {
+					b.Fatal(err)
+				}
+			}
+			info, _ := a.SparseInfo()
+			b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc), "analysisB")
+			b.ReportMetric(float64(m2.TotalAlloc-m1.TotalAlloc), "workerB")
+			b.ReportMetric(float64(info.NNZL), "nnzL")
+		})
+	}
+}
