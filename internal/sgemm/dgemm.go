@@ -79,17 +79,33 @@ func MulPacked64Lower(m int, pa []float64, p *Panels64, c []float64, ldc int, ti
 }
 
 func mulPacked64(m int, pa []float64, p *Panels64, j0, j1 int, c []float64, ldc int, tile []float64, lower bool) {
-	k := p.K
+	mulStrided64(m, pa, p.Data, p.K, p.N, p.K*NR, j0, j1, c, ldc, tile, lower)
+}
+
+// MulPackedStrided64 is MulPacked64 for a k×n right factor whose column
+// panels lie stride values apart in data (stride ≥ k·NR): panel P, the
+// columns P·NR…P·NR+NR−1, is the k×NR row-major block at data[P·stride:].
+// A buffer packed for a larger k (stride = kmax·NR) serves every k ≤ kmax
+// through its first k rows per panel.
+func MulPackedStrided64(m int, pa []float64, data []float64, k, n, stride, j0, j1 int, c []float64, ldc int, tile []float64) {
+	if stride < k*NR {
+		panic("sgemm: panel stride shorter than k·NR")
+	}
+	mulStrided64(m, pa, data, k, n, stride, j0, j1, c, ldc, tile, false)
+}
+
+func mulStrided64(m int, pa []float64, data []float64, k, n, stride, j0, j1 int, c []float64, ldc int, tile []float64, lower bool) {
 	if m == 0 || j1 <= j0 {
 		return
 	}
-	if j0%NR != 0 || j1 > p.N || j0 < 0 {
+	if j0%NR != 0 || j1 > n || j0 < 0 {
 		panic("sgemm: bad column range")
 	}
 	mp := roundUp(m, MR)
 	for jb := j0; jb < j1; jb += NR {
 		w := min(NR, j1-jb)
-		bp := p.Data[jb*k : jb*k+k*NR]
+		off := jb / NR * stride
+		bp := data[off : off+k*NR]
 		i0 := 0
 		if lower {
 			// The first row panel that reaches row jb.

@@ -38,11 +38,12 @@ type superValues[T real] struct {
 	add  add4[T] // the small blocks' inner loop
 }
 
-func newSuperValues[T real](sn *supernodal, mul func(m int, pa []T, pb *panels[T], j0, j1 int, c []T, ldc int, tile []T), add add4[T]) superValues[T] {
+func newSuperValues[T real](sn *supernodal, mul func(m int, pa []T, pb *panels[T], j0, j1 int, c []T, ldc int, tile []T),
+	mulS func(m int, pa []T, data []T, k, n, stride, j0, j1 int, c []T, ldc int, tile []T), add add4[T]) superValues[T] {
 	return superValues[T]{
 		x:    make([]T, sn.xp[sn.ns]),
 		cbuf: make([]T, sn.maxC),
-		gw:   newGemmWork(sn, mul),
+		gw:   newGemmWork(sn, mul, mulS),
 		add:  add,
 	}
 }
@@ -76,9 +77,9 @@ func newNumeric(s *symbolic, tol float64, single bool) numeric {
 		}
 		f.stmp = make([]float64, maxM)
 		if single {
-			f.sv32 = newSuperValues(sn, mul32, sgemm.Add4x32)
+			f.sv32 = newSuperValues(sn, mul32, nil, sgemm.Add4x32)
 		} else {
-			f.sv = newSuperValues(sn, mul64, sgemm.Add4x64)
+			f.sv = newSuperValues(sn, mul64, sgemm.MulPackedStrided64, sgemm.Add4x64)
 		}
 		return f
 	}

@@ -53,18 +53,28 @@ type gemmWork[T real] struct {
 	// mul is sgemm's packed product in T: C = A·B for the m×k A packed in
 	// pa and the columns [j0, j1) of pb, into c (stride ldc).
 	mul func(m int, pa []T, pb *panels[T], j0, j1 int, c []T, ldc int, tile []T)
+	// mulS, where not nil (float64), is mul for a right factor whose
+	// panels lie stride apart (sgemm.MulPackedStrided64), and pp the
+	// panel buffer factorPanel packs for it.
+	mulS func(m int, pa []T, data []T, k, n, stride, j0, j1 int, c []T, ldc int, tile []T)
+	pp   []T
 }
 
-func newGemmWork[T real](sn *supernodal, mul func(m int, pa []T, pb *panels[T], j0, j1 int, c []T, ldc int, tile []T)) gemmWork[T] {
+func newGemmWork[T real](sn *supernodal, mul func(m int, pa []T, pb *panels[T], j0, j1 int, c []T, ldc int, tile []T),
+	mulS func(m int, pa []T, data []T, k, n, stride, j0, j1 int, c []T, ldc int, tile []T)) gemmWork[T] {
 	if sn.maxPackA == 0 {
 		return gemmWork[T]{}
 	}
-	return gemmWork[T]{
+	g := gemmWork[T]{
 		pa:   make([]T, sn.maxPackA),
 		pb:   panels[T]{Data: make([]T, sn.maxPackB)},
 		tile: make([]T, sgemm.MR*sgemm.NR),
 		mul:  mul,
 	}
+	if mulS != nil && sn.maxPanelB > 0 {
+		g.mulS, g.pp = mulS, make([]T, sn.maxPanelB)
+	}
+	return g
 }
 
 // mul64 and mul32 are gemmWork's products in float64 and float32.

@@ -87,3 +87,22 @@ func TestGemmUpdate(t *testing.T) {
 		})
 	}
 }
+
+// TestPanelPacksOnce factors Gram matrices whose factor is one or a few
+// dense supernodes wider than panelNB (B with long random rows, so G is
+// full or nearly), the case where factorPanel packs each block of its
+// columns once into the strided buffer (float64, assembly kernels), and
+// checks the solves against the dense Cholesky; it checks that the buffer
+// is there where it should be.
+func TestPanelPacksOnce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, tc := range []struct{ nc, ny, perRow int }{{50, 80, 40}, {100, 150, 100}, {137, 300, 30}} {
+		b := randomB(rng, tc.nc, tc.ny, tc.perRow, true)
+		g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{Method: Supernodal})
+		require.NoError(t, err)
+		f := g.NewFactor()
+		assert.Equal(t, sgemm.HasAsm, f.sv.gw.pp != nil, "nc = %d: the panel buffer", tc.nc)
+		assert.Nil(t, g.NewFactorSingle().sv32.gw.pp, "float32 packs per block")
+		checkSolve(t, rng, b, Options{Method: Supernodal}, 0)
+	}
+}

@@ -1,6 +1,10 @@
 package sparse
 
-import "math"
+import (
+	"math"
+
+	"github.com/enforce-nn/enforce/internal/sgemm"
+)
 
 // supernodal is the supernode partition of L and the row structure of each
 // supernode, shared read-only by the numeric factors.
@@ -23,8 +27,10 @@ type supernodal struct {
 	lowPos []int32
 	maxC   int // size of the update workspace
 	// Packing buffers of the packed product (superblas.go): the largest
-	// left and right factors of a block that takes it.
-	maxPackA, maxPackB int
+	// left and right factors of a block that takes it, and the largest
+	// panel packed whole as the right factor of its own blocks' updates
+	// (factorPanel, float64).
+	maxPackA, maxPackB, maxPanelB int
 }
 
 // Relaxed amalgamation (as in CHOLMOD's nrelax/zrelax): a child supernode
@@ -97,6 +103,9 @@ func newSupernodal(s *symbolic) *supernodal {
 		r := sn.rows[sn.rp[d]:sn.rp[d+1]]
 		md := len(r)
 		// The blocked Cholesky of d's own panel (factorPanel).
+		if wd := super[d+1] - super[d]; wd > panelNB {
+			sn.maxPanelB = max(sn.maxPanelB, (md+sgemm.NR-1)/sgemm.NR*sgemm.NR*wd)
+		}
 		for wd, jb := super[d+1]-super[d], panelNB; jb < wd; jb += panelNB {
 			nr, nc := md-jb, min(panelNB, wd-jb)
 			if useGEMM(nr, nc, jb) {
@@ -299,13 +308,31 @@ func factorSuper[T real](f *numeric, v *superValues[T], thr float64) error {
 // positive).
 func factorPanel[T real](f *numeric, v *superValues[T], X []T, m, w, fc int, thr float64) error {
 	single := f.single
+	gw := &v.gw
+	// With the strided product (float64), the panel's finished columns are
+	// packed once, block by block, into gw.pp as the right factor of the
+	// later blocks' updates (panels of NR rows, stride w·NR, rows jb… of
+	// block jb from panel jb/NR on, since panelNB = NR), instead of packing
+	// all the columns left of each block again for its update.
+	persist := gw.mulS != nil && w > panelNB && sgemm.HasAsm
+	stride := w * sgemm.NR
 	for jb := 0; jb < w; jb += panelNB {
 		je := min(jb+panelNB, w)
 		nr, nc := m-jb, je-jb
 		k0 := 0 // panelColumn's first column
 		if jb > 0 && useGEMM(nr, nc, jb) {
 			c := v.cbuf[:nr*nc]
-			v.gw.gemmUpdate(c, X, m, jb, jb, nr, nc)
+			if persist {
+				gw.packA(X[jb:], m, jb, nc)
+				pp := gw.pp[jb/sgemm.NR*stride:]
+				for i0 := 0; i0 < nc; i0 += sgemm.MR {
+					h := min(sgemm.MR, nc-i0)
+					j0 := i0 / sgemm.NR * sgemm.NR
+					gw.mulS(h, gw.pa[i0*jb:], pp, jb, nr, stride, j0, nr, c[i0*nr+j0:], nr, gw.tile)
+				}
+			} else {
+				gw.gemmUpdate(c, X, m, jb, jb, nr, nc)
+			}
 			for jj := 0; jj < nc; jj++ {
 				col := X[(jb+jj)*m+jb+jj : (jb+jj+1)*m]
 				cj := c[jj*nr+jj : (jj+1)*nr]
@@ -338,8 +365,27 @@ func factorPanel[T real](f *numeric, v *superValues[T], X []T, m, w, fc int, thr
 				cj[i] *= inv
 			}
 		}
+		if persist && je < w {
+			packPanelColumns(gw.pp, X, m, jb, je, stride)
+		}
 	}
 	return nil
+}
+
+// packPanelColumns packs columns jb…je−1 of the m-row column-major panel X,
+// rows jb…m−1, into pp: row r of column k at pp[(r/NR)·stride + k·NR +
+// r mod NR], rows past m zero (jb is a multiple of NR).
+func packPanelColumns[T real](pp, X []T, m, jb, je, stride int) {
+	const nr = sgemm.NR
+	for p0 := jb; p0 < m; p0 += nr {
+		pan := pp[p0/nr*stride:]
+		h := min(nr, m-p0)
+		for k := jb; k < je; k++ {
+			dst := pan[k*nr : k*nr+nr]
+			copy(dst[:h], X[k*m+p0:k*m+p0+h])
+			clear(dst[h:])
+		}
+	}
 }
 
 // solveSuper overwrites w (permuted order) with C⁻¹w = L⁻ᵀL⁻¹w for the
