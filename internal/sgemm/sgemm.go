@@ -225,6 +225,42 @@ func mulPanels(m, r0 int, pa []float32, p *Panels, jb0, j1, j0 int, c []float32,
 	}
 }
 
+// MulPackedStrided is MulPacked (lower false) for a k×n right factor whose
+// column panels lie stride values apart in data (stride ≥ k·NR): panel P,
+// the columns P·NR…P·NR+NR−1, is the k×NR row-major block at
+// data[P·stride:]. A buffer packed for a larger k (stride = kmax·NR)
+// serves every k ≤ kmax through its first k rows per panel. It uses the
+// 6×16 kernel on every CPU.
+func MulPackedStrided(m int, pa []float32, data []float32, k, n, stride, j0, j1 int, c []float32, ldc int, tile []float32) {
+	if m == 0 || j1 <= j0 {
+		return
+	}
+	if stride < k*NR {
+		panic("sgemm: panel stride shorter than k·NR")
+	}
+	if j0%NR != 0 || j1 > n || j0 < 0 {
+		panic("sgemm: bad column range")
+	}
+	mp := roundUp(m, MR)
+	for jb := j0; jb < j1; jb += NR {
+		w := min(NR, j1-jb)
+		off := jb / NR * stride
+		bp := data[off : off+k*NR]
+		for i0 := 0; i0 < mp; i0 += MR {
+			h := min(MR, m-i0)
+			ap := pa[i0*k : i0*k+k*MR]
+			if h == MR && w == NR {
+				kernel(k, ap, bp, c[i0*ldc+jb-j0:], ldc)
+				continue
+			}
+			kernel(k, ap, bp, tile, NR)
+			for ii := 0; ii < h; ii++ {
+				copy(c[(i0+ii)*ldc+jb-j0:(i0+ii)*ldc+jb-j0+w], tile[ii*NR:ii*NR+w])
+			}
+		}
+	}
+}
+
 // kernelGo writes the MR×NR block C = A·B for the packed panels a (k×MR)
 // and b (k×NR) into c (stride ldc).
 func kernelGo[T Real](k int, a, b, c []T, ldc int) {

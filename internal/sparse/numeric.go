@@ -77,7 +77,7 @@ func newNumeric(s *symbolic, tol float64, single bool) numeric {
 		}
 		f.stmp = make([]float64, maxM)
 		if single {
-			f.sv32 = newSuperValues(sn, mul32, nil, sgemm.Add4x32)
+			f.sv32 = newSuperValues(sn, mul32, sgemm.MulPackedStrided, sgemm.Add4x32)
 		} else {
 			f.sv = newSuperValues(sn, mul64, sgemm.MulPackedStrided64, sgemm.Add4x64)
 		}

@@ -91,9 +91,8 @@ func TestGemmUpdate(t *testing.T) {
 // TestPanelPacksOnce factors Gram matrices whose factor is one or a few
 // dense supernodes wider than panelNB (B with long random rows, so G is
 // full or nearly), the case where factorPanel packs each block of its
-// columns once into the strided buffer (float64, assembly kernels), and
-// checks the solves against the dense Cholesky; it checks that the buffer
-// is there where it should be.
+// columns once into the strided buffer, and checks the solves against the
+// dense Cholesky (float64) and the float64 factor (float32).
 func TestPanelPacksOnce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	for _, tc := range []struct{ nc, ny, perRow int }{{50, 80, 40}, {100, 150, 100}, {137, 300, 30}} {
@@ -101,8 +100,22 @@ func TestPanelPacksOnce(t *testing.T) {
 		g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, Options{Method: Supernodal})
 		require.NoError(t, err)
 		f := g.NewFactor()
+		// (Only with the assembly kernels: without them no block takes
+		// the packed product.)
 		assert.Equal(t, sgemm.HasAsm, f.sv.gw.pp != nil, "nc = %d: the panel buffer", tc.nc)
-		assert.Nil(t, g.NewFactorSingle().sv32.gw.pp, "float32 packs per block")
+		fs := g.NewFactorSingle()
+		assert.Equal(t, sgemm.HasAsm, fs.sv32.gw.pp != nil, "nc = %d: the float32 panel buffer", tc.nc)
 		checkSolve(t, rng, b, Options{Method: Supernodal}, 0)
+		// The single-precision factor solves to float32 accuracy.
+		winv := randomVec(rng, b.cols, 0.5, 2)
+		require.NoError(t, f.Factor(b.val, winv, 0))
+		require.NoError(t, fs.Factor(b.val, winv, 0))
+		r := randomVec(rng, b.rows, -1, 1)
+		x64, x32 := append([]float64(nil), r...), append([]float64(nil), r...)
+		f.Solve(x64)
+		fs.Solve(x32)
+		for i := range x64 {
+			assert.InDelta(t, x64[i], x32[i], 1e-3*(1+math.Abs(x64[i])), "x[%d]", i)
+		}
 	}
 }
