@@ -27,6 +27,19 @@ const DefaultFBEps = 1e-8
 // of φ is the smoothed complementarity λ > 0, g < 0, λ·g = −ε/2, so g ≤ 0
 // holds at every zero; it tends to λ ≥ 0, g ≤ 0, λg = 0 as ε → 0.
 //
+// ε sets the scale of the smoothing: a zero meets its inequality with the
+// margin −g = ε/(2λ), which grows as λ shrinks (to √(ε/2) where
+// λ = −g), and φ bends over a width √ε about the corner λ = g = 0. A
+// larger ε thus moves the projection inward by that margin, and lets the
+// Gauss–Newton steps settle which inequalities are active in fewer steps
+// where they must release a multiplier that earlier steps made large
+// (where λ ≫ √ε, ∂φ/∂λ ≈ −ε/(2λ²) is nearly zero). docs/acopf.md measures
+// both on power grids. Two inequalities that pin a quantity, g_a = −g_b
+// (a variable whose lower and upper bounds are equal), have no common
+// zero: φ(λ_a, u) + φ(λ_b, −u) > 0 for all λ_a, λ_b and u, so AdaNP could
+// only approach one as the multipliers grow; give such a pair as one
+// equality in eq.
+//
 // The result has Dims (nx, ny+ng, nc_eq+ng), declares ng latent variables,
 // so that AdaNP appends λ = 0 and drops λ afterwards, and has
 // exact first and second derivatives in (y, λ) and x built from those of eq

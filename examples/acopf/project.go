@@ -49,7 +49,11 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	con, err := m.Constraint()
+	eps := o.fbEps
+	if eps == 0 {
+		eps = acopf.FBEpsilon
+	}
+	con, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: eps})
 	if err != nil {
 		return err
 	}
@@ -68,10 +72,15 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 	_, nyExt, ncExt := con.Dims()
 	rowPtr, _ := pf.Pattern()
 	_, _, nlim := m.Inequalities().Dims()
+	npin := 0
+	if p := m.Pinned(); p != nil {
+		_, _, npin = p.Dims()
+	}
 	fmt.Fprintf(stdout, "\nprojection of %d points perturbed %s (seed %d):\n", o.project, what, o.seed)
 	fmt.Fprintf(stdout, "  Vm·(1+σξ), Va+σξ rad, Pg·(1+σξ), Qg·(1+σξ), ξ ~ N(0, 1), σ = %g\n", o.noise)
-	fmt.Fprintf(stdout, "onto the power flow (%d rows, %d nonzeros) and the limits (%d rows, Fischer–Burmeister, ε %g):\n",
-		npf, rowPtr[npf], nlim, acopf.FBEpsilon)
+	fmt.Fprintf(stdout, "onto the power flow (%d rows, %d nonzeros) and the limits (%d rows: %d pinned variables as equalities,\n",
+		npf, rowPtr[npf], nlim, npin)
+	fmt.Fprintf(stdout, "  %d bounds as Fischer–Burmeister rows, ε %g):\n", nlim-2*npin, eps)
 	fmt.Fprintf(stdout, "  nc %d, ny %d + %d multipliers\n", ncExt, ny, nyExt-ny)
 	fmt.Fprintf(stdout, "AdaNP: %v (PathAuto: %v), tol %g, max depth %d, line search %v, max step %g; %d threads\n",
 		a.Path(), auto.Path(), o.projTol, o.maxDepth, o.lineSearch, o.maxStep, runtime.GOMAXPROCS(0))
