@@ -233,7 +233,7 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 	}
 	xTrain, xTest := rows(d.X[:nTr]), rows(d.X[len(d.X)-nTe:])
 	refObj := d.Obj[len(d.X)-nTe:]
-	enf, err := m.Constraint()
+	enf, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbEps})
 	if err != nil {
 		return err
 	}

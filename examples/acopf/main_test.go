@@ -57,7 +57,7 @@ func TestQuick(t *testing.T) {
 // sets.
 func TestFlags(t *testing.T) {
 	harnesstest.CheckConvention(t, cli, "quick", "out", "case", "nolinelimits", "tol",
-		"project", "batch", "seed", "noise", "projtol", "maxdepth", "linesearch", "maxstep", "fbeps")
+		"project", "batch", "seed", "noise", "projtol", "maxdepth", "linesearch", "maxstep", "fbeps", "nearest")
 	o := defaults()
 	assert.Equal(t, "pglib_opf_case118_ieee", o.caseName)
 	require.NoError(t, flags(&o).Parse([]string{"-quick"}))
@@ -93,7 +93,7 @@ func TestQuickProject(t *testing.T) {
 	}
 
 	for _, args := range [][]string{{"-project", "-1"}, {"-project", "2", "-batch", "0"}, {"-project", "2", "-noise", "-1"},
-		{"-project", "2", "-maxstep", "-1"}, {"-project", "2", "-fbeps", "-1"}, {"-project", "2", "-maxdepth", "0"}, {"-project", "2", "-projtol", "0"}} {
+		{"-project", "2", "-maxstep", "-1"}, {"-project", "2", "-fbeps", "-1"}, {"-project", "2", "-nearest", "0"}, {"-project", "2", "-maxdepth", "0"}, {"-project", "2", "-projtol", "0"}} {
 		o := defaults()
 		require.NoError(t, flags(&o).Parse(append([]string{"-quick"}, args...)))
 		assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-project", "%v", args)
