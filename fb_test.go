@@ -358,3 +358,28 @@ func TestWithInequalitiesPinnedPair(t *testing.T) {
 	assert.Equal(t, 1, st.Depth)
 	assert.InDelta(t, 1, proj.At(0, 0), 1e-12)
 }
+
+// TestWithInequalitiesMultiplierScale checks WithInequalities' remark that
+// the multipliers grow with the distances projected: minimum-norm Newton
+// steps from ŷ = b + d onto y − b ≤ 0 end with λ between d/10 and 2d,
+// and y inside the bound by the margin ε/(2λ).
+func TestWithInequalitiesMultiplierScale(t *testing.T) {
+	t.Parallel()
+	g, err := Linear(1, mat.NewDense(1, 1, []float64{1}), func(x, r, jx []float64) {
+		r[0] = 1
+		if jx != nil {
+			jx[0] = 0
+		}
+	})
+	require.NoError(t, err)
+	c, err := WithInequalities(nil, g, 0)
+	require.NoError(t, err)
+	for _, d := range []float64{1e-3, 1e-2, 1e-1, 1} {
+		yext, res := ctNewtonProject(t, c, []float64{0}, []float64{1 + d, 0}, 40)
+		require.Less(t, res, 1e-12, "d = %v", d)
+		// y is inside by the margin ε/(2λ).
+		assert.InEpsilon(t, DefaultFBEps/(2*yext[1]), 1-yext[0], 1e-6, "d = %v: margin", d)
+		assert.GreaterOrEqual(t, yext[1], d/10, "d = %v: λ", d)
+		assert.LessOrEqual(t, yext[1], 2*d, "d = %v: λ", d)
+	}
+}
