@@ -107,8 +107,12 @@ func (m *Model) Constraint() (enforce.Constraint, error) {
 // ConstraintOptions configures Model.ConstraintWith.
 type ConstraintOptions struct {
 	// FBEps is the smoothing ε_FB of the limits' Fischer–Burmeister rows
-	// (enforce.WithInequalities); zero means FBEpsilon.
-	// ProjectionFBEpsilon makes projections converge in fewer steps.
+	// (enforce.WithInequalities); zero means FBEpsilon. A larger ε_FB
+	// converges in fewer steps and moves the projection inward by
+	// ε_FB/(2λ) at each active bound: ProjectionFBEpsilon suits points
+	// within about 1e-3 (relative) of the constraint set;
+	// predictions farther off, such as those of a network in training,
+	// need a larger one (docs/acopf-dc3.md: 1e-4 on case57).
 	FBEps float64
 }
 
