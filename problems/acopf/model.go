@@ -17,10 +17,11 @@ const FBEpsilon = enforce.DefaultFBEps
 // flow and the limits converge in a few steps on the large grids
 // (docs/acopf.md): at a zero of a smoothed row, λ·(−g) = ε/2, so a bound
 // whose multiplier is λ is met with a margin ε/(2λ) (5e-5 p.u. at
-// λ = 1e-2), and one that is just active (λ → 0) with at most √(ε/2)
-// ≈ 7e-4 p.u. Its rows bend over a width √ε = 1e-3 p.u. about the corner
-// λ = g = 0, against 1e-4 for FBEpsilon, which is what lets a multiplier
-// that an early step made large release its bound in a few steps.
+// λ = 1e-2), √(ε/2) ≈ 7e-4 p.u. at the corner λ = −g, and more where
+// λ is smaller still (a bound that is not active). Its rows bend over a
+// width √ε = 1e-3 p.u. about the corner λ = g = 0, against 1e-4 for
+// FBEpsilon, which is what lets a multiplier that an early step made
+// large release its bound in a few steps.
 const ProjectionFBEpsilon = 1e-6
 
 // Model is the ACOPF of a Case as an enforce problem (it implements
@@ -29,7 +30,9 @@ const ProjectionFBEpsilon = 1e-6
 // (PowerFlow); inequalities the voltage and generation limits (Limits);
 // and the generation cost as the objective. Line-flow and angle-difference
 // limits are not part of it (DC3's set-up); the reference solve of
-// PGLib's formulation, which has them, is NLP.
+// PGLib's formulation, which has them, is NLP. Where the case has pinned
+// variables, Constraint takes them as equalities (see ConstraintWith)
+// rather than as the pair of inequalities that Inequalities holds.
 type Model struct {
 	// Case is the grid.
 	Case *Case
