@@ -33,7 +33,7 @@
 // grids, with the limits' default smoothing ε = 1e-8, full Gauss–Newton
 // steps from σ = 1e-3 perturbations can take dozens of steps to settle
 // the complementarity of the limits; -fbeps 1e-6
-// (acopf.ProjectionFBEpsilon) makes them converge in 7 to 10 steps
+// (acopf.ProjectionFBEpsilon) makes them converge in at most 9 to 11 steps
 // (docs/acopf.md).
 package main
 
