@@ -27,6 +27,23 @@ const DefaultFBEps = 1e-8
 // of φ is the smoothed complementarity λ > 0, g < 0, λ·g = −ε/2, so g ≤ 0
 // holds at every zero; it tends to λ ≥ 0, g ≤ 0, λg = 0 as ε → 0.
 //
+// ε sets the scale of the smoothing: a zero meets its inequality with the
+// margin −g = ε/(2λ), small where the multiplier is large, √(ε/2) at the
+// corner λ = −g, and large for an inactive inequality (λ → 0); φ bends
+// over a width √ε about the corner λ = g = 0. A larger ε thus moves the
+// projection inward by that margin at the active inequalities, and lets the
+// Gauss–Newton steps settle which inequalities are active in fewer steps
+// where they must release a multiplier that earlier steps made large
+// (at g = 0 and λ ≫ √ε, ∂φ/∂λ ≈ −ε/(2λ²) is nearly zero). The multipliers
+// grow with the distances projected (projecting ŷ onto y_k − b ≤ 0 alone,
+// minimum-norm Newton steps end with λ of the order of ŷ_k − b), so the ε
+// that converges fastest
+// grows with them; docs/acopf.md measures both effects on power grids. Two inequalities that pin a quantity, g_a = −g_b
+// (a variable whose lower and upper bounds are equal), have no common
+// zero: φ(λ_a, u) + φ(λ_b, −u) > 0 for all λ_a, λ_b and u, so AdaNP could
+// only approach one as the multipliers grow; give such a pair as one
+// equality in eq.
+//
 // The result has Dims (nx, ny+ng, nc_eq+ng), declares ng latent variables,
 // so that AdaNP appends λ = 0 and drops λ afterwards, and has
 // exact first and second derivatives in (y, λ) and x built from those of eq

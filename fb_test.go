@@ -137,6 +137,14 @@ func TestWithInequalitiesComplementarity(t *testing.T) {
 		assert.InDelta(t, 0, fb.partials(lambda, u).phi, 1e-15*math.Max(1, lambda-u), "u = %v", u)
 		assert.Positive(t, lambda)
 	}
+	// The margin −u = ε/(2λ) is √(ε/2) where λ = −u; where λ ≫ √ε at
+	// u = 0, ∂φ/∂λ ≈ −ε/(2λ²).
+	r := math.Sqrt(eps / 2)
+	assert.InDelta(t, 0, fb.partials(r, -r).phi, 1e-15)
+	for _, lambda := range []float64{1e-2, 1, 1e2} {
+		want := -eps / (2 * lambda * lambda)
+		assert.InDelta(t, want, fb.partials(lambda, 0).dl, 1e-3*math.Abs(want), "λ = %v", lambda)
+	}
 	// φ > 0 wherever u ≥ 0 or λ < 0, so φ = 0 implies λ > 0 and g < 0.
 	for _, lambda := range []float64{-1e3, -1, -1e-4, 0, 1e-4, 1, 1e3} {
 		for _, u := range []float64{0, 1e-8, 1e-4, 1, 1e3} {
@@ -299,4 +307,79 @@ func TestWithInequalitiesZeroAllocs(t *testing.T) {
 	ctAssertZeroAllocs(t, "JacobianX", func() { CapabilitiesOf(c).JacobianX(x, y, jx) })
 	ctAssertZeroAllocs(t, "HessVec", func() { CapabilitiesOf(c).HessVec(x, y, w, v, hv) })
 	ctAssertZeroAllocs(t, "MixedHessVec", func() { CapabilitiesOf(c).MixedHessVec(x, y, w, v, mv) })
+}
+
+// TestWithInequalitiesPinnedPair checks WithInequalities' remark on two
+// inequalities that pin a quantity, g_a = −g_b: their rows have no common
+// zero, φ(λ_a, u) + φ(λ_b, −u) > 0, so AdaNP does not reach a tight
+// tolerance on them, while the same quantity as an equality is met in one
+// step.
+func TestWithInequalitiesPinnedPair(t *testing.T) {
+	t.Parallel()
+	rnd := rand.New(rand.NewPCG(3, 4))
+	fb := &fbConstraint{eps: DefaultFBEps}
+	for range 1000 {
+		la, lb := 10*(rnd.Float64()-0.5), 10*(rnd.Float64()-0.5)
+		u := math.Pow(10, -8+8*rnd.Float64()) * math.Copysign(1, rnd.Float64()-0.5)
+		sum := fb.partials(la, u).phi + fb.partials(lb, -u).phi
+		assert.Positive(t, sum, "λ_a %v, λ_b %v, u %v", la, lb, u)
+	}
+	// y ∈ ℝ pinned at 1: y − 1 ≤ 0 and 1 − y ≤ 0, or y − 1 = 0.
+	// (Linear's c = C·y − r(x).)
+	pair, err := Linear(1, mat.NewDense(2, 1, []float64{1, -1}), func(x, r, jx []float64) {
+		r[0], r[1] = 1, -1
+		if jx != nil {
+			clear(jx)
+		}
+	})
+	require.NoError(t, err)
+	ineq, err := WithInequalities(nil, pair, 0)
+	require.NoError(t, err)
+	eq, err := Linear(1, mat.NewDense(1, 1, []float64{1}), func(x, r, jx []float64) {
+		r[0] = 1
+		if jx != nil {
+			jx[0] = 0
+		}
+	})
+	require.NoError(t, err)
+	x, yhat := mat.NewDense(1, 1, []float64{0}), mat.NewDense(1, 1, []float64{1.5})
+	s := Settings{Tol: 1e-10, MaxDepth: 40}
+	a, err := NewAdaNP(ineq, s)
+	require.NoError(t, err)
+	_, st, err := a.Project(x, yhat)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.NotConverged, "the pinned pair: %v", st)
+	assert.Greater(t, st.After.Max, s.Tol)
+	a, err = NewAdaNP(eq, s)
+	require.NoError(t, err)
+	proj, st, err := a.Project(x, yhat)
+	require.NoError(t, err)
+	assert.True(t, st.Converged(), "the equality: %v", st)
+	assert.Equal(t, 1, st.Depth)
+	assert.InDelta(t, 1, proj.At(0, 0), 1e-12)
+}
+
+// TestWithInequalitiesMultiplierScale checks WithInequalities' remark that
+// the multipliers grow with the distances projected: minimum-norm Newton
+// steps from ŷ = b + d onto y − b ≤ 0 end with λ between d/10 and 2d,
+// and y inside the bound by the margin ε/(2λ).
+func TestWithInequalitiesMultiplierScale(t *testing.T) {
+	t.Parallel()
+	g, err := Linear(1, mat.NewDense(1, 1, []float64{1}), func(x, r, jx []float64) {
+		r[0] = 1
+		if jx != nil {
+			jx[0] = 0
+		}
+	})
+	require.NoError(t, err)
+	c, err := WithInequalities(nil, g, 0)
+	require.NoError(t, err)
+	for _, d := range []float64{1e-3, 1e-2, 1e-1, 1} {
+		yext, res := ctNewtonProject(t, c, []float64{0}, []float64{1 + d, 0}, 40)
+		require.Less(t, res, 1e-12, "d = %v", d)
+		// y is inside by the margin ε/(2λ).
+		assert.InEpsilon(t, DefaultFBEps/(2*yext[1]), 1-yext[0], 1e-6, "d = %v: margin", d)
+		assert.GreaterOrEqual(t, yext[1], d/10, "d = %v: λ", d)
+		assert.LessOrEqual(t, yext[1], 2*d, "d = %v: λ", d)
+	}
 }

@@ -233,7 +233,7 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 	}
 	xTrain, xTest := rows(d.X[:nTr]), rows(d.X[len(d.X)-nTe:])
 	refObj := d.Obj[len(d.X)-nTe:]
-	enf, err := m.Constraint()
+	enf, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbEps})
 	if err != nil {
 		return err
 	}
@@ -327,6 +327,10 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			fmt.Fprintf(progress, "[%s seed %d] trained in %.0f s; test: obj %.4f, max eq %.1e, max ineq %.1e, %.1f ms per batch of %d (depth %v, not converged %d)\n",
 				name, s+1, trainSecs, met.Obj, met.MaxEq, met.MaxIneq, 1e3*met.Secs, xTest.RawMatrix().Rows, st.Depth, st.NotConverged)
 			met.Method, met.Seed, met.Epochs, met.NTrain, met.NTest, met.TrainSecs = name, s+1, o.epochs, nTr, nTe, trainSecs
+			if o.fbEps > 0 {
+				// Runs with another smoothing are another row of the table.
+				met.Method = fmt.Sprintf("%s, ε_FB %g", name, o.fbEps)
+			}
 			runs := []metrics{met}
 			if name == "Soft" && o.softProject {
 				// The Soft network's predictions projected by AdaNP at

@@ -28,8 +28,8 @@
 //   - MLP: the network's output y, no constraint in the loss;
 //   - Soft: DC3's soft loss f + 50‖c‖² + 50‖max(0, g)‖²;
 //   - ENFORCE: AdaNP onto the power flow and the limits
-//     (acopf.Model.Constraint: enforce.WithInequalities) in training and
-//     at inference (max|c| ≤ 1e-6);
+//     (acopf.Model.ConstraintWith: enforce.WithInequalities, with the
+//     smoothing ε of -fbeps) in training and at inference (max|c| ≤ 1e-6);
 //   - DC3: DC3's completion (dc3.ACOPFCompletion: the network predicts Pg
 //     of the non-reference generators and Vm of the generator buses within
 //     their bounds, Newton's method solves the power flow for the rest) and
@@ -74,7 +74,7 @@ type options struct {
 	ntrain, ntest, firstSeed             int
 	runs                                 string
 	seed                                 uint64
-	tol, lr, vaScale                     float64
+	tol, lr, vaScale, fbEps              float64
 	data, out, methods, weights, shard   string
 	path                                 string
 	dataOnly, softProject                bool
@@ -110,6 +110,7 @@ func flags(o *options) *harness.Flags {
 	f.StringVar(&o.weights, "weights", o.weights, harness.WeightsHelp+`; "" keeps train's default`)
 	f.BoolVar(&o.softProject, "soft-project", o.softProject, "also project the Soft network's test predictions by AdaNP (AutoDiagonal weights, max|c| ≤ 1e-6) at inference only, as an extra row")
 	f.StringVar(&o.path, "path", o.path, "AdaNP's linear algebra in training and inference: auto, dense or sparse (enforce.Settings.Path)")
+	f.Float64Var(&o.fbEps, "fbeps", o.fbEps, "smoothing ε of the limits' Fischer–Burmeister rows in ENFORCE's constraint, 0 for acopf.FBEpsilon (1e-8); acopf.ProjectionFBEpsilon is 1e-6 (acopf.ConstraintOptions.FBEps)")
 	f.Out(&o.out)
 	f.Quick("ntrain", "50").Quick("ntest", "10").Quick("epochs", "3").Quick("seeds", "1").Quick("batch", "25").Quick("width", "32")
 	return f

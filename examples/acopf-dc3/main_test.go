@@ -81,3 +81,17 @@ func TestSample(t *testing.T) {
 	}
 	assert.InDelta(t, 1, meanF, 0.1, "the factors are centred on 1")
 }
+
+// TestFBEps checks -fbeps: ENFORCE's constraint takes the smoothing ε
+// (acopf.ConstraintOptions.FBEps) and its runs are a row of their own;
+// a negative ε is an error.
+func TestFBEps(t *testing.T) {
+	o := defaults()
+	require.NoError(t, flags(&o).Parse([]string{"-quick", "-methods", "ENFORCE", "-fbeps", "1e-4", "-epochs", "1"}))
+	o.out, o.data = "", "data"
+	var out bytes.Buffer
+	require.NoError(t, run(o, &out, io.Discard))
+	assert.Contains(t, out.String(), "| ENFORCE, ε_FB 0.0001, 1 epochs, 50 training samples (1 seeds) |")
+	o.fbEps = -1
+	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "FBEps")
+}

@@ -26,13 +26,15 @@
 // nearest-point problem of the first point with IPOPT and compares:
 //
 //	go run ./examples/acopf -quick -project 10             # case57
-//	go run -tags ipopt ./examples/acopf -case case10000_goc -project 100 -maxstep 0.02
+//	go run -tags ipopt ./examples/acopf -case case10000_goc -project 100 -fbeps 1e-6
 //
 // The reference optimum is the one package acopf caches for the PGLib
 // cases (acopf.ReferenceOptimum), else the reference solve. On the large
-// grids full Gauss–Newton steps from σ = 1e-3 perturbations can take
-// dozens of steps to settle the complementarity of the limits; -maxstep
-// 0.02 (Settings.MaxStep) shortens the longest runs (docs/acopf.md).
+// grids, with the limits' default smoothing ε = 1e-8, full Gauss–Newton
+// steps from σ = 1e-3 perturbations can take dozens of steps to settle
+// the complementarity of the limits; -fbeps 1e-6
+// (acopf.ProjectionFBEpsilon) makes them converge in at most 9 to 11 steps
+// (docs/acopf.md).
 package main
 
 import (
@@ -58,8 +60,10 @@ type options struct {
 
 	// The -project mode.
 	project, batch, maxDepth int
+	nearest                  int
 	seed                     uint64
 	noise, projTol, maxStep  float64
+	fbEps                    float64
 	lineSearch               bool
 }
 
@@ -95,6 +99,8 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.maxDepth, "maxdepth", o.maxDepth, "-project: AdaNP's largest number of steps (Settings.MaxDepth)")
 	f.BoolVar(&o.lineSearch, "linesearch", o.lineSearch, "-project: backtrack AdaNP's steps (Settings.LineSearch)")
 	f.Float64Var(&o.maxStep, "maxstep", o.maxStep, "-project: bound on the length of AdaNP's steps, 0 for none (Settings.MaxStep)")
+	f.IntVar(&o.nearest, "nearest", o.nearest, "-project with -tags ipopt: solve the nearest-point problems of this many of the first batch's points with IPOPT, and compare AdaNP's time per instance with their mean")
+	f.Float64Var(&o.fbEps, "fbeps", o.fbEps, "-project: smoothing ε of the limits' Fischer–Burmeister rows, 0 for acopf.FBEpsilon (1e-8); 1e-6 (acopf.ProjectionFBEpsilon) converges in a few steps (acopf.ConstraintOptions.FBEps)")
 	f.Out(&o.out)
 	f.Quick("case", "pglib_opf_case57_ieee")
 	return f
@@ -119,17 +125,17 @@ func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 // defaults: case118 with PGLib's formulation.
 func defaults() options {
 	return options{caseName: "pglib_opf_case118_ieee", tol: 1e-8, out: harness.DefaultOut("acopf"),
-		batch: 100, seed: 1, noise: 1e-3, projTol: 1e-6, maxDepth: 100}
+		batch: 100, seed: 1, noise: 1e-3, projTol: 1e-6, maxDepth: 100, nearest: 1}
 }
 
 func run(o options, stdout, progress io.Writer) error {
 	if !(o.tol > 0) || math.IsInf(o.tol, 1) {
 		return fmt.Errorf("-tol %v must be positive and finite", o.tol)
 	}
-	if o.project < 0 || o.project > 0 && (o.batch < 1 || o.maxDepth < 1 || !(o.noise >= 0) || math.IsInf(o.noise, 1) ||
-		!(o.projTol > 0) || !(o.maxStep >= 0) || math.IsInf(o.maxStep, 1)) {
-		return fmt.Errorf("-project %d needs -batch ≥ 1, -maxdepth ≥ 1, -projtol > 0, finite -noise ≥ 0 and -maxstep ≥ 0 (got %d, %d, %v, %v, %v)",
-			o.project, o.batch, o.maxDepth, o.projTol, o.noise, o.maxStep)
+	if o.project < 0 || o.project > 0 && (o.batch < 1 || o.maxDepth < 1 || o.nearest < 1 || !(o.noise >= 0) || math.IsInf(o.noise, 1) ||
+		!(o.projTol > 0) || !(o.maxStep >= 0) || math.IsInf(o.maxStep, 1) || !(o.fbEps >= 0) || math.IsInf(o.fbEps, 1)) {
+		return fmt.Errorf("-project %d needs -batch ≥ 1, -maxdepth ≥ 1, -nearest ≥ 1, -projtol > 0, finite -noise ≥ 0, -maxstep ≥ 0 and -fbeps ≥ 0 (got %d, %d, %v, %v, %v, %v)",
+			o.project, o.batch, o.maxDepth, o.projTol, o.noise, o.maxStep, o.fbEps)
 	}
 	c, err := acopf.Load(o.caseName)
 	if err != nil {

@@ -57,7 +57,7 @@ func TestQuick(t *testing.T) {
 // sets.
 func TestFlags(t *testing.T) {
 	harnesstest.CheckConvention(t, cli, "quick", "out", "case", "nolinelimits", "tol",
-		"project", "batch", "seed", "noise", "projtol", "maxdepth", "linesearch", "maxstep")
+		"project", "batch", "seed", "noise", "projtol", "maxdepth", "linesearch", "maxstep", "fbeps", "nearest")
 	o := defaults()
 	assert.Equal(t, "pglib_opf_case118_ieee", o.caseName)
 	require.NoError(t, flags(&o).Parse([]string{"-quick"}))
@@ -77,7 +77,8 @@ func TestQuickProject(t *testing.T) {
 	require.NoError(t, run(o, &out, io.Discard))
 	text := out.String()
 	assert.Contains(t, text, "projection of 5 points perturbed around the cached optimum (IPOPT")
-	assert.Contains(t, text, "nc 257, ny 128 + 142 multipliers")
+	assert.Contains(t, text, "limits (142 rows: 3 pinned variables as equalities,")
+	assert.Contains(t, text, "nc 254, ny 128 + 136 multipliers")
 	assert.Contains(t, text, "AdaNP: sparse path (PathAuto: sparse path)")
 	assert.Regexp(t, `(?m)^ +1 +3 .*\n +2 +2 `, text, "two batches")
 	assert.Regexp(t, `power flow max\|c\| [0-9.e+-]+ → [0-9.]+e-(0[7-9]|[1-9][0-9]) p\.u\.`, text)
@@ -92,7 +93,7 @@ func TestQuickProject(t *testing.T) {
 	}
 
 	for _, args := range [][]string{{"-project", "-1"}, {"-project", "2", "-batch", "0"}, {"-project", "2", "-noise", "-1"},
-		{"-project", "2", "-maxstep", "-1"}, {"-project", "2", "-maxdepth", "0"}, {"-project", "2", "-projtol", "0"}} {
+		{"-project", "2", "-maxstep", "-1"}, {"-project", "2", "-fbeps", "-1"}, {"-project", "2", "-nearest", "0"}, {"-project", "2", "-maxdepth", "0"}, {"-project", "2", "-projtol", "0"}} {
 		o := defaults()
 		require.NoError(t, flags(&o).Parse(append([]string{"-quick"}, args...)))
 		assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-project", "%v", args)

@@ -15,7 +15,11 @@
 //     (enforce.Capabilities.Sparse); its inequalities are Limits, the
 //     voltage and generation bounds, for enforce.WithInequalities; its
 //     objective is the generation cost (Objective, ObjectiveGrad). Line
-//     limits are not part of it, as in DC3's set-up.
+//     limits are not part of it, as in DC3's set-up. Model.Constraint
+//     and Model.ConstraintWith (with the smoothing ε of the limits'
+//     rows, ProjectionFBEpsilon for fast projections) build the system
+//     AdaNP projects onto, with the variables whose bounds are equal
+//     (Pinned) as equalities.
 //   - The reference solve: Model.NLP is PGLib-OPF's own formulation
 //     (MODEL.tex of the pglib-opf repository: thermal limits on |S|² at
 //     both ends of every rated branch, angle-difference limits, voltage

@@ -19,6 +19,12 @@ import (
 // g does not depend on x; its Jacobian has one ±1 per row (declared in
 // Capabilities.Sparse) and its second derivatives are zero.
 type Limits struct {
+	rows *boxRows
+}
+
+// boxRows are rows sign·(y[col] − bound) of a Limits or a Pinned.
+type boxRows struct {
+	name   string // the type's name, for panics
 	nx, ny int
 	// col, sign and bound give row r: sign·(y[col] − bound).
 	col    []int
@@ -28,24 +34,62 @@ type Limits struct {
 	k      enforce.Capabilities
 }
 
+// boundsOf says which bounds newBoxRows takes.
+type boundsOf int
+
+const (
+	allBounds    boundsOf = iota // every finite bound
+	freeBounds                   // the finite bounds of variables with lo < hi
+	pinnedBounds                 // one row y − b per variable with lo = hi = b
+)
+
 // NewLimits returns the voltage and generation limits of c for inputs of
 // length nx (2·nl for PowerFlow's x). It returns an error for a case
-// without buses, a negative nx, or a NaN bound.
+// without buses, a negative nx, a NaN bound, or a case without a finite
+// bound.
 func NewLimits(c *Case, nx int) (*Limits, error) {
+	r, err := newBoxRows(c, nx, allBounds)
+	if err != nil {
+		return nil, err
+	}
+	if len(r.col) == 0 {
+		return nil, fmt.Errorf("acopf: NewLimits: case %q has no finite limit", c.Name)
+	}
+	return &Limits{rows: r}, nil
+}
+
+// newBoxRows returns the rows of c's bounds that which selects.
+func newBoxRows(c *Case, nx int, which boundsOf) (*boxRows, error) {
 	nb, ng := len(c.Buses), len(c.Gens)
 	if nb == 0 || nx < 0 {
 		return nil, fmt.Errorf("acopf: NewLimits: case %q with %d buses, nx = %d", c.Name, nb, nx)
 	}
-	l := &Limits{nx: nx, ny: 2*nb + 2*ng}
+	l := &boxRows{name: "Limits", nx: nx, ny: 2*nb + 2*ng}
+	if which == pinnedBounds {
+		l.name = "Pinned"
+	}
+	row := func(col int, sign, b float64) {
+		l.col, l.sign, l.bound = append(l.col, col), append(l.sign, sign), append(l.bound, b)
+	}
 	add := func(col int, lo, hi float64) error {
 		if math.IsNaN(lo) || math.IsNaN(hi) {
 			return fmt.Errorf("acopf: NewLimits: NaN bound of variable %d", col)
 		}
+		pinned := lo == hi && !math.IsInf(lo, 0)
+		switch {
+		case which == pinnedBounds:
+			if pinned {
+				row(col, 1, lo)
+			}
+			return nil
+		case which == freeBounds && pinned:
+			return nil
+		}
 		if !math.IsInf(hi, 1) {
-			l.col, l.sign, l.bound = append(l.col, col), append(l.sign, 1), append(l.bound, hi)
+			row(col, 1, hi)
 		}
 		if !math.IsInf(lo, -1) {
-			l.col, l.sign, l.bound = append(l.col, col), append(l.sign, -1), append(l.bound, lo)
+			row(col, -1, lo)
 		}
 		return nil
 	}
@@ -63,9 +107,6 @@ func NewLimits(c *Case, nx int) (*Limits, error) {
 		if err := add(2*nb+ng+j, g.Qmin, g.Qmax); err != nil {
 			return nil, err
 		}
-	}
-	if len(l.col) == 0 {
-		return nil, fmt.Errorf("acopf: NewLimits: case %q has no finite limit", c.Name)
 	}
 	l.rowPtr = make([]int, len(l.col)+1)
 	for r := range l.col {
@@ -87,18 +128,64 @@ func NewLimits(c *Case, nx int) (*Limits, error) {
 }
 
 // Dims returns (nx, ny, ng) with ng the number of finite bounds.
-func (l *Limits) Dims() (nx, ny, nc int) { return l.nx, l.ny, len(l.col) }
+func (l *Limits) Dims() (nx, ny, nc int) { return l.rows.dims() }
 
 // Capabilities returns zero JacobianX, HessVec and MixedHessVec, and Sparse.
-func (l *Limits) Capabilities() enforce.Capabilities { return l.k }
+func (l *Limits) Capabilities() enforce.Capabilities { return l.rows.k }
 
 // Eval writes g(x, y) into c and, if jy is not nil, ∂g/∂y (nc×ny) into jy.
-func (l *Limits) Eval(x, y, c, jy []float64) {
+func (l *Limits) Eval(x, y, c, jy []float64) { l.rows.eval(x, y, c, jy) }
+
+// Pinned is the equality part of a Case's voltage and generation limits:
+// the variables whose lower and upper bounds are equal and finite (a
+// generator with Pmin = Pmax, such as a synchronous condenser with
+// Pmin = Pmax = 0, or one with Qmin = Qmax), as the constraint
+//
+//	y_k − b_k = 0   for each pinned variable k, b_k its bound,
+//
+// in the order of Limits' rows, with y laid out as for PowerFlow. Like
+// Limits it does not depend on x, its Jacobian has one 1 per row
+// (declared in Capabilities.Sparse) and its second derivatives are zero.
+//
+// Model.Constraint takes these rows as equalities: the two rows
+// y_k − b_k ≤ 0 and b_k − y_k ≤ 0 of a pinned variable have no common
+// zero of the smoothed Fischer–Burmeister equations of
+// enforce.WithInequalities (each zero has g < 0 strictly), so AdaNP could
+// only approach one as their multipliers grow without bound.
+type Pinned struct {
+	rows *boxRows
+}
+
+// NewPinned returns the pinned variables of c for inputs of length nx, or
+// nil when c has none. It returns an error for a case without buses, a
+// negative nx or a NaN bound.
+func NewPinned(c *Case, nx int) (*Pinned, error) {
+	r, err := newBoxRows(c, nx, pinnedBounds)
+	if err != nil || len(r.col) == 0 {
+		return nil, err
+	}
+	return &Pinned{rows: r}, nil
+}
+
+// Dims returns (nx, ny, np) with np the number of pinned variables.
+func (p *Pinned) Dims() (nx, ny, nc int) { return p.rows.dims() }
+
+// Capabilities returns zero JacobianX, HessVec and MixedHessVec, and Sparse.
+func (p *Pinned) Capabilities() enforce.Capabilities { return p.rows.k }
+
+// Eval writes y_k − b_k of each pinned variable into c and, if jy is not
+// nil, the Jacobian (np×ny) into jy.
+func (p *Pinned) Eval(x, y, c, jy []float64) { p.rows.eval(x, y, c, jy) }
+
+func (l *boxRows) dims() (nx, ny, nc int) { return l.nx, l.ny, len(l.col) }
+
+// eval writes the rows and, if jy is not nil, their dense Jacobian.
+func (l *boxRows) eval(x, y, c, jy []float64) {
 	l.check(x, y, c)
 	l.evalSparse(x, y, c, nil)
 	if jy != nil {
 		if len(jy) != len(l.col)*l.ny {
-			panic(fmt.Sprintf("acopf: Limits.Eval: len(jy) = %d, want %d", len(jy), len(l.col)*l.ny))
+			panic(fmt.Sprintf("acopf: %s.Eval: len(jy) = %d, want %d", l.name, len(jy), len(l.col)*l.ny))
 		}
 		clear(jy)
 		for r, j := range l.col {
@@ -107,8 +194,8 @@ func (l *Limits) Eval(x, y, c, jy []float64) {
 	}
 }
 
-// evalSparse writes g and, if vals is not nil, the ±1 of each row.
-func (l *Limits) evalSparse(x, y, c, vals []float64) {
+// evalSparse writes the rows and, if vals is not nil, the ±1 of each row.
+func (l *boxRows) evalSparse(x, y, c, vals []float64) {
 	for r, j := range l.col {
 		c[r] = l.sign[r] * (y[j] - l.bound[r])
 	}
@@ -118,9 +205,9 @@ func (l *Limits) evalSparse(x, y, c, vals []float64) {
 }
 
 // check panics when x, y or c have the wrong lengths.
-func (l *Limits) check(x, y, c []float64) {
+func (l *boxRows) check(x, y, c []float64) {
 	if len(x) != l.nx || len(y) != l.ny || len(c) != len(l.col) {
-		panic(fmt.Sprintf("acopf: Limits.Eval: len(x), len(y), len(c) = %d, %d, %d, want %d, %d, %d",
-			len(x), len(y), len(c), l.nx, l.ny, len(l.col)))
+		panic(fmt.Sprintf("acopf: %s.Eval: len(x), len(y), len(c) = %d, %d, %d, want %d, %d, %d",
+			l.name, len(x), len(y), len(c), l.nx, l.ny, len(l.col)))
 	}
 }

@@ -2,6 +2,7 @@ package acopf
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/enforce-nn/enforce"
 )
@@ -11,18 +12,36 @@ import (
 // package problems).
 const FBEpsilon = enforce.DefaultFBEps
 
+// ProjectionFBEpsilon is a smoothing ε_FB for Model.ConstraintWith that
+// makes AdaNP's projections of perturbed operating points onto the power
+// flow and the limits converge in a few steps on the large grids
+// (docs/acopf.md): at a zero of a smoothed row, λ·(−g) = ε/2, so a bound
+// whose multiplier is λ is met with a margin ε/(2λ) (5e-5 p.u. at
+// λ = 1e-2), √(ε/2) ≈ 7e-4 p.u. at the corner λ = −g, and more where
+// λ is smaller still (a bound that is not active). Its rows bend over a
+// width √ε = 1e-3 p.u. about the corner λ = g = 0, against 1e-4 for
+// FBEpsilon, which is what lets a multiplier that an early step made
+// large release its bound in a few steps.
+const ProjectionFBEpsilon = 1e-6
+
 // Model is the ACOPF of a Case as an enforce problem (it implements
 // problems.Problem): inputs x the loads and outputs y the operating point,
 // laid out as for PowerFlow; equalities the power-flow balance
 // (PowerFlow); inequalities the voltage and generation limits (Limits);
 // and the generation cost as the objective. Line-flow and angle-difference
 // limits are not part of it (DC3's set-up); the reference solve of
-// PGLib's formulation, which has them, is NLP.
+// PGLib's formulation, which has them, is NLP. Where the case has pinned
+// variables, Constraint takes them as equalities (see ConstraintWith)
+// rather than as the pair of inequalities that Inequalities holds.
 type Model struct {
 	// Case is the grid.
 	Case *Case
 	pf   *PowerFlow
 	lim  *Limits
+	// free are the limits of the variables that are not pinned, pinned
+	// those pinned (nil when none is).
+	free   *Limits
+	pinned *Pinned
 }
 
 // NewModel returns the ACOPF of c. It returns an error when NewPowerFlow
@@ -45,7 +64,18 @@ func NewModel(c *Case) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Model{Case: c, pf: pf, lim: lim}, nil
+	m := &Model{Case: c, pf: pf, lim: lim, free: lim}
+	if m.pinned, err = NewPinned(c, nx); err != nil {
+		return nil, err
+	}
+	if m.pinned != nil {
+		r, err := newBoxRows(c, nx, freeBounds)
+		if err != nil {
+			return nil, err
+		}
+		m.free = &Limits{rows: r}
+	}
+	return m, nil
 }
 
 // Name returns the case's name.
@@ -63,13 +93,67 @@ func (m *Model) Equalities() enforce.Constraint { return m.pf }
 // PowerFlow returns the power-flow balance.
 func (m *Model) PowerFlow() *PowerFlow { return m.pf }
 
-// Inequalities returns the voltage and generation limits, a *Limits.
+// Inequalities returns the voltage and generation limits, a *Limits
+// (every finite bound, those of the pinned variables included).
 func (m *Model) Inequalities() enforce.Constraint { return m.lim }
 
-// Constraint returns enforce.WithInequalities(power flow, limits,
-// FBEpsilon).
+// Pinned returns the variables whose lower and upper bounds are equal, or
+// nil when the case has none.
+func (m *Model) Pinned() *Pinned { return m.pinned }
+
+// Constraint returns ConstraintWith(ConstraintOptions{}): the power flow
+// and the limits with the smoothing FBEpsilon.
 func (m *Model) Constraint() (enforce.Constraint, error) {
-	return enforce.WithInequalities(m.pf, m.lim, FBEpsilon)
+	return m.ConstraintWith(ConstraintOptions{})
+}
+
+// ConstraintOptions configures Model.ConstraintWith.
+type ConstraintOptions struct {
+	// FBEps is the smoothing ε_FB of the limits' Fischer–Burmeister rows
+	// (enforce.WithInequalities); zero means FBEpsilon. A larger ε_FB
+	// converges in fewer steps and moves the projection inward by
+	// ε_FB/(2λ) at each active bound: ProjectionFBEpsilon suits points
+	// within about 1e-3 (relative) of the constraint set;
+	// predictions farther off, such as those of a network in training,
+	// need a larger one (docs/acopf-dc3.md: 1e-4 on case57).
+	FBEps float64
+}
+
+// ConstraintWith returns the system AdaNP projects onto: the power flow
+// and the voltage and generation limits,
+//
+//	enforce.WithInequalities(power flow, limits, o.FBEps),
+//
+// where the case has no pinned variable (Pinned), and otherwise
+//
+//	enforce.WithInequalities(enforce.Stack(power flow, pinned), free limits, o.FBEps),
+//
+// the pinned variables' rows y_k = b_k as equalities and the limits of
+// the other variables as inequalities (see Pinned for why). Either way
+// its zero set, without the multipliers, is the power flow within the
+// limits, and it keeps the sparse Jacobian pattern: one row with one
+// nonzero per pinned variable, and one with two (the bound's column and
+// its multiplier's) per other finite bound. It returns an error if
+// o.FBEps is negative, NaN or infinite.
+func (m *Model) ConstraintWith(o ConstraintOptions) (enforce.Constraint, error) {
+	if !(o.FBEps >= 0) || math.IsInf(o.FBEps, 1) {
+		return nil, fmt.Errorf("acopf: Model.ConstraintWith: FBEps = %v, want non-negative and finite", o.FBEps)
+	}
+	eps := o.FBEps
+	if eps == 0 {
+		eps = FBEpsilon
+	}
+	var eq enforce.Constraint = m.pf
+	if m.pinned != nil {
+		var err error
+		if eq, err = enforce.Stack(m.pf, m.pinned); err != nil {
+			return nil, err
+		}
+		if _, _, n := m.free.Dims(); n == 0 {
+			return eq, nil
+		}
+	}
+	return enforce.WithInequalities(eq, m.free, eps)
 }
 
 // Loads returns x at the case's own loads.

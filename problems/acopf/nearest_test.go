@@ -180,10 +180,16 @@ func TestPerturb(t *testing.T) {
 
 // TestConstraintSparsePath checks that the power flow extended by the
 // limits (Model.Constraint, WithInequalities) keeps the sparse Jacobian
-// pattern, one row per limit with two entries (the bound's column and its
+// pattern, one row with one entry per pinned variable (case57_ieee has
+// three generators with Pmin = Pmax, case1354_pegase none) and one row
+// per other limit with two entries (the bound's column and its
 // multiplier), and that PathAuto takes the sparse path for it.
 func TestConstraintSparsePath(t *testing.T) {
-	for _, name := range []string{"case57_ieee", "case1354_pegase"} {
+	for _, tc := range []struct {
+		name   string
+		pinned int
+	}{{"case57_ieee", 3}, {"case1354_pegase", 0}} {
+		name := tc.name
 		c, err := Load(name)
 		require.NoError(t, err)
 		m, err := NewModel(c)
@@ -194,9 +200,18 @@ func TestConstraintSparsePath(t *testing.T) {
 		require.NotNil(t, sp, name)
 		_, _, npf := m.PowerFlow().Dims()
 		_, _, nl := m.Inequalities().Dims()
+		np := 0
+		if p := m.Pinned(); p != nil {
+			_, _, np = p.Dims()
+		}
+		require.Equal(t, tc.pinned, np, name)
+		nFree := nl - 2*np
 		rowPtr, _ := m.PowerFlow().Pattern()
-		require.Len(t, sp.RowPtr, npf+nl+1)
-		assert.Equal(t, rowPtr[npf]+2*nl, sp.RowPtr[npf+nl], "%s: nonzeros", name)
+		require.Len(t, sp.RowPtr, npf+np+nFree+1)
+		assert.Equal(t, rowPtr[npf]+np+2*nFree, sp.RowPtr[npf+np+nFree], "%s: nonzeros", name)
+		_, nye, _ := con.Dims()
+		_, ny := m.Dims()
+		assert.Equal(t, ny+nFree, nye, "%s: one multiplier per free limit", name)
 		a, err := enforce.NewAdaNP(con, enforce.Settings{})
 		require.NoError(t, err)
 		assert.Equal(t, enforce.PathSparse, a.Path(), name)

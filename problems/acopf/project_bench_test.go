@@ -1,6 +1,7 @@
 package acopf
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -13,22 +14,31 @@ import (
 // BenchmarkProjectPerturbed projects a batch of 100 points perturbed
 // around the cached reference optimum (Perturbation σ = 1e-3 on Vm, Va and
 // the injections, seed 1) onto the power flow and limits of the large
-// PGLib cases (Model.Constraint, AdaNP's sparse path, Tol 1e-6, MaxDepth
-// 100), as examples/acopf -project does, and reports the mean and largest
-// depth, the samples that did not converge and max|c| after. Minutes per
-// iteration on two cores for case10000_goc:
+// PGLib cases (Model.ConstraintWith with the smoothing FBEpsilon and
+// ProjectionFBEpsilon, AdaNP's sparse path, Tol 1e-6, MaxDepth 100), as
+// examples/acopf -project does, and reports the mean and largest depth,
+// the samples that did not converge and max|c| after. Minutes per
+// iteration on two cores for case10000_goc with FBEpsilon:
 //
 //	go test -run '^$' -bench ProjectPerturbed -benchtime 1x ./problems/acopf
 func BenchmarkProjectPerturbed(b *testing.B) {
-	for _, name := range []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"} {
-		b.Run(name, func(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		eps  float64
+	}{
+		{"pglib_opf_case1354_pegase", FBEpsilon}, {"pglib_opf_case1354_pegase", ProjectionFBEpsilon},
+		{"pglib_opf_case2869_pegase", FBEpsilon}, {"pglib_opf_case2869_pegase", ProjectionFBEpsilon},
+		{"pglib_opf_case10000_goc", FBEpsilon}, {"pglib_opf_case10000_goc", ProjectionFBEpsilon},
+	} {
+		name := bc.name
+		b.Run(fmt.Sprintf("%s/eps=%g", name, bc.eps), func(b *testing.B) {
 			c, err := Load(name)
 			require.NoError(b, err)
 			m, err := NewModel(c)
 			require.NoError(b, err)
 			opt, err := ReferenceOptimum(name)
 			require.NoError(b, err)
-			con, err := m.Constraint()
+			con, err := m.ConstraintWith(ConstraintOptions{FBEps: bc.eps})
 			require.NoError(b, err)
 			a, err := enforce.NewAdaNP(con, enforce.Settings{Tol: 1e-6, MaxDepth: 100, Path: enforce.PathSparse})
 			require.NoError(b, err)
