@@ -3,6 +3,7 @@ package enforce
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -97,7 +98,7 @@ func TestCheckSparseHandWritten(t *testing.T) {
 
 	// A missing dependence: c_0 also reads an output outside its pattern.
 	j := 0
-	for slicesContains(sys.col[sys.rowPtr[0]:sys.rowPtr[1]], j) {
+	for slices.Contains(sys.col[sys.rowPtr[0]:sys.rowPtr[1]], j) {
 		j++
 	}
 	sp2 := *sys.k.Sparse
@@ -115,15 +116,6 @@ func TestCheckSparseHandWritten(t *testing.T) {
 	assert.Equal(t, j, pe.Entries[0].Col)
 	assert.False(t, pe.Entries[0].Declared)
 	assert.InDelta(t, y[j], pe.Entries[0].Want, 1e-6)
-}
-
-func slicesContains(s []int, v int) bool {
-	for _, u := range s {
-		if u == v {
-			return true
-		}
-	}
-	return false
 }
 
 // TestCheckSparseInequalities checks the Fischer–Burmeister system built

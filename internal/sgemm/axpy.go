@@ -18,10 +18,12 @@ func Add4x64(y, a0, a1, a2, a3 []float64, b0, b1, b2, b3 float64) {
 		add4x64(n, &y[0], &a0[0], &a1[0], &a2[0], &a3[0], &b)
 		return
 	}
-	add4x64Go(y, a0, a1, a2, a3, b0, b1, b2, b3)
+	add4Go(y, a0, a1, a2, a3, b0, b1, b2, b3)
 }
 
-func add4x64Go(y, a0, a1, a2, a3 []float64, b0, b1, b2, b3 float64) {
+// add4Go is Add4x64 and Add4x32 in plain Go, unfused.
+func add4Go[T Real](y, a0, a1, a2, a3 []T, b0, b1, b2, b3 T) {
+	a0, a1, a2, a3 = a0[:len(y)], a1[:len(y)], a2[:len(y)], a3[:len(y)]
 	for i := range y {
 		y[i] += a0[i]*b0 + a1[i]*b1 + a2[i]*b2 + a3[i]*b3
 	}
@@ -39,7 +41,5 @@ func Add4x32(y, a0, a1, a2, a3 []float32, b0, b1, b2, b3 float32) {
 		add4x32(n, &y[0], &a0[0], &a1[0], &a2[0], &a3[0], &b)
 		return
 	}
-	for i := range y {
-		y[i] += a0[i]*b0 + a1[i]*b1 + a2[i]*b2 + a3[i]*b3
-	}
+	add4Go(y, a0, a1, a2, a3, b0, b1, b2, b3)
 }

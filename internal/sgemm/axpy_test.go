@@ -25,7 +25,7 @@ func TestAdd4x64(t *testing.T) {
 		b := vec(4)
 		y := vec(n + 1)
 		want := append([]float64(nil), y...)
-		add4x64Go(want[:n], a0, a1, a2, a3, b[0], b[1], b[2], b[3])
+		add4Go(want[:n], a0, a1, a2, a3, b[0], b[1], b[2], b[3])
 		got := append([]float64(nil), y...)
 		Add4x64(got[:n], a0, a1, a2, a3, b[0], b[1], b[2], b[3])
 		for i := range n {

@@ -202,11 +202,17 @@ func MulPacked(m int, pa []float32, p *Panels, j0, j1 int, c []float32, ldc int,
 // [jb0, j1) of C with the MR×NR kernel; column j goes to column j − j0 of
 // c.
 func mulPanels(m, r0 int, pa []float32, p *Panels, jb0, j1, j0 int, c []float32, ldc int, lower bool, tile []float32) {
-	k := p.K
+	mulPanelsStrided(m, r0, pa, p.Data, p.K, p.K*NR, jb0, j1, j0, c, ldc, lower, tile)
+}
+
+// mulPanelsStrided is mulPanels for column panels stride values apart in
+// data (p.K·NR for a Panels).
+func mulPanelsStrided(m, r0 int, pa []float32, data []float32, k, stride, jb0, j1, j0 int, c []float32, ldc int, lower bool, tile []float32) {
 	mp := roundUp(m, MR)
 	for jb := jb0; jb < j1; jb += NR {
 		w := min(NR, j1-jb)
-		bp := p.Data[jb*k : jb*k+k*NR]
+		off := jb / NR * stride
+		bp := data[off : off+k*NR]
 		for i0 := r0; i0 < mp; i0 += MR {
 			h := min(MR, m-i0)
 			if lower && i0+h-1 < jb {
@@ -241,24 +247,7 @@ func MulPackedStrided(m int, pa []float32, data []float32, k, n, stride, j0, j1 
 	if j0%NR != 0 || j1 > n || j0 < 0 {
 		panic("sgemm: bad column range")
 	}
-	mp := roundUp(m, MR)
-	for jb := j0; jb < j1; jb += NR {
-		w := min(NR, j1-jb)
-		off := jb / NR * stride
-		bp := data[off : off+k*NR]
-		for i0 := 0; i0 < mp; i0 += MR {
-			h := min(MR, m-i0)
-			ap := pa[i0*k : i0*k+k*MR]
-			if h == MR && w == NR {
-				kernel(k, ap, bp, c[i0*ldc+jb-j0:], ldc)
-				continue
-			}
-			kernel(k, ap, bp, tile, NR)
-			for ii := 0; ii < h; ii++ {
-				copy(c[(i0+ii)*ldc+jb-j0:(i0+ii)*ldc+jb-j0+w], tile[ii*NR:ii*NR+w])
-			}
-		}
-	}
+	mulPanelsStrided(m, 0, pa, data, k, stride, j0, j1, j0, c, ldc, false, tile)
 }
 
 // kernelGo writes the MR×NR block C = A·B for the packed panels a (k×MR)

@@ -119,3 +119,11 @@ func TestPanelPacksOnce(t *testing.T) {
 		}
 	}
 }
+
+// add4Go is add4 in plain Go, unfused: the reference for the kernels'.
+func add4Go[T real](y, a0, a1, a2, a3 []T, b0, b1, b2, b3 T) {
+	a0, a1, a2, a3 = a0[:len(y)], a1[:len(y)], a2[:len(y)], a3[:len(y)]
+	for i := range y {
+		y[i] += a0[i]*b0 + a1[i]*b1 + a2[i]*b2 + a3[i]*b3
+	}
+}

@@ -495,14 +495,6 @@ func accum4Go[T real](u []float64, a0, a1, a2, a3 []T, b0, b1, b2, b3 float64) {
 // sgemm.Add4x64, the float64 one).
 type add4[T real] func(y, a0, a1, a2, a3 []T, b0, b1, b2, b3 T)
 
-// add4Go is add4 in plain Go.
-func add4Go[T real](y, a0, a1, a2, a3 []T, b0, b1, b2, b3 T) {
-	a0, a1, a2, a3 = a0[:len(y)], a1[:len(y)], a2[:len(y)], a3[:len(y)]
-	for i := range y {
-		y[i] += a0[i]*b0 + a1[i]*b1 + a2[i]*b2 + a3[i]*b3
-	}
-}
-
 // updateBlock sets the lower trapezoid of the nr×nc column-major block c
 // to A·Bᵀ, where A is rows p1…md−1 and B rows p1…p1+nc−1 of the md×wd
 // column-major block xd. Two columns of c and four of xd at a time (by
