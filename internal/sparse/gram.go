@@ -212,8 +212,9 @@ func (g *Gram) NewFactor() *Factor {
 
 // NewFactorSingle returns a Factor like NewFactor's whose factor L, when g
 // uses the supernodal method, is computed and stored in single precision
-// (float32): the dense products of its blocks run at twice the rate and
-// L takes half the memory. G is still assembled in float64 (and rounded
+// (float32): the dense products of its blocks run on the float32 kernel
+// (twice the lanes of the float64 one; BenchmarkSPMesh measures what that
+// gains) and L's values take half the bytes. G is still assembled in float64 (and rounded
 // once to float32), and Solve still works on float64 vectors, reading L's
 // float32 entries, so a solution carries L's rounding only: a relative
 // error of about cond(G)·6e-8 (a Newton step computed with it is an
