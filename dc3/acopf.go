@@ -32,6 +32,7 @@ type ACOPFCompletion struct {
 	// Vm = 1, Va = 0, Pg = Qg = 0), with its inputs padded with zeros to as
 	// many as its equalities (NewtonCompletion's contract).
 	Newton NewtonCompletion
+	pf     enforce.Constraint // acopf.PowerFlow, unshifted
 	nx, nb int
 }
 
@@ -86,7 +87,7 @@ func NewACOPFCompletion(m *acopf.Model) (*ACOPFCompletion, error) {
 	if len(other) != nc || nx > nc {
 		return nil, fmt.Errorf("dc3: ACOPF completion: %d completed variables for %d equations and %d inputs", len(other), nc, nx)
 	}
-	a := &ACOPFCompletion{Newton: NewtonCompletion{C: &shifted{c: pf, nx: nx, nc: nc, nb: nb}, Partial: partial, Other: other}, nx: nx, nb: nb}
+	a := &ACOPFCompletion{Newton: NewtonCompletion{C: &shifted{c: pf, nx: nx, nc: nc, nb: nb}, Partial: partial, Other: other}, pf: pf, nx: nx, nb: nb}
 	if err := a.Newton.Validate(); err != nil {
 		return nil, err
 	}

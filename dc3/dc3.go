@@ -54,7 +54,9 @@
 // Gradient-based correction, DC3's second ingredient, moves the partial
 // variables along the gradient of the inequality violation; the paper's
 // problems have no inequalities, so correction (in training and at test
-// time) is a no-op there and is not implemented. DC3's soft penalty on the
+// time) is a no-op there and Model does not take it. For AC optimal power
+// flow, which has bounds, Correction with ACOPFCompletion.Correct (test
+// time) and ACOPFCompletion.CorrectNode (training) is DC3's correction. DC3's soft penalty on the
 // equalities, 10·0.5·‖c(x, y)‖₂ per sample, is left out: after a completion
 // it is zero up to rounding (or Newton's tolerance), and so is its
 // gradient with respect to the network's outputs, ∂c/∂y_p + ∂c/∂y_o·∂y_o/∂y_p = 0.

@@ -40,8 +40,13 @@ const (
 	// divided by the square of the generators' mean MVA base (100 MVA for
 	// every generator of MATPOWER's case57).
 	objScale = 1e4
-	// caseName is the grid: MATPOWER 6.0's case57.
-	caseName = "matpower6_case57"
+	// dc3Case is DC3's grid: MATPOWER 6.0's case57 (the default -case).
+	dc3Case = "matpower6_case57"
+	// minAccept is the least acceptance rate of the joint rejection
+	// sampler of the load factors (DC3's) at which sampleLoads uses it;
+	// below it (grids with many loads) it draws the same law by
+	// conditioning on the common factor (factorDraw).
+	minAccept = 0.01
 )
 
 // sigma is the standard deviation of a load factor: ±70 % is its 95th
@@ -72,20 +77,25 @@ func sampleLoads(m *acopf.Model, n int, seed uint64) ([][]float64, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x64633361636f7066))
 	a, b := math.Sqrt(corrCoeff), math.Sqrt(1-corrCoeff)
 	f := make([]float64, len(scaled))
+	joint := acceptance(len(scaled)) >= minAccept
 	out := make([][]float64, 0, n)
 	for tries := 0; len(out) < n; tries++ {
 		if tries > 1000*n+100000 {
 			return nil, errors.New("rejection sampling of the load factors does not accept")
 		}
-		common := rng.NormFloat64()
-		ok := true
-		for k := range f {
-			f[k] = 1 + sigma*(a*common+b*rng.NormFloat64())
-			if f[k] <= 1-maxChange || f[k] >= 1+maxChange {
-				ok = false
+		if joint {
+			common := rng.NormFloat64()
+			ok := true
+			for k := range f {
+				f[k] = 1 + sigma*(a*common+b*rng.NormFloat64())
+				if f[k] <= 1-maxChange || f[k] >= 1+maxChange {
+					ok = false
+				}
 			}
-		}
-		if !ok {
+			if !ok {
+				continue
+			}
+		} else if !factorDraw(rng, f) {
 			continue
 		}
 		x := append([]float64(nil), base...)
@@ -99,6 +109,70 @@ func sampleLoads(m *acopf.Model, n int, seed uint64) ([][]float64, error) {
 		out = append(out, x)
 	}
 	return out, nil
+}
+
+// The load factors are f_k = 1 + σ(√ρ·c + √(1−ρ)·z_k) with c and the z_k
+// independent standard normals (the covariance σ²(ρ·11ᵀ + (1−ρ)I)), and
+// the truncation keeps a draw when every |√ρ·c + √(1−ρ)·z_k| < maxChange/σ.
+// Given c the z_k are independent, each inside the interval boundsGiven
+// returns, with probability pGiven(c).
+
+// boundsGiven returns the interval (lo, hi) that each z_k must lie in,
+// given the common factor c.
+func boundsGiven(c float64) (lo, hi float64) {
+	t := maxChange / sigma
+	a, b := math.Sqrt(corrCoeff), math.Sqrt(1-corrCoeff)
+	return (-t - a*c) / b, (t - a*c) / b
+}
+
+// pGiven is the probability that one z_k lies in boundsGiven(c).
+func pGiven(c float64) float64 {
+	lo, hi := boundsGiven(c)
+	return normCDF(hi) - normCDF(lo)
+}
+
+func normCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
+
+// acceptance returns the probability that DC3's joint rejection sampler
+// accepts a draw of L load factors, E_c[pGiven(c)^L], by the trapezoidal
+// rule on c ∈ [−8, 8] (step 10⁻³). About 0.4 for case57's 42 loads and
+// 10⁻⁷ for case1354's 621.
+func acceptance(l int) float64 {
+	const h = 1e-3
+	var s float64
+	for c := -8.0; c <= 8; c += h {
+		s += math.Exp(-c*c/2) / math.Sqrt(2*math.Pi) * math.Pow(pGiven(c), float64(l))
+	}
+	return s * h
+}
+
+// factorDraw draws the load factors f (len(f) = L) from the same truncated
+// normal law as DC3's joint rejection sampler, for grids with many loads
+// where that sampler would almost never accept: it draws the common factor
+// c from its law under the truncation, density ∝ φ(c)·pGiven(c)^L, by
+// rejection from φ with acceptance (pGiven(c)/pGiven(0))^L (pGiven is
+// largest at c = 0), and then each z_k from the standard normal truncated
+// to boundsGiven(c) by inverting its distribution function. It reports
+// false when c is rejected (the caller draws again).
+func factorDraw(rng *rand.Rand, f []float64) bool {
+	c := rng.NormFloat64()
+	if rng.Float64() >= math.Pow(pGiven(c)/pGiven(0), float64(len(f))) {
+		return false
+	}
+	a, b := math.Sqrt(corrCoeff), math.Sqrt(1-corrCoeff)
+	lo, hi := boundsGiven(c)
+	plo, phi := normCDF(lo), normCDF(hi)
+	for k := range f {
+		for {
+			u := plo + (phi-plo)*rng.Float64()
+			z := math.Sqrt2 * math.Erfinv(2*u-1)
+			f[k] = 1 + sigma*(a*c+b*z)
+			if f[k] > 1-maxChange && f[k] < 1+maxChange {
+				break // rounding at an end of the interval: draw again
+			}
+		}
+	}
+	return true
 }
 
 func sign(v float64) float64 {
@@ -147,8 +221,8 @@ type provenance struct {
 const recipe = "DC3 (locuslab/DC3 datasets/acopf/matlab_datasets/GenerateSamples.m): Pd = Pd0*f at buses with Pd0 > 0, f ~ N(1, sigma^2(0.5*11'+0.5*I)), sigma = 0.7/1.645, truncated to (0.3, 1.7) by rejection; Qd = Pd*tan(acos(pf))*sign(Qd0), pf ~ U(0.8, 1); optima of the ACOPF without line limits (DC3's formulation); x, y in acopf.Model's layouts (p.u.)"
 
 // cacheNames returns the paths of the data set's files in dir.
-func cacheNames(dir string, seed uint64, n int) (partial, final, meta string) {
-	stem := filepath.Join(dir, fmt.Sprintf("dc3-%s-seed%d-n%d", caseName, seed, n))
+func cacheNames(dir, name string, seed uint64, n int) (partial, final, meta string) {
+	stem := filepath.Join(dir, fmt.Sprintf("dc3-%s-seed%d-n%d", name, seed, n))
 	return stem + ".partial.csv", stem + ".csv.gz", stem + ".json"
 }
 
@@ -157,8 +231,8 @@ func cacheNames(dir string, seed uint64, n int) (partial, final, meta string) {
 // which a later run without a shard reads with the others.
 type shard struct{ K, Of, Upto int }
 
-func (s shard) partialName(dir string, seed uint64, n int) string {
-	p, _, _ := cacheNames(dir, seed, n)
+func (s shard) partialName(dir, name string, seed uint64, n int) string {
+	p, _, _ := cacheNames(dir, name, seed, n)
 	if s.Of == 0 {
 		return p
 	}
@@ -173,13 +247,13 @@ func (s shard) partialName(dir string, seed uint64, n int) string {
 // operating point (MATPOWER's start) and then from the flat start; a draw
 // that neither solve solves is dropped, until n are kept. An interrupted
 // generation resumes from its partial file. dir "" caches nothing.
-func loadOrGenerate(m *acopf.Model, n int, seed uint64, tol float64, dir string, sh shard, progress io.Writer) (*dataset, error) {
+func loadOrGenerate(m *acopf.Model, name string, n int, seed uint64, tol float64, maxIter int, dir string, sh shard, progress io.Writer) (*dataset, error) {
 	pool, err := sampleLoads(m, 3*n, seed)
 	if err != nil {
 		return nil, err
 	}
 	if dir != "" {
-		_, final, meta := cacheNames(dir, seed, n)
+		_, final, meta := cacheNames(dir, name, seed, n)
 		d, err := readCache(final, meta, pool)
 		if err == nil {
 			return d, nil
@@ -196,7 +270,7 @@ func loadOrGenerate(m *acopf.Model, n int, seed uint64, tol float64, dir string,
 	failed := make([]bool, len(pool))
 	var part *os.File
 	if dir != "" {
-		pname, _, _ := cacheNames(dir, seed, n)
+		pname, _, _ := cacheNames(dir, name, seed, n)
 		parts, err := filepath.Glob(strings.TrimSuffix(pname, ".csv") + "*.csv")
 		if err != nil {
 			return nil, err
@@ -206,7 +280,7 @@ func loadOrGenerate(m *acopf.Model, n int, seed uint64, tol float64, dir string,
 				return nil, err
 			}
 		}
-		part, err = os.OpenFile(sh.partialName(dir, seed, n), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		part, err = os.OpenFile(sh.partialName(dir, name, seed, n), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err != nil {
 			return nil, err
 		}
@@ -233,7 +307,7 @@ func loadOrGenerate(m *acopf.Model, n int, seed uint64, tol float64, dir string,
 			t0 := time.Now()
 			failed[i] = true
 			for _, s := range starts {
-				res, err := reference(p, s, tol)
+				res, err := reference(p, s, tol, maxIter)
 				if err != nil {
 					return nil, fmt.Errorf("draw %d: %w", i, err)
 				}
@@ -270,10 +344,10 @@ func loadOrGenerate(m *acopf.Model, n int, seed uint64, tol float64, dir string,
 		d.Drawn = d.Index[len(d.Index)-1] + 1
 	}
 	if dir != "" {
-		if err := writeCache(dir, seed, tol, d); err != nil {
+		if err := writeCache(dir, name, seed, tol, d); err != nil {
 			return nil, err
 		}
-		pname, _, _ := cacheNames(dir, seed, n)
+		pname, _, _ := cacheNames(dir, name, seed, n)
 		parts, _ := filepath.Glob(strings.TrimSuffix(pname, ".csv") + "*.csv")
 		for _, name := range parts {
 			os.Remove(name)
@@ -343,8 +417,8 @@ func parseFloats(fields []string) ([]float64, error) {
 // writeCache writes d as a gzip'd CSV (one line per sample: the draw's
 // index, x, y and the solve's seconds) and
 // its provenance with the CSV's SHA-256.
-func writeCache(dir string, seed uint64, tol float64, d *dataset) error {
-	_, final, meta := cacheNames(dir, seed, len(d.X))
+func writeCache(dir, name string, seed uint64, tol float64, d *dataset) error {
+	_, final, meta := cacheNames(dir, name, seed, len(d.X))
 	var raw strings.Builder
 	for i := range d.X {
 		raw.WriteString(strconv.Itoa(d.Index[i]))
@@ -381,7 +455,7 @@ func writeCache(dir string, seed uint64, tol float64, d *dataset) error {
 		secs += s
 	}
 	p := provenance{
-		Recipe: recipe, Case: caseName + " (MATPOWER 6.0 data/case57.m, problems/acopf/data)", Seed: seed, Samples: len(d.X),
+		Recipe: recipe, Case: caseDescription(name), Seed: seed, Samples: len(d.X),
 		Solver: d.Solver, Tol: tol,
 		Columns: fmt.Sprintf("index of the draw, x (%d: Pd, Qd of the load buses, p.u.), y (%d: Vm, Va, Pg, Qg, p.u./rad), reference solve seconds", len(d.X[0]), len(d.Y[0])),
 		File:    filepath.Base(final), SHA256: hex.EncodeToString(sum[:]), Created: time.Now().UTC().Format(time.RFC3339),
@@ -446,6 +520,14 @@ func readCache(final, meta string, pool [][]float64) (*dataset, error) {
 		d.Secs = append(d.Secs, v[len(v)-1])
 	}
 	return d, nil
+}
+
+// caseDescription names the grid of a data set in its provenance.
+func caseDescription(name string) string {
+	if name == dc3Case {
+		return name + " (MATPOWER 6.0 data/case57.m, problems/acopf/data)"
+	}
+	return name + " (acopf.Load)"
 }
 
 func mean(v []float64) float64 {

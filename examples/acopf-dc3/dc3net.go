@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+
+	"gonum.org/v1/gonum/mat"
 	"sync/atomic"
 
 	"gorgonia.org/gorgonia"
@@ -18,22 +20,27 @@ import (
 // the non-reference generators, Vm of the generator buses) mapped into
 // their bounds, y_p = lo + (hi − lo)·σ(z) (DC3's complete_partial), and
 // dc3.ACOPFCompletion solves the power flow for the rest, with the
-// implicit-function gradient. DC3's gradient-based correction of the
-// inequalities is not part of it.
+// implicit-function gradient. With corr set, the training graph adds
+// DC3's training-time correction (dc3.ACOPFCompletion.CorrectNode);
+// Predict (train.DensePredictor, which train.Model.Predict uses) is the
+// completed point without it, as DC3's NNSolver, and the caller applies
+// the test-time correction (dc3.ACOPFCompletion.Correct).
 type dc3Net struct {
 	mlp      *layers.MLP
 	comp     *dc3.ACOPFCompletion
+	corr     *dc3.Correction
 	lo, span []float64
+	nb       int
 }
 
 var dc3Consts atomic.Int64
 
 // newDC3Backbone returns the train.BackboneFunc of dc3Net for model m:
 // hidden widths width, width, ReLU, weights from seed.
-func newDC3Backbone(m *acopf.Model, width int, seed uint64) (train.BackboneFunc, error) {
+func newDC3Backbone(m *acopf.Model, width int, seed uint64, corr *dc3.Correction) (train.BackboneFunc, *dc3.ACOPFCompletion, error) {
 	comp, err := dc3.NewACOPFCompletion(m)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c := m.Case
 	nb := len(c.Buses)
@@ -53,8 +60,8 @@ func newDC3Backbone(m *acopf.Model, width int, seed uint64) (train.BackboneFunc,
 		if err != nil {
 			return nil, err
 		}
-		return &dc3Net{mlp: mlp, comp: comp, lo: lo, span: span}, nil
-	}, nil
+		return &dc3Net{mlp: mlp, comp: comp, corr: corr, lo: lo, span: span, nb: nb}, nil
+	}, comp, nil
 }
 
 func (d *dc3Net) Learnables() gorgonia.Nodes { return d.mlp.Learnables() }
@@ -82,5 +89,36 @@ func (d *dc3Net) Forward(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.comp.Node(x, yp)
+	y, err := d.comp.Node(x, yp)
+	if err != nil || d.corr == nil {
+		return y, err
+	}
+	return d.comp.CorrectNode(x, y, *d.corr)
+}
+
+// Predict is the completed point of the network's partial variables for
+// each row of x, Newton's method started from the flat start as in the
+// graph, without correction.
+func (d *dc3Net) Predict(x *mat.Dense) (*mat.Dense, error) {
+	z, err := d.mlp.Predict(x)
+	if err != nil {
+		return nil, err
+	}
+	n, _ := x.Dims()
+	_, nO, _ := d.comp.Newton.C.Dims()
+	y := mat.NewDense(n, nO, nil)
+	yp := make([]float64, len(d.lo))
+	for i := range n {
+		for k := range yp {
+			yp[k] = d.lo[k] + d.span[k]*z.At(i, k)
+		}
+		row := y.RawRowView(i)
+		for j := range d.nb {
+			row[j] = 1 // flat start
+		}
+		if _, _, err := d.comp.Complete(x.RawRowView(i), yp, row); err != nil {
+			return nil, err
+		}
+	}
+	return y, nil
 }

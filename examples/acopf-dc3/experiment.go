@@ -2,20 +2,22 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/dc3"
 	"github.com/enforce-nn/enforce/examples/internal/harness"
 	"github.com/enforce-nn/enforce/examples/internal/report"
 	"github.com/enforce-nn/enforce/layers"
@@ -244,6 +246,12 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 	if err != nil {
 		return err
 	}
+	// DC3's ACOPF correction (default_args.py, method_default_args).
+	corr := dc3.Correction{Ineq: m.Inequalities(), LearnRate: dc3.ACOPFCorrLearnRate, Momentum: dc3.ACOPFCorrMomentum,
+		Steps: dc3.ACOPFCorrSteps, Eps: dc3.ACOPFCorrEps}
+	if o.corr != "train+test" && o.corr != "test" && o.corr != "none" {
+		return fmt.Errorf("-corr %q: train+test, test or none", o.corr)
+	}
 	var all []metrics
 	for _, name := range strings.Split(o.methods, ",") {
 		name = strings.TrimSpace(name)
@@ -285,7 +293,8 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			}
 		case "DC3":
 			// DC3's completion with DC3's soft loss on the completed
-			// point, 10·(0.5‖eq‖² + 0.5‖max(0, g)‖²); no correction.
+			// (and, with -corr train+test, corrected) point,
+			// 10·(0.5‖eq‖² + 0.5‖max(0, g)‖²).
 			cfg.Mode, cfg.Constraint, cfg.PenaltyConstraint, cfg.LambdaC = train.Soft, enf, soft, 5
 			cfg.Sizes, cfg.Hidden, cfg.PyTorchInit, cfg.Standardize = nil, 0, false, false
 		default:
@@ -294,40 +303,58 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 		for s := o.firstSeed; s < o.seeds; s++ {
 			cfg.Seed = uint64(s + 1)
 			cfg.Progress = prefixed{progress, fmt.Sprintf("[%s seed %d] ", name, s+1)}
+			var comp *dc3.ACOPFCompletion
 			if name == "DC3" || name == "ENFORCE+DC3" {
-				if cfg.Backbone, err = newDC3Backbone(m, o.width, cfg.Seed); err != nil {
+				var trainCorr *dc3.Correction
+				if name == "DC3" && o.corr == "train+test" {
+					trainCorr = &corr
+				}
+				if cfg.Backbone, comp, err = newDC3Backbone(m, o.width, cfg.Seed, trainCorr); err != nil {
 					return err
 				}
 			}
-			tm, err := train.New(cfg)
+			testCorr := name == "DC3" && o.corr != "none"
+			corrSteps := 0
+			tm, resumed, err := newModel(cfg, o, name)
 			if err != nil {
 				return err
 			}
-			if cfg.Standardize {
+			if cfg.Standardize && !resumed {
 				if err := tm.SetStandardizers(xs, prior(m, o.vaScale)); err != nil {
 					return err
 				}
 			}
-			t0 := time.Now()
 			if _, err := tm.FitUnsupervised(xTrain, objective(m)); err != nil {
 				return fmt.Errorf("%s seed %d: %w", name, s+1, err)
 			}
-			trainSecs := time.Since(t0).Seconds()
+			trainSecs := tm.TrainingTime().Seconds() // resumed runs included
 			var y *mat.Dense
 			var st enforce.Stats
 			dur, err := report.MedianTime(3, func() (err error) {
-				y, st, err = tm.Predict(xTest)
+				if y, st, err = tm.Predict(xTest); err != nil || !testCorr {
+					return err
+				}
+				corrSteps, err = comp.Correct(xTest, y, corr) // DC3's test-time correction
 				return err
 			})
 			if err != nil {
 				return err
+			}
+			if testCorr {
+				fmt.Fprintf(progress, "[%s seed %d] test-time correction: %d steps\n", name, s+1, corrSteps)
 			}
 			met := evaluate(m, xTest, y, refObj)
 			met.Secs = dur.Seconds()
 			fmt.Fprintf(progress, "[%s seed %d] trained in %.0f s; test: obj %.4f, max eq %.1e, max ineq %.1e, %.1f ms per batch of %d (depth %v, not converged %d)\n",
 				name, s+1, trainSecs, met.Obj, met.MaxEq, met.MaxIneq, 1e3*met.Secs, xTest.RawMatrix().Rows, st.Depth, st.NotConverged)
 			met.Method, met.Seed, met.Epochs, met.NTrain, met.NTest, met.TrainSecs = name, s+1, o.epochs, nTr, nTe, trainSecs
-			if o.fbEps > 0 {
+			switch {
+			case name == "DC3" && o.corr == "train+test":
+				met.Method = "DC3 with correction"
+			case name == "DC3" && o.corr == "test":
+				met.Method = "DC3, correction at test time only"
+			}
+			if o.fbEps > 0 && name != "DC3" {
 				// Runs with another smoothing are another row of the table.
 				met.Method = fmt.Sprintf("%s, ε_FB %g", name, o.fbEps)
 			}
@@ -431,6 +458,28 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 		return os.WriteFile(filepath.Join(o.out, "acopf-dc3.md"), []byte(sb.String()), 0o644)
 	}
 	return nil
+}
+
+// newModel returns a new model for cfg, or, with -checkpoint, the one
+// whose interrupted training run has its checkpoint in the method's and
+// seed's subfolder (resumed true), which then goes on checkpointing there.
+func newModel(cfg train.Config, o options, method string) (tm *train.Model, resumed bool, err error) {
+	if o.checkpoint == "" {
+		tm, err = train.New(cfg)
+		return tm, false, err
+	}
+	variant := fmt.Sprintf("fbeps%g", o.fbEps)
+	if method == "DC3" {
+		variant = "corr-" + strings.ReplaceAll(o.corr, "+", "-")
+	}
+	dir := filepath.Join(o.checkpoint, fmt.Sprintf("%s-%s-%s-seed%d", dataName(o.caseName), strings.ReplaceAll(method, "+", "-"), variant, cfg.Seed))
+	cfg.Checkpoint = train.Checkpoint{Dir: dir}
+	tm, err = train.Resume(dir, cfg)
+	if errors.Is(err, fs.ErrNotExist) {
+		tm, err = train.New(cfg)
+		return tm, false, err
+	}
+	return tm, err == nil, err
 }
 
 // appendRun appends a run's metrics to the JSON-lines file name.

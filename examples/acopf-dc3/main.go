@@ -33,9 +33,11 @@
 //   - DC3: DC3's completion (dc3.ACOPFCompletion: the network predicts Pg
 //     of the non-reference generators and Vm of the generator buses within
 //     their bounds, Newton's method solves the power flow for the rest) and
-//     DC3's soft loss f + 5‖c‖² + 5‖max(0, g)‖² on the completed point;
-//     DC3's gradient-based correction of the inequalities is not
-//     implemented;
+//     DC3's soft loss f + 5‖c‖² + 5‖max(0, g)‖² on the completed point,
+//     with DC3's gradient-based correction of the bounds (dc3.Correction:
+//     5 steps of 1e-4, momentum 0.5) in training (its gradient taken as
+//     the identity, dc3.ACOPFCompletion.CorrectNode) and at test time
+//     (-corr);
 //   - ENFORCE+DC3: ENFORCE (as above) on DC3's backbone (as above): the
 //     completed point satisfies the power flow, AdaNP adds the limits.
 //
@@ -52,6 +54,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/enforce-nn/enforce/examples/internal/harness"
 	"github.com/enforce-nn/enforce/problems/acopf"
@@ -65,18 +69,18 @@ var (
 	referenceName = "pure-Go interior point (solvers.SolveSparse)"
 )
 
-func pureGo(p *solvers.SparseNLP, init []float64, tol float64) (*solvers.Result, error) {
-	return solvers.SolveSparse(p, init, &solvers.Settings{Tol: tol, FeasTol: 1e-9})
+func pureGo(p *solvers.SparseNLP, init []float64, tol float64, maxIter int) (*solvers.Result, error) {
+	return solvers.SolveSparse(p, init, &solvers.Settings{Tol: tol, FeasTol: 1e-9, MaxIterations: maxIter})
 }
 
 type options struct {
 	samples, epochs, seeds, batch, width int
-	ntrain, ntest, firstSeed             int
+	ntrain, ntest, firstSeed, maxIter    int
 	runs                                 string
 	seed                                 uint64
 	tol, lr, vaScale, fbEps              float64
 	data, out, methods, weights, shard   string
-	path                                 string
+	path, caseName, checkpoint, corr     string
 	dataOnly, softProject                bool
 }
 
@@ -84,12 +88,12 @@ func defaults() options {
 	return options{
 		samples: dc3Samples, epochs: 200, seeds: 5, batch: 200, width: 200, seed: 1,
 		tol: 1e-8, lr: 1e-3, vaScale: 0.1, data: "examples/acopf-dc3/data", out: harness.DefaultOut("acopf-dc3"),
-		methods: "MLP,Soft,ENFORCE,DC3", path: "auto",
+		methods: "MLP,Soft,ENFORCE,DC3", path: "auto", caseName: dc3Case, maxIter: 500, corr: "train+test",
 	}
 }
 
 func flags(o *options) *harness.Flags {
-	f := harness.New("acopf-dc3", "DC3's ACOPF experiment on MATPOWER 6.0's case57: DC3's data recipe with reference optima, then MLP, Soft, ENFORCE and DC3 (completion, no correction) with DC3's metrics beside DC3's table.")
+	f := harness.New("acopf-dc3", "DC3's ACOPF experiment on MATPOWER 6.0's case57: DC3's data recipe with reference optima, then MLP, Soft, ENFORCE and DC3 (completion and correction) with DC3's metrics beside DC3's table; -case runs the recipe on another grid.")
 	f.IntVar(&o.samples, "samples", o.samples, "number of samples (DC3: 1200; split 5/6, 1/12, 1/12 in order as DC3 splits them)")
 	f.Uint64Var(&o.seed, "seed", o.seed, "seed of the load samples")
 	f.Float64Var(&o.tol, "tol", o.tol, "the reference solver's tolerance")
@@ -109,6 +113,10 @@ func flags(o *options) *harness.Flags {
 	f.StringVar(&o.methods, "methods", o.methods, "comma-separated methods to train: MLP, Soft, ENFORCE, DC3, ENFORCE+DC3")
 	f.StringVar(&o.weights, "weights", o.weights, harness.WeightsHelp+`; "" keeps train's default`)
 	f.BoolVar(&o.softProject, "soft-project", o.softProject, "also project the Soft network's test predictions by AdaNP (AutoDiagonal weights, max|c| ≤ 1e-6) at inference only, as an extra row")
+	f.StringVar(&o.caseName, "case", o.caseName, "the grid: a shipped case (acopf.Load's names; DC3's is matpower6_case57) or the path of a MATPOWER .m or .m.gz file")
+	f.IntVar(&o.maxIter, "maxiter", o.maxIter, "the reference solver's iteration limit: a draw it does not solve within it from either start is dropped (MATPOWER's MIPS, DC3's solver, stops at 150)")
+	f.StringVar(&o.corr, "corr", o.corr, `DC3's gradient-based correction of the bounds (dc3.Correction, DC3's ACOPF settings): "train+test" (DC3's), "test" (at test time only) or "none" (the rows named plain "DC3")`)
+	f.StringVar(&o.checkpoint, "checkpoint", o.checkpoint, `folder of training checkpoints, one subfolder per case, method and seed; a run whose checkpoint is there resumes from it ("" writes none)`)
 	f.StringVar(&o.path, "path", o.path, "AdaNP's linear algebra in training and inference: auto, dense or sparse (enforce.Settings.Path)")
 	f.Float64Var(&o.fbEps, "fbeps", o.fbEps, "smoothing ε of the limits' Fischer–Burmeister rows in ENFORCE's constraint, 0 for acopf.FBEpsilon (1e-8); acopf.ProjectionFBEpsilon is 1e-6 (acopf.ConstraintOptions.FBEps)")
 	f.Out(&o.out)
@@ -124,7 +132,7 @@ func run(o options, stdout, progress io.Writer) error {
 	if o.samples < 12 {
 		return fmt.Errorf("-samples %d: need at least 12 for DC3's split", o.samples)
 	}
-	c, err := acopf.Load(caseName)
+	c, err := acopf.Load(o.caseName)
 	if err != nil {
 		return err
 	}
@@ -138,7 +146,7 @@ func run(o options, stdout, progress io.Writer) error {
 			return fmt.Errorf("-shard %q: want K/OF/UPTO with 0 ≤ K < OF, and a -data folder", o.shard)
 		}
 	}
-	d, err := loadOrGenerate(m, o.samples, o.seed, o.tol, o.data, sh, progress)
+	d, err := loadOrGenerate(m, dataName(o.caseName), o.samples, o.seed, o.tol, o.maxIter, o.data, sh, progress)
 	if err != nil {
 		return err
 	}
@@ -152,13 +160,25 @@ func run(o options, stdout, progress io.Writer) error {
 	}
 	nTr, nVa := split(o.samples)
 	fmt.Fprintf(stdout, "%s: %d samples (train %d, valid %d, test %d), seed %d, reference %s\n",
-		caseName, o.samples, nTr, nVa, o.samples-nTr-nVa, o.seed, d.Solver)
-	fmt.Fprintf(stdout, "optimizer: mean objective (DC3-scaled) all %.4f, test %.4f (DC3: 3.8118), mean solve %.3f s\n",
-		mean(d.Obj), mean(d.Obj[nTr+nVa:]), mean(d.Secs))
+		dataName(o.caseName), o.samples, nTr, nVa, o.samples-nTr-nVa, o.seed, d.Solver)
+	dc3Obj := ""
+	if o.caseName == dc3Case {
+		dc3Obj = " (DC3: 3.8118)"
+	}
+	fmt.Fprintf(stdout, "optimizer: mean objective (DC3-scaled) all %.4f, test %.4f%s, mean solve %.3f s; %d draws for %d samples\n",
+		mean(d.Obj), mean(d.Obj[nTr+nVa:]), dc3Obj, mean(d.Secs), d.Drawn, len(d.X))
 	if o.dataOnly {
 		return nil
 	}
 	return experiment(o, m, d, stdout, progress)
+}
+
+// dataName is the name of case in the data set's file names: a shipped
+// case's name, or a file's base name without .m or .m.gz.
+func dataName(caseName string) string {
+	n := filepath.Base(caseName)
+	n = strings.TrimSuffix(n, ".gz")
+	return strings.TrimSuffix(n, ".m")
 }
 
 // split returns DC3's training and validation sizes for n samples

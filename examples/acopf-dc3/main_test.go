@@ -15,7 +15,7 @@ import (
 )
 
 func loadModel(t *testing.T) (*acopf.Case, *acopf.Model) {
-	c, err := acopf.Load(caseName)
+	c, err := acopf.Load(dc3Case)
 	require.NoError(t, err)
 	m, err := acopf.NewModel(c)
 	require.NoError(t, err)
@@ -37,8 +37,10 @@ func TestQuick(t *testing.T) {
 	assert.Regexp(t, `optimizer: mean objective \(DC3-scaled\) all [0-9.]+, test 3\.[78]`, text)
 	assert.Contains(t, text, "| MLP, 3 epochs, 50 training samples (1 seeds) |")
 	assert.Contains(t, text, "| Soft, 3 epochs, 50 training samples (1 seeds) |")
-	// DC3's completion holds the power flow to Newton's tolerance.
-	assert.Regexp(t, `\| DC3, 3 epochs, 50 training samples \(1 seeds\) \| [0-9.]+ \| [-0-9.]+ % \| [0-9.]+e-(09|1[0-9])`, text)
+	// DC3's completion and correction: the correction's steps are not
+	// re-completed, so the balances drift from Newton's tolerance (DC3's
+	// own table: 6.8e-5), but stay well below the MLP's order 1.
+	assert.Regexp(t, `\| DC3 with correction, 3 epochs, 50 training samples \(1 seeds\) \| [0-9.]+ \| [-0-9.]+ % \| [0-9.]+e-(0[2-9]|1[0-9])`, text)
 	// After 3 epochs on 50 samples the backbone is far from trained and
 	// AdaNP does not reach 1e-6 on every test sample within its 100
 	// steps; the mean max residual is still below 1e-3 p.u. (MLP's is
