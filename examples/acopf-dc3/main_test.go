@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -96,4 +97,76 @@ func TestFBEps(t *testing.T) {
 	assert.Contains(t, out.String(), "| ENFORCE, ε_FB 0.0001, 1 epochs, 50 training samples (1 seeds) |")
 	o.fbEps = -1
 	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "FBEps")
+}
+
+// TestFactorDraw checks the sampler for grids with many loads against
+// DC3's joint rejection sampler on L = 42 load factors (case57's), where
+// both work: the acceptance rate acceptance predicts is the joint
+// sampler's, and the two laws agree in the factors' mean, spread and
+// correlation within five standard errors; every factor is inside
+// (0.3, 1.7).
+func TestFactorDraw(t *testing.T) {
+	const l, n = 42, 20000
+	a, b := math.Sqrt(corrCoeff), math.Sqrt(1-corrCoeff)
+	type moments struct{ mean, sd, corr float64 }
+	stats := func(draws [][]float64) moments {
+		var s, s2, cross float64
+		for _, f := range draws {
+			var sum float64
+			for _, v := range f {
+				s += v
+				s2 += v * v
+				sum += v - 1
+			}
+			cross += sum * sum
+		}
+		cnt := float64(len(draws) * l)
+		mu := s / cnt
+		v := s2/cnt - mu*mu
+		// Mean of (f_j − 1)(f_k − 1) over pairs j ≠ k, from (Σ(f−1))².
+		var diag float64
+		for _, f := range draws {
+			for _, x := range f {
+				diag += (x - 1) * (x - 1)
+			}
+		}
+		pair := (cross - diag) / float64(len(draws)*l*(l-1))
+		return moments{mu, math.Sqrt(v), pair / v}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	var joint, factor [][]float64
+	tries := 0
+	for len(joint) < n {
+		tries++
+		c := rng.NormFloat64()
+		f := make([]float64, l)
+		ok := true
+		for k := range f {
+			f[k] = 1 + sigma*(a*c+b*rng.NormFloat64())
+			ok = ok && f[k] > 1-maxChange && f[k] < 1+maxChange
+		}
+		if ok {
+			joint = append(joint, f)
+		}
+	}
+	rate := float64(n) / float64(tries)
+	p := acceptance(l)
+	assert.InDelta(t, p, rate, 5*math.Sqrt(p*(1-p)/float64(tries)), "acceptance %g, joint sampler's %g", p, rate)
+	for len(factor) < n {
+		f := make([]float64, l)
+		if factorDraw(rng, f) {
+			for _, v := range f {
+				require.True(t, v > 1-maxChange && v < 1+maxChange, "factor %g", v)
+			}
+			factor = append(factor, f)
+		}
+	}
+	mj, mf := stats(joint), stats(factor)
+	// Standard errors: the mean of a draw's factors has variance about
+	// σ²(ρ + (1−ρ)/L); the spread and correlation are looser.
+	se := sigma * math.Sqrt(corrCoeff/n)
+	assert.InDelta(t, mj.mean, mf.mean, 5*math.Sqrt2*se, "mean")
+	assert.InDelta(t, mj.sd, mf.sd, 0.01*mj.sd, "standard deviation")
+	assert.InDelta(t, mj.corr, mf.corr, 0.03, "correlation")
+	t.Logf("joint: %+v (acceptance %.3f); factor: %+v", mj, rate, mf)
 }
