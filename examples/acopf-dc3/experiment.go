@@ -252,6 +252,9 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 	if o.corr != "train+test" && o.corr != "test" && o.corr != "none" {
 		return fmt.Errorf("-corr %q: train+test, test or none", o.corr)
 	}
+	if o.supervised && strings.Contains(o.methods, "DC3") {
+		return errors.New("-supervised: DC3's methods train on the objective only")
+	}
 	var all []metrics
 	for _, name := range strings.Split(o.methods, ",") {
 		name = strings.TrimSpace(name)
@@ -319,12 +322,19 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			if err != nil {
 				return err
 			}
-			if cfg.Standardize && !resumed {
+			if cfg.Standardize && !resumed && !o.supervised {
 				if err := tm.SetStandardizers(xs, prior(m, o.vaScale)); err != nil {
 					return err
 				}
 			}
-			if _, err := tm.FitUnsupervised(xTrain, objective(m)); err != nil {
+			if o.supervised {
+				// Regression on the reference optima (train.Fit fits the
+				// standardisation of x and y on the training set).
+				_, err = tm.Fit(xTrain, rows(d.Y[:nTr]))
+			} else {
+				_, err = tm.FitUnsupervised(xTrain, objective(m))
+			}
+			if err != nil {
 				return fmt.Errorf("%s seed %d: %w", name, s+1, err)
 			}
 			trainSecs := tm.TrainingTime().Seconds() // resumed runs included
@@ -354,9 +364,12 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			case name == "DC3" && o.corr == "test":
 				met.Method = "DC3, correction at test time only"
 			}
+			if o.supervised {
+				met.Method += ", supervised"
+			}
 			if o.fbEps > 0 && name != "DC3" {
 				// Runs with another smoothing are another row of the table.
-				met.Method = fmt.Sprintf("%s, ε_FB %g", name, o.fbEps)
+				met.Method = fmt.Sprintf("%s, ε_FB %g", met.Method, o.fbEps)
 			}
 			runs := []metrics{met}
 			if name == "Soft" && o.softProject {
@@ -471,6 +484,9 @@ func newModel(cfg train.Config, o options, method string) (tm *train.Model, resu
 	variant := fmt.Sprintf("fbeps%g", o.fbEps)
 	if method == "DC3" {
 		variant = "corr-" + strings.ReplaceAll(o.corr, "+", "-")
+	}
+	if o.supervised {
+		variant += "-supervised"
 	}
 	dir := filepath.Join(o.checkpoint, fmt.Sprintf("%s-%s-%s-seed%d", dataName(o.caseName), strings.ReplaceAll(method, "+", "-"), variant, cfg.Seed))
 	cfg.Checkpoint = train.Checkpoint{Dir: dir}

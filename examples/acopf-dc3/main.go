@@ -81,7 +81,7 @@ type options struct {
 	tol, lr, vaScale, fbEps              float64
 	data, out, methods, weights, shard   string
 	path, caseName, checkpoint, corr     string
-	dataOnly, softProject                bool
+	dataOnly, softProject, supervised    bool
 }
 
 func defaults() options {
@@ -116,6 +116,7 @@ func flags(o *options) *harness.Flags {
 	f.StringVar(&o.caseName, "case", o.caseName, "the grid: a shipped case (acopf.Load's names; DC3's is matpower6_case57) or the path of a MATPOWER .m or .m.gz file")
 	f.IntVar(&o.maxIter, "maxiter", o.maxIter, "the reference solver's iteration limit: a draw it does not solve within it from either start is dropped (MATPOWER's MIPS, DC3's solver, stops at 150)")
 	f.StringVar(&o.corr, "corr", o.corr, `DC3's gradient-based correction of the bounds (dc3.Correction, DC3's ACOPF settings): "train+test" (DC3's), "test" (at test time only) or "none" (the rows named plain "DC3")`)
+	f.BoolVar(&o.supervised, "supervised", o.supervised, "train MLP, Soft and ENFORCE by regression on the reference optima (train.Fit) instead of on the objective (DC3's set-up); a surrogate of the solver")
 	f.StringVar(&o.checkpoint, "checkpoint", o.checkpoint, `folder of training checkpoints, one subfolder per case, method and seed; a run whose checkpoint is there resumes from it ("" writes none)`)
 	f.StringVar(&o.path, "path", o.path, "AdaNP's linear algebra in training and inference: auto, dense or sparse (enforce.Settings.Path)")
 	f.Float64Var(&o.fbEps, "fbeps", o.fbEps, "smoothing ε of the limits' Fischer–Burmeister rows in ENFORCE's constraint, 0 for acopf.FBEpsilon (1e-8); acopf.ProjectionFBEpsilon is 1e-6 (acopf.ConstraintOptions.FBEps)")
