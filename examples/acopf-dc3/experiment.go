@@ -239,6 +239,11 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 	if err != nil {
 		return err
 	}
+	if o.pfOnly {
+		// ENFORCE projects onto the power flow only; the limits are
+		// measured, not enforced.
+		enf = m.PowerFlow()
+	}
 	soft := newSoftConstraint(m)
 	_, ny := m.Dims()
 	nx := xTrain.RawMatrix().Cols
@@ -367,6 +372,9 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			if o.supervised {
 				met.Method += ", supervised"
 			}
+			if o.pfOnly {
+				met.Method += ", power flow only"
+			}
 			if o.fbEps > 0 && name != "DC3" {
 				// Runs with another smoothing are another row of the table.
 				met.Method = fmt.Sprintf("%s, ε_FB %g", met.Method, o.fbEps)
@@ -487,6 +495,9 @@ func newModel(cfg train.Config, o options, method string) (tm *train.Model, resu
 	}
 	if o.supervised {
 		variant += "-supervised"
+	}
+	if o.pfOnly {
+		variant += "-pfonly"
 	}
 	dir := filepath.Join(o.checkpoint, fmt.Sprintf("%s-%s-%s-seed%d", dataName(o.caseName), strings.ReplaceAll(method, "+", "-"), variant, cfg.Seed))
 	cfg.Checkpoint = train.Checkpoint{Dir: dir}

@@ -82,6 +82,7 @@ type options struct {
 	data, out, methods, weights, shard   string
 	path, caseName, checkpoint, corr     string
 	dataOnly, softProject, supervised    bool
+	pfOnly, projectMean                  bool
 }
 
 func defaults() options {
@@ -117,6 +118,8 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.maxIter, "maxiter", o.maxIter, "the reference solver's iteration limit: a draw it does not solve within it from either start is dropped (MATPOWER's MIPS, DC3's solver, stops at 150)")
 	f.StringVar(&o.corr, "corr", o.corr, `DC3's gradient-based correction of the bounds (dc3.Correction, DC3's ACOPF settings): "train+test" (DC3's), "test" (at test time only) or "none" (the rows named plain "DC3")`)
 	f.BoolVar(&o.supervised, "supervised", o.supervised, "train MLP, Soft and ENFORCE by regression on the reference optima (train.Fit) instead of on the objective (DC3's set-up); a surrogate of the solver")
+	f.BoolVar(&o.pfOnly, "pf-only", o.pfOnly, "ENFORCE projects onto the power flow only (the limits are measured, not enforced)")
+	f.BoolVar(&o.projectMean, "project-mean", o.projectMean, "train nothing: project the mean of the training optima onto the power flow, and onto it and the limits, at the test samples' loads, and print the residuals by number of steps (isolates the projection from the training)")
 	f.StringVar(&o.checkpoint, "checkpoint", o.checkpoint, `folder of training checkpoints, one subfolder per case, method and seed; a run whose checkpoint is there resumes from it ("" writes none)`)
 	f.StringVar(&o.path, "path", o.path, "AdaNP's linear algebra in training and inference: auto, dense or sparse (enforce.Settings.Path)")
 	f.Float64Var(&o.fbEps, "fbeps", o.fbEps, "smoothing ε of the limits' Fischer–Burmeister rows in ENFORCE's constraint, 0 for acopf.FBEpsilon (1e-8); acopf.ProjectionFBEpsilon is 1e-6 (acopf.ConstraintOptions.FBEps)")
@@ -170,6 +173,9 @@ func run(o options, stdout, progress io.Writer) error {
 		mean(d.Obj), mean(d.Obj[nTr+nVa:]), dc3Obj, mean(d.Secs), d.Drawn, len(d.X))
 	if o.dataOnly {
 		return nil
+	}
+	if o.projectMean {
+		return projectMean(o, m, d, stdout)
 	}
 	return experiment(o, m, d, stdout, progress)
 }
