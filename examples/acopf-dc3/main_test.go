@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -169,4 +170,51 @@ func TestFactorDraw(t *testing.T) {
 	assert.InDelta(t, mj.sd, mf.sd, 0.01*mj.sd, "standard deviation")
 	assert.InDelta(t, mj.corr, mf.corr, 0.03, "correlation")
 	t.Logf("joint: %+v (acceptance %.3f); factor: %+v", mj, rate, mf)
+}
+
+// TestModes runs the other modes on the shipped data at -quick's size:
+// -supervised (rows named after it), -pf-only, -project-mean (onto the
+// power flow every test sample converges), -checkpoint (a second run
+// resumes the finished checkpoint and reports the same metrics), and the
+// errors for a bad -corr and for DC3 with -supervised.
+func TestModes(t *testing.T) {
+	parse := func(args ...string) options {
+		o := defaults()
+		require.NoError(t, flags(&o).Parse(append([]string{"-quick"}, args...)))
+		o.out, o.data = "", "data"
+		return o
+	}
+	var out bytes.Buffer
+	require.NoError(t, run(parse("-supervised", "-pf-only", "-methods", "MLP,ENFORCE", "-weights", "auto", "-epochs", "2"), &out, io.Discard))
+	assert.Contains(t, out.String(), "| MLP, supervised, power flow only, 2 epochs, 50 training samples (1 seeds) |")
+	assert.Contains(t, out.String(), "| ENFORCE, supervised, power flow only, 2 epochs, 50 training samples (1 seeds) |")
+
+	out.Reset()
+	require.NoError(t, run(parse("-project-mean", "-weights", "auto", "-fbeps", "1e-4"), &out, io.Discard))
+	assert.Regexp(t, `AdaNP onto the power flow \(max\|c\| ≤ 1e-06, at most 100 steps\): depth mean [0-9.]+, max [0-9]+; 0 of 10 not converged`, out.String())
+	assert.Contains(t, out.String(), "| power flow and limits | 100 |")
+
+	dir := t.TempDir()
+	o := parse("-methods", "ENFORCE", "-weights", "auto", "-fbeps", "1e-4", "-epochs", "2", "-checkpoint", dir)
+	var first, second, log1, log2 bytes.Buffer
+	require.NoError(t, run(o, &first, &log1))
+	matches, err := filepath.Glob(filepath.Join(dir, "matpower6_case57-ENFORCE-fbeps0.0001-seed1", "checkpoint.json"))
+	require.NoError(t, err)
+	require.Len(t, matches, 1)
+	require.NoError(t, run(o, &second, &log2))
+	assert.Contains(t, log1.String(), "ENFORCE epoch")
+	assert.NotContains(t, log2.String(), "ENFORCE epoch", "the second run resumes the finished checkpoint and trains no epoch")
+	row := func(s string) string {
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, "| ENFORCE") {
+				return l[:strings.LastIndex(strings.TrimSuffix(l, " |"), "|")] // all but the time column
+			}
+		}
+		return ""
+	}
+	require.NotEmpty(t, row(first.String()))
+	assert.Equal(t, row(first.String()), row(second.String()), "the resumed run reports the same metrics")
+
+	assert.ErrorContains(t, run(parse("-corr", "sometimes", "-methods", "DC3"), io.Discard, io.Discard), "-corr")
+	assert.ErrorContains(t, run(parse("-supervised", "-methods", "DC3"), io.Discard, io.Discard), "-supervised")
 }
