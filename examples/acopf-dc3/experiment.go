@@ -322,7 +322,7 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 				}
 			}
 			testCorr := name == "DC3" && o.corr != "none"
-			corrSteps := 0
+			corrSteps, restarted := 0, 0
 			tm, resumed, err := newModel(cfg, o, name)
 			if err != nil {
 				return err
@@ -346,8 +346,17 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			var y *mat.Dense
 			var st enforce.Stats
 			dur, err := report.MedianTime(3, func() (err error) {
-				if y, st, err = tm.Predict(xTest); err != nil || !testCorr {
+				if y, st, err = tm.Predict(xTest); err != nil {
 					return err
+				}
+				if o.restarts > 0 && (name == "ENFORCE" || name == "ENFORCE+DC3") {
+					restarted, err = restart(tm.InferAdaNP(), xTest, y, &st, o.restarts)
+					if err != nil {
+						return err
+					}
+				}
+				if !testCorr {
+					return nil
 				}
 				corrSteps, err = comp.Correct(xTest, y, corr) // DC3's test-time correction
 				return err
@@ -357,6 +366,9 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			}
 			if testCorr {
 				fmt.Fprintf(progress, "[%s seed %d] test-time correction: %d steps\n", name, s+1, corrSteps)
+			}
+			if o.restarts > 0 && (name == "ENFORCE" || name == "ENFORCE+DC3") {
+				fmt.Fprintf(progress, "[%s seed %d] restarts: %d projections of unconverged samples, %d still not converged\n", name, s+1, restarted, st.NotConverged)
 			}
 			met := evaluate(m, xTest, y, refObj)
 			met.Secs = dur.Seconds()
@@ -371,6 +383,9 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			}
 			if o.supervised {
 				met.Method += ", supervised"
+			}
+			if o.restarts > 0 && (name == "ENFORCE" || name == "ENFORCE+DC3") {
+				met.Method += fmt.Sprintf(", %d restarts", o.restarts)
 			}
 			if o.pfOnly {
 				met.Method += ", power flow only"
@@ -479,6 +494,38 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 		return os.WriteFile(filepath.Join(o.out, "acopf-dc3.md"), []byte(sb.String()), 0o644)
 	}
 	return nil
+}
+
+// restart projects each sample of y that AdaNP a left above its tolerance
+// (st.Missed) again, from where it stopped (its multipliers started
+// afresh), up to k times while any is left; it updates y and st's
+// NotConverged and Missed in place and returns the number of projections
+// of single samples it made.
+func restart(a *enforce.AdaNP, x, y *mat.Dense, st *enforce.Stats, k int) (int, error) {
+	n := 0
+	_, nx := x.Dims()
+	_, ny := y.Dims()
+	for r := 0; r < k && len(st.Missed) > 0; r++ {
+		xs, ys := mat.NewDense(len(st.Missed), nx, nil), mat.NewDense(len(st.Missed), ny, nil)
+		for j, i := range st.Missed {
+			xs.SetRow(j, x.RawRowView(i))
+			ys.SetRow(j, y.RawRowView(i))
+		}
+		yr, sr, err := a.Project(xs, ys)
+		if err != nil {
+			return n, err
+		}
+		n += len(st.Missed)
+		missed := make([]int, 0, len(sr.Missed))
+		for j, i := range st.Missed {
+			y.SetRow(i, yr.RawRowView(j))
+		}
+		for _, j := range sr.Missed {
+			missed = append(missed, st.Missed[j])
+		}
+		st.Missed, st.NotConverged = missed, len(missed)
+	}
+	return n, nil
 }
 
 // newModel returns a new model for cfg, or, with -checkpoint, the one

@@ -76,6 +76,7 @@ func pureGo(p *solvers.SparseNLP, init []float64, tol float64, maxIter int) (*so
 type options struct {
 	samples, epochs, seeds, batch, width int
 	ntrain, ntest, firstSeed, maxIter    int
+	restarts                             int
 	runs                                 string
 	seed                                 uint64
 	tol, lr, vaScale, fbEps              float64
@@ -120,6 +121,7 @@ func flags(o *options) *harness.Flags {
 	f.BoolVar(&o.supervised, "supervised", o.supervised, "train MLP, Soft and ENFORCE by regression on the reference optima (train.Fit) instead of on the objective (DC3's set-up); a surrogate of the solver")
 	f.BoolVar(&o.pfOnly, "pf-only", o.pfOnly, "ENFORCE projects onto the power flow only (the limits are measured, not enforced)")
 	f.BoolVar(&o.projectMean, "project-mean", o.projectMean, "train nothing: project the mean of the training optima onto the power flow, and onto it and the limits, at the test samples' loads, and print the residuals by number of steps (isolates the projection from the training)")
+	f.IntVar(&o.restarts, "restarts", o.restarts, "at inference, project each ENFORCE prediction that missed the tolerance again from where it stopped (its multipliers afresh), up to this many times (0: none); counted in the time per batch")
 	f.StringVar(&o.checkpoint, "checkpoint", o.checkpoint, `folder of training checkpoints, one subfolder per case, method and seed; a run whose checkpoint is there resumes from it ("" writes none)`)
 	f.StringVar(&o.path, "path", o.path, "AdaNP's linear algebra in training and inference: auto, dense or sparse (enforce.Settings.Path)")
 	f.Float64Var(&o.fbEps, "fbeps", o.fbEps, "smoothing ε of the limits' Fischer–Burmeister rows in ENFORCE's constraint, 0 for acopf.FBEpsilon (1e-8); acopf.ProjectionFBEpsilon is 1e-6 (acopf.ConstraintOptions.FBEps)")
