@@ -46,6 +46,18 @@
 // a zero output is the middle of each bound interval (Va: 0) and a unit
 // output half its width (Va: -vascale rad).
 //
+// Beyond DC3's experiment: -case runs the recipe on another grid (on
+// grids with many loads the truncated law is drawn by conditioning on
+// the common factor, the same law as DC3's rejection sampler); -maxiter
+// bounds the reference solver's iterations (an infeasible draw costs all
+// of them); -supervised fits the networks to the reference optima (a
+// surrogate of the solver) instead of training on the objective;
+// -pf-only projects onto the power flow alone; -restarts re-projects the
+// samples AdaNP left above its tolerance; -project-mean trains nothing and
+// projects the training optima's mean at the test loads, which isolates
+// the projection from the training; -checkpoint makes training resumable
+// and lets later runs evaluate a trained model again.
+//
 //	go run -tags ipopt ./examples/acopf-dc3            # data (IPOPT) and the table
 //	go run ./examples/acopf-dc3 -quick                 # a smoke test, seconds
 package main
