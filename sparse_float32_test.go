@@ -48,12 +48,14 @@ func TestSparseFloat32(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, sts[p].Converged(), "%v: %+v", prec, sts[p])
 			assert.LessOrEqual(t, sts[p].After.Max, 1e-9)
-			ws := a.pool.Get().(*workspace)
-			if prec == Float32 {
-				assert.NotNil(t, ws.sp.f32)
-				assert.Nil(t, ws.sp.f, "no step needed the float64 factor")
+			if !raceEnabled { // sync.Pool drops items at random under the race detector
+				ws := a.pool.Get().(*workspace)
+				if prec == Float32 {
+					assert.NotNil(t, ws.sp.f32)
+					assert.Nil(t, ws.sp.f, "no step needed the float64 factor")
+				}
+				a.pool.Put(ws)
 			}
-			a.pool.Put(ws)
 			gys[p], gxs[p], _ = gtVJP(t, a, x, yhat, grad)
 		}
 		assert.InDelta(t, sts[0].MeanDepth, sts[1].MeanDepth, 1)
