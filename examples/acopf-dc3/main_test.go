@@ -152,6 +152,9 @@ func TestFactorDraw(t *testing.T) {
 	}
 	rate := float64(n) / float64(tries)
 	p := acceptance(l)
+	// case1354_pegase's 621 loads: joint rejection would almost never accept.
+	assert.InDelta(t, 4e-7, acceptance(621), 0.5e-7)
+	assert.Less(t, acceptance(621), minAccept)
 	assert.InDelta(t, p, rate, 5*math.Sqrt(p*(1-p)/float64(tries)), "acceptance %g, joint sampler's %g", p, rate)
 	for len(factor) < n {
 		f := make([]float64, l)
