@@ -178,8 +178,8 @@ func TestFactorDraw(t *testing.T) {
 // TestModes runs the other modes on the shipped data at -quick's size:
 // -supervised (rows named after it), -pf-only, -project-mean (onto the
 // power flow every test sample converges), -checkpoint (a second run
-// resumes the finished checkpoint and reports the same metrics), and the
-// errors for a bad -corr and for DC3 with -supervised.
+// resumes the finished checkpoint and reports the same metrics),
+// -restarts, and the errors for a bad -corr and for DC3 with -supervised.
 func TestModes(t *testing.T) {
 	parse := func(args ...string) options {
 		o := defaults()
@@ -217,6 +217,13 @@ func TestModes(t *testing.T) {
 	}
 	require.NotEmpty(t, row(first.String()))
 	assert.Equal(t, row(first.String()), row(second.String()), "the resumed run reports the same metrics")
+
+	// -restarts: a row of its own, and the restart count in the log.
+	out.Reset()
+	var rlog bytes.Buffer
+	require.NoError(t, run(parse("-methods", "ENFORCE", "-weights", "auto", "-fbeps", "1e-4", "-epochs", "1", "-restarts", "2"), &out, &rlog))
+	assert.Contains(t, out.String(), "| ENFORCE, 2 restarts, ε_FB 0.0001, 1 epochs, 50 training samples (1 seeds) |")
+	assert.Regexp(t, `restarts: [0-9]+ projections of unconverged samples, [0-9]+ still not converged`, rlog.String())
 
 	assert.ErrorContains(t, run(parse("-corr", "sometimes", "-methods", "DC3"), io.Discard, io.Discard), "-corr")
 	assert.ErrorContains(t, run(parse("-supervised", "-methods", "DC3"), io.Discard, io.Discard), "-supervised")
