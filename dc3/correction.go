@@ -77,33 +77,16 @@ func (corr Correction) validate(nx, ny int) error {
 // d_o = −(∂c/∂y_o)⁻¹(∂c/∂y_p)d_p.
 func (nc *NewtonCompletion) correctionDir(x, y, dg, d []float64) error {
 	_, nO, m := nc.C.Dims()
-	c, jac := make([]float64, m), make([]float64, m*nO)
-	nc.C.Eval(x, y, c, jac)
-	jo := mat.NewDense(m, m, nil)
-	for i := range m {
-		for j, col := range nc.Other {
-			jo.Set(i, j, jac[i*nO+col])
-		}
-	}
-	var lu mat.LU
-	lu.Factorize(jo)
-	gO := mat.NewVecDense(m, nil)
-	for j, col := range nc.Other {
-		gO.SetVec(j, dg[col])
-	}
-	var w mat.VecDense
-	if err := lu.SolveVecTo(&w, true, gO); err != nil {
+	dp := make([]float64, len(nc.Partial))
+	jac, lu, err := nc.implicitVJP(x, y, dg, dp)
+	if err != nil {
 		return fmt.Errorf("dc3: ∂c/∂y_o is singular at the corrected point: %w", err)
 	}
 	rhs := mat.NewVecDense(m, nil)
-	for _, col := range nc.Partial {
-		s := dg[col]
+	for i, col := range nc.Partial {
+		d[col] = dp[i]
 		for r := range m {
-			s -= jac[r*nO+col] * w.AtVec(r)
-		}
-		d[col] = s
-		for r := range m {
-			rhs.SetVec(r, rhs.AtVec(r)+jac[r*nO+col]*s)
+			rhs.SetVec(r, rhs.AtVec(r)+jac[r*nO+col]*dp[i])
 		}
 	}
 	var v mat.VecDense

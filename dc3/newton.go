@@ -187,6 +187,17 @@ func (nc *NewtonCompletion) VJP(x, y, g, gp []float64) error {
 
 // vjp is VJP without the checks.
 func (nc *NewtonCompletion) vjp(x, y, g, gp []float64) error {
+	if _, _, err := nc.implicitVJP(x, y, g, gp); err != nil {
+		return fmt.Errorf("dc3: ∂c/∂y_o is singular at the completed point: %w", err)
+	}
+	return nil
+}
+
+// implicitVJP evaluates ∂c/∂y at y, factors ∂c/∂y_o and writes into gp
+// the implicit-function product g_p − (∂c/∂y_p)ᵀw with (∂c/∂y_o)ᵀw = g_o.
+// It returns the Jacobian (row-major, N_C×N_O) and the factorisation for
+// further solves (correctionDir's), or the solve's error.
+func (nc *NewtonCompletion) implicitVJP(x, y, g, gp []float64) ([]float64, *mat.LU, error) {
 	_, nO, m := nc.C.Dims()
 	c, jac := make([]float64, m), make([]float64, m*nO)
 	nc.C.Eval(x, y, c, jac)
@@ -200,11 +211,11 @@ func (nc *NewtonCompletion) vjp(x, y, g, gp []float64) error {
 	for j, col := range nc.Other {
 		gO.SetVec(j, g[col])
 	}
-	var lu mat.LU
+	lu := new(mat.LU)
 	lu.Factorize(jo)
 	var w mat.VecDense
 	if err := lu.SolveVecTo(&w, true, gO); err != nil {
-		return fmt.Errorf("dc3: ∂c/∂y_o is singular at the completed point: %w", err)
+		return nil, nil, err
 	}
 	for i, col := range nc.Partial {
 		s := g[col]
@@ -213,7 +224,7 @@ func (nc *NewtonCompletion) vjp(x, y, g, gp []float64) error {
 		}
 		gp[i] = s
 	}
-	return nil
+	return jac, lu, nil
 }
 
 func (nc *NewtonCompletion) node(x, yp *gorgonia.Node) (*gorgonia.Node, error) {
