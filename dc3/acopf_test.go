@@ -12,18 +12,26 @@ import (
 	"github.com/enforce-nn/enforce/problems/acopf"
 )
 
-// TestACOPFCompletion completes MATPOWER 6.0's case57 from the partial
-// variables of its own operating point (Pg of six generators, Vm of the
-// seven generator buses) and a flat start of the others: the power flow
-// then holds to the tolerance and y_p is unchanged. The VJP matches
-// central differences of a linear loss through the completion.
-func TestACOPFCompletion(t *testing.T) {
+// case57Completion loads MATPOWER 6.0's case57, its model and DC3's
+// completion on it.
+func case57Completion(t *testing.T) (*acopf.Case, *acopf.Model, *ACOPFCompletion) {
+	t.Helper()
 	c, err := acopf.Load("matpower6_case57")
 	require.NoError(t, err)
 	m, err := acopf.NewModel(c)
 	require.NoError(t, err)
 	a, err := NewACOPFCompletion(m)
 	require.NoError(t, err)
+	return c, m, a
+}
+
+// TestACOPFCompletion completes MATPOWER 6.0's case57 from the partial
+// variables of its own operating point (Pg of six generators, Vm of the
+// seven generator buses) and a flat start of the others: the power flow
+// then holds to the tolerance and y_p is unchanged. The VJP matches
+// central differences of a linear loss through the completion.
+func TestACOPFCompletion(t *testing.T) {
+	c, m, a := case57Completion(t)
 	nb, ng := len(c.Buses), len(c.Gens)
 	partial := a.Partial()
 	require.Len(t, partial, 2*ng-1)
@@ -90,12 +98,7 @@ func TestACOPFCompletion(t *testing.T) {
 // checks the values against Complete and the gradient with respect to
 // y_p against VJP.
 func TestACOPFCompletionNode(t *testing.T) {
-	c, err := acopf.Load("matpower6_case57")
-	require.NoError(t, err)
-	m, err := acopf.NewModel(c)
-	require.NoError(t, err)
-	a, err := NewACOPFCompletion(m)
-	require.NoError(t, err)
+	c, m, a := case57Completion(t)
 	nb := len(c.Buses)
 	partial := a.Partial()
 	op, x0 := m.OperatingPoint(), m.Loads()

@@ -19,12 +19,7 @@ import (
 // partial (Vm) and completed (Qg) variables violate bounds.
 func correctionFixture(t *testing.T) (*acopf.Model, *ACOPFCompletion, []float64, []float64, []float64) {
 	t.Helper()
-	c, err := acopf.Load("matpower6_case57")
-	require.NoError(t, err)
-	m, err := acopf.NewModel(c)
-	require.NoError(t, err)
-	a, err := NewACOPFCompletion(m)
-	require.NoError(t, err)
+	c, m, a := case57Completion(t)
 	nb := len(c.Buses)
 	op := m.OperatingPoint()
 	x := m.Loads()
