@@ -290,14 +290,11 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 					return err
 				}
 			}
-			switch o.path {
-			case "auto":
-			case "dense":
-				cfg.Train.Path, cfg.Infer.Path = enforce.PathDense, enforce.PathDense
-			case "sparse":
-				cfg.Train.Path, cfg.Infer.Path = enforce.PathSparse, enforce.PathSparse
-			default:
-				return fmt.Errorf("-path %q: auto, dense or sparse", o.path)
+			if err := setPath(&cfg.Train, o.path); err != nil {
+				return err
+			}
+			if err := setPath(&cfg.Infer, o.path); err != nil {
+				return err
 			}
 		case "DC3":
 			// DC3's completion with DC3's soft loss on the completed
@@ -492,6 +489,20 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			return err
 		}
 		return os.WriteFile(filepath.Join(o.out, "acopf-dc3.md"), []byte(sb.String()), 0o644)
+	}
+	return nil
+}
+
+// setPath sets s.Path from -path: auto (s's own), dense or sparse.
+func setPath(s *enforce.Settings, path string) error {
+	switch path {
+	case "auto":
+	case "dense":
+		s.Path = enforce.PathDense
+	case "sparse":
+		s.Path = enforce.PathSparse
+	default:
+		return fmt.Errorf("-path %q: auto, dense or sparse", path)
 	}
 	return nil
 }

@@ -78,13 +78,7 @@ func projectMean(o options, m *acopf.Model, d *dataset, w io.Writer) error {
 		if err != nil {
 			return s, err
 		}
-		switch o.path {
-		case "dense":
-			s.Path = enforce.PathDense
-		case "sparse":
-			s.Path = enforce.PathSparse
-		}
-		return s, nil
+		return s, setPath(&s, o.path)
 	}
 	for _, cn := range cons {
 		for _, steps := range []int{1, 2, 3, 5, 10, 20, 50, 100} {
