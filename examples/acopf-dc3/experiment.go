@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -244,6 +245,16 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 		// measured, not enforced.
 		enf = m.PowerFlow()
 	}
+	refineEps, err := parseEpsList(o.refineFBEps)
+	if err != nil {
+		return err
+	}
+	if o.inferMaxDepth < 0 {
+		return fmt.Errorf("-infer-maxdepth %d: want a number of steps, or 0", o.inferMaxDepth)
+	}
+	if o.pfOnly && len(refineEps) > 0 {
+		return fmt.Errorf("-refine-fbeps %q with -pf-only: the power flow alone has no smoothing to refine", o.refineFBEps)
+	}
 	soft := newSoftConstraint(m)
 	_, ny := m.Dims()
 	nx := xTrain.RawMatrix().Cols
@@ -324,6 +335,9 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			if err != nil {
 				return err
 			}
+			refines := (o.restarts > 0 || len(refineEps) > 0) && (name == "ENFORCE" || name == "ENFORCE+DC3")
+			var stages []*enforce.AdaNP
+			var first *enforce.AdaNP // -infer-maxdepth's first projection
 			if cfg.Standardize && !resumed && !o.supervised {
 				if err := tm.SetStandardizers(xs, prior(m, o.vaScale)); err != nil {
 					return err
@@ -340,14 +354,26 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 				return fmt.Errorf("%s seed %d: %w", name, s+1, err)
 			}
 			trainSecs := tm.TrainingTime().Seconds() // resumed runs included
+			if refines {
+				if stages, err = refineStages(m, tm.InferAdaNP(), o.restarts, refineEps); err != nil {
+					return err
+				}
+			}
+			if o.inferMaxDepth > 0 && (name == "ENFORCE" || name == "ENFORCE+DC3") {
+				s := tm.InferAdaNP().Settings()
+				s.MaxDepth = o.inferMaxDepth
+				if first, err = enforce.NewAdaNP(enf, s); err != nil {
+					return err
+				}
+			}
 			var y *mat.Dense
 			var st enforce.Stats
 			dur, err := report.MedianTime(3, func() (err error) {
-				if y, st, err = tm.Predict(xTest); err != nil {
+				if y, st, err = predict(tm, first, xTest); err != nil {
 					return err
 				}
-				if o.restarts > 0 && (name == "ENFORCE" || name == "ENFORCE+DC3") {
-					restarted, err = restart(tm.InferAdaNP(), xTest, y, &st, o.restarts)
+				if refines {
+					restarted, err = refine(xTest, y, &st, stages)
 					if err != nil {
 						return err
 					}
@@ -364,8 +390,8 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			if testCorr {
 				fmt.Fprintf(progress, "[%s seed %d] test-time correction: %d steps\n", name, s+1, corrSteps)
 			}
-			if o.restarts > 0 && (name == "ENFORCE" || name == "ENFORCE+DC3") {
-				fmt.Fprintf(progress, "[%s seed %d] restarts: %d projections of unconverged samples, %d still not converged\n", name, s+1, restarted, st.NotConverged)
+			if refines {
+				fmt.Fprintf(progress, "[%s seed %d] restarts and refinement: %d projections of unconverged samples, %d still not converged\n", name, s+1, restarted, st.NotConverged)
 			}
 			met := evaluate(m, xTest, y, refObj)
 			met.Secs = dur.Seconds()
@@ -381,8 +407,14 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			if o.supervised {
 				met.Method += ", supervised"
 			}
-			if o.restarts > 0 && (name == "ENFORCE" || name == "ENFORCE+DC3") {
+			if first != nil {
+				met.Method += fmt.Sprintf(", first projection at most %d steps", o.inferMaxDepth)
+			}
+			if refines && o.restarts > 0 {
 				met.Method += fmt.Sprintf(", %d restarts", o.restarts)
+			}
+			if refines && len(refineEps) > 0 {
+				met.Method += ", refined with ε_FB " + strings.Join(strings.Fields(strings.ReplaceAll(o.refineFBEps, ",", " ")), ", ")
 			}
 			if o.pfOnly {
 				met.Method += ", power flow only"
@@ -507,35 +539,73 @@ func setPath(s *enforce.Settings, path string) error {
 	return nil
 }
 
-// restart projects each sample of y that AdaNP a left above its tolerance
-// (st.Missed) again, from where it stopped (its multipliers started
-// afresh), up to k times while any is left; it updates y and st's
-// NotConverged and Missed in place and returns the number of projections
-// of single samples it made.
-func restart(a *enforce.AdaNP, x, y *mat.Dense, st *enforce.Stats, k int) (int, error) {
-	n := 0
-	_, nx := x.Dims()
-	_, ny := y.Dims()
-	for r := 0; r < k && len(st.Missed) > 0; r++ {
-		xs, ys := mat.NewDense(len(st.Missed), nx, nil), mat.NewDense(len(st.Missed), ny, nil)
-		for j, i := range st.Missed {
-			xs.SetRow(j, x.RawRowView(i))
-			ys.SetRow(j, y.RawRowView(i))
-		}
-		yr, sr, err := a.Project(xs, ys)
-		if err != nil {
-			return n, err
-		}
-		n += len(st.Missed)
-		missed := make([]int, 0, len(sr.Missed))
-		for j, i := range st.Missed {
-			y.SetRow(i, yr.RawRowView(j))
-		}
-		for _, j := range sr.Missed {
-			missed = append(missed, st.Missed[j])
-		}
-		st.Missed, st.NotConverged = missed, len(missed)
+// predict is tm.Predict, or with first the backbone's prediction
+// projected by first (the same projection with other settings).
+func predict(tm *train.Model, first *enforce.AdaNP, x *mat.Dense) (*mat.Dense, enforce.Stats, error) {
+	if first == nil {
+		return tm.Predict(x)
 	}
+	yhat, err := tm.Backbone(x)
+	if err != nil {
+		return nil, enforce.Stats{}, err
+	}
+	return first.Project(x, yhat)
+}
+
+// parseEpsList parses -refine-fbeps: positive finite smoothing values.
+func parseEpsList(list string) ([]float64, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	var eps []float64
+	for _, f := range strings.Split(list, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("-refine-fbeps %q: want positive finite ε_FB values, comma-separated", list)
+		}
+		eps = append(eps, v)
+	}
+	return eps, nil
+}
+
+// refineStages returns the stages -restarts and -refine-fbeps add after
+// the projection a: a itself k times, then AdaNP with a's settings onto
+// the power flow and the limits smoothed with each ε of eps in turn.
+func refineStages(m *acopf.Model, a *enforce.AdaNP, k int, eps []float64) ([]*enforce.AdaNP, error) {
+	var stages []*enforce.AdaNP
+	for range k {
+		stages = append(stages, a)
+	}
+	for _, e := range eps {
+		c, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: e})
+		if err != nil {
+			return nil, err
+		}
+		s, err := enforce.NewAdaNP(c, a.Settings())
+		if err != nil {
+			return nil, err
+		}
+		stages = append(stages, s)
+	}
+	return stages, nil
+}
+
+// refine projects the samples of y that st.Missed lists again with the
+// stages (enforce.Refine), updates y and st's NotConverged and Missed in
+// place, and returns the number of projections of single samples it made.
+func refine(x, y *mat.Dense, st *enforce.Stats, stages []*enforce.AdaNP) (int, error) {
+	if len(stages) == 0 || len(st.Missed) == 0 {
+		return 0, nil
+	}
+	rs, err := enforce.Refine(x, y, st.Missed, stages...)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range rs.Stages {
+		n += s.Samples
+	}
+	st.Missed, st.NotConverged = rs.Missed, len(rs.Missed)
 	return n, nil
 }
 

@@ -53,7 +53,8 @@
 // of them); -supervised fits the networks to the reference optima (a
 // surrogate of the solver) instead of training on the objective;
 // -pf-only projects onto the power flow alone; -restarts re-projects the
-// samples AdaNP left above its tolerance; -project-mean trains nothing and
+// samples AdaNP left above its tolerance, and -refine-fbeps does so onto
+// limits with a smaller smoothing ε_FB (enforce.Refine); -project-mean trains nothing and
 // projects the training optima's mean at the test loads, which isolates
 // the projection from the training; -checkpoint makes training resumable
 // and lets later runs evaluate a trained model again.
@@ -88,7 +89,8 @@ func pureGo(p *solvers.SparseNLP, init []float64, tol float64, maxIter int) (*so
 type options struct {
 	samples, epochs, seeds, batch, width int
 	ntrain, ntest, firstSeed, maxIter    int
-	restarts                             int
+	restarts, inferMaxDepth              int
+	refineFBEps                          string
 	runs                                 string
 	seed                                 uint64
 	tol, lr, vaScale, fbEps              float64
@@ -134,6 +136,8 @@ func flags(o *options) *harness.Flags {
 	f.BoolVar(&o.pfOnly, "pf-only", o.pfOnly, "ENFORCE projects onto the power flow only (the limits are measured, not enforced)")
 	f.BoolVar(&o.projectMean, "project-mean", o.projectMean, "train nothing: project the mean of the training optima onto the power flow, and onto it and the limits, at the test samples' loads, and print the residuals by number of steps (isolates the projection from the training)")
 	f.IntVar(&o.restarts, "restarts", o.restarts, "at inference, project each ENFORCE prediction that missed the tolerance again from where it stopped (its multipliers afresh), up to this many times (0: none); counted in the time per batch")
+	f.IntVar(&o.inferMaxDepth, "infer-maxdepth", o.inferMaxDepth, "at inference, ENFORCE's first projection takes at most this many steps (0: the model's inference settings, 100 steps); -restarts and -refine-fbeps then take over the samples it leaves")
+	f.StringVar(&o.refineFBEps, "refine-fbeps", o.refineFBEps, `at inference, after -restarts, project each ENFORCE prediction still above the tolerance again from where it stopped onto the limits smoothed with each ε_FB of this comma-separated list in turn (enforce.Refine; e.g. "1e-6": a continuation in ε_FB); counted in the time per batch`)
 	f.StringVar(&o.checkpoint, "checkpoint", o.checkpoint, `folder of training checkpoints, one subfolder per case, method and seed; a run whose checkpoint is there resumes from it ("" writes none)`)
 	f.StringVar(&o.path, "path", o.path, "AdaNP's linear algebra in training and inference: auto, dense or sparse (enforce.Settings.Path)")
 	f.Float64Var(&o.fbEps, "fbeps", o.fbEps, "smoothing ε of the limits' Fischer–Burmeister rows in ENFORCE's constraint, 0 for acopf.FBEpsilon (1e-8); acopf.ProjectionFBEpsilon is 1e-6 (acopf.ConstraintOptions.FBEps)")

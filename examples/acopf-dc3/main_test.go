@@ -223,7 +223,21 @@ func TestModes(t *testing.T) {
 	var rlog bytes.Buffer
 	require.NoError(t, run(parse("-methods", "ENFORCE", "-weights", "auto", "-fbeps", "1e-4", "-epochs", "1", "-restarts", "2"), &out, &rlog))
 	assert.Contains(t, out.String(), "| ENFORCE, 2 restarts, ε_FB 0.0001, 1 epochs, 50 training samples (1 seeds) |")
-	assert.Regexp(t, `restarts: [0-9]+ projections of unconverged samples, [0-9]+ still not converged`, rlog.String())
+	assert.Regexp(t, `restarts and refinement: [0-9]+ projections of unconverged samples, [0-9]+ still not converged`, rlog.String())
+
+	// -infer-maxdepth and -refine-fbeps: the first projection cut short,
+	// the samples it leaves refined onto limits smoothed less.
+	out.Reset()
+	rlog.Reset()
+	require.NoError(t, run(parse("-methods", "ENFORCE", "-weights", "auto", "-fbeps", "1e-4", "-epochs", "1", "-infer-maxdepth", "2", "-refine-fbeps", "1e-6, 1e-8"), &out, &rlog))
+	assert.Contains(t, out.String(), "| ENFORCE, first projection at most 2 steps, refined with ε_FB 1e-6, 1e-8, ε_FB 0.0001, 1 epochs, 50 training samples (1 seeds) |")
+	assert.Regexp(t, `restarts and refinement: [1-9][0-9]* projections of unconverged samples`, rlog.String(), "two steps leave samples to refine")
+	out.Reset()
+	require.NoError(t, run(parse("-project-mean", "-weights", "auto", "-fbeps", "1e-4", "-refine-fbeps", "1e-6"), &out, io.Discard))
+	assert.Contains(t, out.String(), "refined with ε_FB 1e-6 (enforce.Refine): 0 of 10 not converged")
+	for _, bad := range [][]string{{"-refine-fbeps", "0"}, {"-refine-fbeps", "x"}, {"-refine-fbeps", "1e-6", "-pf-only"}, {"-infer-maxdepth", "-1"}} {
+		assert.Error(t, run(parse(append([]string{"-methods", "ENFORCE", "-epochs", "1"}, bad...)...), io.Discard, io.Discard), "%v", bad)
+	}
 
 	assert.ErrorContains(t, run(parse("-corr", "sometimes", "-methods", "DC3"), io.Discard, io.Discard), "-corr")
 	assert.ErrorContains(t, run(parse("-supervised", "-methods", "DC3"), io.Discard, io.Discard), "-supervised")

@@ -100,6 +100,10 @@ func projectMean(o options, m *acopf.Model, d *dataset, w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w)
+	refineEps, err := parseEpsList(o.refineFBEps)
+	if err != nil {
+		return err
+	}
 	for _, cn := range cons {
 		s, err := settings()
 		if err != nil {
@@ -110,12 +114,32 @@ func projectMean(o options, m *acopf.Model, d *dataset, w io.Writer) error {
 			return err
 		}
 		t0 := time.Now()
-		_, st, err := a.Project(x, y0)
+		yp, st, err := a.Project(x, y0)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "AdaNP onto the %s (max|c| ≤ %g, at most %d steps): depth mean %.2f, max %d; %d of %d not converged (%d of them stalled), %.2f s\n",
 			cn.name, enforce.DefaultTol, enforce.DefaultMaxDepth, st.MeanDepth, st.Depth, st.NotConverged, nTe, st.Stalled, time.Since(t0).Seconds())
+		if cn.c != full || len(refineEps) == 0 {
+			continue
+		}
+		// -refine-fbeps: the samples left above the tolerance projected
+		// again onto the limits smoothed with each ε_FB in turn.
+		stages, err := refineStages(m, a, 0, refineEps)
+		if err != nil {
+			return err
+		}
+		t0 = time.Now()
+		rs, err := enforce.Refine(x, yp, st.Missed, stages...)
+		if err != nil {
+			return err
+		}
+		p, g, _ := worst(yp)
+		fmt.Fprintf(w, "  refined with ε_FB %s (enforce.Refine): %d of %d not converged, max|pf| %.2e, max g⁺ %.2e, %.2f s;", o.refineFBEps, len(rs.Missed), nTe, p, g, time.Since(t0).Seconds())
+		for k, rst := range rs.Stages {
+			fmt.Fprintf(w, " stage %d: %d samples, depth mean %.2f, max %d, %d not converged;", k+1, rst.Samples, rst.MeanDepth, rst.Depth, rst.NotConverged)
+		}
+		fmt.Fprintln(w)
 	}
 	return nil
 }
