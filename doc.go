@@ -35,7 +35,10 @@
 // derivatives (Quadratic's evaluated a batch at a time); Stack concatenates systems; and
 // WithInequalities adds g(x, y) ≤ 0 through the Fischer–Burmeister
 // reformulation, with multipliers that AdaNP appends as zeros and drops,
-// so callers only ever see y.
+// so callers only ever see y. Refine projects again the rows a projection
+// missed, with further AdaNPs in turn: onto the same inequalities smoothed
+// less, a continuation that finishes rows whose feasible set is thinner
+// than the first smoothing allows.
 //
 // A hand-written Constraint is two methods, Dims and Eval. Everything else
 // a constraint can do (derivatives in x, curvature, a constant Jacobian,
