@@ -19,7 +19,7 @@ func ExampleRefine() {
 		c[0] = hd.Sub(hd.Add(y[0], hd.Mul(y[1], y[1])), x[0])
 	})
 	g, _ := enforce.Func(1, 2, 2, func(x, y, c []hd.Number) {
-		c[0] = hd.Sub(y[0], hd.Number{Real: 1e-5}) // y₁ ≤ 1e-5
+		c[0] = hd.Sub(y[0], hd.Number{Real: 1e-5})  // y₁ ≤ 1e-5
 		c[1] = hd.Sub(hd.Number{Real: -1e-5}, y[0]) // −y₁ ≤ 1e-5
 	})
 	stage := func(eps float64) *enforce.AdaNP {
