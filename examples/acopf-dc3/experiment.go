@@ -282,6 +282,10 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			Standardize: true, LearnRate: o.lr, BatchSize: o.batch, Epochs: o.epochs,
 			LogEvery: max(1, o.epochs/5),
 		}
+		if o.cosine {
+			// Cosine decay of the rate over the run, to 1 % of -lr.
+			cfg.Schedule = train.CosineDecay(o.epochs, 0.01)
+		}
 		switch name {
 		case "MLP":
 			cfg.Mode, cfg.Constraint = train.MLP, enf
@@ -422,6 +426,9 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			if o.fbEps > 0 && name != "DC3" {
 				// Runs with another smoothing are another row of the table.
 				met.Method = fmt.Sprintf("%s, ε_FB %g", met.Method, o.fbEps)
+			}
+			if o.cosine {
+				met.Method += ", cosine-decayed rate"
 			}
 			runs := []metrics{met}
 			if name == "Soft" && o.softProject {
@@ -626,6 +633,9 @@ func newModel(cfg train.Config, o options, method string) (tm *train.Model, resu
 	}
 	if o.pfOnly {
 		variant += "-pfonly"
+	}
+	if o.cosine {
+		variant += "-cosine"
 	}
 	dir := filepath.Join(o.checkpoint, fmt.Sprintf("%s-%s-%s-seed%d", dataName(o.caseName), strings.ReplaceAll(method, "+", "-"), variant, cfg.Seed))
 	cfg.Checkpoint = train.Checkpoint{Dir: dir}

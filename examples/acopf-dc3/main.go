@@ -54,7 +54,9 @@
 // surrogate of the solver) instead of training on the objective;
 // -pf-only projects onto the power flow alone; -restarts re-projects the
 // samples AdaNP left above its tolerance, and -refine-fbeps does so onto
-// limits with a smaller smoothing ε_FB (enforce.Refine); -project-mean trains nothing and
+// limits with a smaller smoothing ε_FB (enforce.Refine), after a first
+// projection that -infer-maxdepth may cut short; -cosine decays the
+// learning rate along a cosine; -project-mean trains nothing and
 // projects the training optima's mean at the test loads, which isolates
 // the projection from the training; -checkpoint makes training resumable
 // and lets later runs evaluate a trained model again.
@@ -97,7 +99,7 @@ type options struct {
 	data, out, methods, weights, shard   string
 	path, caseName, checkpoint, corr     string
 	dataOnly, softProject, supervised    bool
-	pfOnly, projectMean                  bool
+	pfOnly, projectMean, cosine          bool
 }
 
 func defaults() options {
@@ -125,6 +127,7 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.batch, "batch", o.batch, "batch size (DC3: 200)")
 	f.IntVar(&o.width, "width", o.width, "hidden width of the 2-layer ReLU networks (DC3: 200)")
 	f.Float64Var(&o.lr, "lr", o.lr, "Adam's learning rate (DC3: 1e-3)")
+	f.BoolVar(&o.cosine, "cosine", o.cosine, "decay the learning rate along a cosine over the epochs to 1 % of -lr (train.CosineDecay; DC3: constant)")
 	f.Float64Var(&o.vaScale, "vascale", o.vaScale, "the networks' output scale of the voltage angles (rad per unit output)")
 	f.StringVar(&o.methods, "methods", o.methods, "comma-separated methods to train: MLP, Soft, ENFORCE, DC3, ENFORCE+DC3")
 	f.StringVar(&o.weights, "weights", o.weights, harness.WeightsHelp+`; "" keeps train's default`)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -229,8 +230,22 @@ func TestModes(t *testing.T) {
 	// the samples it leaves refined onto limits smoothed less.
 	out.Reset()
 	rlog.Reset()
-	require.NoError(t, run(parse("-methods", "ENFORCE", "-weights", "auto", "-fbeps", "1e-4", "-epochs", "1", "-infer-maxdepth", "2", "-refine-fbeps", "1e-6, 1e-8"), &out, &rlog))
-	assert.Contains(t, out.String(), "| ENFORCE, first projection at most 2 steps, refined with ε_FB 1e-6, 1e-8, ε_FB 0.0001, 1 epochs, 50 training samples (1 seeds) |")
+	cdir := t.TempDir()
+	require.NoError(t, run(parse("-methods", "ENFORCE", "-weights", "auto", "-fbeps", "1e-4", "-epochs", "2", "-cosine", "-infer-maxdepth", "2", "-refine-fbeps", "1e-6, 1e-8", "-checkpoint", cdir), &out, &rlog))
+	assert.Contains(t, out.String(), "| ENFORCE, first projection at most 2 steps, refined with ε_FB 1e-6, 1e-8, ε_FB 0.0001, cosine-decayed rate, 2 epochs, 50 training samples (1 seeds) |")
+	// -cosine: the rate of the last epoch is 1 % of -lr's (the checkpoint's history).
+	raw, err := os.ReadFile(filepath.Join(cdir, "matpower6_case57-ENFORCE-fbeps0.0001-cosine-seed1", "checkpoint.json"))
+	require.NoError(t, err)
+	var ck struct {
+		Checkpoint struct {
+			Fit struct{ History []struct{ LearnRate float64 } }
+		}
+	}
+	require.NoError(t, json.Unmarshal(raw, &ck))
+	h := ck.Checkpoint.Fit.History
+	require.Len(t, h, 2)
+	assert.Equal(t, 1e-3, h[0].LearnRate)
+	assert.InDelta(t, 1e-5, h[1].LearnRate, 1e-18)
 	assert.Regexp(t, `restarts and refinement: [1-9][0-9]* projections of unconverged samples`, rlog.String(), "two steps leave samples to refine")
 	out.Reset()
 	require.NoError(t, run(parse("-project-mean", "-weights", "auto", "-fbeps", "1e-4", "-refine-fbeps", "1e-6"), &out, io.Discard))
