@@ -191,6 +191,7 @@ type runConfig struct {
 	StdFloor          float64           `json:"outputStdFloor,omitempty"`
 	PenaltyConstraint *dims             `json:"penaltyConstraint,omitempty"`
 	Precision         enforce.Precision `json:"precision,omitempty"`
+	ClipNorm          float64           `json:"clipNorm,omitempty"`
 }
 
 // runConfig returns the JSON of m's runConfig.
@@ -201,7 +202,7 @@ func (m *Model) runConfig() (json.RawMessage, error) {
 		Constraint: constraintDims(r.Constraint), Mode: r.Mode, Train: r.train, Infer: r.Infer,
 		LambdaD: r.lambdaD, LambdaC: r.lambdaC, LambdaCObj: r.lambdaCObj, LearnRate: r.LearnRate,
 		BatchSize: r.BatchSize, Epochs: r.Epochs, Seed: r.Seed, AlwaysProj: r.AlwaysProject, Standardize: r.Standardize,
-		Penalty: r.Penalty, Precision: r.precision(),
+		Penalty: r.Penalty, Precision: r.precision(), ClipNorm: r.ClipNorm,
 	}
 	if r.PenaltyConstraint != nil {
 		d := constraintDims(r.PenaltyConstraint)

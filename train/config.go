@@ -294,6 +294,17 @@ type Config struct {
 	// any case.
 	DivergenceFactor float64
 
+	// ClipNorm, when positive, clips each batch's gradient by its norm
+	// before Adam's step, as PyTorch's clip_grad_norm_: the gradients of
+	// all the weights together (θ included) are scaled by
+	// min(1, ClipNorm/‖g‖₂), the norm taken over every entry. A batch
+	// whose projection does not converge can give a gradient orders of
+	// magnitude above the others, and one such step can throw the weights
+	// into a region they do not come back from; clipping bounds that step.
+	// Zero means no clipping; a negative or non-finite value is an error.
+	// A checkpoint records it (Resume needs the same); Save does not.
+	ClipNorm float64
+
 	// Checkpoint makes Fit and FitUnsupervised write checkpoints from
 	// which Resume continues an interrupted run bit for bit; the zero
 	// value writes none. See Checkpoint.
@@ -442,6 +453,8 @@ func resolve(cfg Config) (resolved, error) {
 		return r, fmt.Errorf("train: Config.Patience = %d is negative", cfg.Patience)
 	case math.IsNaN(cfg.DivergenceFactor) || math.IsInf(cfg.DivergenceFactor, 0):
 		return r, fmt.Errorf("train: Config.DivergenceFactor = %v is not finite", cfg.DivergenceFactor)
+	case !(cfg.ClipNorm >= 0) || math.IsInf(cfg.ClipNorm, 1):
+		return r, fmt.Errorf("train: Config.ClipNorm = %v must be non-negative and finite", cfg.ClipNorm)
 	}
 	if err := cfg.Checkpoint.validate(); err != nil {
 		return r, err

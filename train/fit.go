@@ -351,6 +351,9 @@ func (m *Model) step(r *runner, acc *accumulator) error {
 			return fmt.Errorf("the gradient of %q is not finite (diverged; try a smaller LearnRate); the weights are those before this batch", m.names[i])
 		}
 	}
+	if c := m.cfg.ClipNorm; c > 0 {
+		clipNorm(grads, c)
+	}
 	if m.backup == nil {
 		m.backup = make([]any, len(m.params))
 		for i, p := range m.params {

@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/tensor"
@@ -136,5 +137,59 @@ func copyValues(dst, src any) {
 		copy(d, src.([]float32))
 	default:
 		panic(fmt.Sprintf("train: tensor of %T", d)) // not reached: the model makes its tensors
+	}
+}
+
+// clipNorm scales the float64 or float32 gradients g in place by
+// min(1, c/‖g‖₂), the norm over all their entries (Config.ClipNorm),
+// computed with the entries scaled by their largest magnitude so that it
+// does not overflow.
+func clipNorm(g []any, c float64) {
+	var big float64
+	for _, v := range g {
+		switch d := v.(type) {
+		case []float64:
+			for _, x := range d {
+				big = math.Max(big, math.Abs(x))
+			}
+		case []float32:
+			for _, x := range d {
+				big = math.Max(big, math.Abs(float64(x)))
+			}
+		}
+	}
+	if big == 0 {
+		return
+	}
+	var ss float64
+	for _, v := range g {
+		switch d := v.(type) {
+		case []float64:
+			for _, x := range d {
+				ss += (x / big) * (x / big)
+			}
+		case []float32:
+			for _, x := range d {
+				ss += (float64(x) / big) * (float64(x) / big)
+			}
+		}
+	}
+	n := big * math.Sqrt(ss)
+	if !(n > c) {
+		return
+	}
+	f := c / n
+	for _, v := range g {
+		switch d := v.(type) {
+		case []float64:
+			for i := range d {
+				d[i] *= f
+			}
+		case []float32:
+			f32 := float32(f)
+			for i := range d {
+				d[i] *= f32
+			}
+		}
 	}
 }

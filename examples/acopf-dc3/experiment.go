@@ -286,6 +286,7 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			// Cosine decay of the rate over the run, to 1 % of -lr.
 			cfg.Schedule = train.CosineDecay(o.epochs, 0.01)
 		}
+		cfg.ClipNorm = o.clipNorm
 		switch name {
 		case "MLP":
 			cfg.Mode, cfg.Constraint = train.MLP, enf
@@ -426,6 +427,9 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			if o.fbEps > 0 && name != "DC3" {
 				// Runs with another smoothing are another row of the table.
 				met.Method = fmt.Sprintf("%s, ε_FB %g", met.Method, o.fbEps)
+			}
+			if o.clipNorm > 0 {
+				met.Method += fmt.Sprintf(", gradients clipped to norm %g", o.clipNorm)
 			}
 			if o.cosine {
 				met.Method += ", cosine-decayed rate"
@@ -636,6 +640,9 @@ func newModel(cfg train.Config, o options, method string) (tm *train.Model, resu
 	}
 	if o.cosine {
 		variant += "-cosine"
+	}
+	if o.clipNorm > 0 {
+		variant += fmt.Sprintf("-clip%g", o.clipNorm)
 	}
 	dir := filepath.Join(o.checkpoint, fmt.Sprintf("%s-%s-%s-seed%d", dataName(o.caseName), strings.ReplaceAll(method, "+", "-"), variant, cfg.Seed))
 	cfg.Checkpoint = train.Checkpoint{Dir: dir}

@@ -56,7 +56,8 @@
 // samples AdaNP left above its tolerance, and -refine-fbeps does so onto
 // limits with a smaller smoothing ε_FB (enforce.Refine), after a first
 // projection that -infer-maxdepth may cut short; -cosine decays the
-// learning rate along a cosine; -project-mean trains nothing and
+// learning rate along a cosine and -clipnorm clips the gradients;
+// -project-mean trains nothing and
 // projects the training optima's mean at the test loads, which isolates
 // the projection from the training; -checkpoint makes training resumable
 // and lets later runs evaluate a trained model again.
@@ -95,7 +96,7 @@ type options struct {
 	refineFBEps                          string
 	runs                                 string
 	seed                                 uint64
-	tol, lr, vaScale, fbEps              float64
+	tol, lr, vaScale, fbEps, clipNorm    float64
 	data, out, methods, weights, shard   string
 	path, caseName, checkpoint, corr     string
 	dataOnly, softProject, supervised    bool
@@ -127,6 +128,7 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.batch, "batch", o.batch, "batch size (DC3: 200)")
 	f.IntVar(&o.width, "width", o.width, "hidden width of the 2-layer ReLU networks (DC3: 200)")
 	f.Float64Var(&o.lr, "lr", o.lr, "Adam's learning rate (DC3: 1e-3)")
+	f.Float64Var(&o.clipNorm, "clipnorm", o.clipNorm, "clip each batch's gradient to this Euclidean norm before Adam's step (train.Config.ClipNorm; 0: none, DC3's)")
 	f.BoolVar(&o.cosine, "cosine", o.cosine, "decay the learning rate along a cosine over the epochs to 1 % of -lr (train.CosineDecay; DC3: constant)")
 	f.Float64Var(&o.vaScale, "vascale", o.vaScale, "the networks' output scale of the voltage angles (rad per unit output)")
 	f.StringVar(&o.methods, "methods", o.methods, "comma-separated methods to train: MLP, Soft, ENFORCE, DC3, ENFORCE+DC3")
