@@ -35,7 +35,7 @@ type RefineStats struct {
 // large ε converges in few steps from far off but has no zero within
 // the tolerance where the feasible set is thinner than the margin
 // ε/(2λ) it imposes at the active inequalities, while a small ε
-// converges from a nearby point but stalls from far off where the
+// converges from a nearby point but can stall from far off where the
 // active set must change. Projecting with the large ε and refining the
 // rows it missed with a small one (for example WithInequalities of the
 // same eq and g with ε/100) gets both; docs/acopf-dc3.md measures it on

@@ -297,11 +297,13 @@ type Config struct {
 	// ClipNorm, when positive, clips each batch's gradient by its norm
 	// before Adam's step, as PyTorch's clip_grad_norm_: the gradients of
 	// all the weights together (θ included) are scaled by
-	// min(1, ClipNorm/‖g‖₂), the norm taken over every entry. A batch
-	// whose projection does not converge can give a gradient orders of
-	// magnitude above the others, and one such step can throw the weights
-	// into a region they do not come back from; clipping bounds that step.
-	// Zero means no clipping; a negative or non-finite value is an error.
+	// min(1, ClipNorm/‖g‖₂), the norm taken over every entry. It bounds
+	// what one batch adds to Adam's moment estimates (a batch whose
+	// projection does not converge can give a gradient orders of magnitude
+	// above the others), not the length of Adam's step, which Adam
+	// normalises per weight. It is no cure for divergence in general: on
+	// the case57 ACOPF (docs/acopf-dc3.md) ClipNorm 1 made training
+	// diverge sooner. Zero means no clipping; a negative or non-finite value is an error.
 	// A checkpoint records it (Resume needs the same); Save does not.
 	ClipNorm float64
 

@@ -77,8 +77,8 @@
 // or an updated weight is not finite; the weights are then those before
 // the failing batch. Fit never leaves NaN weights behind. It also stops
 // when the loss rises by orders of magnitude (Config.DivergenceFactor).
-// Config.ClipNorm bounds each batch's gradient norm, so that one batch
-// whose projection did not converge cannot throw the weights far.
+// Config.ClipNorm bounds each batch's gradient norm before Adam's step
+// (as PyTorch's clip_grad_norm_).
 //
 // # Validation, early stopping and schedules
 //
