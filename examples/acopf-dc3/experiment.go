@@ -255,6 +255,10 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 	if o.pfOnly && len(refineEps) > 0 {
 		return fmt.Errorf("-refine-fbeps %q with -pf-only: the power flow alone has no smoothing to refine", o.refineFBEps)
 	}
+	grad, err := parseGrad(o.grad)
+	if err != nil {
+		return err
+	}
 	soft := newSoftConstraint(m)
 	_, ny := m.Dims()
 	nx := xTrain.RawMatrix().Cols
@@ -309,6 +313,7 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			if err := setPath(&cfg.Train, o.path); err != nil {
 				return err
 			}
+			cfg.Train.Grad = grad
 			if err := setPath(&cfg.Infer, o.path); err != nil {
 				return err
 			}
@@ -433,6 +438,9 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			}
 			if o.cosine {
 				met.Method += ", cosine-decayed rate"
+			}
+			if grad != enforce.Unrolled && (name == "ENFORCE" || name == "ENFORCE+DC3") {
+				met.Method += ", " + grad.String() + " gradient"
 			}
 			runs := []metrics{met}
 			if name == "Soft" && o.softProject {
@@ -620,6 +628,16 @@ func refine(x, y *mat.Dense, st *enforce.Stats, stages []*enforce.AdaNP) (int, e
 	return n, nil
 }
 
+// parseGrad reads -grad.
+func parseGrad(s string) (enforce.GradMode, error) {
+	for _, g := range []enforce.GradMode{enforce.Unrolled, enforce.Projector, enforce.Implicit, enforce.FinalProjector} {
+		if s == g.String() {
+			return g, nil
+		}
+	}
+	return 0, fmt.Errorf("-grad %q: want unrolled, projector, implicit or final-projector", s)
+}
+
 // newModel returns a new model for cfg, or, with -checkpoint, the one
 // whose interrupted training run has its checkpoint in the method's and
 // seed's subfolder (resumed true), which then goes on checkpointing there.
@@ -643,6 +661,9 @@ func newModel(cfg train.Config, o options, method string) (tm *train.Model, resu
 	}
 	if o.clipNorm > 0 {
 		variant += fmt.Sprintf("-clip%g", o.clipNorm)
+	}
+	if g, err := parseGrad(o.grad); err == nil && g != enforce.Unrolled && (method == "ENFORCE" || method == "ENFORCE+DC3") {
+		variant += "-grad-" + g.String()
 	}
 	dir := filepath.Join(o.checkpoint, fmt.Sprintf("%s-%s-%s-seed%d", dataName(o.caseName), strings.ReplaceAll(method, "+", "-"), variant, cfg.Seed))
 	cfg.Checkpoint = train.Checkpoint{Dir: dir}

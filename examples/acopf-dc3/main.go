@@ -56,7 +56,8 @@
 // samples AdaNP left above its tolerance, and -refine-fbeps does so onto
 // limits with a smaller smoothing ε_FB (enforce.Refine), after a first
 // projection that -infer-maxdepth may cut short; -cosine decays the
-// learning rate along a cosine and -clipnorm clips the gradients;
+// learning rate along a cosine and -clipnorm clips the gradients; -grad
+// picks the gradient ENFORCE trains with through AdaNP;
 // -project-mean trains nothing and
 // projects the training optima's mean at the test loads, which isolates
 // the projection from the training; -checkpoint makes training resumable
@@ -99,6 +100,7 @@ type options struct {
 	tol, lr, vaScale, fbEps, clipNorm    float64
 	data, out, methods, weights, shard   string
 	path, caseName, checkpoint, corr     string
+	grad                                 string
 	dataOnly, softProject, supervised    bool
 	pfOnly, projectMean, cosine          bool
 }
@@ -107,7 +109,7 @@ func defaults() options {
 	return options{
 		samples: dc3Samples, epochs: 200, seeds: 5, batch: 200, width: 200, seed: 1,
 		tol: 1e-8, lr: 1e-3, vaScale: 0.1, data: "examples/acopf-dc3/data", out: harness.DefaultOut("acopf-dc3"),
-		methods: "MLP,Soft,ENFORCE,DC3", path: "auto", caseName: dc3Case, maxIter: 500, corr: "train+test",
+		methods: "MLP,Soft,ENFORCE,DC3", path: "auto", grad: "unrolled", caseName: dc3Case, maxIter: 500, corr: "train+test",
 	}
 }
 
@@ -129,6 +131,7 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.width, "width", o.width, "hidden width of the 2-layer ReLU networks (DC3: 200)")
 	f.Float64Var(&o.lr, "lr", o.lr, "Adam's learning rate (DC3: 1e-3)")
 	f.Float64Var(&o.clipNorm, "clipnorm", o.clipNorm, "clip each batch's gradient to this Euclidean norm before Adam's step (train.Config.ClipNorm; 0: none, DC3's)")
+	f.StringVar(&o.grad, "grad", o.grad, `the gradient ENFORCE trains with through AdaNP (enforce.Settings.Grad): "unrolled" (every step, the default), "projector" (every step, B and the weights held fixed), "implicit" (the implicit-function derivative at the final point) or "final-projector" (the projector at the final point only)`)
 	f.BoolVar(&o.cosine, "cosine", o.cosine, "decay the learning rate along a cosine over the epochs to 1 % of -lr (train.CosineDecay; DC3: constant)")
 	f.Float64Var(&o.vaScale, "vascale", o.vaScale, "the networks' output scale of the voltage angles (rad per unit output)")
 	f.StringVar(&o.methods, "methods", o.methods, "comma-separated methods to train: MLP, Soft, ENFORCE, DC3, ENFORCE+DC3")

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/problems/acopf"
 )
 
@@ -247,6 +248,25 @@ func TestModes(t *testing.T) {
 	assert.Equal(t, 1e-3, h[0].LearnRate)
 	assert.InDelta(t, 1e-5, h[1].LearnRate, 1e-18)
 	assert.Regexp(t, `restarts and refinement: [1-9][0-9]* projections of unconverged samples`, rlog.String(), "two steps leave samples to refine")
+	// -grad: ENFORCE trains with the gradient asked for (the
+	// checkpoint's training settings), in a row and a checkpoint folder of
+	// its own.
+	out.Reset()
+	gdir := t.TempDir()
+	require.NoError(t, run(parse("-methods", "ENFORCE", "-weights", "auto", "-fbeps", "1e-4", "-epochs", "1", "-grad", "final-projector", "-checkpoint", gdir), &out, io.Discard))
+	assert.Contains(t, out.String(), "| ENFORCE, ε_FB 0.0001, final-projector gradient, 1 epochs, 50 training samples (1 seeds) |")
+	raw, err = os.ReadFile(filepath.Join(gdir, "matpower6_case57-ENFORCE-fbeps0.0001-grad-final-projector-seed1", "checkpoint.json"))
+	require.NoError(t, err)
+	var gck struct {
+		Checkpoint struct {
+			Config struct{ Train, Infer enforce.Settings }
+		}
+	}
+	require.NoError(t, json.Unmarshal(raw, &gck))
+	assert.Equal(t, enforce.FinalProjector, gck.Checkpoint.Config.Train.Grad)
+	assert.Equal(t, enforce.Unrolled, gck.Checkpoint.Config.Infer.Grad)
+	assert.ErrorContains(t, run(parse("-methods", "ENFORCE", "-epochs", "1", "-grad", "exact"), io.Discard, io.Discard), "-grad")
+
 	out.Reset()
 	require.NoError(t, run(parse("-project-mean", "-weights", "auto", "-fbeps", "1e-4", "-refine-fbeps", "1e-6"), &out, io.Discard))
 	assert.Contains(t, out.String(), "refined with ε_FB 1e-6 (enforce.Refine): 0 of 10 not converged")
