@@ -252,6 +252,9 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 	if o.inferMaxDepth < 0 {
 		return fmt.Errorf("-infer-maxdepth %d: want a number of steps, or 0", o.inferMaxDepth)
 	}
+	if o.refineAll && o.restarts == 0 && len(refineEps) == 0 {
+		return errors.New("-refine-all: without -restarts or -refine-fbeps there is nothing to refine with")
+	}
 	if o.pfOnly && len(refineEps) > 0 {
 		return fmt.Errorf("-refine-fbeps %q with -pf-only: the power flow alone has no smoothing to refine", o.refineFBEps)
 	}
@@ -383,7 +386,7 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 					return err
 				}
 				if refines {
-					restarted, err = refine(xTest, y, &st, stages)
+					restarted, err = refine(xTest, y, &st, stages, o.refineAll)
 					if err != nil {
 						return err
 					}
@@ -422,6 +425,9 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			}
 			if refines && o.restarts > 0 {
 				met.Method += fmt.Sprintf(", %d restarts", o.restarts)
+			}
+			if refines && o.refineAll {
+				met.Method += ", every sample"
 			}
 			if refines && len(refineEps) > 0 {
 				met.Method += ", refined with ε_FB " + strings.Join(strings.Fields(strings.ReplaceAll(o.refineFBEps, ",", " ")), ", ")
@@ -612,11 +618,19 @@ func refineStages(m *acopf.Model, a *enforce.AdaNP, k int, eps []float64) ([]*en
 // refine projects the samples of y that st.Missed lists again with the
 // stages (enforce.Refine), updates y and st's NotConverged and Missed in
 // place, and returns the number of projections of single samples it made.
-func refine(x, y *mat.Dense, st *enforce.Stats, stages []*enforce.AdaNP) (int, error) {
-	if len(stages) == 0 || len(st.Missed) == 0 {
+// With all, every sample goes through the stages, not only the missed.
+func refine(x, y *mat.Dense, st *enforce.Stats, stages []*enforce.AdaNP, all bool) (int, error) {
+	rows := st.Missed
+	if all {
+		rows = make([]int, x.RawMatrix().Rows)
+		for i := range rows {
+			rows[i] = i
+		}
+	}
+	if len(stages) == 0 || len(rows) == 0 {
 		return 0, nil
 	}
-	rs, err := enforce.Refine(x, y, st.Missed, stages...)
+	rs, err := enforce.Refine(x, y, rows, stages...)
 	if err != nil {
 		return 0, err
 	}

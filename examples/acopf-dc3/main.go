@@ -55,7 +55,8 @@
 // -pf-only projects onto the power flow alone; -restarts re-projects the
 // samples AdaNP left above its tolerance, and -refine-fbeps does so onto
 // limits with a smaller smoothing ε_FB (enforce.Refine), after a first
-// projection that -infer-maxdepth may cut short; -cosine decays the
+// projection that -infer-maxdepth may cut short (-refine-all: every
+// sample, not only those above the tolerance); -cosine decays the
 // learning rate along a cosine and -clipnorm clips the gradients; -grad
 // picks the gradient ENFORCE trains with through AdaNP;
 // -project-mean trains nothing and
@@ -68,6 +69,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -103,6 +105,7 @@ type options struct {
 	grad                                 string
 	dataOnly, softProject, supervised    bool
 	pfOnly, projectMean, cosine          bool
+	refineAll                            bool
 }
 
 func defaults() options {
@@ -145,6 +148,7 @@ func flags(o *options) *harness.Flags {
 	f.BoolVar(&o.projectMean, "project-mean", o.projectMean, "train nothing: project the mean of the training optima onto the power flow, and onto it and the limits, at the test samples' loads, and print the residuals by number of steps (isolates the projection from the training)")
 	f.IntVar(&o.restarts, "restarts", o.restarts, "at inference, project each ENFORCE prediction that missed the tolerance again from where it stopped (its multipliers afresh), up to this many times (0: none); counted in the time per batch")
 	f.IntVar(&o.inferMaxDepth, "infer-maxdepth", o.inferMaxDepth, "at inference, ENFORCE's first projection takes at most this many steps (0: the model's inference settings, 100 steps); -restarts and -refine-fbeps then take over the samples it leaves")
+	f.BoolVar(&o.refineAll, "refine-all", o.refineAll, "-restarts and -refine-fbeps project every ENFORCE prediction again, not only those above the tolerance (to see what the smoothing's margin costs in objective)")
 	f.StringVar(&o.refineFBEps, "refine-fbeps", o.refineFBEps, `at inference, after -restarts, project each ENFORCE prediction still above the tolerance again from where it stopped onto the limits smoothed with each ε_FB of this comma-separated list in turn (enforce.Refine; e.g. "1e-6": a continuation in ε_FB); counted in the time per batch`)
 	f.StringVar(&o.checkpoint, "checkpoint", o.checkpoint, `folder of training checkpoints, one subfolder per case, method and seed; a run whose checkpoint is there resumes from it ("" writes none)`)
 	f.StringVar(&o.path, "path", o.path, "AdaNP's linear algebra in training and inference: auto, dense or sparse (enforce.Settings.Path)")
@@ -201,6 +205,9 @@ func run(o options, stdout, progress io.Writer) error {
 		return nil
 	}
 	if o.projectMean {
+		if o.refineAll {
+			return errors.New("-refine-all: -project-mean refines the samples it missed only")
+		}
 		return projectMean(o, m, d, stdout)
 	}
 	return experiment(o, m, d, stdout, progress)

@@ -267,6 +267,15 @@ func TestModes(t *testing.T) {
 	assert.Equal(t, enforce.Unrolled, gck.Checkpoint.Config.Infer.Grad)
 	assert.ErrorContains(t, run(parse("-methods", "ENFORCE", "-epochs", "1", "-grad", "exact"), io.Discard, io.Discard), "-grad")
 
+	// -refine-all: every test sample goes through the refinement.
+	out.Reset()
+	rlog.Reset()
+	require.NoError(t, run(parse("-methods", "ENFORCE", "-weights", "auto", "-fbeps", "1e-4", "-epochs", "1", "-grad", "final-projector", "-checkpoint", gdir, "-refine-fbeps", "1e-6", "-refine-all"), &out, &rlog))
+	assert.Contains(t, out.String(), "| ENFORCE, every sample, refined with ε_FB 1e-6, ε_FB 0.0001, final-projector gradient, 1 epochs, 50 training samples (1 seeds) |")
+	assert.Regexp(t, `restarts and refinement: (10|1[0-9]) projections of unconverged samples`, rlog.String(), "the 10 test samples, and the ones the first stage missed")
+	assert.ErrorContains(t, run(parse("-methods", "ENFORCE", "-epochs", "1", "-refine-all"), io.Discard, io.Discard), "-refine-all")
+	assert.ErrorContains(t, run(parse("-project-mean", "-refine-fbeps", "1e-6", "-refine-all"), io.Discard, io.Discard), "-refine-all")
+
 	out.Reset()
 	require.NoError(t, run(parse("-project-mean", "-weights", "auto", "-fbeps", "1e-4", "-refine-fbeps", "1e-6"), &out, io.Discard))
 	assert.Contains(t, out.String(), "refined with ε_FB 1e-6 (enforce.Refine): 0 of 10 not converged")
