@@ -170,7 +170,11 @@ type Config struct {
 	//
 	// Every other zero field means enforce's default in both (orthogonal
 	// projection, no regularisation, unrolled gradients, float64). Model's
-	// Config reports both with their defaults filled in. With Standardize,
+	// Config reports both with their defaults filled in. Train.Grad picks
+	// the gradient through AdaNP: on DC3's ACOPF benchmark (inequalities
+	// in Fischer–Burmeister form) the default Unrolled diverged where
+	// Projector, Implicit and FinalProjector trained stably
+	// (docs/numerics.md, "Which to train with"). With Standardize,
 	// Identity weights in either mean the metric of standardised units
 	// (see Standardize). Train.Weights enforce.TrainableDiagonal makes
 	// the model learn its projection weights θ with the backbone (see
