@@ -676,8 +676,8 @@ func newModel(cfg train.Config, o options, method string) (tm *train.Model, resu
 	if o.clipNorm > 0 {
 		variant += fmt.Sprintf("-clip%g", o.clipNorm)
 	}
-	if g, err := parseGrad(o.grad); err == nil && g != enforce.Unrolled && (method == "ENFORCE" || method == "ENFORCE+DC3") {
-		variant += "-grad-" + g.String()
+	if g := cfg.Train.Grad; g != enforce.Unrolled {
+		variant += "-grad-" + g.String() // set for the ENFORCE methods only
 	}
 	dir := filepath.Join(o.checkpoint, fmt.Sprintf("%s-%s-%s-seed%d", dataName(o.caseName), strings.ReplaceAll(method, "+", "-"), variant, cfg.Seed))
 	cfg.Checkpoint = train.Checkpoint{Dir: dir}
