@@ -120,6 +120,31 @@ func projectMean(o options, m *acopf.Model, d *dataset, w io.Writer) error {
 		}
 		fmt.Fprintf(w, "AdaNP onto the %s (max|c| ≤ %g, at most %d steps): depth mean %.2f, max %d; %d of %d not converged (%d of them stalled), %.2f s\n",
 			cn.name, enforce.DefaultTol, enforce.DefaultMaxDepth, st.MeanDepth, st.Depth, st.NotConverged, nTe, st.Stalled, time.Since(t0).Seconds())
+		if cn.c == full && o.refineInterior > 0 {
+			for _, start := range []string{"fb", "mean"} {
+				yi := mat.DenseCopyOf(yp)
+				idx := st.Missed
+				if start == "mean" {
+					yi = mat.DenseCopyOf(y0)
+					idx = nil
+					for i := range nTe {
+						idx = append(idx, i)
+					}
+				}
+				t0 := time.Now()
+				miss, its, err := interiorRefine(m, o.path, x, yi, idx, o.refineInterior, enforce.DefaultTol)
+				if err != nil {
+					return err
+				}
+				p, g, _ := worst(yi)
+				obj, opt := 0.0, 0.0
+				for i := range nTe {
+					obj += m.Objective(yi.RawRowView(i)[:ny]) / float64(nTe)
+					opt += m.Objective(d.Y[len(d.X)-nTe+i]) / float64(nTe)
+				}
+				fmt.Fprintf(w, "  interior from %s: %d rows, %d missed, iters %v, max|pf| %.2e, max g⁺ %.2e, objective %.4f (optima %.4f), %.2f s\n", start, len(idx), len(miss), its, p, g, obj, opt, time.Since(t0).Seconds())
+			}
+		}
 		if cn.c != full || len(refineEps) == 0 {
 			continue
 		}

@@ -67,6 +67,18 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var proj projector = a
+	if o.interior {
+		if o.lineSearch || o.maxStep != 0 || o.fbEps != 0 {
+			return errors.New("-interior: -linesearch, -maxstep and -fbeps set AdaNP's Fischer–Burmeister projection, which -interior replaces")
+		}
+		in, err := enforce.NewInterior(m.PowerFlow(), m.Box(), 0,
+			enforce.Settings{Tol: o.projTol, MaxDepth: o.maxDepth, Path: enforce.PathSparse})
+		if err != nil {
+			return err
+		}
+		proj = in
+	}
 	pf := m.PowerFlow()
 	nx, ny, npf := pf.Dims()
 	_, nyExt, ncExt := con.Dims()
@@ -82,6 +94,10 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 		npf, rowPtr[npf], nlim, npin)
 	fmt.Fprintf(stdout, "  %d bounds as Fischer–Burmeister rows, ε %g):\n", nlim-2*npin, eps)
 	fmt.Fprintf(stdout, "  nc %d, ny %d + %d multipliers\n", ncExt, ny, nyExt-ny)
+	if o.interior {
+		fmt.Fprintf(stdout, "-interior: enforce.Interior instead, onto the power flow (%d rows) with the limits as bounds kept strictly (margin %g):\n",
+			npf, enforce.DefaultInteriorMargin)
+	}
 	fmt.Fprintf(stdout, "AdaNP: %v (PathAuto: %v), tol %g, max depth %d, line search %v, max step %g; %d threads\n",
 		a.Path(), auto.Path(), o.projTol, o.maxDepth, o.lineSearch, o.maxStep, runtime.GOMAXPROCS(0))
 	fmt.Fprintf(stdout, "%5s %7s %10s %10s %10s %10s %6s %5s %5s %9s %9s %10s\n",
@@ -96,7 +112,7 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 			xb.SetRow(i, x)
 			m.Perturb(yb.RawRowView(i), y0, noise, rng)
 		}
-		r, err := projectBatch(m, a, xb, yb, o.nearest)
+		r, err := projectBatch(m, proj, xb, yb, o.nearest)
 		if err != nil {
 			return err
 		}
@@ -157,9 +173,14 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 	return nil
 }
 
+// projector is an *enforce.AdaNP or an *enforce.Interior.
+type projector interface {
+	Project(x, yhat *mat.Dense) (*mat.Dense, enforce.Stats, error)
+}
+
 // projectBatch projects the rows of yb and measures the batch, keeping ŷ
 // and ỹ of its first keep samples.
-func projectBatch(m *acopf.Model, a *enforce.AdaNP, xb, yb *mat.Dense, keep int) (batchResult, error) {
+func projectBatch(m *acopf.Model, a projector, xb, yb *mat.Dense, keep int) (batchResult, error) {
 	rows, _ := yb.Dims()
 	r := batchResult{samples: rows}
 	x := xb.RawRowView(0)

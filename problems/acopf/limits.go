@@ -211,3 +211,25 @@ func (l *boxRows) check(x, y, c []float64) {
 			l.name, len(x), len(y), len(c), l.nx, l.ny, len(l.col)))
 	}
 }
+
+// Box returns the voltage and generation limits as bounds on y, for
+// enforce.NewInterior with the power flow (PowerFlow): Vmin ≤ Vm ≤ Vmax,
+// Pmin ≤ Pg ≤ Pmax and Qmin ≤ Qg ≤ Qmax as in Limits (a variable with
+// equal bounds is pinned), and no bound on the angles.
+func (m *Model) Box() enforce.Box {
+	_, ny := m.Dims()
+	b := enforce.Box{Lo: make([]float64, ny), Hi: make([]float64, ny)}
+	for k := range b.Lo {
+		b.Lo[k], b.Hi[k] = math.Inf(-1), math.Inf(1)
+	}
+	c := m.Case
+	nb, ng := len(c.Buses), len(c.Gens)
+	for i, bus := range c.Buses {
+		b.Lo[i], b.Hi[i] = bus.Vmin, bus.Vmax
+	}
+	for j, g := range c.Gens {
+		b.Lo[2*nb+j], b.Hi[2*nb+j] = g.Pmin, g.Pmax
+		b.Lo[2*nb+ng+j], b.Hi[2*nb+ng+j] = g.Qmin, g.Qmax
+	}
+	return b
+}
