@@ -446,6 +446,20 @@ func sumSq(c []float64) float64 {
 	return s
 }
 
+// trial writes y + α·dir into w.yt and reports whether every bounded
+// value stays strictly inside (rounding can put a value that close to its
+// bound onto it).
+func (p *Interior) trial(w *interiorWork, y []float64, alpha float64) bool {
+	for k, v := range y {
+		t := v + alpha*w.dir[k]
+		if lo, hi := p.lo[k], p.hi[k]; lo != hi && (t <= lo || t >= hi) {
+			return false
+		}
+		w.yt[k] = t
+	}
+	return true
+}
+
 // one projects one sample y in place.
 func (p *Interior) one(a *AdaNP, w *interiorWork, x, y []float64) (r interiorResult) {
 	copy(w.y0, y)
@@ -520,8 +534,10 @@ func (p *Interior) one(a *AdaNP, w *interiorWork, x, y []float64) (r interiorRes
 		}
 		f0, accepted := sumSq(w.c), false
 		for range 30 {
-			for k, v := range y {
-				w.yt[k] = v + alpha*w.dir[k]
+			if !p.trial(w, y, alpha) {
+				// Rounded onto a bound: shorter.
+				alpha /= 2
+				continue
 			}
 			p.c.Eval(x, w.yt, w.c2, nil)
 			if f := sumSq(w.c2); f <= (1-2e-4*alpha)*f0 {

@@ -252,8 +252,11 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 	if o.inferMaxDepth < 0 {
 		return fmt.Errorf("-infer-maxdepth %d: want a number of steps, or 0", o.inferMaxDepth)
 	}
-	if o.refineAll && o.restarts == 0 && len(refineEps) == 0 {
-		return errors.New("-refine-all: without -restarts or -refine-fbeps there is nothing to refine with")
+	if o.refineAll && o.restarts == 0 && len(refineEps) == 0 && o.interior == 0 {
+		return errors.New("-refine-all: without -restarts, -refine-fbeps or -interior there is nothing to refine with")
+	}
+	if o.interior < 0 {
+		return fmt.Errorf("-interior %d: want a number of steps, or 0 for none", o.interior)
 	}
 	if o.pfOnly && len(refineEps) > 0 {
 		return fmt.Errorf("-refine-fbeps %q with -pf-only: the power flow alone has no smoothing to refine", o.refineFBEps)
@@ -348,8 +351,9 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			if err != nil {
 				return err
 			}
-			refines := (o.restarts > 0 || len(refineEps) > 0) && (name == "ENFORCE" || name == "ENFORCE+DC3")
+			refines := (o.restarts > 0 || len(refineEps) > 0 || o.interior > 0) && (name == "ENFORCE" || name == "ENFORCE+DC3")
 			var stages []*enforce.AdaNP
+			var in *enforce.Interior // -interior
 			var first *enforce.AdaNP // -infer-maxdepth's first projection
 			if cfg.Standardize && !resumed && !o.supervised {
 				if err := tm.SetStandardizers(xs, prior(m, o.vaScale)); err != nil {
@@ -371,6 +375,9 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 				if stages, err = refineStages(m, tm.InferAdaNP(), o.restarts, refineEps); err != nil {
 					return err
 				}
+				if in, err = newInterior(m, tm.InferAdaNP().Settings(), o.interior); err != nil {
+					return err
+				}
 			}
 			if o.inferMaxDepth > 0 && (name == "ENFORCE" || name == "ENFORCE+DC3") {
 				s := tm.InferAdaNP().Settings()
@@ -386,7 +393,7 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 					return err
 				}
 				if refines {
-					restarted, err = refine(xTest, y, &st, stages, o.refineAll)
+					restarted, err = refine(xTest, y, &st, stages, in, o.refineAll, o.refineAll || o.pfOnly)
 					if err != nil {
 						return err
 					}
@@ -431,6 +438,9 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			}
 			if refines && len(refineEps) > 0 {
 				met.Method += ", refined with ε_FB " + strings.Join(strings.Fields(strings.ReplaceAll(o.refineFBEps, ",", " ")), ", ")
+			}
+			if in != nil {
+				met.Method += fmt.Sprintf(", then Interior (%d steps)", o.interior)
 			}
 			if o.pfOnly {
 				met.Method += ", power flow only"
@@ -615,11 +625,25 @@ func refineStages(m *acopf.Model, a *enforce.AdaNP, k int, eps []float64) ([]*en
 	return stages, nil
 }
 
+// newInterior returns -interior's projection onto the power flow within
+// the limits, with the path, precision and tolerance of s and at most
+// steps steps, or nil for steps 0.
+func newInterior(m *acopf.Model, s enforce.Settings, steps int) (*enforce.Interior, error) {
+	if steps == 0 {
+		return nil, nil
+	}
+	return enforce.NewInterior(m.PowerFlow(), m.Box(), 0, enforce.Settings{
+		Tol: s.Tol, Measure: s.Measure, MaxDepth: steps, Path: s.Path, Precision: s.Precision})
+}
+
 // refine projects the samples of y that st.Missed lists again with the
-// stages (enforce.Refine), updates y and st's NotConverged and Missed in
-// place, and returns the number of projections of single samples it made.
-// With all, every sample goes through the stages, not only the missed.
-func refine(x, y *mat.Dense, st *enforce.Stats, stages []*enforce.AdaNP, all bool) (int, error) {
+// stages (enforce.Refine), then those still above the tolerance with in
+// (if not nil), updates y and st's NotConverged and Missed in place, and
+// returns the number of projections of single samples it made. With all,
+// every sample goes through the stages, and with inAll through in, not
+// only the missed (-pf-only: the first projection's misses say nothing of
+// the limits).
+func refine(x, y *mat.Dense, st *enforce.Stats, stages []*enforce.AdaNP, in *enforce.Interior, all, inAll bool) (int, error) {
 	rows := st.Missed
 	if all {
 		rows = make([]int, x.RawMatrix().Rows)
@@ -627,18 +651,34 @@ func refine(x, y *mat.Dense, st *enforce.Stats, stages []*enforce.AdaNP, all boo
 			rows[i] = i
 		}
 	}
-	if len(stages) == 0 || len(rows) == 0 {
-		return 0, nil
-	}
-	rs, err := enforce.Refine(x, y, rows, stages...)
-	if err != nil {
-		return 0, err
-	}
 	n := 0
-	for _, s := range rs.Stages {
-		n += s.Samples
+	if len(stages) > 0 && len(rows) > 0 {
+		rs, err := enforce.Refine(x, y, rows, stages...)
+		if err != nil {
+			return 0, err
+		}
+		for _, s := range rs.Stages {
+			n += s.Samples
+		}
+		st.Missed, st.NotConverged = rs.Missed, len(rs.Missed)
+		if !all {
+			rows = rs.Missed
+		}
 	}
-	st.Missed, st.NotConverged = rs.Missed, len(rs.Missed)
+	if inAll {
+		rows = make([]int, x.RawMatrix().Rows)
+		for i := range rows {
+			rows[i] = i
+		}
+	}
+	if in != nil && len(rows) > 0 {
+		ist, err := in.RefineRows(x, y, rows)
+		if err != nil {
+			return n, err
+		}
+		n += ist.Samples
+		st.Missed, st.NotConverged = ist.Missed, ist.NotConverged
+	}
 	return n, nil
 }
 

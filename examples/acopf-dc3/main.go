@@ -55,8 +55,10 @@
 // -pf-only projects onto the power flow alone; -restarts re-projects the
 // samples AdaNP left above its tolerance, and -refine-fbeps does so onto
 // limits with a smaller smoothing ε_FB (enforce.Refine), after a first
-// projection that -infer-maxdepth may cut short (-refine-all: every
-// sample, not only those above the tolerance); -cosine decays the
+// projection that -infer-maxdepth may cut short, and -interior finishes
+// the samples still above it with enforce.Interior, the bounds kept
+// strictly instead of smoothed (-refine-all: every sample, not only those
+// above the tolerance); -cosine decays the
 // learning rate along a cosine and -clipnorm clips the gradients; -grad
 // picks the gradient ENFORCE trains with through AdaNP;
 // -project-mean trains nothing and
@@ -106,7 +108,7 @@ type options struct {
 	dataOnly, softProject, supervised    bool
 	pfOnly, projectMean, cosine          bool
 	refineAll                            bool
-	refineInterior                       int
+	interior                             int
 }
 
 func defaults() options {
@@ -149,7 +151,7 @@ func flags(o *options) *harness.Flags {
 	f.BoolVar(&o.projectMean, "project-mean", o.projectMean, "train nothing: project the mean of the training optima onto the power flow, and onto it and the limits, at the test samples' loads, and print the residuals by number of steps (isolates the projection from the training)")
 	f.IntVar(&o.restarts, "restarts", o.restarts, "at inference, project each ENFORCE prediction that missed the tolerance again from where it stopped (its multipliers afresh), up to this many times (0: none); counted in the time per batch")
 	f.IntVar(&o.inferMaxDepth, "infer-maxdepth", o.inferMaxDepth, "at inference, ENFORCE's first projection takes at most this many steps (0: the model's inference settings, 100 steps); -restarts and -refine-fbeps then take over the samples it leaves")
-	f.IntVar(&o.refineInterior, "refine-interior", 0, "prototype")
+	f.IntVar(&o.interior, "interior", o.interior, "at inference, after -restarts and -refine-fbeps, project each ENFORCE prediction still above the tolerance onto the power flow within the limits with enforce.Interior (affine-scaling Newton steps kept strictly inside the bounds; at most this many steps; 0: off); counted in the time per batch. With -project-mean: also from the mean itself")
 	f.BoolVar(&o.refineAll, "refine-all", o.refineAll, "-restarts and -refine-fbeps project every ENFORCE prediction again, not only those above the tolerance (to see what the smoothing's margin costs in objective)")
 	f.StringVar(&o.refineFBEps, "refine-fbeps", o.refineFBEps, `at inference, after -restarts, project each ENFORCE prediction still above the tolerance again from where it stopped onto the limits smoothed with each ε_FB of this comma-separated list in turn (enforce.Refine; e.g. "1e-6": a continuation in ε_FB); counted in the time per batch`)
 	f.StringVar(&o.checkpoint, "checkpoint", o.checkpoint, `folder of training checkpoints, one subfolder per case, method and seed; a run whose checkpoint is there resumes from it ("" writes none)`)

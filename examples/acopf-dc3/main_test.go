@@ -276,6 +276,20 @@ func TestModes(t *testing.T) {
 	assert.ErrorContains(t, run(parse("-methods", "ENFORCE", "-epochs", "1", "-refine-all"), io.Discard, io.Discard), "-refine-all")
 	assert.ErrorContains(t, run(parse("-project-mean", "-refine-fbeps", "1e-6", "-refine-all"), io.Discard, io.Discard), "-refine-all")
 
+	// -interior: the samples the first projection (cut at 2 steps) left
+	// are finished by enforce.Interior, in a row of its own; every test
+	// sample then meets the tolerance with no bound violated.
+	out.Reset()
+	rlog.Reset()
+	require.NoError(t, run(parse("-methods", "ENFORCE", "-weights", "auto", "-fbeps", "1e-4", "-epochs", "1", "-grad", "final-projector", "-checkpoint", gdir, "-infer-maxdepth", "2", "-interior", "100"), &out, &rlog))
+	assert.Contains(t, out.String(), "| ENFORCE, first projection at most 2 steps, then Interior (100 steps), ε_FB 0.0001, final-projector gradient, 1 epochs, 50 training samples (1 seeds) |")
+	assert.Regexp(t, `restarts and refinement: [1-9][0-9]* projections of unconverged samples, 0 still not converged`, rlog.String())
+	assert.Regexp(t, `max ineq 0\.0e\+00`, rlog.String())
+	out.Reset()
+	require.NoError(t, run(parse("-project-mean", "-weights", "auto", "-fbeps", "1e-4", "-interior", "100"), &out, io.Discard))
+	assert.Regexp(t, `enforce.Interior \(at most 100 steps\) on every sample, from the mean: 10 samples, 0 not converged .*max g⁺ 0\.00e\+00`, out.String())
+	assert.ErrorContains(t, run(parse("-methods", "ENFORCE", "-epochs", "1", "-interior", "-1"), io.Discard, io.Discard), "-interior")
+
 	out.Reset()
 	require.NoError(t, run(parse("-project-mean", "-weights", "auto", "-fbeps", "1e-4", "-refine-fbeps", "1e-6"), &out, io.Discard))
 	assert.Contains(t, out.String(), "refined with ε_FB 1e-6 (enforce.Refine): 0 of 10 not converged")

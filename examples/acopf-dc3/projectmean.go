@@ -120,29 +120,38 @@ func projectMean(o options, m *acopf.Model, d *dataset, w io.Writer) error {
 		}
 		fmt.Fprintf(w, "AdaNP onto the %s (max|c| ≤ %g, at most %d steps): depth mean %.2f, max %d; %d of %d not converged (%d of them stalled), %.2f s\n",
 			cn.name, enforce.DefaultTol, enforce.DefaultMaxDepth, st.MeanDepth, st.Depth, st.NotConverged, nTe, st.Stalled, time.Since(t0).Seconds())
-		if cn.c == full && o.refineInterior > 0 {
-			for _, start := range []string{"fb", "mean"} {
-				yi := mat.DenseCopyOf(yp)
-				idx := st.Missed
-				if start == "mean" {
-					yi = mat.DenseCopyOf(y0)
-					idx = nil
-					for i := range nTe {
-						idx = append(idx, i)
+		if cn.c == full && o.interior > 0 {
+			// -interior: enforce.Interior from where AdaNP stopped on the
+			// samples it missed, and from the mean on every sample.
+			in, err := newInterior(m, s, o.interior)
+			if err != nil {
+				return err
+			}
+			for _, from := range []string{"AdaNP's misses, from where it stopped", "every sample, from the mean"} {
+				yi, rws := mat.DenseCopyOf(yp), st.Missed
+				if rws == nil {
+					rws = []int{}
+				}
+				if from != "AdaNP's misses, from where it stopped" {
+					yi, rws = mat.DenseCopyOf(y0), make([]int, nTe)
+					for i := range rws {
+						rws[i] = i
 					}
 				}
 				t0 := time.Now()
-				miss, its, err := interiorRefine(m, o.path, x, yi, idx, o.refineInterior, enforce.DefaultTol)
+				ist, err := in.RefineRows(x, yi, rws)
 				if err != nil {
 					return err
 				}
+				secs := time.Since(t0).Seconds()
 				p, g, _ := worst(yi)
-				obj, opt := 0.0, 0.0
+				var obj, opt float64
 				for i := range nTe {
 					obj += m.Objective(yi.RawRowView(i)[:ny]) / float64(nTe)
 					opt += m.Objective(d.Y[len(d.X)-nTe+i]) / float64(nTe)
 				}
-				fmt.Fprintf(w, "  interior from %s: %d rows, %d missed, iters %v, max|pf| %.2e, max g⁺ %.2e, objective %.4f (optima %.4f), %.2f s\n", start, len(idx), len(miss), its, p, g, obj, opt, time.Since(t0).Seconds())
+				fmt.Fprintf(w, "  enforce.Interior (at most %d steps) on %s: %d samples, %d not converged (%d stalled), depth mean %.2f, max %d; max|pf| %.2e, max g⁺ %.2e; cost %+.2f %% from the optima (all %d samples); %.2f s\n",
+					o.interior, from, ist.Samples, ist.NotConverged, ist.Stalled, ist.MeanDepth, ist.Depth, p, g, 100*(obj/opt-1), nTe, secs)
 			}
 		}
 		if cn.c != full || len(refineEps) == 0 {

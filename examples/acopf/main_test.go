@@ -57,7 +57,7 @@ func TestQuick(t *testing.T) {
 // sets.
 func TestFlags(t *testing.T) {
 	harnesstest.CheckConvention(t, cli, "quick", "out", "case", "nolinelimits", "tol",
-		"project", "batch", "seed", "noise", "projtol", "maxdepth", "linesearch", "maxstep", "fbeps", "nearest")
+		"project", "batch", "seed", "noise", "projtol", "maxdepth", "linesearch", "maxstep", "fbeps", "nearest", "interior")
 	o := defaults()
 	assert.Equal(t, "pglib_opf_case118_ieee", o.caseName)
 	require.NoError(t, flags(&o).Parse([]string{"-quick"}))
@@ -91,6 +91,23 @@ func TestQuickProject(t *testing.T) {
 	for _, line := range strings.Split(text, "\n") {
 		assert.LessOrEqual(t, utf8.RuneCountInString(line), 120, "%q", line)
 	}
+
+	// -interior: enforce.Interior instead of the Fischer–Burmeister rows.
+	o = defaults()
+	require.NoError(t, flags(&o).Parse([]string{"-quick", "-project", "4", "-noise", "0.01", "-interior"}))
+	out.Reset()
+	require.NoError(t, run(o, &out, io.Discard))
+	text = out.String()
+	assert.Contains(t, text, "-interior: enforce.Interior instead, onto the power flow (115 rows) within the limits")
+	assert.NotContains(t, text, "AdaNP: sparse path")
+	assert.Regexp(t, `power flow max\|c\| [0-9.e+-]+ → [0-9.]+e-(0[7-9]|[1-9][0-9]) p\.u\., max g⁺ [0-9.e+-]+ → 0;`, text)
+	assert.Contains(t, text, "0 not converged")
+	for _, line := range strings.Split(text, "\n") {
+		assert.LessOrEqual(t, utf8.RuneCountInString(line), 120, "%q", line)
+	}
+	o = defaults()
+	require.NoError(t, flags(&o).Parse([]string{"-quick", "-project", "2", "-interior", "-fbeps", "1e-6"}))
+	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-interior")
 
 	for _, args := range [][]string{{"-project", "-1"}, {"-project", "2", "-batch", "0"}, {"-project", "2", "-noise", "-1"},
 		{"-project", "2", "-maxstep", "-1"}, {"-project", "2", "-fbeps", "-1"}, {"-project", "2", "-nearest", "0"}, {"-project", "2", "-maxdepth", "0"}, {"-project", "2", "-projtol", "0"}} {

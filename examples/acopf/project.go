@@ -95,11 +95,13 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "  %d bounds as Fischer–Burmeister rows, ε %g):\n", nlim-2*npin, eps)
 	fmt.Fprintf(stdout, "  nc %d, ny %d + %d multipliers\n", ncExt, ny, nyExt-ny)
 	if o.interior {
-		fmt.Fprintf(stdout, "-interior: enforce.Interior instead, onto the power flow (%d rows) with the limits as bounds kept strictly (margin %g):\n",
-			npf, enforce.DefaultInteriorMargin)
+		fmt.Fprintf(stdout, "-interior: enforce.Interior instead, onto the power flow (%d rows) within the limits\n", npf)
+		fmt.Fprintf(stdout, "  as bounds kept strictly (start margin %g): sparse path, tol %g, max depth %d; %d threads\n",
+			enforce.DefaultInteriorMargin, o.projTol, o.maxDepth, runtime.GOMAXPROCS(0))
+	} else {
+		fmt.Fprintf(stdout, "AdaNP: %v (PathAuto: %v), tol %g, max depth %d, line search %v, max step %g; %d threads\n",
+			a.Path(), auto.Path(), o.projTol, o.maxDepth, o.lineSearch, o.maxStep, runtime.GOMAXPROCS(0))
 	}
-	fmt.Fprintf(stdout, "AdaNP: %v (PathAuto: %v), tol %g, max depth %d, line search %v, max step %g; %d threads\n",
-		a.Path(), auto.Path(), o.projTol, o.maxDepth, o.lineSearch, o.maxStep, runtime.GOMAXPROCS(0))
 	fmt.Fprintf(stdout, "%5s %7s %10s %10s %10s %10s %6s %5s %5s %9s %9s %10s\n",
 		"batch", "samples", "pf max|c|", "after", "max g⁺", "after", "depth", "max", "fails", "wall [s]", "CPU [s]", "peak RSS")
 
