@@ -38,7 +38,11 @@
 // so callers only ever see y. Refine projects again the rows a projection
 // missed, with further AdaNPs in turn: onto the same inequalities smoothed
 // less, a continuation that finishes rows whose feasible set is thinner
-// than the first smoothing allows.
+// than the first smoothing allows. Where bounds on y must change which
+// are active and the Fischer–Burmeister rows stall, Interior projects onto
+// the equalities with affine-scaled Newton steps that keep y strictly
+// inside a Box: an inference-time projection (no gradient) that finds a
+// feasible point near the start, not the nearest one.
 //
 // A hand-written Constraint is two methods, Dims and Eval. Everything else
 // a constraint can do (derivatives in x, curvature, a constant Jacobian,
