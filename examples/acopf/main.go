@@ -65,6 +65,7 @@ type options struct {
 	noise, projTol, maxStep  float64
 	fbEps                    float64
 	lineSearch, interior     bool
+	float32                  bool
 }
 
 // reference solves the ACOPF: IPOPT under the build tag ipopt (ipopt.go),
@@ -99,6 +100,7 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.maxDepth, "maxdepth", o.maxDepth, "-project: AdaNP's largest number of steps (Settings.MaxDepth)")
 	f.BoolVar(&o.lineSearch, "linesearch", o.lineSearch, "-project: backtrack AdaNP's steps (Settings.LineSearch)")
 	f.Float64Var(&o.maxStep, "maxstep", o.maxStep, "-project: bound on the length of AdaNP's steps, 0 for none (Settings.MaxStep)")
+	f.BoolVar(&o.float32, "float32", o.float32, "-project: single-precision factorisations (Settings.Precision Float32)")
 	f.BoolVar(&o.interior, "interior", o.interior, "-project: project onto the power flow within the limits with enforce.Interior (affine-scaling Newton steps kept inside the bounds) instead of AdaNP with the limits' Fischer–Burmeister rows; -linesearch, -maxstep and -fbeps do not apply")
 	f.IntVar(&o.nearest, "nearest", o.nearest, "-project with -tags ipopt: solve the nearest-point problems of this many of the first batch's points with IPOPT, and compare AdaNP's time per instance with their mean")
 	f.Float64Var(&o.fbEps, "fbeps", o.fbEps, "-project: smoothing ε of the limits' Fischer–Burmeister rows, 0 for acopf.FBEpsilon (1e-8); 1e-6 (acopf.ProjectionFBEpsilon) converges in a few steps (acopf.ConstraintOptions.FBEps)")

@@ -57,7 +57,7 @@ func TestQuick(t *testing.T) {
 // sets.
 func TestFlags(t *testing.T) {
 	harnesstest.CheckConvention(t, cli, "quick", "out", "case", "nolinelimits", "tol",
-		"project", "batch", "seed", "noise", "projtol", "maxdepth", "linesearch", "maxstep", "fbeps", "nearest", "interior")
+		"project", "batch", "seed", "noise", "projtol", "maxdepth", "linesearch", "maxstep", "fbeps", "nearest", "interior", "float32")
 	o := defaults()
 	assert.Equal(t, "pglib_opf_case118_ieee", o.caseName)
 	require.NoError(t, flags(&o).Parse([]string{"-quick"}))

@@ -59,6 +59,9 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 	}
 	s := enforce.Settings{Tol: o.projTol, MaxDepth: o.maxDepth, Path: enforce.PathSparse,
 		LineSearch: o.lineSearch, MaxStep: o.maxStep}
+	if o.float32 {
+		s.Precision = enforce.Float32
+	}
 	a, err := enforce.NewAdaNP(con, s)
 	if err != nil {
 		return err
