@@ -64,3 +64,58 @@ func BenchmarkProjectPerturbed(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkProjectPerturbedInterior projects the same kind of batch, 100
+// points perturbed with σ = 1e-3 and with σ = 1e-2, onto case1354_pegase's
+// power flow within its limits in two ways: AdaNP with the limits'
+// Fischer–Burmeister rows (ProjectionFBEpsilon) and enforce.Interior
+// (Model.Box), both on the sparse path, Tol 1e-6, MaxDepth 100. At σ = 1e-2
+// the rows stall on every point and Interior converges
+// (docs/acopf.md, "Bounds kept strictly"):
+//
+//	go test -run '^$' -bench ProjectPerturbedInterior -benchtime 1x ./problems/acopf
+func BenchmarkProjectPerturbedInterior(b *testing.B) {
+	const name = "pglib_opf_case1354_pegase"
+	c, err := Load(name)
+	require.NoError(b, err)
+	m, err := NewModel(c)
+	require.NoError(b, err)
+	opt, err := ReferenceOptimum(name)
+	require.NoError(b, err)
+	con, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon})
+	require.NoError(b, err)
+	s := enforce.Settings{Tol: 1e-6, MaxDepth: 100, Path: enforce.PathSparse}
+	fb, err := enforce.NewAdaNP(con, s)
+	require.NoError(b, err)
+	in, err := enforce.NewInterior(m.PowerFlow(), m.Box(), 0, s)
+	require.NoError(b, err)
+	for _, sigma := range []float64{1e-3, 1e-2} {
+		const rows = 100
+		nx, ny := m.Dims()
+		rng := rand.New(rand.NewPCG(1, 28))
+		x, y := mat.NewDense(rows, nx, nil), mat.NewDense(rows, ny, nil)
+		for i := range rows {
+			x.SetRow(i, m.Loads())
+			m.Perturb(y.RawRowView(i), opt.Y, Perturbation{Vm: sigma, Va: sigma, PQ: sigma}, rng)
+		}
+		dst := mat.NewDense(rows, ny, nil)
+		for _, p := range []struct {
+			name string
+			f    func() (enforce.Stats, error)
+		}{
+			{"fb", func() (enforce.Stats, error) { return fb.ProjectTo(dst, x, y) }},
+			{"interior", func() (enforce.Stats, error) { return in.ProjectTo(dst, x, y) }},
+		} {
+			b.Run(fmt.Sprintf("sigma=%g/%s", sigma, p.name), func(b *testing.B) {
+				var st enforce.Stats
+				for b.Loop() {
+					st, err = p.f()
+					require.NoError(b, err)
+				}
+				b.ReportMetric(st.MeanDepth, "depth/mean")
+				b.ReportMetric(float64(st.NotConverged), "fails")
+				b.ReportMetric(st.After.Max, "max|c|")
+			})
+		}
+	}
+}
