@@ -32,25 +32,13 @@ func BenchmarkProjectPerturbed(b *testing.B) {
 	} {
 		name := bc.name
 		b.Run(fmt.Sprintf("%s/eps=%g", name, bc.eps), func(b *testing.B) {
-			c, err := Load(name)
-			require.NoError(b, err)
-			m, err := NewModel(c)
-			require.NoError(b, err)
-			opt, err := ReferenceOptimum(name)
-			require.NoError(b, err)
+			m := benchModel(b, name)
 			con, err := m.ConstraintWith(ConstraintOptions{FBEps: bc.eps})
 			require.NoError(b, err)
 			a, err := enforce.NewAdaNP(con, enforce.Settings{Tol: 1e-6, MaxDepth: 100, Path: enforce.PathSparse})
 			require.NoError(b, err)
-			const rows = 100
-			nx, ny := m.Dims()
-			rng := rand.New(rand.NewPCG(1, 28))
-			x, y := mat.NewDense(rows, nx, nil), mat.NewDense(rows, ny, nil)
-			for i := range rows {
-				x.SetRow(i, m.Loads())
-				m.Perturb(y.RawRowView(i), opt.Y, Perturbation{Vm: 1e-3, Va: 1e-3, PQ: 1e-3}, rng)
-			}
-			dst := mat.NewDense(rows, ny, nil)
+			x, y := perturbedBatch(b, m, 100, 1e-3)
+			dst := mat.NewDense(y.RawMatrix().Rows, y.RawMatrix().Cols, nil)
 			var st enforce.Stats
 			b.ReportAllocs()
 			for b.Loop() {
@@ -75,13 +63,7 @@ func BenchmarkProjectPerturbed(b *testing.B) {
 //
 //	go test -run '^$' -bench ProjectPerturbedInterior -benchtime 1x ./problems/acopf
 func BenchmarkProjectPerturbedInterior(b *testing.B) {
-	const name = "pglib_opf_case1354_pegase"
-	c, err := Load(name)
-	require.NoError(b, err)
-	m, err := NewModel(c)
-	require.NoError(b, err)
-	opt, err := ReferenceOptimum(name)
-	require.NoError(b, err)
+	m := benchModel(b, "pglib_opf_case1354_pegase")
 	con, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon})
 	require.NoError(b, err)
 	s := enforce.Settings{Tol: 1e-6, MaxDepth: 100, Path: enforce.PathSparse}
@@ -90,15 +72,8 @@ func BenchmarkProjectPerturbedInterior(b *testing.B) {
 	in, err := enforce.NewInterior(m.PowerFlow(), m.Box(), 0, s)
 	require.NoError(b, err)
 	for _, sigma := range []float64{1e-3, 1e-2} {
-		const rows = 100
-		nx, ny := m.Dims()
-		rng := rand.New(rand.NewPCG(1, 28))
-		x, y := mat.NewDense(rows, nx, nil), mat.NewDense(rows, ny, nil)
-		for i := range rows {
-			x.SetRow(i, m.Loads())
-			m.Perturb(y.RawRowView(i), opt.Y, Perturbation{Vm: sigma, Va: sigma, PQ: sigma}, rng)
-		}
-		dst := mat.NewDense(rows, ny, nil)
+		x, y := perturbedBatch(b, m, 100, sigma)
+		dst := mat.NewDense(y.RawMatrix().Rows, y.RawMatrix().Cols, nil)
 		for _, p := range []struct {
 			name string
 			f    func() (enforce.Stats, error)
@@ -118,4 +93,29 @@ func BenchmarkProjectPerturbedInterior(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchModel returns the Model of the shipped case name.
+func benchModel(b *testing.B, name string) *Model {
+	c, err := Load(name)
+	require.NoError(b, err)
+	m, err := NewModel(c)
+	require.NoError(b, err)
+	return m
+}
+
+// perturbedBatch returns rows points perturbed by σ around the case's
+// cached optimum (seed 1, as examples/acopf -project draws them) and their
+// loads.
+func perturbedBatch(b *testing.B, m *Model, rows int, sigma float64) (x, y *mat.Dense) {
+	opt, err := ReferenceOptimum(m.Case.Name)
+	require.NoError(b, err)
+	nx, ny := m.Dims()
+	rng := rand.New(rand.NewPCG(1, 28))
+	x, y = mat.NewDense(rows, nx, nil), mat.NewDense(rows, ny, nil)
+	for i := range rows {
+		x.SetRow(i, m.Loads())
+		m.Perturb(y.RawRowView(i), opt.Y, Perturbation{Vm: sigma, Va: sigma, PQ: sigma}, rng)
+	}
+	return x, y
 }
