@@ -137,3 +137,35 @@ func FuzzInequalities(f *testing.F) {
 		}
 	})
 }
+
+// FuzzInterior projects one point onto the circle y1² + y2² = x² within a
+// box drawn from the inputs (possibly pinned, one-sided or empty of
+// solutions) with Interior: no panic, NewInterior rejects bad boxes with
+// an error, and every output is finite and inside its box (strictly,
+// except a pinned value), converged or not.
+func FuzzInterior(f *testing.F) {
+	f.Add(1.0, 0.5, 0.2, 0.8, 2.0, -1.0, 1.0)
+	f.Add(2.0, 0.0, 0.0, 1.0, 1.0, -1e300, 1e300)
+	f.Add(1e-9, 3.0, -3.0, -0.5, 0.5, 0.0, 0.0)
+	f.Add(1.0, 1e300, -1e300, 5.0, 6.0, 5.0, 6.0)
+	f.Add(1.0, 0.0, 0.0, 1e20, 2e20, -1.0, 1.0)
+	f.Fuzz(func(t *testing.T, x, y1, y2, lo1, hi1, lo2, hi2 float64) {
+		p, err := NewInterior(gtCircle(t), Box{Lo: []float64{lo1, lo2}, Hi: []float64{hi1, hi2}}, 0, Settings{MaxDepth: 30})
+		if err != nil {
+			return
+		}
+		y, _, err := p.Project(mat.NewDense(1, 1, []float64{x}), mat.NewDense(1, 2, []float64{y1, y2}))
+		if err != nil {
+			return
+		}
+		for k, v := range y.RawRowView(0) {
+			lo, hi := []float64{lo1, lo2}[k], []float64{hi1, hi2}[k]
+			require.False(t, math.IsNaN(v) || math.IsInf(v, 0), "y[%d] = %v", k, v)
+			if lo == hi {
+				require.Equal(t, lo, v)
+				continue
+			}
+			require.True(t, lo < v && v < hi, "y[%d] = %v outside (%v, %v)", k, v, lo, hi)
+		}
+	})
+}

@@ -115,6 +115,8 @@ func NewInterior(c Constraint, b Box, margin float64, s Settings) (*Interior, er
 			return nil, fmt.Errorf("enforce: NewInterior: y[%d] has Lo %v > Hi %v", i, lo, hi)
 		case math.IsInf(lo, 1) || math.IsInf(hi, -1):
 			return nil, fmt.Errorf("enforce: NewInterior: y[%d] has bounds [%v, %v]: no finite value fits", i, lo, hi)
+		case lo < hi && !(math.Nextafter(lo, hi) < hi):
+			return nil, fmt.Errorf("enforce: NewInterior: y[%d] has bounds [%v, %v]: no number lies strictly between them (pin it with Lo = Hi)", i, lo, hi)
 		}
 	}
 	if margin < 0 || math.IsNaN(margin) || math.IsInf(margin, 0) {
@@ -423,8 +425,21 @@ func (p *Interior) inside(y []float64) {
 		if w := hi - lo; !math.IsInf(w, 1) {
 			m = math.Min(m, w/4)
 		}
-		y[k] = math.Min(math.Max(v, lo+m), hi-m)
+		y[k] = strictlyInside(math.Min(math.Max(v, lo+m), hi-m), lo, hi)
 	}
+}
+
+// strictlyInside returns v if lo < v < hi, and otherwise a value that is:
+// the midpoint, or the number next to lo where rounding (bounds far larger
+// than the margin, or a box a few ulps wide) leaves no other.
+func strictlyInside(v, lo, hi float64) float64 {
+	if lo < v && v < hi {
+		return v
+	}
+	if mid := lo/2 + hi/2; lo < mid && mid < hi {
+		return mid
+	}
+	return math.Nextafter(lo, hi)
 }
 
 // absSummary returns max|c| and Σ|c|.

@@ -744,3 +744,25 @@ func TestInteriorLinear(t *testing.T) {
 	assert.LessOrEqual(t, maxResidual(l, x, yl), 1e-10)
 	itAssertInBox(t, b, yl, "linear random")
 }
+
+// TestInteriorHugeAndTinyBoxes: bounds so large that the margin rounds
+// away, and a box two ulps wide, still give outputs strictly inside; a box
+// with no number strictly inside is an error.
+func TestInteriorHugeAndTinyBoxes(t *testing.T) {
+	inf := math.Inf(1)
+	for _, b := range []Box{
+		{Lo: []float64{1e20, -inf}, Hi: []float64{2e20, inf}},
+		{Lo: []float64{-inf, 1e20}, Hi: []float64{inf, inf}},
+		{Lo: []float64{1, -inf}, Hi: []float64{math.Nextafter(math.Nextafter(1, 2), 2), inf}},
+	} {
+		p, err := NewInterior(itSum{3}, b, 0, Settings{MaxDepth: 5})
+		require.NoError(t, err)
+		y, _, err := p.Project(nil, mat.NewDense(1, 2, []float64{0, 0}))
+		require.NoError(t, err)
+		for k, v := range y.RawRowView(0) {
+			assert.True(t, b.Lo[k] < v && v < b.Hi[k], "box %v: y[%d] = %v", b, k, v)
+		}
+	}
+	_, err := NewInterior(itSum{3}, Box{Lo: []float64{1, 0}, Hi: []float64{math.Nextafter(1, 2), 1}}, 0, Settings{})
+	assert.ErrorContains(t, err, "strictly between")
+}
