@@ -88,7 +88,8 @@ const pinnedWeight = 1e-12
 // beyond or closer than that to its bounds (0 for DefaultInteriorMargin).
 // It returns an error for a constraint with latent variables
 // (WithInequalities' systems: give the equalities, and the bounds in b),
-// bounds of the wrong length, NaN, Lo > Hi, Lo = +Inf or Hi = −Inf, a
+// bounds of the wrong length, NaN, Lo > Hi, Lo = +Inf or Hi = −Inf, Lo < Hi
+// with no float64 strictly between them, a
 // negative or non-finite margin, and Settings that Interior does not use
 // set to anything but zero (see Interior).
 func NewInterior(c Constraint, b Box, margin float64, s Settings) (*Interior, error) {
