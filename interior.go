@@ -55,10 +55,12 @@ const interiorTau = 0.99
 // start, not the nearest one (on the power grids of docs/acopf.md it is
 // several times farther from ŷ than the nearest point), and no gradient
 // is defined through it: it is an inference-time projection, for the rows
-// an AdaNP left above its tolerance (RefineRows) or for a whole batch. It
-// converges where the Jacobian of c with respect to the variables away
-// from their bounds keeps full row rank; a sample whose step cannot
-// decrease ‖c‖ stops and is counted in Stats.Stalled.
+// an AdaNP left above its tolerance (RefineRows) or for a whole batch.
+// Convergence needs the Jacobian of c with respect to the variables away
+// from their bounds to keep full row rank, and is not guaranteed: from
+// large perturbations of a 10 000-bus grid it crawls (docs/acopf.md). A
+// sample whose step cannot decrease ‖c‖ stops and is counted in
+// Stats.Stalled; every sample left above Tol is in Stats.Missed.
 //
 // Interior uses these fields of its Settings: Tol, MaxDepth (steps per
 // sample), Measure, Reg, Weights (Identity, or Diagonal with Diag, as W
