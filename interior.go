@@ -445,25 +445,6 @@ func strictlyInside(v, lo, hi float64) float64 {
 	return math.Nextafter(lo, hi)
 }
 
-// absSummary returns max|c| and Σ|c|.
-func absSummary(c []float64) (mx, sum float64) {
-	for _, v := range c {
-		v = math.Abs(v)
-		mx = math.Max(mx, v)
-		sum += v
-	}
-	return mx, sum
-}
-
-// sumSq returns Σ c².
-func sumSq(c []float64) float64 {
-	var s float64
-	for _, v := range c {
-		s += v * v
-	}
-	return s
-}
-
 // trial writes y + α·dir into w.yt and reports whether every bounded
 // value stays strictly inside (rounding can put a value that close to its
 // bound onto it).
@@ -482,7 +463,7 @@ func (p *Interior) trial(w *interiorWork, y []float64, alpha float64) bool {
 func (p *Interior) one(a *AdaNP, w *interiorWork, x, y []float64) (r interiorResult) {
 	copy(w.y0, y)
 	p.c.Eval(x, y, w.c, nil)
-	r.beforeMax, r.beforeSum = absSummary(w.c)
+	r.beforeMax, r.beforeSum = absStats(w.c)
 	p.inside(y)
 	if w.xm != nil {
 		copy(w.xm.RawRowView(0), x)
@@ -550,7 +531,7 @@ func (p *Interior) one(a *AdaNP, w *interiorWork, x, y []float64) (r interiorRes
 				alpha = math.Min(alpha, interiorTau*(hi-v)/dk)
 			}
 		}
-		f0, accepted := sumSq(w.c), false
+		m0, accepted := merit(w.c), false
 		for range 30 {
 			if !p.trial(w, y, alpha) {
 				// Rounded onto a bound: shorter.
@@ -558,7 +539,8 @@ func (p *Interior) one(a *AdaNP, w *interiorWork, x, y []float64) (r interiorRes
 				continue
 			}
 			p.c.Eval(x, w.yt, w.c2, nil)
-			if f := sumSq(w.c2); f <= (1-2e-4*alpha)*f0 {
+			// Bδ = −c, so the merit ½‖c‖² falls at rate ‖c‖² = 2·m0.
+			if armijo(merit(w.c2), m0, 2*m0, alpha) {
 				accepted = true
 				break
 			}
@@ -572,7 +554,7 @@ func (p *Interior) one(a *AdaNP, w *interiorWork, x, y []float64) (r interiorRes
 		r.depth++
 	}
 	p.c.Eval(x, y, w.c, nil)
-	r.afterMax, r.afterSum = absSummary(w.c)
+	r.afterMax, r.afterSum = absStats(w.c)
 	for k, v := range y {
 		d := v - w.y0[k]
 		r.disp += d * d
