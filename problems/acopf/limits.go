@@ -93,20 +93,8 @@ func newBoxRows(c *Case, nx int, which boundsOf) (*boxRows, error) {
 		}
 		return nil
 	}
-	for i, b := range c.Buses {
-		if err := add(i, b.Vmin, b.Vmax); err != nil {
-			return nil, err
-		}
-	}
-	for j, g := range c.Gens {
-		if err := add(2*nb+j, g.Pmin, g.Pmax); err != nil {
-			return nil, err
-		}
-	}
-	for j, g := range c.Gens {
-		if err := add(2*nb+ng+j, g.Qmin, g.Qmax); err != nil {
-			return nil, err
-		}
+	if err := eachBound(c, add); err != nil {
+		return nil, err
 	}
 	l.rowPtr = make([]int, len(l.col)+1)
 	for r := range l.col {
@@ -222,14 +210,32 @@ func (m *Model) Box() enforce.Box {
 	for k := range b.Lo {
 		b.Lo[k], b.Hi[k] = math.Inf(-1), math.Inf(1)
 	}
-	c := m.Case
+	_ = eachBound(m.Case, func(col int, lo, hi float64) error {
+		b.Lo[col], b.Hi[col] = lo, hi
+		return nil
+	})
+	return b
+}
+
+// eachBound calls f with the column of y and the bounds of every bounded
+// variable of c, in Limits' order (Vm, then Pg, then Qg), and returns the
+// first error f returns.
+func eachBound(c *Case, f func(col int, lo, hi float64) error) error {
 	nb, ng := len(c.Buses), len(c.Gens)
-	for i, bus := range c.Buses {
-		b.Lo[i], b.Hi[i] = bus.Vmin, bus.Vmax
+	for i, b := range c.Buses {
+		if err := f(i, b.Vmin, b.Vmax); err != nil {
+			return err
+		}
 	}
 	for j, g := range c.Gens {
-		b.Lo[2*nb+j], b.Hi[2*nb+j] = g.Pmin, g.Pmax
-		b.Lo[2*nb+ng+j], b.Hi[2*nb+ng+j] = g.Qmin, g.Qmax
+		if err := f(2*nb+j, g.Pmin, g.Pmax); err != nil {
+			return err
+		}
 	}
-	return b
+	for j, g := range c.Gens {
+		if err := f(2*nb+ng+j, g.Qmin, g.Qmax); err != nil {
+			return err
+		}
+	}
+	return nil
 }
