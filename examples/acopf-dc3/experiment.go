@@ -646,10 +646,7 @@ func newInterior(m *acopf.Model, s enforce.Settings, steps int) (*enforce.Interi
 func refine(x, y *mat.Dense, st *enforce.Stats, stages []*enforce.AdaNP, in *enforce.Interior, all, inAll bool) (int, error) {
 	rows := st.Missed
 	if all {
-		rows = make([]int, x.RawMatrix().Rows)
-		for i := range rows {
-			rows[i] = i
-		}
+		rows = allRows(x.RawMatrix().Rows)
 	}
 	n := 0
 	if len(stages) > 0 && len(rows) > 0 {
@@ -666,10 +663,7 @@ func refine(x, y *mat.Dense, st *enforce.Stats, stages []*enforce.AdaNP, in *enf
 		}
 	}
 	if inAll {
-		rows = make([]int, x.RawMatrix().Rows)
-		for i := range rows {
-			rows[i] = i
-		}
+		rows = allRows(x.RawMatrix().Rows)
 	}
 	if in != nil && len(rows) > 0 {
 		ist, err := in.RefineRows(x, y, rows)
@@ -680,6 +674,15 @@ func refine(x, y *mat.Dense, st *enforce.Stats, stages []*enforce.AdaNP, in *enf
 		st.Missed, st.NotConverged = ist.Missed, ist.NotConverged
 	}
 	return n, nil
+}
+
+// allRows returns 0, 1, …, n−1: every row of a batch of n.
+func allRows(n int) []int {
+	rows := make([]int, n)
+	for i := range rows {
+		rows[i] = i
+	}
+	return rows
 }
 
 // parseGrad reads -grad.

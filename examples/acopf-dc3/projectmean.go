@@ -133,10 +133,7 @@ func projectMean(o options, m *acopf.Model, d *dataset, w io.Writer) error {
 					rws = []int{}
 				}
 				if from != "AdaNP's misses, from where it stopped" {
-					yi, rws = mat.DenseCopyOf(y0), make([]int, nTe)
-					for i := range rws {
-						rws[i] = i
-					}
+					yi, rws = mat.DenseCopyOf(y0), allRows(nTe)
 				}
 				t0 := time.Now()
 				ist, err := in.RefineRows(x, yi, rws)
