@@ -2,6 +2,7 @@ package enforce
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -765,4 +766,25 @@ func TestInteriorHugeAndTinyBoxes(t *testing.T) {
 	}
 	_, err := NewInterior(itSum{3}, Box{Lo: []float64{1, 0}, Hi: []float64{math.Nextafter(1, 2), 1}}, 0, Settings{})
 	assert.ErrorContains(t, err, "strictly between")
+}
+
+// TestInteriorStepsDecreaseResidual checks the doc's promise that every
+// step decreases ‖c‖ and keeps y strictly inside: the residual after k
+// steps (MaxDepth k, a tolerance no step meets) never grows with k.
+func TestInteriorStepsDecreaseResidual(t *testing.T) {
+	b := itSystemBox()
+	x := mat.NewDense(1, 1, []float64{1.5})
+	yhat := mat.NewDense(1, 5, []float64{5, -4, 6, -7, 10})
+	c := make([]float64, 2)
+	prev := math.Inf(1)
+	for k := 1; k <= 8; k++ {
+		p := itNew(t, itSystem{}, b, Settings{Tol: 1e-300, MaxDepth: k})
+		y, _, err := p.Project(x, yhat)
+		require.NoError(t, err)
+		itAssertInBox(t, b, y, fmt.Sprintf("%d steps", k))
+		itSystem{}.Eval(x.RawRowView(0), y.RawRowView(0), c, nil)
+		r := c[0]*c[0] + c[1]*c[1]
+		assert.LessOrEqual(t, r, prev, "%d steps", k)
+		prev = r
+	}
 }
