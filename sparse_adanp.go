@@ -88,11 +88,17 @@ const spHeader = 3
 // systems.
 var sparseMethod = sparse.Auto
 
+// sparsePairs is the kernel's Options.EliminatePairs for newSparsePath:
+// on, except in tests that compare with the plain factorisation. The rows
+// of WithInequalities for a bound on one variable are pair rows (the
+// bound's column and its multiplier's).
+var sparsePairs = true
+
 // newSparsePath analyses the pattern of sj for an AdaNP with n outputs
 // (latent variables included).
 func newSparsePath(a *AdaNP, sj *SparseJacobian) (*sparsePath, error) {
 	nc, n := a.nc, a.n
-	g, err := sparse.AnalyseGram(nc, n, sj.RowPtr, sj.Col, sparse.Options{Method: sparseMethod})
+	g, err := sparse.AnalyseGram(nc, n, sj.RowPtr, sj.Col, sparse.Options{Method: sparseMethod, EliminatePairs: sparsePairs})
 	if err != nil {
 		return nil, fmt.Errorf("enforce: sparse analysis: %w", err)
 	}

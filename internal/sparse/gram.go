@@ -22,6 +22,7 @@ type Gram struct {
 	pairs    []int32 // for each column k, for p ≤ q, the position in ci of the product
 	maxPairs int
 	tol      float64
+	el       *pairElim // Options.EliminatePairs found pair rows: G is factored through them
 }
 
 // AnalyseGram analyses the pattern of B, an nc×ny matrix in compressed
@@ -93,6 +94,15 @@ func analyseGram(nc, ny int, rowPtr, col []int, opt Options, full bool) (*Gram, 
 		}
 	}
 	g := &Gram{nc: nc, ny: ny, nnzB: len(col), tol: opt.pivotTol()}
+	if opt.EliminatePairs {
+		el, err := analysePairs(nc, ny, rowPtr, col, opt, full)
+		if err != nil || el != nil {
+			if el != nil {
+				g.el, g.nnzG = el, el.stats.NNZA
+			}
+			return g, err
+		}
+	}
 	// Transpose: column k of B lists its rows (increasing) and positions in col.
 	bcp := make([]int, ny+1)
 	for _, c := range col {
@@ -165,11 +175,28 @@ func (g *Gram) NY() int { return g.ny }
 
 // Method returns the numeric factorisation chosen (Simplicial or
 // Supernodal; Auto resolved).
-func (g *Gram) Method() Method { return g.sym.method }
+func (g *Gram) Method() Method {
+	if g.el != nil {
+		return g.el.inner.Method()
+	}
+	return g.sym.method
+}
 
 // Stats returns the sizes of the analysis.
 func (g *Gram) Stats() Stats {
+	if g.el != nil {
+		return g.el.stats
+	}
 	return Stats{N: g.nc, NNZA: g.nnzG, NNZL: g.sym.nnz, Flops: g.sym.flops}
+}
+
+// PairRows returns the number of pair rows eliminated in closed form
+// (Options.EliminatePairs), 0 without.
+func (g *Gram) PairRows() int {
+	if g.el != nil {
+		return g.el.nF
+	}
+	return 0
 }
 
 // NNZB returns the number of entries of B's pattern.
@@ -180,20 +207,40 @@ func (g *Gram) NNZB() int { return g.nnzB }
 func (g *Gram) NNZG() int { return g.nnzG }
 
 // NNZL returns the number of entries of L strictly below its unit diagonal.
-func (g *Gram) NNZL() int { return g.sym.nnzL() }
+func (g *Gram) NNZL() int {
+	if g.el != nil {
+		return g.el.stats.NNZL
+	}
+	return g.sym.nnzL()
+}
 
 // Flops returns the floating-point multiply–add count of one numeric
 // factorisation, Σ_j c_j(c_j+3)/2 over the column counts c_j of L (strict
 // lower part), excluding assembly.
-func (g *Gram) Flops() float64 { return g.sym.flops }
+func (g *Gram) Flops() float64 {
+	if g.el != nil {
+		return g.el.stats.Flops
+	}
+	return g.sym.flops
+}
 
 // Perm returns a copy of the permutation: row Perm()[k] of G is eliminated
 // at step k.
-func (g *Gram) Perm() []int { return append([]int(nil), g.sym.perm...) }
+func (g *Gram) Perm() []int {
+	if g.el != nil {
+		return append([]int(nil), g.el.perm...)
+	}
+	return append([]int(nil), g.sym.perm...)
+}
 
 // Parent returns a copy of the elimination tree of P·G·Pᵀ: Parent()[k] is
 // the parent of step k, or -1 at a root.
-func (g *Gram) Parent() []int { return append([]int(nil), g.sym.parent...) }
+func (g *Gram) Parent() []int {
+	if g.el != nil {
+		return append([]int(nil), g.el.parent...)
+	}
+	return append([]int(nil), g.sym.parent...)
+}
 
 // Factor is one worker's numeric factor P·(B·diag(w)·Bᵀ + εI)·Pᵀ = L·D·Lᵀ
 // (Simplicial) or L·Lᵀ (Supernodal) of a Gram pattern and its workspaces: O(nnz(L) + nnz(P·G·Pᵀ) + n) memory, no
@@ -202,11 +249,15 @@ func (g *Gram) Parent() []int { return append([]int(nil), g.sym.parent...) }
 type Factor struct {
 	g *Gram
 	numeric
+	el *elimFactor // the pair rows' part and the Schur complement's factor (Options.EliminatePairs)
 }
 
 // NewFactor returns a Factor for g's pattern with the pivot tolerance of
 // the Options g was analysed with.
 func (g *Gram) NewFactor() *Factor {
+	if g.el != nil {
+		return g.el.newFactor(g, false)
+	}
 	return &Factor{g: g, numeric: newNumeric(g.sym, g.tol, false)}
 }
 
@@ -223,11 +274,19 @@ func (g *Gram) NewFactor() *Factor {
 // For a simplicial analysis (Method() Simplicial) the factor is float64,
 // as NewFactor's: Single reports which one was made.
 func (g *Gram) NewFactorSingle() *Factor {
+	if g.el != nil {
+		return g.el.newFactor(g, true)
+	}
 	return &Factor{g: g, numeric: newNumeric(g.sym, g.tol, g.sym.sn != nil)}
 }
 
 // Single reports whether f's factor is stored in single precision.
-func (f *Factor) Single() bool { return f.single }
+func (f *Factor) Single() bool {
+	if f.el != nil {
+		return f.el.inner.single
+	}
+	return f.single
+}
 
 // Factor assembles G = B·diag(winv)·Bᵀ + eps·I from the values of B (bvals,
 // in the order of the col slice given to AnalyseGram) in the permuted order
@@ -249,6 +308,17 @@ func (f *Factor) Factor(bvals, winv []float64, eps float64) error {
 		panic("sparse: Factor: len(winv) != NY()")
 	}
 	f.ok = false
+	if f.el != nil {
+		return f.el.factor(bvals, winv, eps)
+	}
+	return f.assemble(bvals, winv, eps, false)
+}
+
+// assemble checks the values, assembles G and factors it; zeroW admits
+// zero weights (a pairElim's Schur complement, where a pair row pins its
+// variable).
+func (f *Factor) assemble(bvals, winv []float64, eps float64, zeroW bool) error {
+	g := f.g
 	if !(eps >= 0) || math.IsInf(eps, 1) {
 		return ErrNonFinite
 	}
@@ -264,7 +334,7 @@ func (f *Factor) Factor(bvals, winv []float64, eps float64) error {
 	s := 0
 	for k := 0; k < g.ny; k++ {
 		w := winv[k]
-		if !(w > 0) || math.IsInf(w, 1) {
+		if !(w > 0 || zeroW && w == 0) || math.IsInf(w, 1) {
 			return ErrNonFinite
 		}
 		t0, t1 := g.bcp[k], g.bcp[k+1]
@@ -287,15 +357,29 @@ func (f *Factor) Factor(bvals, winv []float64, eps float64) error {
 
 // MaxDiag returns max_i G_ii (eps included) of the last Factor call that
 // got as far as the factorisation.
-func (f *Factor) MaxDiag() float64 { return f.maxDiag }
+func (f *Factor) MaxDiag() float64 {
+	if f.el != nil {
+		return f.el.maxDiag
+	}
+	return f.maxDiag
+}
 
 // Solve overwrites x, of length N(), with G⁻¹x using the last successful
 // Factor. It allocates nothing and may be called any number of times per
 // Factor. It panics if len(x) != N() or no Factor has succeeded.
-func (f *Factor) Solve(x []float64) { f.solve(x) }
+func (f *Factor) Solve(x []float64) {
+	if f.el != nil {
+		f.el.solve(x)
+		return
+	}
+	f.solve(x)
+}
 
 // bytes returns the memory held by the analysis.
 func (g *Gram) bytes() int {
+	if g.el != nil {
+		return g.el.bytes()
+	}
 	return g.sym.bytes() + 8*len(g.bcp) + 4*len(g.bidx) + 4*len(g.pairs)
 }
 

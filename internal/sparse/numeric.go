@@ -27,6 +27,10 @@ type numeric struct {
 	head, dnext, dpos []int32   // lists of pending updates
 	maxDiag           float64
 	ok                bool
+	// maxFloor, when larger, replaces the largest diagonal entry in the
+	// pivot threshold: a pairElim factor sets it to the largest diagonal
+	// entry of the whole matrix, of which this one is a Schur complement.
+	maxFloor float64
 }
 
 // superValues is a supernodal factor's values and the workspaces of its
@@ -113,6 +117,7 @@ func (f *numeric) factor() error {
 			maxd = v
 		}
 	}
+	maxd = max(maxd, f.maxFloor)
 	f.maxDiag = maxd
 	thr := f.tol * maxd
 	if s.sn != nil {

@@ -107,6 +107,20 @@ type Options struct {
 	// and CountGram). No bound when zero
 	// (besides the int32 index range).
 	MaxNNZL int
+	// EliminatePairs (AnalyseGram and CountGram only) factors G through its
+	// pair rows: a row of B with two entries, one of them in a column that
+	// no other row has (a private column, such as the multiplier that
+	// enforce.WithInequalities gives a bound on one variable). Such rows
+	// are eliminated first, in closed form, by blocks of the pair rows that
+	// share their other column (at most MaxPairBlock rows; more stay in the
+	// matrix); the rest is factored as the Schur complement
+	// B_P·diag(w′)·B_Pᵀ + εI, which has the pattern of the Gram matrix of
+	// the other rows alone: w′ lowers the weight of each column the pair
+	// rows touch. Factor.Solve still solves with the whole G, exactly
+	// (up to rounding); Stats, Perm and Parent describe the whole G with
+	// the pair rows ordered first. Without pair rows the analysis is the
+	// usual one.
+	EliminatePairs bool
 }
 
 func (o *Options) pivotTol() float64 {

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/internal/sparse"
 )
 
 // BenchmarkProjectPerturbed projects a batch of 100 points perturbed
@@ -90,6 +91,50 @@ func BenchmarkProjectPerturbedInterior(b *testing.B) {
 				b.ReportMetric(st.MeanDepth, "depth/mean")
 				b.ReportMetric(float64(st.NotConverged), "fails")
 				b.ReportMetric(st.After.Max, "max|c|")
+			})
+		}
+	}
+}
+
+// BenchmarkGramPairs factors and solves once with the Gram matrix
+// G = B·Bᵀ of the power flow and limits of the large PGLib cases (B at the
+// first perturbed point of BenchmarkProjectPerturbed, ε_FB =
+// ProjectionFBEpsilon), as one AdaNP step on the sparse path does, with
+// the kernel's elimination of the limits' pair rows (pairs=true, what
+// AdaNP uses) and without it (pairs=false); it reports the sizes of L.
+// Repeat the command to alternate the two:
+//
+//	for i in 1 2 3; do go test -run '^$' -bench GramPairs ./problems/acopf; done
+func BenchmarkGramPairs(b *testing.B) {
+	for _, name := range []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"} {
+		m := benchModel(b, name)
+		con, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon})
+		require.NoError(b, err)
+		sj := enforce.CapabilitiesOf(con).Sparse
+		_, n, nc := con.Dims()
+		x, y := perturbedBatch(b, m, 1, 1e-3)
+		yext := make([]float64, n)
+		copy(yext, y.RawRowView(0))
+		c := make([]float64, nc)
+		vals := make([]float64, len(sj.Col))
+		sj.Eval(x.RawRowView(0), yext, c, vals)
+		ones := make([]float64, n)
+		for i := range ones {
+			ones[i] = 1
+		}
+		for _, pairs := range []bool{false, true} {
+			g, err := sparse.AnalyseGram(nc, n, sj.RowPtr, sj.Col, sparse.Options{EliminatePairs: pairs})
+			require.NoError(b, err)
+			f := g.NewFactor()
+			rhs := make([]float64, nc)
+			b.Run(fmt.Sprintf("%s/pairs=%v", name, pairs), func(b *testing.B) {
+				for b.Loop() {
+					require.NoError(b, f.Factor(vals, ones, 0))
+					copy(rhs, c)
+					f.Solve(rhs)
+				}
+				b.ReportMetric(float64(g.NNZL()), "nnz(L)")
+				b.ReportMetric(float64(g.PairRows()), "pair-rows")
 			})
 		}
 	}
