@@ -102,3 +102,41 @@ func TestSparsePairRows(t *testing.T) {
 		})
 	}
 }
+
+// TestSparsePairRowsFloat32: with Precision Float32 on a supernodal
+// analysis the Schur complement is factored in single precision; the
+// projection with and without the elimination converges alike, to points
+// within the accuracy of float32 steps.
+func TestSparsePairRowsFloat32(t *testing.T) {
+	withSupernodal(t, func() {
+		rnd := rand.New(rand.NewPCG(93, 3))
+		const nx, ny = 2, 14
+		eq := newSPSystem(rnd, nx, ny, 5, 4, 4)
+		g := newSPBounds(rnd, nx, ny, []int{0, 0, 3, 5, 5, 5, 8, 9, 13, 13})
+		c, err := WithInequalities(eq, g, 0)
+		require.NoError(t, err)
+		const rows = 4
+		x := randDense(rnd, rows, nx, 0.3)
+		a0, err := NewAdaNP(c, Settings{})
+		require.NoError(t, err)
+		near, _, err := a0.Project(x, randDense(rnd, rows, ny, 0.5))
+		require.NoError(t, err)
+		yhat := randDense(rnd, rows, ny, 0.1)
+		yhat.Add(yhat, near)
+		var ys [2][]float64
+		for p, pairs := range []bool{false, true} {
+			old := sparsePairs
+			sparsePairs = pairs
+			a, err := NewAdaNP(c, Settings{Path: PathSparse, Precision: Float32, Tol: 1e-8})
+			sparsePairs = old
+			require.NoError(t, err)
+			require.True(t, a.sp.single, "single-precision factors")
+			assert.Equal(t, pairs, a.sp.gram.PairRows() > 0)
+			y, st, err := a.Project(x, yhat)
+			require.NoError(t, err)
+			assert.Zero(t, st.NotConverged)
+			ys[p] = y.RawMatrix().Data
+		}
+		ctAssertClose(t, ys[0], ys[1], 1e-6, "ỹ")
+	})
+}

@@ -263,3 +263,18 @@ func TestEliminatePairsSameSolution(t *testing.T) {
 		}
 	}
 }
+
+// TestEliminatePairsOnly: a B made of pair rows alone leaves an empty
+// Schur complement.
+func TestEliminatePairsOnly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 15))
+	b := withPairs(rng, csr{rows: 0, cols: 6, ptr: []int{0}}, []int{1, 2, 3})
+	for _, opt := range testOptions {
+		g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, eliminating(opt))
+		require.NoError(t, err)
+		require.NotNil(t, g.el)
+		assert.Equal(t, b.rows, g.PairRows())
+		assert.Zero(t, g.el.nP)
+		checkSolve(t, rng, b, eliminating(opt), 0)
+	}
+}
