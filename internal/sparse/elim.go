@@ -15,11 +15,10 @@ const MaxPairBlock = 4
 // column k and b_r in a column j_r that no other row has. Grouped by k
 // into blocks F_t, the pair rows make G's block G_FF block diagonal, with
 //
-//	G_t = d_k·a·aᵀ + diag(ρ),  ρ_r = b_r²·d_{j_r} + ε,
+//	G_t = d_k·a·aᵀ + diag(ρ),  ρ_r = b_r²·d_{j_r} + ε
 //
-// (factored by Cholesky, or held as 1/G_t for one row),
-//
-// and couple to the other rows P only through column k:
+// (factored by Cholesky, or held as 1/G_t for a block of one row), and
+// couple to the other rows P only through column k:
 // G_ir = B_ik·d_k·a_r. Eliminating F first leaves the Schur complement
 //
 //	S = G_PP − G_PF·G_FF⁻¹·G_FP = B_P·D′·B_Pᵀ + εI,

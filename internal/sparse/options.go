@@ -118,7 +118,8 @@ type Options struct {
 	// the other rows alone: w′ lowers the weight of each column the pair
 	// rows touch. Factor.Solve still solves with the whole G, exactly
 	// (up to rounding); Stats, Perm and Parent describe the whole G with
-	// the pair rows ordered first. Without pair rows the analysis is the
+	// the pair rows ordered first. Without pair rows, or with the Given
+	// ordering (a permutation of the whole matrix), the analysis is the
 	// usual one.
 	EliminatePairs bool
 }
