@@ -83,6 +83,9 @@ func TestSparsePairRows(t *testing.T) {
 				case run.path == PathSparse && run.pairs:
 					// g's rows, and any equality row with a private output.
 					assert.GreaterOrEqual(t, a.sp.gram.PairRows(), g.nc, "pair rows eliminated")
+					info, ok := a.SparseInfo()
+					require.True(t, ok)
+					assert.Equal(t, a.sp.gram.PairRows(), info.PairRows)
 				case run.path == PathSparse:
 					assert.Zero(t, a.sp.gram.PairRows())
 				}

@@ -148,6 +148,12 @@ type SparseInfo struct {
 	Flops      float64 // multiply–adds of one numeric factorisation
 	Supernodal bool    // the supernodal Cholesky (dense blocks); else the up-looking LDLᵀ
 	Single     bool    // L computed and stored in float32 (Precision Float32 on a supernodal analysis)
+	// PairRows counts the rows eliminated in closed form before the
+	// sparse factorisation: rows with two entries, one in a column no
+	// other row has, as WithInequalities makes of a bound on one output
+	// (docs/sparse.md). NNZL and Flops count the whole factor, these
+	// rows first.
+	PairRows int
 }
 
 // SparseInfo returns the sparse path's analysis, and false when a takes
@@ -160,6 +166,7 @@ func (a *AdaNP) SparseInfo() (SparseInfo, bool) {
 	return SparseInfo{
 		NNZB: g.NNZB(), NNZG: g.NNZG(), NNZL: g.NNZL(), Flops: g.Flops(),
 		Supernodal: g.Method() == sparse.Supernodal, Single: a.sp.single,
+		PairRows: g.PairRows(),
 	}, true
 }
 

@@ -80,6 +80,7 @@ func TestQuickProject(t *testing.T) {
 	assert.Contains(t, text, "limits (142 rows: 3 pinned variables as equalities,")
 	assert.Contains(t, text, "nc 254, ny 128 + 136 multipliers")
 	assert.Contains(t, text, "AdaNP: sparse path (PathAuto: sparse path)")
+	assert.Contains(t, text, "136 bound rows eliminated in closed form")
 	assert.Regexp(t, `(?m)^ +1 +3 .*\n +2 +2 `, text, "two batches")
 	assert.Regexp(t, `power flow max\|c\| [0-9.e+-]+ → [0-9.]+e-(0[7-9]|[1-9][0-9]) p\.u\.`, text)
 	assert.Contains(t, text, "0 not converged")

@@ -104,6 +104,10 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 	} else {
 		fmt.Fprintf(stdout, "AdaNP: %v (PathAuto: %v), tol %g, max depth %d, line search %v, max step %g; %d threads\n",
 			a.Path(), auto.Path(), o.projTol, o.maxDepth, o.lineSearch, o.maxStep, runtime.GOMAXPROCS(0))
+		if info, ok := a.SparseInfo(); ok {
+			fmt.Fprintf(stdout, "  G: nnz(L) %d, %.3g flops per factorisation; %d bound rows eliminated in closed form\n",
+				info.NNZL, info.Flops, info.PairRows)
+		}
 	}
 	fmt.Fprintf(stdout, "%5s %7s %10s %10s %10s %10s %6s %5s %5s %9s %9s %10s\n",
 		"batch", "samples", "pf max|c|", "after", "max g⁺", "after", "depth", "max", "fails", "wall [s]", "CPU [s]", "peak RSS")
