@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -36,6 +38,28 @@ func newSPBounds(rnd *rand.Rand, nx, ny int, ks []int) *spSystem {
 	return s
 }
 
+// pairsProblem returns a sparse system on nx = 2, ny = 14 with bound-like
+// inequalities (outputs 0, 5 and 13 with two or three), and rows inputs
+// and starts ŷ near its constraint set (a random start projected, then
+// perturbed, so that a few Gauss–Newton steps converge).
+func pairsProblem(t *testing.T, seed uint64, rows int) (c Constraint, nBounds int, x, yhat *mat.Dense) {
+	t.Helper()
+	rnd := rand.New(rand.NewPCG(seed, 3))
+	const nx, ny = 2, 14
+	eq := newSPSystem(rnd, nx, ny, 5, 4, 4)
+	g := newSPBounds(rnd, nx, ny, []int{0, 0, 3, 5, 5, 5, 8, 9, 13, 13})
+	c, err := WithInequalities(eq, g, 0)
+	require.NoError(t, err)
+	x = randDense(rnd, rows, nx, 0.3)
+	a0, err := NewAdaNP(c, Settings{})
+	require.NoError(t, err)
+	near, _, err := a0.Project(x, randDense(rnd, rows, ny, 0.5))
+	require.NoError(t, err)
+	yhat = randDense(rnd, rows, ny, 0.1)
+	yhat.Add(yhat, near)
+	return c, g.nc, x, yhat
+}
+
 // TestSparsePairRows projects a sparse system with bound-like
 // inequalities (one output each, some outputs with two or three) on the
 // sparse path with the kernel's elimination of pair rows and without it,
@@ -43,12 +67,8 @@ func newSPBounds(rnd *rand.Rand, nx, ny int, ks []int) *spSystem {
 // agree to 1e-10, for Unrolled (AutoDiagonal weights), Implicit and
 // Projector gradients with line search.
 func TestSparsePairRows(t *testing.T) {
-	rnd := rand.New(rand.NewPCG(91, 3))
-	const nx, ny = 2, 14
-	eq := newSPSystem(rnd, nx, ny, 5, 4, 4)
-	g := newSPBounds(rnd, nx, ny, []int{0, 0, 3, 5, 5, 5, 8, 9, 13, 13})
-	c, err := WithInequalities(eq, g, 0)
-	require.NoError(t, err)
+	c, nBounds, x, yhat := pairsProblem(t, 91, 4)
+	rows, ny := yhat.Dims()
 	modes := []Settings{
 		{Grad: Unrolled, Weights: AutoDiagonal},
 		{Grad: Implicit},
@@ -57,14 +77,6 @@ func TestSparsePairRows(t *testing.T) {
 	for _, s0 := range modes {
 		t.Run(fmt.Sprintf("%v/%v", s0.Grad, s0.Weights), func(t *testing.T) {
 			rnd := rand.New(rand.NewPCG(92, 1))
-			const rows = 4
-			x := randDense(rnd, rows, nx, 0.3)
-			a0, err := NewAdaNP(c, Settings{})
-			require.NoError(t, err)
-			near, _, err := a0.Project(x, randDense(rnd, rows, ny, 0.5))
-			require.NoError(t, err)
-			yhat := randDense(rnd, rows, ny, 0.1)
-			yhat.Add(yhat, near)
 			w := randDense(rnd, rows, ny, 1)
 			var ys, gys, gxs [3][]float64
 			var sts [3]Stats
@@ -82,7 +94,7 @@ func TestSparsePairRows(t *testing.T) {
 				switch {
 				case run.path == PathSparse && run.pairs:
 					// g's rows, and any equality row with a private output.
-					assert.GreaterOrEqual(t, a.sp.gram.PairRows(), g.nc, "pair rows eliminated")
+					assert.GreaterOrEqual(t, a.sp.gram.PairRows(), nBounds, "pair rows eliminated")
 					info, ok := a.SparseInfo()
 					require.True(t, ok)
 					assert.Equal(t, a.sp.gram.PairRows(), info.PairRows)
@@ -112,20 +124,7 @@ func TestSparsePairRows(t *testing.T) {
 // within the accuracy of float32 steps.
 func TestSparsePairRowsFloat32(t *testing.T) {
 	withSupernodal(t, func() {
-		rnd := rand.New(rand.NewPCG(93, 3))
-		const nx, ny = 2, 14
-		eq := newSPSystem(rnd, nx, ny, 5, 4, 4)
-		g := newSPBounds(rnd, nx, ny, []int{0, 0, 3, 5, 5, 5, 8, 9, 13, 13})
-		c, err := WithInequalities(eq, g, 0)
-		require.NoError(t, err)
-		const rows = 4
-		x := randDense(rnd, rows, nx, 0.3)
-		a0, err := NewAdaNP(c, Settings{})
-		require.NoError(t, err)
-		near, _, err := a0.Project(x, randDense(rnd, rows, ny, 0.5))
-		require.NoError(t, err)
-		yhat := randDense(rnd, rows, ny, 0.1)
-		yhat.Add(yhat, near)
+		c, _, x, yhat := pairsProblem(t, 93, 4)
 		var ys [2][]float64
 		for p, pairs := range []bool{false, true} {
 			old := sparsePairs

@@ -3,6 +3,8 @@ package sparse
 import (
 	"errors"
 	"math"
+
+	"github.com/enforce-nn/enforce/internal/dense"
 )
 
 // MaxPairBlock is the most pair rows that Options.EliminatePairs
@@ -395,21 +397,7 @@ func (f *elimFactor) blockSolve(t int, z []float64) {
 		z[0] *= f.l[e.loff[t]]
 		return
 	}
-	l := f.l[e.loff[t] : int(e.loff[t])+m*m]
-	for j := 0; j < m; j++ {
-		s := z[j]
-		for c := 0; c < j; c++ {
-			s -= l[j*m+c] * z[c]
-		}
-		z[j] = s / l[j*m+j]
-	}
-	for j := m - 1; j >= 0; j-- {
-		s := z[j]
-		for r := j + 1; r < m; r++ {
-			s -= l[r*m+j] * z[r]
-		}
-		z[j] = s / l[j*m+j]
-	}
+	dense.CholSolve(f.l[e.loff[t]:int(e.loff[t])+m*m], m, z)
 }
 
 // solve is Factor.Solve for a pairElim analysis: block elimination,

@@ -213,25 +213,6 @@ func TestEliminatePairsSingle(t *testing.T) {
 	}
 }
 
-func TestEliminatePairsNoAllocs(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 11))
-	b := withPairs(rng, meshB(rng, 15, 15), []int{1, 2, 2, 1, 3, 4})
-	for _, opt := range testOptions {
-		g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, eliminating(opt))
-		require.NoError(t, err)
-		f := g.NewFactor()
-		winv := randomVec(rng, b.cols, 0.5, 2)
-		x := randomVec(rng, b.rows, -1, 1)
-		allocs := testing.AllocsPerRun(10, func() {
-			if err := f.Factor(b.val, winv, 1e-9); err != nil {
-				panic(err)
-			}
-			f.Solve(x)
-		})
-		assert.Zero(t, allocs, "%v", opt.Method)
-	}
-}
-
 // TestEliminatePairsSameSolution compares the solves with and without
 // elimination on a larger system, as enforce's steps use them.
 func TestEliminatePairsSameSolution(t *testing.T) {

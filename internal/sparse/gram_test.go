@@ -246,7 +246,15 @@ func TestFactorErrors(t *testing.T) {
 func TestNoAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	b := meshB(rng, 20, 20)
+	var opts []Options
 	for _, opt := range testOptions {
+		opts = append(opts, opt, eliminating(opt))
+	}
+	for _, opt := range opts {
+		b := b
+		if opt.EliminatePairs {
+			b = withPairs(rng, b, []int{1, 2, 2, 1, 3, 4})
+		}
 		g, err := AnalyseGram(b.rows, b.cols, b.ptr, b.col, opt)
 		require.NoError(t, err)
 		f := g.NewFactor()
