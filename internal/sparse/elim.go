@@ -33,10 +33,9 @@ const MaxPairBlock = 4
 type pairElim struct {
 	nc, ny int
 	inner  *Gram
-	nP     int
 	pRows  []int32 // P row i is row pRows[i] of B
 	pPos   []int32 // entry q of B_P is entry pPos[q] of B
-	pCol   []int32 // its column
+	pCol   []int   // its column
 	pPtr   []int   // CSR of B_P
 	// Blocks: block t is column bcol[t] with pair rows fr[bp[t]:bp[t+1]],
 	// whose entries in column k and in their private column are at
@@ -45,8 +44,7 @@ type pairElim struct {
 	bp             []int32
 	fr, posA, posB []int32
 	pj             []int32
-	loff           []int32 // block t's Cholesky factor at loff[t] (m² values)
-	nL             int
+	loff           []int32 // block t's Cholesky factor at loff[t] (m² values); loff[nb] in all
 	xp, xrow, xpos []int32 // cross: block t's entries of B_P in column k: xrow (P row), xpos (P entry), for xp[t] ≤ e < xp[t+1]
 	stats          Stats
 	perm, parent   []int
@@ -131,11 +129,10 @@ func analysePairs(nc, ny int, rowPtr, col []int, opt Options, full bool) (*pairE
 		m := e.bp[t+1] - e.bp[t]
 		e.loff[t+1] = e.loff[t] + m*m
 	}
-	e.nL = int(e.loff[nb])
 	// B_P.
-	e.nP = nc - nF
-	e.pRows = make([]int32, 0, e.nP)
-	e.pPtr = make([]int, 1, e.nP+1)
+	nP := nc - nF
+	e.pRows = make([]int32, 0, nP)
+	e.pPtr = make([]int, 1, nP+1)
 	for i := 0; i < nc; i++ {
 		if isF[i] {
 			continue
@@ -143,7 +140,7 @@ func analysePairs(nc, ny int, rowPtr, col []int, opt Options, full bool) (*pairE
 		e.pRows = append(e.pRows, int32(i))
 		for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
 			e.pPos = append(e.pPos, int32(p))
-			e.pCol = append(e.pCol, int32(col[p]))
+			e.pCol = append(e.pCol, col[p])
 		}
 		e.pPtr = append(e.pPtr, len(e.pPos))
 	}
@@ -160,7 +157,7 @@ func analysePairs(nc, ny int, rowPtr, col []int, opt Options, full bool) (*pairE
 	e.xrow = make([]int32, e.xp[nb])
 	e.xpos = make([]int32, e.xp[nb])
 	xf := append([]int32(nil), e.xp[:nb]...)
-	for i := 0; i < e.nP; i++ {
+	for i := 0; i < nP; i++ {
 		for q := e.pPtr[i]; q < e.pPtr[i+1]; q++ {
 			if t := bstart[e.pCol[q]]; t >= 0 {
 				e.xrow[xf[t]], e.xpos[xf[t]] = int32(i), int32(q)
@@ -189,7 +186,7 @@ func analysePairs(nc, ny int, rowPtr, col []int, opt Options, full bool) (*pairE
 		}
 		iopt.MaxNNZL = max(opt.MaxNNZL-fs.NNZL, 1) // 0 would mean no bound; checked below
 	}
-	inner, err := analyseGram(e.nP, ny, e.pPtr, intCols(e.pCol), iopt, full)
+	inner, err := analyseGram(nP, ny, e.pPtr, e.pCol, iopt, full)
 	if err != nil {
 		var tl *TooLargeError
 		if errors.As(err, &tl) {
@@ -235,20 +232,11 @@ func analysePairs(nc, ny int, rowPtr, col []int, opt Options, full bool) (*pairE
 	return e, nil
 }
 
-// intCols converts B_P's column indices for the inner analysis.
-func intCols(c []int32) []int {
-	out := make([]int, len(c))
-	for i, v := range c {
-		out[i] = int(v)
-	}
-	return out
-}
-
 // bytes returns the memory held by the analysis.
 func (e *pairElim) bytes() int {
-	return e.inner.bytes() + 4*(len(e.pRows)+len(e.pPos)+len(e.pCol)+len(e.bcol)+len(e.bp)+len(e.fr)+
+	return e.inner.bytes() + 4*(len(e.pRows)+len(e.pPos)+len(e.bcol)+len(e.bp)+len(e.fr)+
 		len(e.posA)+len(e.posB)+len(e.pj)+len(e.loff)+len(e.xp)+len(e.xrow)+len(e.xpos)) +
-		8*(len(e.pPtr)+len(e.perm)+len(e.parent))
+		8*(len(e.pCol)+len(e.pPtr)+len(e.perm)+len(e.parent))
 }
 
 // elimFactor is a Factor's numeric state for a pairElim analysis.
@@ -273,8 +261,8 @@ func (e *pairElim) newFactor(g *Gram, single bool) *Factor {
 	}
 	return &Factor{g: g, el: &elimFactor{
 		e: e, inner: inner,
-		vp: make([]float64, len(e.pPos)), xv: make([]float64, len(e.xpos)), wp: make([]float64, e.ny), xP: make([]float64, e.nP),
-		a: make([]float64, e.nF), dk: make([]float64, len(e.bcol)), l: make([]float64, e.nL),
+		vp: make([]float64, len(e.pPos)), xv: make([]float64, len(e.xpos)), wp: make([]float64, e.ny), xP: make([]float64, len(e.pRows)),
+		a: make([]float64, e.nF), dk: make([]float64, len(e.bcol)), l: make([]float64, e.loff[len(e.bcol)]),
 		z: make([]float64, MaxPairBlock),
 	}}
 }
@@ -300,7 +288,7 @@ func (f *elimFactor) factor(bvals, winv []float64, eps float64) error {
 	}
 	// The largest diagonal entry of G, over the pair rows and the others.
 	maxd := 0.0
-	for i := 0; i < e.nP; i++ {
+	for i := range e.pRows {
 		s := eps
 		for q := e.pPtr[i]; q < e.pPtr[i+1]; q++ {
 			v := f.vp[q]
@@ -343,36 +331,13 @@ func (f *elimFactor) factor(bvals, winv []float64, eps float64) error {
 			l[u*m+u] += rho
 			q += au * au / rho
 		}
-		if m == 1 {
-			// The common block, one bound: l holds 1/G_t.
-			if piv := l[0]; !(piv > thr) {
-				if math.IsNaN(piv) {
-					return ErrNonFinite
-				}
-				return &NotPositiveError{Index: int(e.fr[u0]), Step: u0, Pivot: piv, MaxDiag: maxd}
-			}
-			l[0] = 1 / l[0]
-			f.wp[k] = d / (1 + d*q)
-			continue
+		g0 := l[0]
+		if err := f.blockCholesky(t, l, m, thr); err != nil {
+			return err
 		}
-		for j := 0; j < m; j++ {
-			for c := 0; c < j; c++ {
-				l[j*m+j] -= l[j*m+c] * l[j*m+c]
-			}
-			if piv := l[j*m+j]; !(piv > thr) {
-				if math.IsNaN(piv) {
-					return ErrNonFinite
-				}
-				return &NotPositiveError{Index: int(e.fr[u0+j]), Step: u0 + j, Pivot: piv, MaxDiag: maxd}
-			}
-			l[j*m+j] = math.Sqrt(l[j*m+j])
-			for r := j + 1; r < m; r++ {
-				s := l[r*m+j]
-				for c := 0; c < j; c++ {
-					s -= l[r*m+c] * l[j*m+c]
-				}
-				l[r*m+j] = s / l[j*m+j]
-			}
+		if m == 1 {
+			// The common block, one bound: solve reads 1/G_t.
+			l[0] = 1 / g0
 		}
 		// q = Σ a²/ρ is +Inf where a row pins the variable (ρ = 0 ≠ a).
 		f.wp[k] = d / (1 + d*q)
@@ -389,15 +354,40 @@ func (f *elimFactor) factor(bvals, winv []float64, eps float64) error {
 	return nil
 }
 
-// blockSolve overwrites z (length m) with G_t⁻¹z.
-func (f *elimFactor) blockSolve(t int, z []float64) {
+// blockCholesky overwrites the lower triangle of block t's m×m row-major
+// G_t in l with its Cholesky factor; a pivot not above thr is a
+// *NotPositiveError naming its pair row (the threshold of the whole G's
+// factorisation, unlike internal/dense's relative one).
+func (f *elimFactor) blockCholesky(t int, l []float64, m int, thr float64) error {
 	e := f.e
-	m := int(e.bp[t+1] - e.bp[t])
-	if m == 1 {
-		z[0] *= f.l[e.loff[t]]
-		return
+	u0 := int(e.bp[t])
+	for j := 0; j < m; j++ {
+		for c := 0; c < j; c++ {
+			l[j*m+j] -= l[j*m+c] * l[j*m+c]
+		}
+		if piv := l[j*m+j]; !(piv > thr) {
+			if math.IsNaN(piv) {
+				return ErrNonFinite
+			}
+			return &NotPositiveError{Index: int(e.fr[u0+j]), Step: u0 + j, Pivot: piv, MaxDiag: f.maxDiag}
+		}
+		l[j*m+j] = math.Sqrt(l[j*m+j])
+		for r := j + 1; r < m; r++ {
+			s := l[r*m+j]
+			for c := 0; c < j; c++ {
+				s -= l[r*m+c] * l[j*m+c]
+			}
+			l[r*m+j] = s / l[j*m+j]
+		}
 	}
-	dense.CholSolve(f.l[e.loff[t]:int(e.loff[t])+m*m], m, z)
+	return nil
+}
+
+// blockSolve overwrites z with G_t⁻¹z for a block of m = len(z) > 1 rows
+// (solve takes a block of one row, held as 1/G_t, in line).
+func (f *elimFactor) blockSolve(t int, z []float64) {
+	m := len(z)
+	dense.CholSolve(f.l[f.e.loff[t]:int(f.e.loff[t])+m*m], m, z)
 }
 
 // solve is Factor.Solve for a pairElim analysis: block elimination,

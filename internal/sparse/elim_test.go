@@ -94,7 +94,7 @@ func TestEliminatePairsBlocks(t *testing.T) {
 	// 1 + MaxPairBlock, the bound-only row and the two-private row.
 	assert.Equal(t, 1+MaxPairBlock+2, g.el.nF)
 	assert.Equal(t, g.el.nF, g.PairRows())
-	assert.Equal(t, b.rows-g.el.nF, g.el.nP)
+	assert.Equal(t, b.rows-g.el.nF, len(g.el.pRows))
 	for t0 := range g.el.bcol {
 		assert.LessOrEqual(t, int(g.el.bp[t0+1]-g.el.bp[t0]), MaxPairBlock)
 	}
@@ -256,7 +256,7 @@ func TestEliminatePairsOnly(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, g.el)
 		assert.Equal(t, b.rows, g.PairRows())
-		assert.Zero(t, g.el.nP)
+		assert.Empty(t, g.el.pRows)
 		checkSolve(t, rng, b, eliminating(opt), 0)
 	}
 }
