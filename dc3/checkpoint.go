@@ -89,6 +89,7 @@ const (
 const (
 	kindLinear = "linear"
 	kindNewton = "newton"
+	kindACOPF  = "acopf"
 )
 
 // envelope is the checkpoint file: the document and the SHA-256 of its

@@ -27,7 +27,12 @@
 // acopf.Model, with DC3's choice of predicted variables (Pg of the
 // non-reference generators, Vm of the generator buses), as a batch
 // operation on a gorgonia graph (ACOPFCompletion.Node) for any training
-// loop; examples/acopf-dc3 trains DC3's ACOPF experiment with it.
+// loop. NewACOPF builds DC3's whole ACOPF model on it: the NNSolver
+// network below, a sigmoid into the bounds of the predicted variables, the
+// completion, optionally the training-time correction, and DC3's loss
+// (ACOPFLoss: the objective plus the unsquared norms of the balance
+// residual and of the bound violations), trained by Fit and resumed by
+// ResumeACOPF; examples/acopf-dc3 runs DC3's ACOPF experiment with it.
 //
 // The network is DC3's NNSolver (locuslab/DC3, method.py): for each hidden
 // width a Linear layer, BatchNorm1d, ReLU and Dropout(0.2), then a Linear
@@ -54,10 +59,12 @@
 // Gradient-based correction, DC3's second ingredient, moves the partial
 // variables along the gradient of the inequality violation; the paper's
 // problems have no inequalities, so correction (in training and at test
-// time) is a no-op there and Model does not take it. For AC optimal power
+// time) is a no-op there and New and NewNewton do not take it. For AC optimal power
 // flow, which has bounds, Correction with ACOPFCompletion.Correct (test
-// time) and ACOPFCompletion.CorrectNode (training) is DC3's correction. DC3's soft penalty on the
-// equalities, 10·0.5·‖c(x, y)‖₂ per sample, is left out: after a completion
+// time) and ACOPFCompletion.CorrectNode (training) is DC3's correction
+// (ACOPFLoss.Correction for NewACOPF). For the paper's problems DC3's
+// soft penalty on the equalities, 10·0.5·‖c(x, y)‖₂ per sample, is left
+// out: after a completion
 // it is zero up to rounding (or Newton's tolerance), and so is its
 // gradient with respect to the network's outputs, ∂c/∂y_p + ∂c/∂y_o·∂y_o/∂y_p = 0.
 //
@@ -159,9 +166,11 @@ type completion interface {
 
 // Model is a DC3 network for one problem instance.
 type Model struct {
-	cfg      Config
-	obj      problems.SineQuadratic
-	nO, nC   int
+	cfg    Config
+	nIn    int // inputs: N_C for the paper's problems, the loads for ACOPF
+	nO, nC int // outputs and completed variables
+	// lossFn is the training loss of a batch, summed over its samples.
+	lossFn   func(x, y *gorgonia.Node) (*gorgonia.Node, error)
 	partial  []int // indices of the predicted variables
 	comp     completion
 	g        *gorgonia.ExprGraph
@@ -186,10 +195,11 @@ type Model struct {
 	afterBatch func() error
 }
 
-// Epoch is one epoch of training: the mean objective over its batches,
-// measured before each step in training mode (BatchNorm on the batch's
-// statistics, Dropout on), so it differs from the objective of Predict's
-// predictions.
+// Epoch is one epoch of training: the mean objective per sample over its
+// batches (for NewACOPF's model, the mean ACOPFLoss: the objective plus
+// the weighted norms), measured before each step in training mode
+// (BatchNorm on the batch's statistics, Dropout on), so it differs from
+// the objective of Predict's predictions.
 type Epoch struct {
 	Epoch     int
 	Objective float64
@@ -203,10 +213,11 @@ func New(p *problems.NonconvexLinear, cfg Config) (*Model, error) {
 	if p == nil {
 		return nil, errors.New("dc3: nil problem")
 	}
-	m, err := newModel(p.SineQuadratic, p.NO, p.NC, cfg)
+	m, err := newModel(p.NC, p.NO, p.NC, cfg)
 	if err != nil {
 		return nil, err
 	}
+	m.lossFn = objectiveSum(p.SineQuadratic)
 	m.kind, m.problem = kindLinear, problemFingerprint(kindLinear, p.SineQuadratic, p.NC, p.C)
 	k := p.NO - p.NC
 	other := m.other()
@@ -264,10 +275,11 @@ func NewNewton(obj problems.SineQuadratic, c enforce.Constraint, cfg Config) (*M
 	if nO != len(obj.Q) || nx != nC {
 		return nil, fmt.Errorf("dc3: the constraint has nx = %d, ny = %d, nc = %d; want ny = %d = len(Q) and nx = nc", nx, nO, nC, len(obj.Q))
 	}
-	m, err := newModel(obj, nO, nC, cfg)
+	m, err := newModel(nC, nO, nC, cfg)
 	if err != nil {
 		return nil, err
 	}
+	m.lossFn = objectiveSum(obj)
 	m.kind, m.problem = kindNewton, problemFingerprint(kindNewton, obj, nC, nil)
 	m.comp = &NewtonCompletion{C: c, Partial: m.partial, Other: m.other()}
 	if err := m.build(); err != nil {
@@ -276,9 +288,23 @@ func NewNewton(obj problems.SineQuadratic, c enforce.Constraint, cfg Config) (*M
 	return m, nil
 }
 
+// objectiveSum is the loss of the paper's problems: the objective summed
+// over the batch (DC3 back-propagates train_loss.sum(); the completion
+// meets the equalities and there are no inequalities).
+func objectiveSum(obj problems.SineQuadratic) func(x, y *gorgonia.Node) (*gorgonia.Node, error) {
+	return func(_, y *gorgonia.Node) (*gorgonia.Node, error) {
+		f, err := obj.ObjectiveNode(y)
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Sum(f)
+	}
+}
+
 // newModel validates cfg, applies its defaults and draws the partial
-// variables.
-func newModel(obj problems.SineQuadratic, nO, nC int, cfg Config) (*Model, error) {
+// variables, for a network from nIn inputs to the nO − nC partial
+// variables of nO outputs.
+func newModel(nIn, nO, nC int, cfg Config) (*Model, error) {
 	if nC >= nO {
 		return nil, fmt.Errorf("dc3: N_C = %d ≥ N_O = %d leaves nothing to predict", nC, nO)
 	}
@@ -320,7 +346,7 @@ func newModel(obj problems.SineQuadratic, nO, nC int, cfg Config) (*Model, error
 	if err := cfg.Checkpoint.validate(); err != nil {
 		return nil, err
 	}
-	m := &Model{cfg: cfg, obj: obj, nO: nO, nC: nC, pcg: rand.NewPCG(cfg.Seed, 0xdc3), now: time.Now}
+	m := &Model{cfg: cfg, nIn: nIn, nO: nO, nC: nC, pcg: rand.NewPCG(cfg.Seed, 0xdc3), now: time.Now}
 	m.rnd = rand.New(m.pcg)
 	m.perm = m.rnd.Perm(nO) // drawn with Partial too, so that the weights are the Seed's
 	if cfg.Partial != nil {
@@ -405,11 +431,11 @@ func (m *Model) build() (err error) {
 	}()
 	bs := m.cfg.BatchSize
 	m.g = gorgonia.NewGraph()
-	sizes := append(append([]int{m.nC}, m.cfg.Hidden...), m.nO-m.nC)
+	sizes := append(append([]int{m.nIn}, m.cfg.Hidden...), m.nO-m.nC)
 	if m.net, err = newNetwork(m.g, sizes, bs, m.cfg.Dropout, m.rnd); err != nil {
 		return err
 	}
-	m.x = gorgonia.NewMatrix(m.g, tensor.Float64, gorgonia.WithShape(bs, m.nC), gorgonia.WithName("x"))
+	m.x = gorgonia.NewMatrix(m.g, tensor.Float64, gorgonia.WithShape(bs, m.nIn), gorgonia.WithName("x"))
 	yp, err := m.net.forward(m.x)
 	if err != nil {
 		return err
@@ -418,11 +444,7 @@ func (m *Model) build() (err error) {
 	if err != nil {
 		return err
 	}
-	f, err := m.obj.ObjectiveNode(y)
-	if err != nil {
-		return err
-	}
-	if m.loss, err = gorgonia.Sum(f); err != nil {
+	if m.loss, err = m.lossFn(m.x, y); err != nil {
 		return err
 	}
 	if _, err = gorgonia.Grad(m.loss, m.net.learnables()...); err != nil {
@@ -464,8 +486,8 @@ func (m *Model) Fit(x *mat.Dense) ([]Epoch, error) {
 	}
 	n, nx := x.Dims()
 	bs := m.cfg.BatchSize
-	if nx != m.nC || n < bs {
-		return nil, fmt.Errorf("dc3: Fit: x is %d×%d, want at least %d rows of %d", n, nx, bs, m.nC)
+	if nx != m.nIn || n < bs {
+		return nil, fmt.Errorf("dc3: Fit: x is %d×%d, want at least %d rows of %d", n, nx, bs, m.nIn)
 	}
 	if err := checkFinite("Fit", x); err != nil {
 		return nil, err
@@ -589,8 +611,8 @@ func (m *Model) Predict(x *mat.Dense) (*mat.Dense, error) {
 		return nil, errors.New("dc3: Predict: nil x")
 	}
 	_, nx := x.Dims()
-	if nx != m.nC {
-		return nil, fmt.Errorf("dc3: Predict: x has %d columns, want %d", nx, m.nC)
+	if nx != m.nIn {
+		return nil, fmt.Errorf("dc3: Predict: x has %d columns, want %d", nx, m.nIn)
 	}
 	if err := checkFinite("Predict", x); err != nil {
 		return nil, err

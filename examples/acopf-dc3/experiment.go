@@ -323,6 +323,8 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			if err := setPath(&cfg.Infer, o.path); err != nil {
 				return err
 			}
+		case nnsolverMethod:
+			// DC3's own model (dc3.NewACOPF): not a train.Config.
 		case "DC3":
 			// DC3's completion with DC3's soft loss on the completed
 			// (and, with -corr train+test, corrected) point,
@@ -330,9 +332,22 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			cfg.Mode, cfg.Constraint, cfg.PenaltyConstraint, cfg.LambdaC = train.Soft, enf, soft, 5
 			cfg.Sizes, cfg.Hidden, cfg.PyTorchInit, cfg.Standardize = nil, 0, false, false
 		default:
-			return fmt.Errorf("-methods: unknown method %q (MLP, Soft, ENFORCE, DC3, ENFORCE+DC3)", name)
+			return fmt.Errorf("-methods: unknown method %q (MLP, Soft, ENFORCE, DC3, DC3-NNSolver, ENFORCE+DC3)", name)
 		}
 		for s := o.firstSeed; s < o.seeds; s++ {
+			if name == nnsolverMethod {
+				met, err := runNNSolver(m, o, s, xTrain, xTest, refObj, corr, progress)
+				if err != nil {
+					return err
+				}
+				all = append(all, met)
+				if o.runs != "" {
+					if err := appendRun(o.runs, met); err != nil {
+						return err
+					}
+				}
+				continue
+			}
 			cfg.Seed = uint64(s + 1)
 			cfg.Progress = prefixed{progress, fmt.Sprintf("[%s seed %d] ", name, s+1)}
 			var comp *dc3.ACOPFCompletion

@@ -140,7 +140,7 @@ func flags(o *options) *harness.Flags {
 	f.StringVar(&o.grad, "grad", o.grad, `the gradient ENFORCE trains with through AdaNP (enforce.Settings.Grad): "unrolled" (every step, the default), "projector" (every step, B and the weights held fixed), "implicit" (the implicit-function derivative at the final point) or "final-projector" (the projector at the final point only)`)
 	f.BoolVar(&o.cosine, "cosine", o.cosine, "decay the learning rate along a cosine over the epochs to 1 % of -lr (train.CosineDecay; DC3: constant)")
 	f.Float64Var(&o.vaScale, "vascale", o.vaScale, "the networks' output scale of the voltage angles (rad per unit output)")
-	f.StringVar(&o.methods, "methods", o.methods, "comma-separated methods to train: MLP, Soft, ENFORCE, DC3, ENFORCE+DC3")
+	f.StringVar(&o.methods, "methods", o.methods, "comma-separated methods to train: MLP, Soft, ENFORCE, DC3, DC3-NNSolver (DC3's own network and loss: dc3.NewACOPF), ENFORCE+DC3")
 	f.StringVar(&o.weights, "weights", o.weights, harness.WeightsHelp+`; "" keeps train's default`)
 	f.BoolVar(&o.softProject, "soft-project", o.softProject, "also project the Soft network's test predictions by AdaNP (AutoDiagonal weights, max|c| ≤ 1e-6) at inference only, as an extra row")
 	f.StringVar(&o.caseName, "case", o.caseName, "the grid: a shipped case (acopf.Load's names; DC3's is matpower6_case57) or the path of a MATPOWER .m or .m.gz file")

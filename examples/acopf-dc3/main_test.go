@@ -300,3 +300,26 @@ func TestModes(t *testing.T) {
 	assert.ErrorContains(t, run(parse("-corr", "sometimes", "-methods", "DC3"), io.Discard, io.Discard), "-corr")
 	assert.ErrorContains(t, run(parse("-supervised", "-methods", "DC3"), io.Discard, io.Discard), "-supervised")
 }
+
+// TestNNSolver runs DC3's own ACOPF model (dc3.NewACOPF) for one epoch
+// with checkpoints, then again from its checkpoint: the second run trains
+// nothing and prints the same row.
+func TestNNSolver(t *testing.T) {
+	o := defaults()
+	require.NoError(t, flags(&o).Parse([]string{"-quick", "-methods", "DC3-NNSolver", "-epochs", "1", "-corr", "test"}))
+	o.out, o.data, o.checkpoint = "", "data", t.TempDir()
+	row := func() string {
+		var out bytes.Buffer
+		require.NoError(t, run(o, &out, io.Discard))
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(l, "| DC3 (NNSolver, DC3's loss), correction at test time only, 1 epochs, 50 training samples (1 seeds) |") {
+				// The time column varies between runs.
+				return l[:strings.LastIndex(strings.TrimSuffix(l, " |"), "|")]
+			}
+		}
+		t.Fatalf("no DC3-NNSolver row in\n%s", out.String())
+		return ""
+	}
+	first := row()
+	assert.Equal(t, first, row(), "resumed from the checkpoint")
+}
