@@ -386,6 +386,11 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 				return fmt.Errorf("%s seed %d: %w", name, s+1, err)
 			}
 			trainSecs := tm.TrainingTime().Seconds() // resumed runs included
+			if o.predictions != "" {
+				if err := writePredictions(o, name, s+1, tm, xTest); err != nil {
+					return err
+				}
+			}
 			if refines {
 				if stages, err = refineStages(m, tm.InferAdaNP(), o.restarts, refineEps); err != nil {
 					return err
@@ -819,4 +824,31 @@ func (p prefixed) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// writePredictions writes the test inputs and the network's predictions ŷ
+// (the backbone's output, before any projection) of seed seed of method
+// to -predictions/CASE-METHOD-seedSEED.csv, one sample per row (x, then
+// ŷ), for examples/acopf -points.
+func writePredictions(o options, method string, seed int, tm *train.Model, x *mat.Dense) error {
+	yhat, err := tm.Backbone(x)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.predictions, 0o755); err != nil {
+		return err
+	}
+	name := filepath.Join(o.predictions, fmt.Sprintf("%s-%s-seed%d.csv", dataName(o.caseName), strings.ReplaceAll(method, "+", "-"), seed))
+	var b strings.Builder
+	n, _ := x.Dims()
+	for i := range n {
+		for j, v := range append(append([]float64(nil), x.RawRowView(i)...), yhat.RawRowView(i)...) {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		b.WriteByte('\n')
+	}
+	return os.WriteFile(name, []byte(b.String()), 0o644)
 }

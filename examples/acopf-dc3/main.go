@@ -108,6 +108,7 @@ type options struct {
 	dataOnly, softProject, supervised    bool
 	pfOnly, projectMean, cosine          bool
 	refineAll                            bool
+	predictions                          string
 	interior                             int
 }
 
@@ -154,6 +155,7 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.interior, "interior", o.interior, "at inference, after -restarts and -refine-fbeps, project each ENFORCE prediction still above the tolerance onto the power flow within the limits with enforce.Interior (affine-scaling Newton steps kept strictly inside the bounds; at most this many steps; 0: off); counted in the time per batch. With -project-mean: also from the mean itself")
 	f.BoolVar(&o.refineAll, "refine-all", o.refineAll, "-restarts and -refine-fbeps project every ENFORCE prediction again, not only those above the tolerance (to see what the smoothing's margin costs in objective)")
 	f.StringVar(&o.refineFBEps, "refine-fbeps", o.refineFBEps, `at inference, after -restarts, project each ENFORCE prediction still above the tolerance again from where it stopped onto the limits smoothed with each ε_FB of this comma-separated list in turn (enforce.Refine; e.g. "1e-6": a continuation in ε_FB); counted in the time per batch`)
+	f.StringVar(&o.predictions, "predictions", o.predictions, `folder to write each trained network's test inputs and predictions ŷ (before any projection) into, one CSV per method and seed (x then ŷ per row), for examples/acopf -points ("" writes none)`)
 	f.StringVar(&o.checkpoint, "checkpoint", o.checkpoint, `folder of training checkpoints, one subfolder per case, method and seed; a run whose checkpoint is there resumes from it ("" writes none)`)
 	f.StringVar(&o.path, "path", o.path, "AdaNP's linear algebra in training and inference: auto, dense or sparse (enforce.Settings.Path)")
 	f.Float64Var(&o.fbEps, "fbeps", o.fbEps, "smoothing ε of the limits' Fischer–Burmeister rows in ENFORCE's constraint, 0 for acopf.FBEpsilon (1e-8); acopf.ProjectionFBEpsilon is 1e-6 (acopf.ConstraintOptions.FBEps)")

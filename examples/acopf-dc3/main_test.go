@@ -323,3 +323,19 @@ func TestNNSolver(t *testing.T) {
 	first := row()
 	assert.Equal(t, first, row(), "resumed from the checkpoint")
 }
+
+// TestPredictions writes a network's test predictions for examples/acopf
+// -points: one row per test sample, the loads then ŷ.
+func TestPredictions(t *testing.T) {
+	o := defaults()
+	require.NoError(t, flags(&o).Parse([]string{"-quick", "-methods", "MLP", "-epochs", "1"}))
+	o.out, o.data, o.predictions = "", "data", t.TempDir()
+	require.NoError(t, run(o, io.Discard, io.Discard))
+	b, err := os.ReadFile(filepath.Join(o.predictions, "matpower6_case57-MLP-seed1.csv"))
+	require.NoError(t, err)
+	rows := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	require.Len(t, rows, 10, "-quick's 10 test samples")
+	for _, r := range rows {
+		assert.Len(t, strings.Split(r, ","), 84+128, "nx + ny")
+	}
+}

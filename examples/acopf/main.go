@@ -34,7 +34,11 @@
 // steps from σ = 1e-3 perturbations can take dozens of steps to settle
 // the complementarity of the limits; -fbeps 1e-6
 // (acopf.ProjectionFBEpsilon) makes them converge in at most 9 to 11 steps
-// (docs/acopf.md). -interior projects with enforce.Interior instead, onto
+// (docs/acopf.md). -points FILE projects the rows of a CSV file instead
+// (loads and ŷ per row: a trained network's predictions, as
+// examples/acopf-dc3 -predictions writes them), with IPOPT's nearest point
+// of each of the first -nearest from the same ŷ and loads. -interior
+// projects with enforce.Interior instead, onto
 // the power flow with the limits kept strictly (acopf.Model.Box): it
 // converges from larger perturbations (σ = 1e-2 on case1354), to a point
 // farther from ŷ; -float32 factors in single precision.
@@ -69,6 +73,7 @@ type options struct {
 	fbEps                    float64
 	lineSearch, interior     bool
 	float32                  bool
+	points                   string
 }
 
 // reference solves the ACOPF: IPOPT under the build tag ipopt (ipopt.go),
@@ -96,6 +101,7 @@ func flags(o *options) *harness.Flags {
 	f.BoolVar(&o.noLineLimits, "nolinelimits", o.noLineLimits, "drop the thermal and angle-difference limits (DC3's formulation) from the reference solve")
 	f.Float64Var(&o.tol, "tol", o.tol, "the reference solver's tolerance (IPOPT's tol; solvers.Settings.Tol for the pure-Go method)")
 	f.IntVar(&o.project, "project", o.project, "perturb the case's reference optimum (the cached one, else the reference solve) this many times and project the points onto the power flow and limits with AdaNP's sparse path, instead of solving the ACOPF")
+	f.StringVar(&o.points, "points", o.points, "-project: project the points of this CSV file instead of perturbations (each row the loads x then ŷ, nx + ny numbers, as examples/acopf-dc3 -predictions writes a network's predictions); -project N takes its first N rows, 0 all")
 	f.IntVar(&o.batch, "batch", o.batch, "-project: points per batch")
 	f.Uint64Var(&o.seed, "seed", o.seed, "-project: seed of the perturbations")
 	f.Float64Var(&o.noise, "noise", o.noise, "-project: standard deviation σ of the perturbations: Vm·(1+σξ), Va+σξ (radians), Pg, Qg·(1+σξ), ξ ~ N(0, 1)")
@@ -138,7 +144,10 @@ func run(o options, stdout, progress io.Writer) error {
 	if !(o.tol > 0) || math.IsInf(o.tol, 1) {
 		return fmt.Errorf("-tol %v must be positive and finite", o.tol)
 	}
-	if o.project < 0 || o.project > 0 && (o.batch < 1 || o.maxDepth < 1 || o.nearest < 1 || !(o.noise >= 0) || math.IsInf(o.noise, 1) ||
+	if o.points != "" && o.project == 0 {
+		o.project = -1 // every row of the file
+	}
+	if o.project < -1 || o.project == -1 && o.points == "" || o.project != 0 && (o.batch < 1 || o.maxDepth < 1 || o.nearest < 1 || !(o.noise >= 0) || math.IsInf(o.noise, 1) ||
 		!(o.projTol > 0) || !(o.maxStep >= 0) || math.IsInf(o.maxStep, 1) || !(o.fbEps >= 0) || math.IsInf(o.fbEps, 1)) {
 		return fmt.Errorf("-project %d needs -batch ≥ 1, -maxdepth ≥ 1, -nearest ≥ 1, -projtol > 0, finite -noise ≥ 0, -maxstep ≥ 0 and -fbeps ≥ 0 (got %d, %d, %v, %v, %v, %v)",
 			o.project, o.batch, o.maxDepth, o.projTol, o.noise, o.maxStep, o.fbEps)
@@ -178,7 +187,7 @@ func run(o options, stdout, progress io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "power-flow residual max|c| [p.u.]: %.3g at the file's operating point, %.3g at the flat start\n",
 		residual(m.OperatingPoint()), residual(m.FlatStart()))
-	if o.project > 0 {
+	if o.project != 0 {
 		return project(o, m, stdout)
 	}
 

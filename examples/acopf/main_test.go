@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enforce-nn/enforce/examples/internal/harness/harnesstest"
+	"github.com/enforce-nn/enforce/problems/acopf"
 )
 
 // TestQuick runs -quick's setting (case57) and checks the report, the
@@ -57,7 +60,7 @@ func TestQuick(t *testing.T) {
 // sets.
 func TestFlags(t *testing.T) {
 	harnesstest.CheckConvention(t, cli, "quick", "out", "case", "nolinelimits", "tol",
-		"project", "batch", "seed", "noise", "projtol", "maxdepth", "linesearch", "maxstep", "fbeps", "nearest", "interior", "float32")
+		"project", "batch", "seed", "noise", "projtol", "maxdepth", "linesearch", "maxstep", "fbeps", "nearest", "interior", "float32", "points")
 	o := defaults()
 	assert.Equal(t, "pglib_opf_case118_ieee", o.caseName)
 	require.NoError(t, flags(&o).Parse([]string{"-quick"}))
@@ -115,5 +118,63 @@ func TestQuickProject(t *testing.T) {
 		o := defaults()
 		require.NoError(t, flags(&o).Parse(append([]string{"-quick"}, args...)))
 		assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-project", "%v", args)
+	}
+}
+
+// TestPoints projects the points of a -points file, each with its own
+// loads (case57's operating point perturbed by 1e-3, at loads scaled by
+// 1, 1.01 and 0.99), and checks its errors: a row of the wrong length, a
+// word, an empty file.
+func TestPoints(t *testing.T) {
+	c, err := acopf.Load("case57_ieee")
+	require.NoError(t, err)
+	m, err := acopf.NewModel(c)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var b strings.Builder
+	for _, s := range []float64{1, 1.01, 0.99} {
+		y := make([]float64, len(m.OperatingPoint()))
+		m.Perturb(y, m.OperatingPoint(), acopf.Perturbation{Vm: 1e-3, Va: 1e-3, PQ: 1e-3}, rng)
+		var row []string
+		for _, v := range m.Loads() {
+			row = append(row, strconv.FormatFloat(v*s, 'g', -1, 64))
+		}
+		for _, v := range y {
+			row = append(row, strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		b.WriteString(strings.Join(row, ",") + "\n")
+	}
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	good := write("good.csv", b.String())
+	o := defaults()
+	require.NoError(t, flags(&o).Parse([]string{"-quick", "-points", good, "-fbeps", "1e-6", "-batch", "2"}))
+	o.out = ""
+	var out bytes.Buffer
+	require.NoError(t, run(o, &out, io.Discard))
+	text := out.String()
+	assert.Contains(t, text, "projection of 3 points read from "+good+" (each with its own loads)")
+	assert.Contains(t, text, "all 3: power flow max|c|")
+	assert.Contains(t, text, "0 not converged")
+	o.project = 2
+	out.Reset()
+	require.NoError(t, run(o, &out, io.Discard))
+	assert.Contains(t, out.String(), "all 2: power flow max|c|", "-project N takes the first N rows")
+
+	lines := strings.SplitAfter(b.String(), "\n")
+	for _, tc := range []struct{ name, text, want string }{
+		{"short.csv", lines[0] + "1,2,3\n", "line 2 has 3 numbers, want nx + ny = 84 + 128"},
+		{"word.csv", lines[0] + "x" + lines[1][strings.Index(lines[1], ","):], "line 2, column 1: \"x\" is not a finite number"},
+		{"nan.csv", "NaN" + lines[0][strings.Index(lines[0], ","):], "line 1, column 1: \"NaN\" is not a finite number"},
+		{"empty.csv", "", "no points"},
+	} {
+		o := defaults()
+		require.NoError(t, flags(&o).Parse([]string{"-quick", "-points", write(tc.name, tc.text)}))
+		o.out = ""
+		assert.ErrorContains(t, run(o, io.Discard, io.Discard), tc.want, tc.name)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -36,18 +37,34 @@ type batchResult struct {
 	elapsed, cpu        time.Duration
 	peakRSS             int64 // bytes, -1 if unknown
 	dist                float64
-	hats, finals        [][]float64 // the first samples' ŷ and ỹ
+	xs, hats, finals    [][]float64 // the first samples' x, ŷ and ỹ
 }
 
 // project runs the -project mode: it perturbs the reference optimum of
-// the case o.project times, projects the points onto the power flow and
-// the limits in batches, and prints what each batch measured.
+// the case o.project times (or reads the points of -points), projects the
+// points onto the power flow and the limits in batches, and prints what
+// each batch measured.
 func project(o options, m *acopf.Model, stdout io.Writer) error {
 	noise := acopf.Perturbation{Vm: o.noise, Va: o.noise, PQ: o.noise}
 	x := m.Loads()
-	y0, what, err := baseOptimum(m, x, o.tol)
-	if err != nil {
-		return err
+	var y0 []float64
+	var what string
+	var file *mat.Dense // -points: rows (x, ŷ)
+	if o.points != "" {
+		var err error
+		if file, err = readPoints(o.points, m); err != nil {
+			return err
+		}
+		n, _ := file.Dims()
+		if o.project < 0 || o.project > n {
+			o.project = n
+		}
+		what = "read from " + o.points
+	} else {
+		var err error
+		if y0, what, err = baseOptimum(m, x, o.tol); err != nil {
+			return err
+		}
 	}
 	eps := o.fbEps
 	if eps == 0 {
@@ -91,8 +108,12 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 	if p := m.Pinned(); p != nil {
 		_, _, npin = p.Dims()
 	}
-	fmt.Fprintf(stdout, "\nprojection of %d points perturbed %s (seed %d):\n", o.project, what, o.seed)
-	fmt.Fprintf(stdout, "  Vm·(1+σξ), Va+σξ rad, Pg·(1+σξ), Qg·(1+σξ), ξ ~ N(0, 1), σ = %g\n", o.noise)
+	if file != nil {
+		fmt.Fprintf(stdout, "\nprojection of %d points %s (each with its own loads):\n", o.project, what)
+	} else {
+		fmt.Fprintf(stdout, "\nprojection of %d points perturbed %s (seed %d):\n", o.project, what, o.seed)
+		fmt.Fprintf(stdout, "  Vm·(1+σξ), Va+σξ rad, Pg·(1+σξ), Qg·(1+σξ), ξ ~ N(0, 1), σ = %g\n", o.noise)
+	}
 	fmt.Fprintf(stdout, "onto the power flow (%d rows, %d nonzeros) and the limits (%d rows: %d pinned variables as equalities,\n",
 		npf, rowPtr[npf], nlim, npin)
 	fmt.Fprintf(stdout, "  %d bounds as Fischer–Burmeister rows, ε %g):\n", nlim-2*npin, eps)
@@ -118,6 +139,11 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 		rows := min(o.batch, o.project-done)
 		xb, yb := mat.NewDense(rows, nx, nil), mat.NewDense(rows, ny, nil)
 		for i := range rows {
+			if file != nil {
+				xb.SetRow(i, file.RawRowView(done + i)[:nx])
+				yb.SetRow(i, file.RawRowView(done + i)[nx:])
+				continue
+			}
 			xb.SetRow(i, x)
 			m.Perturb(yb.RawRowView(i), y0, noise, rng)
 		}
@@ -155,6 +181,7 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 	}
 	var refWall, refCPU float64
 	for k, yh := range first.hats {
+		x := first.xs[k]
 		p, err := m.NearestPointNLP(x, yh, nil)
 		if err != nil {
 			return err
@@ -192,9 +219,8 @@ type projector interface {
 func projectBatch(m *acopf.Model, a projector, xb, yb *mat.Dense, keep int) (batchResult, error) {
 	rows, _ := yb.Dims()
 	r := batchResult{samples: rows}
-	x := xb.RawRowView(0)
 	for i := range rows {
-		pfc, lim := feasibility(m, x, yb.RawRowView(i))
+		pfc, lim := feasibility(m, xb.RawRowView(i), yb.RawRowView(i))
 		r.pfBefore, r.limBefore = math.Max(r.pfBefore, pfc), math.Max(r.limBefore, lim)
 	}
 	runtime.GC()
@@ -207,11 +233,12 @@ func projectBatch(m *acopf.Model, a projector, xb, yb *mat.Dense, keep int) (bat
 		return r, err
 	}
 	for i := range rows {
-		pfc, lim := feasibility(m, x, proj.RawRowView(i))
+		pfc, lim := feasibility(m, xb.RawRowView(i), proj.RawRowView(i))
 		r.pfAfter, r.limAfter = math.Max(r.pfAfter, pfc), math.Max(r.limAfter, lim)
 	}
 	r.meanDepth, r.depth, r.notConverged = st.MeanDepth, st.Depth, st.NotConverged
 	for i := range min(keep, rows) {
+		r.xs = append(r.xs, append([]float64(nil), xb.RawRowView(i)...))
 		r.hats = append(r.hats, append([]float64(nil), yb.RawRowView(i)...))
 		r.finals = append(r.finals, append([]float64(nil), proj.RawRowView(i)...))
 	}
@@ -289,4 +316,43 @@ func mib(n int64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
+}
+
+// readPoints reads the CSV file name of -points: one point per row, the
+// loads x (nx numbers) then ŷ (ny numbers) of m, all finite. A row of
+// another length or a number that does not parse is an error naming the
+// line.
+func readPoints(name string, m *acopf.Model) (*mat.Dense, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	nx, ny := m.Dims()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	var data []float64
+	for line := 1; ; line++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("-points %s: %w", name, err)
+		}
+		if len(rec) != nx+ny {
+			return nil, fmt.Errorf("-points %s: line %d has %d numbers, want nx + ny = %d + %d for %s", name, line, len(rec), nx, ny, m.Case.Name)
+		}
+		for j, v := range rec {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, fmt.Errorf("-points %s: line %d, column %d: %q is not a finite number", name, line, j+1, v)
+			}
+			data = append(data, f)
+		}
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("-points %s: no points", name)
+	}
+	return mat.NewDense(len(data)/(nx+ny), nx+ny, data), nil
 }
