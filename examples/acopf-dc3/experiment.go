@@ -399,9 +399,12 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 					return err
 				}
 			}
-			if o.inferMaxDepth > 0 && (name == "ENFORCE" || name == "ENFORCE+DC3") {
+			if (o.inferMaxDepth > 0 || o.inferLineSearch) && (name == "ENFORCE" || name == "ENFORCE+DC3") {
 				s := tm.InferAdaNP().Settings()
-				s.MaxDepth = o.inferMaxDepth
+				if o.inferMaxDepth > 0 {
+					s.MaxDepth = o.inferMaxDepth
+				}
+				s.LineSearch = s.LineSearch || o.inferLineSearch
 				if first, err = enforce.NewAdaNP(enf, s); err != nil {
 					return err
 				}
@@ -447,7 +450,10 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			if o.supervised {
 				met.Method += ", supervised"
 			}
-			if first != nil {
+			if first != nil && o.inferLineSearch {
+				met.Method += ", first projection line-searched"
+			}
+			if first != nil && o.inferMaxDepth > 0 {
 				met.Method += fmt.Sprintf(", first projection at most %d steps", o.inferMaxDepth)
 			}
 			if refines && o.restarts > 0 {

@@ -107,7 +107,7 @@ type options struct {
 	grad                                 string
 	dataOnly, softProject, supervised    bool
 	pfOnly, projectMean, cosine          bool
-	refineAll                            bool
+	refineAll, inferLineSearch           bool
 	predictions                          string
 	interior                             int
 }
@@ -152,6 +152,7 @@ func flags(o *options) *harness.Flags {
 	f.BoolVar(&o.projectMean, "project-mean", o.projectMean, "train nothing: project the mean of the training optima onto the power flow, and onto it and the limits, at the test samples' loads, and print the residuals by number of steps (isolates the projection from the training)")
 	f.IntVar(&o.restarts, "restarts", o.restarts, "at inference, project each ENFORCE prediction that missed the tolerance again from where it stopped (its multipliers afresh), up to this many times (0: none); counted in the time per batch")
 	f.IntVar(&o.inferMaxDepth, "infer-maxdepth", o.inferMaxDepth, "at inference, ENFORCE's first projection takes at most this many steps (0: the model's inference settings, 100 steps); -restarts and -refine-fbeps then take over the samples it leaves")
+	f.BoolVar(&o.inferLineSearch, "infer-linesearch", o.inferLineSearch, "at inference, ENFORCE's first projection backtracks each step until ‖c‖² decreases (enforce.Settings.LineSearch), so that no sample's iterate runs away; samples whose line search fails stop and are left to -restarts, -refine-fbeps and -interior")
 	f.IntVar(&o.interior, "interior", o.interior, "at inference, after -restarts and -refine-fbeps, project each ENFORCE prediction still above the tolerance onto the power flow within the limits with enforce.Interior (affine-scaling Newton steps kept strictly inside the bounds; at most this many steps; 0: off); counted in the time per batch. With -project-mean: also from the mean itself")
 	f.BoolVar(&o.refineAll, "refine-all", o.refineAll, "-restarts and -refine-fbeps project every ENFORCE prediction again, not only those above the tolerance (to see what the smoothing's margin costs in objective)")
 	f.StringVar(&o.refineFBEps, "refine-fbeps", o.refineFBEps, `at inference, after -restarts, project each ENFORCE prediction still above the tolerance again from where it stopped onto the limits smoothed with each ε_FB of this comma-separated list in turn (enforce.Refine; e.g. "1e-6": a continuation in ε_FB); counted in the time per batch`)

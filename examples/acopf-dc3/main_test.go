@@ -339,3 +339,14 @@ func TestPredictions(t *testing.T) {
 		assert.Len(t, strings.Split(r, ","), 84+128, "nx + ny")
 	}
 }
+
+// TestInferLineSearch runs ENFORCE's inference with a line-searched first
+// projection (-infer-linesearch), which names the row.
+func TestInferLineSearch(t *testing.T) {
+	o := defaults()
+	require.NoError(t, flags(&o).Parse([]string{"-quick", "-methods", "ENFORCE", "-weights", "auto", "-epochs", "1", "-infer-linesearch"}))
+	o.out, o.data = "", "data"
+	var out bytes.Buffer
+	require.NoError(t, run(o, &out, io.Discard))
+	assert.Contains(t, out.String(), "| ENFORCE, first projection line-searched, 1 epochs, 50 training samples (1 seeds) |")
+}
