@@ -2,8 +2,10 @@ package dc3
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
+	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -31,9 +33,10 @@ type ACOPFCompletion struct {
 	// NewtonCompletion's start y'_o = 0 of the graph is the flat start
 	// Vm = 1, Va = 0, Pg = Qg = 0), with its inputs padded with zeros to as
 	// many as its equalities (NewtonCompletion's contract).
-	Newton NewtonCompletion
-	pf     enforce.Constraint // acopf.PowerFlow, unshifted
-	nx, nb int
+	Newton   NewtonCompletion
+	pf       enforce.Constraint // acopf.PowerFlow, unshifted
+	nx, nb   int
+	lo, span []float64 // the partial variables' bounds (PartialBounds)
 }
 
 // NewACOPFCompletion returns DC3's completion for the ACOPF of m. It
@@ -91,7 +94,49 @@ func NewACOPFCompletion(m *acopf.Model) (*ACOPFCompletion, error) {
 	if err := a.Newton.Validate(); err != nil {
 		return nil, err
 	}
+	a.lo, a.span = make([]float64, len(partial)), make([]float64, len(partial))
+	for i, k := range partial {
+		if k < nb {
+			a.lo[i], a.span[i] = c.Buses[k].Vmin, c.Buses[k].Vmax-c.Buses[k].Vmin
+		} else {
+			g := c.Gens[k-2*nb]
+			a.lo[i], a.span[i] = g.Pmin, g.Pmax-g.Pmin
+		}
+	}
 	return a, nil
+}
+
+// PartialBounds returns the lower bounds and the widths of the partial
+// variables, in the order of Partial: Vmin and Vmax − Vmin of a generator
+// bus's magnitude, Pmin and Pmax − Pmin of a generator's output. DC3's
+// network maps its outputs into them, y_p = lo + span·σ(z).
+func (a *ACOPFCompletion) PartialBounds() (lo, span []float64) {
+	return slices.Clone(a.lo), slices.Clone(a.span)
+}
+
+// CompleteFlat completes each row of the partial variables yp (n×len(Partial))
+// for the loads in the same row of x (n×nx), Newton's method started from
+// the flat start (Vm = 1, Va = 0, Pg = Qg = 0 at the other variables) as
+// in Node's graph, and returns the points y (n×ny). A sample whose Newton
+// iteration does not converge keeps its last iterate, as DC3's does; an
+// error names the sample.
+func (a *ACOPFCompletion) CompleteFlat(x, yp *mat.Dense) (*mat.Dense, error) {
+	n, _ := x.Dims()
+	if r, k := yp.Dims(); r != n || k != len(a.Newton.Partial) {
+		return nil, fmt.Errorf("dc3: ACOPF completion: yp is %d×%d, want %d×%d", r, k, n, len(a.Newton.Partial))
+	}
+	_, ny, _ := a.Newton.C.Dims()
+	y := mat.NewDense(n, ny, nil)
+	for i := range n {
+		row := y.RawRowView(i)
+		for k := range a.nb {
+			row[k] = 1
+		}
+		if _, _, err := a.Complete(x.RawRowView(i), yp.RawRowView(i), row); err != nil {
+			return nil, fmt.Errorf("dc3: completing sample %d: %w", i, err)
+		}
+	}
+	return y, nil
 }
 
 // Partial returns the indices in y of the partial variables, in the

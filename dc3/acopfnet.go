@@ -114,8 +114,8 @@ func NewACOPF(am *acopf.Model, loss ACOPFLoss, cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	an := &acopfNet{comp: comp, corr: loss.Correction, nb: len(am.Case.Buses)}
-	an.lo, an.span = partialBounds(am.Case, partial)
+	an := &acopfNet{comp: comp, corr: loss.Correction}
+	an.lo, an.span = comp.PartialBounds()
 	m.comp = an
 	hinge := &hingeConstraint{g: am.Inequalities()}
 	pf := am.PowerFlow()
@@ -166,22 +166,6 @@ func ResumeACOPF(dir string, am *acopf.Model, loss ACOPFLoss, cfg Config) (*Mode
 	return resume(dir, cfg, func(cfg Config) (*Model, error) { return NewACOPF(am, loss, cfg) })
 }
 
-// partialBounds returns the lower bounds and widths of the partial
-// variables: Vm's for a bus's magnitude, Pg's for a generator's output.
-func partialBounds(c *acopf.Case, partial []int) (lo, span []float64) {
-	nb := len(c.Buses)
-	lo, span = make([]float64, len(partial)), make([]float64, len(partial))
-	for i, k := range partial {
-		if k < nb {
-			lo[i], span[i] = c.Buses[k].Vmin, c.Buses[k].Vmax-c.Buses[k].Vmin
-		} else {
-			g := c.Gens[k-2*nb]
-			lo[i], span[i] = g.Pmin, g.Pmax-g.Pmin
-		}
-	}
-	return lo, span
-}
-
 // acopfNet is the completion of NewACOPF's model: the sigmoid into the
 // bounds, DC3's ACOPF completion and, in the training graph, the
 // training-time correction.
@@ -189,7 +173,6 @@ type acopfNet struct {
 	comp     *ACOPFCompletion
 	corr     *Correction
 	lo, span []float64
-	nb       int
 }
 
 func (a *acopfNet) node(x, z *gorgonia.Node) (*gorgonia.Node, error) {
@@ -218,26 +201,16 @@ func (a *acopfNet) node(x, z *gorgonia.Node) (*gorgonia.Node, error) {
 }
 
 // complete maps the network's outputs z into the bounds and completes
-// each sample from the flat start, as the training graph does. A sample
-// whose Newton iteration does not converge keeps its last iterate.
+// each sample from the flat start, as the training graph does.
 func (a *acopfNet) complete(x, z *mat.Dense) (*mat.Dense, error) {
-	n, _ := x.Dims()
-	_, ny, _ := a.comp.Newton.C.Dims()
-	y := mat.NewDense(n, ny, nil)
-	yp := make([]float64, len(a.lo))
+	n, k := z.Dims()
+	yp := mat.NewDense(n, k, nil)
 	for i := range n {
 		for j, v := range z.RawRowView(i) {
-			yp[j] = a.lo[j] + a.span[j]/(1+math.Exp(-v))
-		}
-		yi := y.RawRowView(i)
-		for k := range a.nb {
-			yi[k] = 1
-		}
-		if _, _, err := a.comp.Complete(x.RawRowView(i), yp, yi); err != nil {
-			return nil, fmt.Errorf("dc3: completing sample %d: %w", i, err)
+			yp.Set(i, j, a.lo[j]+a.span[j]/(1+math.Exp(-v)))
 		}
 	}
-	return y, nil
+	return a.comp.CompleteFlat(x, yp)
 }
 
 // hingeConstraint is max(0, g(x, y)) as a constraint, with the rows of

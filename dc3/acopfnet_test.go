@@ -158,7 +158,7 @@ func TestACOPFModel(t *testing.T) {
 	yEval, err := m.comp.complete(f.x, forwardStats(m.net, f.x, m.net.runMean, m.net.runVar))
 	require.NoError(t, err)
 	assert.True(t, mat.EqualApprox(y, yEval, 1e-8), "evaluation mode")
-	lo, span := partialBounds(f.m.Case, m.Partial())
+	lo, span := comp.PartialBounds()
 	pf := f.m.PowerFlow()
 	_, _, nc := pf.Dims()
 	c := make([]float64, nc)
@@ -311,4 +311,13 @@ func TestNewACOPFErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "want at least 2 rows of")
 	_, err = m.Predict(mat.NewDense(2, 3, nil))
 	assert.ErrorContains(t, err, "columns, want")
+
+	comp, err := NewACOPFCompletion(f.m)
+	require.NoError(t, err)
+	_, err = comp.CompleteFlat(f.x, mat.NewDense(1, 2, nil))
+	assert.ErrorContains(t, err, "yp is 1×2, want 1×13")
+	lo, span := comp.PartialBounds()
+	lo[0], span[0] = -1, -1
+	lo2, span2 := comp.PartialBounds()
+	assert.True(t, lo2[0] >= 0 && span2[0] >= 0, "PartialBounds returns copies")
 }

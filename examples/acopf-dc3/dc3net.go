@@ -30,7 +30,6 @@ type dc3Net struct {
 	comp     *dc3.ACOPFCompletion
 	corr     *dc3.Correction
 	lo, span []float64
-	nb       int
 }
 
 var dc3Consts atomic.Int64
@@ -42,25 +41,15 @@ func newDC3Backbone(m *acopf.Model, width int, seed uint64, corr *dc3.Correction
 	if err != nil {
 		return nil, nil, err
 	}
-	c := m.Case
-	nb := len(c.Buses)
 	partial := comp.Partial()
-	lo, span := make([]float64, len(partial)), make([]float64, len(partial))
-	for i, k := range partial {
-		if k < nb {
-			lo[i], span[i] = c.Buses[k].Vmin, c.Buses[k].Vmax-c.Buses[k].Vmin
-		} else {
-			g := c.Gens[k-2*nb]
-			lo[i], span[i] = g.Pmin, g.Pmax-g.Pmin
-		}
-	}
+	lo, span := comp.PartialBounds()
 	nx, _ := m.Dims()
 	return func(g *gorgonia.ExprGraph) (train.Backbone, error) {
 		mlp, err := layers.NewMLP(g, []int{nx, width, width, len(partial)}, layers.ReLU, layers.Sigmoid, layers.WithSeed(seed), layers.WithName("dc3acopf"))
 		if err != nil {
 			return nil, err
 		}
-		return &dc3Net{mlp: mlp, comp: comp, corr: corr, lo: lo, span: span, nb: nb}, nil
+		return &dc3Net{mlp: mlp, comp: comp, corr: corr, lo: lo, span: span}, nil
 	}, comp, nil
 }
 
@@ -104,21 +93,12 @@ func (d *dc3Net) Predict(x *mat.Dense) (*mat.Dense, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, _ := x.Dims()
-	_, nO, _ := d.comp.Newton.C.Dims()
-	y := mat.NewDense(n, nO, nil)
-	yp := make([]float64, len(d.lo))
+	n, k := z.Dims()
+	yp := mat.NewDense(n, k, nil)
 	for i := range n {
-		for k := range yp {
-			yp[k] = d.lo[k] + d.span[k]*z.At(i, k)
-		}
-		row := y.RawRowView(i)
-		for j := range d.nb {
-			row[j] = 1 // flat start
-		}
-		if _, _, err := d.comp.Complete(x.RawRowView(i), yp, row); err != nil {
-			return nil, err
+		for j, v := range z.RawRowView(i) {
+			yp.Set(i, j, d.lo[j]+d.span[j]*v)
 		}
 	}
-	return y, nil
+	return d.comp.CompleteFlat(x, yp)
 }
