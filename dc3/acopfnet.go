@@ -51,7 +51,8 @@ type ACOPFLoss struct {
 	EqWeight, IneqWeight float64
 	// Correction, if not nil, is DC3's training-time correction, applied
 	// to the completed point in the training graph (CorrectNode: its
-	// gradient is the identity, not DC3's; see there). Predict never
+	// gradient is the identity unless Correction.ExactGradient, which
+	// makes it DC3's; see there). Predict never
 	// applies it: the caller applies the test-time correction
 	// (ACOPFCompletion.Correct) to Predict's points, as DC3 does.
 	Correction *Correction
@@ -256,6 +257,9 @@ func acopfFingerprint(am *acopf.Model, partial []int, an *acopfNet, loss ACOPFLo
 	h.floats([]float64{loss.EqWeight, loss.IneqWeight})
 	if c := loss.Correction; c != nil {
 		h.floats([]float64{c.LearnRate, c.Momentum, float64(c.Steps), c.Eps})
+		if c.ExactGradient {
+			h.h.Write([]byte("exact gradient"))
+		}
 	}
 	return h.sum()
 }

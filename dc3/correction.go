@@ -44,6 +44,15 @@ type Correction struct {
 	// balances and its max bound violation are at most Eps (the first
 	// step is always taken, as in DC3). Zero runs all Steps.
 	Eps float64
+	// ExactGradient selects CorrectNode's gradient with respect to the
+	// completed point: false (the zero value, and the only behaviour
+	// before this field existed) is the identity, a straight-through
+	// estimate; true differentiates through the steps, as DC3's autograd
+	// does, with the second derivatives of the power flow and of Ineq
+	// (their Capabilities' HessVec; a constant-Jacobian Ineq needs none),
+	// recomputing the steps in the backward pass (correctgrad.go). It does
+	// not change the corrected points. Correct ignores it.
+	ExactGradient bool
 }
 
 // DC3's ACOPF correction settings (default_args.py, method_default_args
@@ -197,17 +206,26 @@ func (a *ACOPFCompletion) worst(x, y *mat.Dense, corr Correction) float64 {
 // CorrectNode adds DC3's training-time correction (grad_steps: Steps
 // steps, no stopping rule) to a float64 graph: for loads x (n×nx) and
 // completed points y (n×ny, ACOPFCompletion.Node's output) it returns the
-// corrected points. Its gradient with respect to y is the identity, a
-// straight-through estimate: DC3 differentiates through the steps, whose
-// Jacobian is I minus LearnRate times the derivative of the correction
-// direction (second derivatives of the power flow and the bounds' active
-// set), and CorrectNode leaves that term out. It is not small in general:
-// the completion amplifies the direction (on TestCorrect's case57 fixture
-// one step of DC3's 1e-4 moves y by 0.6 in the 2-norm).
+// corrected points. By default its gradient with respect to y is the
+// identity, a straight-through estimate: DC3 differentiates through the
+// steps, whose Jacobian is I minus LearnRate times the derivative of the
+// correction direction (second derivatives of the power flow and the
+// bounds' active set), and the identity leaves that term out. It is not
+// small in general: the completion amplifies the direction (on
+// TestCorrect's case57 fixture one step of DC3's 1e-4 moves y by 0.6 in
+// the 2-norm). With corr.ExactGradient the gradient is DC3's, through the
+// steps (TestCorrectNodeExactGradient checks it against central
+// differences); CorrectNode then returns an error if the power flow or
+// corr.Ineq lacks the second derivatives it needs.
 func (a *ACOPFCompletion) CorrectNode(x, y *gorgonia.Node, corr Correction) (*gorgonia.Node, error) {
 	_, ny, _ := a.Newton.C.Dims()
 	if err := corr.validate(a.nx, ny); err != nil {
 		return nil, err
+	}
+	if corr.ExactGradient {
+		if err := a.checkExact(corr); err != nil {
+			return nil, err
+		}
 	}
 	return gorgonia.ApplyOp(&correctOp{a: a, corr: corr}, x, y)
 }
@@ -266,7 +284,7 @@ func (op *correctOp) ReturnsPtr() bool     { return false }
 func (op *correctOp) CallsExtern() bool    { return false }
 func (op *correctOp) OverwritesInput() int { return -1 }
 func (op *correctOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "dc3.correct(%p, %v, %v, %d, %p)", op.a, op.corr.LearnRate, op.corr.Momentum, op.corr.Steps, op.corr.Ineq)
+	fmt.Fprintf(h, "dc3.correct(%p, %v, %v, %d, %p, %v)", op.a, op.corr.LearnRate, op.corr.Momentum, op.corr.Steps, op.corr.Ineq, op.corr.ExactGradient)
 }
 func (op *correctOp) Hashcode() uint32 { return hashOf(op) }
 func (op *correctOp) String() string   { return "DC3Correction" }
@@ -279,10 +297,18 @@ func (op *correctOp) DiffWRT(inputs int) []bool {
 	return []bool{false, true}
 }
 
-// SymDiff passes the gradient through unchanged (see CorrectNode).
+// SymDiff passes the gradient through unchanged, or with
+// Correction.ExactGradient through the steps (see CorrectNode).
 func (op *correctOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	if len(inputs) != 2 {
 		return nil, fmt.Errorf("%v: want 2 inputs, got %d", op, len(inputs))
 	}
-	return gorgonia.Nodes{nil, grad}, nil
+	if !op.corr.ExactGradient {
+		return gorgonia.Nodes{nil, grad}, nil
+	}
+	gy, err := gorgonia.ApplyOp(&correctGradOp{a: op.a, corr: op.corr}, inputs[0], inputs[1], grad)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Nodes{nil, gy}, nil
 }

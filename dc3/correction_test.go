@@ -2,6 +2,7 @@ package dc3
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +12,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/problems/acopf"
 )
 
@@ -209,4 +211,108 @@ func TestCorrectNode(t *testing.T) {
 
 	_, err = a.CorrectNode(xn, yn, Correction{Ineq: ineq})
 	assert.Error(t, err)
+}
+
+// TestCorrectNodeExactGradient checks CorrectNode's gradient with
+// Correction.ExactGradient against central differences of a linear
+// function of the corrected point, along random directions of the
+// completed point, with DC3's ACOPF settings (five steps of 1e-4, momentum
+// 0.5) and with one larger step, from the fixture's point moved off the
+// kinks of max(0, g); the corrected points are the same as without it. It also checks the identity's gap, so that the test would
+// notice an exact gradient that silently fell back to it.
+func TestCorrectNodeExactGradient(t *testing.T) {
+	m, a, x, _, y := correctionFixture(t)
+	ineq := m.Inequalities()
+	_, ny, _ := ineq.Dims()
+	// Off the kinks of max(0, g): the fixture has variables exactly at a
+	// bound, where central differences average the two sides.
+	shift := rand.New(rand.NewPCG(5, 6))
+	for k := range y {
+		y[k] += 1e-3 * shift.NormFloat64()
+	}
+	w := make([]float64, ny)
+	for k := range w {
+		w[k] = math.Cos(float64(k))
+	}
+	for _, corr := range []Correction{
+		{Ineq: ineq, LearnRate: ACOPFCorrLearnRate, Momentum: ACOPFCorrMomentum, Steps: ACOPFCorrSteps, ExactGradient: true},
+		{Ineq: ineq, LearnRate: 3e-4, Momentum: 0, Steps: 1, ExactGradient: true},
+	} {
+		g := gorgonia.NewGraph()
+		xn := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, len(x)), gorgonia.WithName("x"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(1, len(x)), tensor.WithBacking(append([]float64(nil), x...)))))
+		yn := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, ny), gorgonia.WithName("y"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(1, ny), tensor.WithBacking(append([]float64(nil), y...)))))
+		out, err := a.CorrectNode(xn, yn, corr)
+		require.NoError(t, err)
+		wn := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, ny), gorgonia.WithName("w"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(1, ny), tensor.WithBacking(w))))
+		prod, err := gorgonia.HadamardProd(out, wn)
+		require.NoError(t, err)
+		loss, err := gorgonia.Sum(prod)
+		require.NoError(t, err)
+		_, err = gorgonia.Grad(loss, yn)
+		require.NoError(t, err)
+		vm := gorgonia.NewTapeMachine(g)
+		require.NoError(t, vm.RunAll())
+		gv, err := yn.Grad()
+		require.NoError(t, err)
+		grad := append([]float64(nil), gv.Data().([]float64)...)
+		plain := corr
+		plain.ExactGradient = false
+		want := mat.NewDense(1, ny, append([]float64(nil), y...))
+		_, err = a.Correct(mat.NewDense(1, len(x), append([]float64(nil), x...)), want, plain)
+		require.NoError(t, err)
+		assert.Equal(t, want.RawRowView(0), out.Value().Data().([]float64), "the same corrected point")
+		vm.Close()
+
+		f := func(y0 []float64) float64 {
+			yc := mat.NewDense(1, ny, append([]float64(nil), y0...))
+			_, err := a.Correct(mat.NewDense(1, len(x), append([]float64(nil), x...)), yc, plain)
+			require.NoError(t, err)
+			return floats.Dot(w, yc.RawRowView(0))
+		}
+		rnd := rand.New(rand.NewPCG(3, 4))
+		var worstExact, worstIdentity float64
+		for range 4 {
+			dir := make([]float64, ny)
+			for k := range dir {
+				dir[k] = rnd.NormFloat64()
+			}
+			const h = 1e-6
+			yp, ym := append([]float64(nil), y...), append([]float64(nil), y...)
+			floats.AddScaled(yp, h, dir)
+			floats.AddScaled(ym, -h, dir)
+			fd := (f(yp) - f(ym)) / (2 * h)
+			scale := 1 + math.Abs(fd)
+			worstExact = math.Max(worstExact, math.Abs(floats.Dot(grad, dir)-fd)/scale)
+			worstIdentity = math.Max(worstIdentity, math.Abs(floats.Dot(w, dir)-fd)/scale)
+		}
+		t.Logf("exact %.2e identity %.2e", worstExact, worstIdentity)
+		assert.Less(t, worstExact, 1e-7, "%+v: exact gradient against central differences", corr)
+		assert.Greater(t, worstIdentity, 1e-2, "%+v: the identity is not the gradient here", corr)
+	}
+}
+
+// evalOnly is a constraint that declares no capabilities.
+type evalOnly struct{ c enforce.Constraint }
+
+func (e evalOnly) Dims() (nx, ny, nc int)     { return e.c.Dims() }
+func (e evalOnly) Eval(x, y, c, jy []float64) { e.c.Eval(x, y, c, jy) }
+
+// TestCorrectNodeExactGradientNeeds: the exact gradient needs the
+// inequalities' second derivatives (or a constant Jacobian).
+func TestCorrectNodeExactGradientNeeds(t *testing.T) {
+	m, a, x, _, y := correctionFixture(t)
+	g := gorgonia.NewGraph()
+	xn := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, len(x)), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(1, len(x)), tensor.WithBacking(x))))
+	yn := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, len(y)), gorgonia.WithName("y"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(1, len(y)), tensor.WithBacking(y))))
+	corr := Correction{Ineq: evalOnly{m.Inequalities()}, LearnRate: 1e-4, Steps: 1, ExactGradient: true}
+	_, err := a.CorrectNode(xn, yn, corr)
+	assert.ErrorContains(t, err, "neither HessVec nor a constant Jacobian")
+	corr.ExactGradient = false
+	_, err = a.CorrectNode(xn, yn, corr)
+	assert.NoError(t, err, "the identity needs nothing more")
 }

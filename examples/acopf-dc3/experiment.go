@@ -278,6 +278,16 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 	if o.corr != "train+test" && o.corr != "test" && o.corr != "none" {
 		return fmt.Errorf("-corr %q: train+test, test or none", o.corr)
 	}
+	switch o.corrGrad {
+	case "identity":
+	case "exact":
+		if o.corr != "train+test" {
+			return fmt.Errorf("-corr-grad exact: the gradient of the training-time correction, which -corr %s does not take", o.corr)
+		}
+		corr.ExactGradient = true
+	default:
+		return fmt.Errorf("-corr-grad %q: identity or exact", o.corrGrad)
+	}
 	if o.supervised && strings.Contains(o.methods, "DC3") {
 		return errors.New("-supervised: DC3's methods train on the objective only")
 	}
@@ -442,6 +452,8 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 				name, s+1, trainSecs, met.Obj, met.MaxEq, met.MaxIneq, 1e3*met.Secs, xTest.RawMatrix().Rows, st.Depth, st.NotConverged)
 			met.Method, met.Seed, met.Epochs, met.NTrain, met.NTest, met.TrainSecs = name, s+1, o.epochs, nTr, nTe, trainSecs
 			switch {
+			case name == "DC3" && o.corr == "train+test" && corr.ExactGradient:
+				met.Method = "DC3 with correction (exact gradient)"
 			case name == "DC3" && o.corr == "train+test":
 				met.Method = "DC3 with correction"
 			case name == "DC3" && o.corr == "test":
@@ -732,6 +744,9 @@ func newModel(cfg train.Config, o options, method string) (tm *train.Model, resu
 	variant := fmt.Sprintf("fbeps%g", o.fbEps)
 	if method == "DC3" {
 		variant = "corr-" + strings.ReplaceAll(o.corr, "+", "-")
+		if o.corrGrad == "exact" {
+			variant += "-exact"
+		}
 	}
 	if o.supervised {
 		variant += "-supervised"

@@ -104,6 +104,7 @@ type options struct {
 	tol, lr, vaScale, fbEps, clipNorm    float64
 	data, out, methods, weights, shard   string
 	path, caseName, checkpoint, corr     string
+	corrGrad                             string
 	grad                                 string
 	dataOnly, softProject, supervised    bool
 	pfOnly, projectMean, cosine          bool
@@ -116,7 +117,7 @@ func defaults() options {
 	return options{
 		samples: dc3Samples, epochs: 200, seeds: 5, batch: 200, width: 200, seed: 1,
 		tol: 1e-8, lr: 1e-3, vaScale: 0.1, data: "examples/acopf-dc3/data", out: harness.DefaultOut("acopf-dc3"),
-		methods: "MLP,Soft,ENFORCE,DC3", path: "auto", grad: "unrolled", caseName: dc3Case, maxIter: 500, corr: "train+test",
+		methods: "MLP,Soft,ENFORCE,DC3", path: "auto", grad: "unrolled", caseName: dc3Case, maxIter: 500, corr: "train+test", corrGrad: "identity",
 	}
 }
 
@@ -147,6 +148,7 @@ func flags(o *options) *harness.Flags {
 	f.StringVar(&o.caseName, "case", o.caseName, "the grid: a shipped case (acopf.Load's names; DC3's is matpower6_case57) or the path of a MATPOWER .m or .m.gz file")
 	f.IntVar(&o.maxIter, "maxiter", o.maxIter, "the reference solver's iteration limit: a draw it does not solve within it from either start is dropped (MATPOWER's MIPS, DC3's solver, stops at 150)")
 	f.StringVar(&o.corr, "corr", o.corr, `DC3's gradient-based correction of the bounds (dc3.Correction, DC3's ACOPF settings): "train+test" (DC3's), "test" (at test time only) or "none" (the rows named plain "DC3")`)
+	f.StringVar(&o.corrGrad, "corr-grad", o.corrGrad, `the gradient of DC3's training-time correction (-corr train+test): "identity" (straight-through, the default) or "exact" (through the steps, as DC3's autograd: dc3.Correction.ExactGradient)`)
 	f.BoolVar(&o.supervised, "supervised", o.supervised, "train MLP, Soft and ENFORCE by regression on the reference optima (train.Fit) instead of on the objective (DC3's set-up); a surrogate of the solver")
 	f.BoolVar(&o.pfOnly, "pf-only", o.pfOnly, "ENFORCE projects onto the power flow only (the limits are measured, not enforced)")
 	f.BoolVar(&o.projectMean, "project-mean", o.projectMean, "train nothing: project the mean of the training optima onto the power flow, and onto it and the limits, at the test samples' loads, and print the residuals by number of steps (isolates the projection from the training)")

@@ -350,3 +350,19 @@ func TestInferLineSearch(t *testing.T) {
 	require.NoError(t, run(o, &out, io.Discard))
 	assert.Contains(t, out.String(), "| ENFORCE, first projection line-searched, 1 epochs, 50 training samples (1 seeds) |")
 }
+
+// TestCorrGrad trains DC3 both ways with the exact gradient of the
+// training-time correction, and rejects it where no correction trains.
+func TestCorrGrad(t *testing.T) {
+	o := defaults()
+	require.NoError(t, flags(&o).Parse([]string{"-quick", "-methods", "DC3,DC3-NNSolver", "-epochs", "1", "-corr-grad", "exact"}))
+	o.out, o.data = "", "data"
+	var out bytes.Buffer
+	require.NoError(t, run(o, &out, io.Discard))
+	assert.Contains(t, out.String(), "| DC3 with correction (exact gradient), 1 epochs, 50 training samples (1 seeds) |")
+	assert.Contains(t, out.String(), "| DC3 (NNSolver, DC3's loss) with correction (exact gradient), 1 epochs, 50 training samples (1 seeds) |")
+	o.corr = "test"
+	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-corr-grad exact")
+	o.corr, o.corrGrad = "train+test", "straight"
+	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "identity or exact")
+}

@@ -38,7 +38,11 @@ func runNNSolver(m *acopf.Model, o options, s int, xTrain, xTest *mat.Dense, ref
 	var nn *dc3.Model
 	var err error
 	if o.checkpoint != "" {
-		dir := filepath.Join(o.checkpoint, fmt.Sprintf("%s-%s-corr-%s-seed%d", dataName(o.caseName), nnsolverMethod, strings.ReplaceAll(o.corr, "+", "-"), seed))
+		variant := strings.ReplaceAll(o.corr, "+", "-")
+		if corr.ExactGradient {
+			variant += "-exact"
+		}
+		dir := filepath.Join(o.checkpoint, fmt.Sprintf("%s-%s-corr-%s-seed%d", dataName(o.caseName), nnsolverMethod, variant, seed))
 		cfg.Checkpoint = dc3.Checkpoint{Dir: dir}
 		nn, err = dc3.ResumeACOPF(dir, m, loss, cfg)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -80,6 +84,9 @@ func runNNSolver(m *acopf.Model, o options, s int, xTrain, xTest *mat.Dense, ref
 	switch o.corr {
 	case "train+test":
 		met.Method += " with correction"
+		if corr.ExactGradient {
+			met.Method += " (exact gradient)"
+		}
 	case "test":
 		met.Method += ", correction at test time only"
 	}
