@@ -62,7 +62,8 @@
 // time) is a no-op there and New and NewNewton do not take it. For AC optimal power
 // flow, which has bounds, Correction with ACOPFCompletion.Correct (test
 // time) and ACOPFCompletion.CorrectNode (training) is DC3's correction
-// (ACOPFLoss.Correction for NewACOPF). For the paper's problems DC3's
+// (ACOPFLoss.Correction for NewACOPF), with DC3's gradient through the
+// training steps when Correction.ExactGradient is set. For the paper's problems DC3's
 // soft penalty on the equalities, 10·0.5·‖c(x, y)‖₂ per sample, is left
 // out: after a completion
 // it is zero up to rounding (or Newton's tolerance), and so is its
