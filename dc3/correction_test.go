@@ -169,27 +169,20 @@ func TestCorrect(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// TestCorrectNode: in a graph the correction's forward pass is Correct
-// without a stopping rule, and its gradient passes through unchanged.
-func TestCorrectNode(t *testing.T) {
-	m, a, x, _, y := correctionFixture(t)
-	ineq := m.Inequalities()
-	_, ny, _ := ineq.Dims()
-	corr := Correction{Ineq: ineq, LearnRate: 1e-2, Momentum: 0.5, Steps: 3, Eps: 1e9}
+// correctGraph builds wᵀ·CorrectNode(x, y) on a graph, runs it and its
+// gradient with respect to y on a tape machine, and returns the corrected
+// point, the gradient, y's value afterwards and the input nodes.
+func correctGraph(t *testing.T, a *ACOPFCompletion, x, y, w []float64, corr Correction) (out, grad, yAfter []float64, xn, yn *gorgonia.Node) {
+	t.Helper()
 	g := gorgonia.NewGraph()
-	xn := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, len(x)), gorgonia.WithName("x"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(1, len(x)), tensor.WithBacking(append([]float64(nil), x...)))))
-	yn := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, ny), gorgonia.WithName("y"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(1, ny), tensor.WithBacking(append([]float64(nil), y...)))))
-	out, err := a.CorrectNode(xn, yn, corr)
-	require.NoError(t, err)
-	w := make([]float64, ny)
-	for k := range w {
-		w[k] = math.Cos(float64(k))
+	row := func(v []float64, name string) *gorgonia.Node {
+		return gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, len(v)), gorgonia.WithName(name),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(1, len(v)), tensor.WithBacking(append([]float64(nil), v...)))))
 	}
-	wn := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, ny), gorgonia.WithName("w"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(1, ny), tensor.WithBacking(w))))
-	prod, err := gorgonia.HadamardProd(out, wn)
+	xn, yn = row(x, "x"), row(y, "y")
+	on, err := a.CorrectNode(xn, yn, corr)
+	require.NoError(t, err)
+	prod, err := gorgonia.HadamardProd(on, row(w, "w"))
 	require.NoError(t, err)
 	loss, err := gorgonia.Sum(prod)
 	require.NoError(t, err)
@@ -198,16 +191,31 @@ func TestCorrectNode(t *testing.T) {
 	vm := gorgonia.NewTapeMachine(g)
 	defer vm.Close()
 	require.NoError(t, vm.RunAll())
-
-	want := mat.NewDense(1, ny, append([]float64(nil), y...))
-	corr.Eps = 0
-	_, err = a.Correct(mat.NewDense(1, len(x), append([]float64(nil), x...)), want, corr)
-	require.NoError(t, err)
-	assert.Equal(t, want.RawRowView(0), out.Value().Data().([]float64))
 	gv, err := yn.Grad()
 	require.NoError(t, err)
-	assert.Equal(t, w, gv.Data().([]float64))
-	assert.Equal(t, y, yn.Value().Data().([]float64), "the input is not overwritten")
+	return append([]float64(nil), on.Value().Data().([]float64)...), append([]float64(nil), gv.Data().([]float64)...),
+		append([]float64(nil), yn.Value().Data().([]float64)...), xn, yn
+}
+
+// TestCorrectNode: in a graph the correction's forward pass is Correct
+// without a stopping rule, and its gradient passes through unchanged.
+func TestCorrectNode(t *testing.T) {
+	m, a, x, _, y := correctionFixture(t)
+	ineq := m.Inequalities()
+	_, ny, _ := ineq.Dims()
+	corr := Correction{Ineq: ineq, LearnRate: 1e-2, Momentum: 0.5, Steps: 3, Eps: 1e9}
+	w := make([]float64, ny)
+	for k := range w {
+		w[k] = math.Cos(float64(k))
+	}
+	out, grad, yAfter, xn, yn := correctGraph(t, a, x, y, w, corr)
+	want := mat.NewDense(1, ny, append([]float64(nil), y...))
+	corr.Eps = 0
+	_, err := a.Correct(mat.NewDense(1, len(x), append([]float64(nil), x...)), want, corr)
+	require.NoError(t, err)
+	assert.Equal(t, want.RawRowView(0), out)
+	assert.Equal(t, w, grad)
+	assert.Equal(t, y, yAfter, "the input is not overwritten")
 
 	_, err = a.CorrectNode(xn, yn, Correction{Ineq: ineq})
 	assert.Error(t, err)
@@ -238,33 +246,13 @@ func TestCorrectNodeExactGradient(t *testing.T) {
 		{Ineq: ineq, LearnRate: ACOPFCorrLearnRate, Momentum: ACOPFCorrMomentum, Steps: ACOPFCorrSteps, ExactGradient: true},
 		{Ineq: ineq, LearnRate: 3e-4, Momentum: 0, Steps: 1, ExactGradient: true},
 	} {
-		g := gorgonia.NewGraph()
-		xn := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, len(x)), gorgonia.WithName("x"),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(1, len(x)), tensor.WithBacking(append([]float64(nil), x...)))))
-		yn := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, ny), gorgonia.WithName("y"),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(1, ny), tensor.WithBacking(append([]float64(nil), y...)))))
-		out, err := a.CorrectNode(xn, yn, corr)
-		require.NoError(t, err)
-		wn := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, ny), gorgonia.WithName("w"),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(1, ny), tensor.WithBacking(w))))
-		prod, err := gorgonia.HadamardProd(out, wn)
-		require.NoError(t, err)
-		loss, err := gorgonia.Sum(prod)
-		require.NoError(t, err)
-		_, err = gorgonia.Grad(loss, yn)
-		require.NoError(t, err)
-		vm := gorgonia.NewTapeMachine(g)
-		require.NoError(t, vm.RunAll())
-		gv, err := yn.Grad()
-		require.NoError(t, err)
-		grad := append([]float64(nil), gv.Data().([]float64)...)
+		out, grad, _, _, _ := correctGraph(t, a, x, y, w, corr)
 		plain := corr
 		plain.ExactGradient = false
 		want := mat.NewDense(1, ny, append([]float64(nil), y...))
-		_, err = a.Correct(mat.NewDense(1, len(x), append([]float64(nil), x...)), want, plain)
+		_, err := a.Correct(mat.NewDense(1, len(x), append([]float64(nil), x...)), want, plain)
 		require.NoError(t, err)
-		assert.Equal(t, want.RawRowView(0), out.Value().Data().([]float64), "the same corrected point")
-		vm.Close()
+		assert.Equal(t, want.RawRowView(0), out, "the same corrected point")
 
 		f := func(y0 []float64) float64 {
 			yc := mat.NewDense(1, ny, append([]float64(nil), y0...))
