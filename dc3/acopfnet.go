@@ -115,9 +115,7 @@ func NewACOPF(am *acopf.Model, loss ACOPFLoss, cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	an := &acopfNet{comp: comp, corr: loss.Correction}
-	an.lo, an.span = comp.PartialBounds()
-	m.comp = an
+	m.comp = &acopfNet{comp: comp, corr: loss.Correction}
 	hinge := &hingeConstraint{g: am.Inequalities()}
 	pf := am.PowerFlow()
 	bs := float64(m.cfg.BatchSize)
@@ -151,7 +149,7 @@ func NewACOPF(am *acopf.Model, loss ACOPFLoss, cfg Config) (*Model, error) {
 		}
 		return total, nil
 	}
-	m.kind, m.problem = kindACOPF, acopfFingerprint(am, partial, an, loss)
+	m.kind, m.problem = kindACOPF, acopfFingerprint(am, comp, loss)
 	if err := m.build(); err != nil {
 		return nil, err
 	}
@@ -171,9 +169,8 @@ func ResumeACOPF(dir string, am *acopf.Model, loss ACOPFLoss, cfg Config) (*Mode
 // bounds, DC3's ACOPF completion and, in the training graph, the
 // training-time correction.
 type acopfNet struct {
-	comp     *ACOPFCompletion
-	corr     *Correction
-	lo, span []float64
+	comp *ACOPFCompletion
+	corr *Correction
 }
 
 func (a *acopfNet) node(x, z *gorgonia.Node) (*gorgonia.Node, error) {
@@ -187,10 +184,10 @@ func (a *acopfNet) node(x, z *gorgonia.Node) (*gorgonia.Node, error) {
 		return nil, err
 	}
 	rows := []byte{0}
-	if s, err = gorgonia.BroadcastHadamardProd(s, row(a.span, "dc3_acopf_span"), nil, rows); err != nil {
+	if s, err = gorgonia.BroadcastHadamardProd(s, row(a.comp.span, "dc3_acopf_span"), nil, rows); err != nil {
 		return nil, err
 	}
-	yp, err := gorgonia.BroadcastAdd(s, row(a.lo, "dc3_acopf_lo"), nil, rows)
+	yp, err := gorgonia.BroadcastAdd(s, row(a.comp.lo, "dc3_acopf_lo"), nil, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +205,7 @@ func (a *acopfNet) complete(x, z *mat.Dense) (*mat.Dense, error) {
 	yp := mat.NewDense(n, k, nil)
 	for i := range n {
 		for j, v := range z.RawRowView(i) {
-			yp.Set(i, j, a.lo[j]+a.span[j]/(1+math.Exp(-v)))
+			yp.Set(i, j, a.comp.lo[j]+a.comp.span[j]/(1+math.Exp(-v)))
 		}
 	}
 	return a.comp.CompleteFlat(x, yp)
@@ -237,7 +234,8 @@ func (h *hingeConstraint) Eval(x, y, c, jy []float64) {
 // acopfFingerprint returns the hex SHA-256 of the grid (name, sizes,
 // loads, the partial variables and their bounds, the generators' costs),
 // the loss's weights and the correction's settings.
-func acopfFingerprint(am *acopf.Model, partial []int, an *acopfNet, loss ACOPFLoss) string {
+func acopfFingerprint(am *acopf.Model, comp *ACOPFCompletion, loss ACOPFLoss) string {
+	partial := comp.Newton.Partial
 	h := newHasher()
 	h.h.Write([]byte(kindACOPF))
 	h.h.Write([]byte(am.Case.Name))
@@ -249,8 +247,8 @@ func acopfFingerprint(am *acopf.Model, partial []int, an *acopfNet, loss ACOPFLo
 		h.int(k)
 	}
 	h.floats(am.Loads())
-	h.floats(an.lo)
-	h.floats(an.span)
+	h.floats(comp.lo)
+	h.floats(comp.span)
 	for _, g := range am.Case.Gens {
 		h.floats(g.Cost.Poly)
 	}

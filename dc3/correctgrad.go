@@ -6,7 +6,6 @@ import (
 	"hash"
 
 	"github.com/chewxy/hm"
-	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -79,70 +78,12 @@ func (a *ACOPFCompletion) correctionVJP(x, y0, gout, ybar []float64, corr Correc
 // dirVJP writes into out J_D(y)ᵀv, the vector-Jacobian product of the
 // correction direction D at the point y (see the top of this file).
 func (a *ACOPFCompletion) dirVJP(x, y, v []float64, ineq enforce.Constraint, out []float64) error {
-	nc := &a.Newton
-	_, ny, m := nc.C.Dims()
+	ny := len(y)
 	ys := append([]float64(nil), y...)
 	for i := range a.nb {
 		ys[i]--
 	}
-	c, jac := make([]float64, m), make([]float64, m*ny)
-	nc.C.Eval(a.pad(x), ys, c, jac)
-	jo := mat.NewDense(m, m, nil)
-	for i := range m {
-		for j, col := range nc.Other {
-			jo.Set(i, j, jac[i*ny+col])
-		}
-	}
-	var lu mat.LU
-	lu.Factorize(jo)
-	// solveT returns J_o⁻ᵀr_o for r given on the full y.
-	solveT := func(r []float64) ([]float64, error) {
-		ro := mat.NewVecDense(m, nil)
-		for j, col := range nc.Other {
-			ro.SetVec(j, r[col])
-		}
-		var w mat.VecDense
-		if err := lu.SolveVecTo(&w, true, ro); err != nil {
-			return nil, err
-		}
-		return w.RawVector().Data, nil
-	}
-	// lift returns P·z_p: z_p at the partial variables and
-	// −J_o⁻¹J_p·z_p at the others.
-	lift := func(zp []float64) ([]float64, error) {
-		rhs := mat.NewVecDense(m, nil)
-		z := make([]float64, ny)
-		for i, col := range nc.Partial {
-			z[col] = zp[i]
-			for r := range m {
-				rhs.SetVec(r, rhs.AtVec(r)+jac[r*ny+col]*zp[i])
-			}
-		}
-		var w mat.VecDense
-		if err := lu.SolveVecTo(&w, false, rhs); err != nil {
-			return nil, err
-		}
-		for j, col := range nc.Other {
-			z[col] = -w.AtVec(j)
-		}
-		return z, nil
-	}
-	// project returns Pᵀr = r_p − J_pᵀJ_o⁻ᵀr_o and J_o⁻ᵀr_o.
-	project := func(r []float64) ([]float64, []float64, error) {
-		lam, err := solveT(r)
-		if err != nil {
-			return nil, nil, err
-		}
-		p := make([]float64, len(nc.Partial))
-		for i, col := range nc.Partial {
-			s := r[col]
-			for rr := range m {
-				s -= jac[rr*ny+col] * lam[rr]
-			}
-			p[i] = s
-		}
-		return p, lam, nil
-	}
+	l := a.Newton.linearise(a.pad(x), ys)
 	_, _, ng := ineq.Dims()
 	g, jg := make([]float64, ng), make([]float64, ng*ny)
 	ineq.Eval(x, y, g, jg)
@@ -156,24 +97,22 @@ func (a *ACOPFCompletion) dirVJP(x, y, v []float64, ineq enforce.Constraint, out
 			}
 		}
 	}
-	singular := func(err error) error {
+	np := len(a.Newton.Partial)
+	dp, u := make([]float64, np), make([]float64, np)
+	dir, pu := make([]float64, ny), make([]float64, ny)
+	lam1, err := l.project(grad, dp)
+	if err == nil {
+		err = l.lift(dp, dir)
+	}
+	var lam2 []float64
+	if err == nil {
+		lam2, err = l.project(v, u)
+	}
+	if err == nil {
+		err = l.lift(u, pu)
+	}
+	if err != nil {
 		return fmt.Errorf("dc3: ∂c/∂y_o is singular at the corrected point: %w", err)
-	}
-	dp, lam1, err := project(grad)
-	if err != nil {
-		return singular(err)
-	}
-	dir, err := lift(dp)
-	if err != nil {
-		return singular(err)
-	}
-	u, lam2, err := project(v)
-	if err != nil {
-		return singular(err)
-	}
-	pu, err := lift(u)
-	if err != nil {
-		return singular(err)
 	}
 	// (∂∇/∂y)ᵀ·P·u.
 	clear(out)

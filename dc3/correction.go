@@ -85,25 +85,13 @@ func (corr Correction) validate(nx, ny int) error {
 // d_p = dg_p − (∂c/∂y_p)ᵀw with (∂c/∂y_o)ᵀw = dg_o, and
 // d_o = −(∂c/∂y_o)⁻¹(∂c/∂y_p)d_p.
 func (nc *NewtonCompletion) correctionDir(x, y, dg, d []float64) error {
-	_, nO, m := nc.C.Dims()
+	l := nc.linearise(x, y)
 	dp := make([]float64, len(nc.Partial))
-	jac, lu, err := nc.implicitVJP(x, y, dg, dp)
-	if err != nil {
+	if _, err := l.project(dg, dp); err != nil {
 		return fmt.Errorf("dc3: ∂c/∂y_o is singular at the corrected point: %w", err)
 	}
-	rhs := mat.NewVecDense(m, nil)
-	for i, col := range nc.Partial {
-		d[col] = dp[i]
-		for r := range m {
-			rhs.SetVec(r, rhs.AtVec(r)+jac[r*nO+col]*dp[i])
-		}
-	}
-	var v mat.VecDense
-	if err := lu.SolveVecTo(&v, false, rhs); err != nil {
+	if err := l.lift(dp, d); err != nil {
 		return fmt.Errorf("dc3: ∂c/∂y_o is singular at the corrected point: %w", err)
-	}
-	for j, col := range nc.Other {
-		d[col] = -v.AtVec(j)
 	}
 	return nil
 }

@@ -59,15 +59,15 @@
 // Gradient-based correction, DC3's second ingredient, moves the partial
 // variables along the gradient of the inequality violation; the paper's
 // problems have no inequalities, so correction (in training and at test
-// time) is a no-op there and New and NewNewton do not take it. For AC optimal power
-// flow, which has bounds, Correction with ACOPFCompletion.Correct (test
-// time) and ACOPFCompletion.CorrectNode (training) is DC3's correction
-// (ACOPFLoss.Correction for NewACOPF), with DC3's gradient through the
-// training steps when Correction.ExactGradient is set. For the paper's problems DC3's
-// soft penalty on the equalities, 10·0.5·‖c(x, y)‖₂ per sample, is left
-// out: after a completion
-// it is zero up to rounding (or Newton's tolerance), and so is its
-// gradient with respect to the network's outputs, ∂c/∂y_p + ∂c/∂y_o·∂y_o/∂y_p = 0.
+// time) is a no-op there and New and NewNewton do not take it. For AC
+// optimal power flow, which has bounds, Correction with
+// ACOPFCompletion.Correct (test time) and ACOPFCompletion.CorrectNode
+// (training) is DC3's correction (ACOPFLoss.Correction for NewACOPF), with
+// DC3's gradient through the training steps when Correction.ExactGradient
+// is set. For the paper's problems DC3's soft penalty on the equalities,
+// 10·0.5·‖c(x, y)‖₂ per sample, is left out: after a completion it is zero
+// up to rounding (or Newton's tolerance), and so is its gradient with
+// respect to the network's outputs, ∂c/∂y_p + ∂c/∂y_o·∂y_o/∂y_p = 0.
 //
 // Training at the paper's scale (3500 epochs) takes the better part of an
 // hour and more; with Config.Checkpoint set, Fit writes checkpoints every

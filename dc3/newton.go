@@ -187,44 +187,76 @@ func (nc *NewtonCompletion) VJP(x, y, g, gp []float64) error {
 
 // vjp is VJP without the checks.
 func (nc *NewtonCompletion) vjp(x, y, g, gp []float64) error {
-	if _, _, err := nc.implicitVJP(x, y, g, gp); err != nil {
+	if _, err := nc.linearise(x, y).project(g, gp); err != nil {
 		return fmt.Errorf("dc3: ∂c/∂y_o is singular at the completed point: %w", err)
 	}
 	return nil
 }
 
-// implicitVJP evaluates ∂c/∂y at y, factors ∂c/∂y_o and writes into gp
-// the implicit-function product g_p − (∂c/∂y_p)ᵀw with (∂c/∂y_o)ᵀw = g_o.
-// It returns the Jacobian (row-major, N_C×N_O) and the factorisation for
-// further solves (correctionDir's), or the solve's error.
-func (nc *NewtonCompletion) implicitVJP(x, y, g, gp []float64) ([]float64, *mat.LU, error) {
+// linearisation is ∂c/∂y = [J_p J_o] at a point with the factorisation of
+// J_o: the pieces of the implicit function theorem, y_o(y_p) with
+// ∂y_o/∂y_p = A = −J_o⁻¹J_p, and P = [I; A] the derivative of y in y_p.
+type linearisation struct {
+	nc    *NewtonCompletion
+	jac   []float64 // row-major, N_C×N_O
+	ny, m int
+	lu    mat.LU
+}
+
+// linearise evaluates ∂c/∂y at y and factors ∂c/∂y_o.
+func (nc *NewtonCompletion) linearise(x, y []float64) *linearisation {
 	_, nO, m := nc.C.Dims()
-	c, jac := make([]float64, m), make([]float64, m*nO)
-	nc.C.Eval(x, y, c, jac)
+	l := &linearisation{nc: nc, jac: make([]float64, m*nO), ny: nO, m: m}
+	nc.C.Eval(x, y, make([]float64, m), l.jac)
 	jo := mat.NewDense(m, m, nil)
-	gO := mat.NewVecDense(m, nil)
 	for i := range m {
 		for j, col := range nc.Other {
-			jo.Set(i, j, jac[i*nO+col])
+			jo.Set(i, j, l.jac[i*nO+col])
 		}
 	}
-	for j, col := range nc.Other {
-		gO.SetVec(j, g[col])
+	l.lu.Factorize(jo)
+	return l
+}
+
+// project writes into p (length len(Partial)) Pᵀr = r_p − J_pᵀw for r on
+// the whole y, where J_oᵀw = r_o, and returns w; the error is the solve's.
+func (l *linearisation) project(r, p []float64) ([]float64, error) {
+	ro := mat.NewVecDense(l.m, nil)
+	for j, col := range l.nc.Other {
+		ro.SetVec(j, r[col])
 	}
-	lu := new(mat.LU)
-	lu.Factorize(jo)
 	var w mat.VecDense
-	if err := lu.SolveVecTo(&w, true, gO); err != nil {
-		return nil, nil, err
+	if err := l.lu.SolveVecTo(&w, true, ro); err != nil {
+		return nil, err
 	}
-	for i, col := range nc.Partial {
-		s := g[col]
-		for r := range m {
-			s -= jac[r*nO+col] * w.AtVec(r)
+	for i, col := range l.nc.Partial {
+		s := r[col]
+		for rr := range l.m {
+			s -= l.jac[rr*l.ny+col] * w.AtVec(rr)
 		}
-		gp[i] = s
+		p[i] = s
 	}
-	return jac, lu, nil
+	return w.RawVector().Data, nil
+}
+
+// lift writes into z (length N_O) P·zp: zp at the partial variables and
+// −J_o⁻¹J_p·zp at the others; the error is the solve's.
+func (l *linearisation) lift(zp, z []float64) error {
+	rhs := mat.NewVecDense(l.m, nil)
+	for i, col := range l.nc.Partial {
+		z[col] = zp[i]
+		for r := range l.m {
+			rhs.SetVec(r, rhs.AtVec(r)+l.jac[r*l.ny+col]*zp[i])
+		}
+	}
+	var v mat.VecDense
+	if err := l.lu.SolveVecTo(&v, false, rhs); err != nil {
+		return err
+	}
+	for j, col := range l.nc.Other {
+		z[col] = -v.AtVec(j)
+	}
+	return nil
 }
 
 func (nc *NewtonCompletion) node(x, yp *gorgonia.Node) (*gorgonia.Node, error) {
