@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash"
 
-	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -150,16 +149,9 @@ func (a *ACOPFCompletion) dirVJP(x, y, v []float64, ineq enforce.Constraint, out
 // correctGradOp is (x, y, ḡ) ↦ ∂L/∂y of the training-time correction of
 // the completed points y, whose corrected points have the gradient ḡ.
 type correctGradOp struct {
+	matrixOp3
 	a    *ACOPFCompletion
 	corr Correction
-}
-
-func (op *correctGradOp) Arity() int { return 3 }
-
-func (op *correctGradOp) Type() hm.Type {
-	a := hm.TypeVariable('a')
-	m := gorgonia.TensorType{Dims: 2, Of: a}
-	return hm.NewFnType(m, m, m, m)
 }
 
 func (op *correctGradOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -174,16 +166,9 @@ func (op *correctGradOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, 
 }
 
 func (op *correctGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
-	if len(inputs) != 3 {
-		return nil, fmt.Errorf("%v: want 3 inputs, got %d", op, len(inputs))
-	}
-	var data [3][]float64
-	for i, v := range inputs {
-		d, err := float64s(v)
-		if err != nil {
-			return nil, err
-		}
-		data[i] = d
+	data, err := float64Inputs3(op, inputs)
+	if err != nil {
+		return nil, err
 	}
 	nx := op.a.nx
 	_, ny, _ := op.a.Newton.C.Dims()
@@ -197,9 +182,6 @@ func (op *correctGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	return tensor.New(tensor.WithShape(n, ny), tensor.WithBacking(ybar)), nil
 }
 
-func (op *correctGradOp) ReturnsPtr() bool     { return false }
-func (op *correctGradOp) CallsExtern() bool    { return false }
-func (op *correctGradOp) OverwritesInput() int { return -1 }
 func (op *correctGradOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "∂dc3.correct(%p, %v, %v, %d, %p)", op.a, op.corr.LearnRate, op.corr.Momentum, op.corr.Steps, op.corr.Ineq)
 }

@@ -370,15 +370,41 @@ func (op *newtonOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) 
 	return gorgonia.Nodes{nil, gp}, nil
 }
 
-// newtonGradOp is (x, y, g) ↦ ∂L/∂y_p of a NewtonCompletion.
-type newtonGradOp struct{ nc *NewtonCompletion }
+// matrixOp3 is what the package's gradient ops share: three matrix
+// inputs (x, the point, the incoming gradient) to one matrix, computed into
+// a new value.
+type matrixOp3 struct{}
 
-func (op *newtonGradOp) Arity() int { return 3 }
+func (matrixOp3) Arity() int { return 3 }
 
-func (op *newtonGradOp) Type() hm.Type {
+// Type is Matrix a → Matrix a → Matrix a → Matrix a.
+func (matrixOp3) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	m := gorgonia.TensorType{Dims: 2, Of: a}
 	return hm.NewFnType(m, m, m, m)
+}
+
+// float64Inputs3 returns the data of the three float64 inputs of op.
+func float64Inputs3(op gorgonia.Op, inputs []gorgonia.Value) (data [3][]float64, err error) {
+	if len(inputs) != 3 {
+		return data, fmt.Errorf("%v: want 3 inputs, got %d", op, len(inputs))
+	}
+	for i, v := range inputs {
+		if data[i], err = float64s(v); err != nil {
+			return data, err
+		}
+	}
+	return data, nil
+}
+
+func (matrixOp3) ReturnsPtr() bool     { return false }
+func (matrixOp3) CallsExtern() bool    { return false }
+func (matrixOp3) OverwritesInput() int { return -1 }
+
+// newtonGradOp is (x, y, g) ↦ ∂L/∂y_p of a NewtonCompletion.
+type newtonGradOp struct {
+	matrixOp3
+	nc *NewtonCompletion
 }
 
 func (op *newtonGradOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -393,16 +419,9 @@ func (op *newtonGradOp) InferShape(inputs ...gorgonia.DimSizer) (tensor.Shape, e
 }
 
 func (op *newtonGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
-	if len(inputs) != 3 {
-		return nil, fmt.Errorf("%v: want 3 inputs, got %d", op, len(inputs))
-	}
-	var data [3][]float64
-	for i, v := range inputs {
-		d, err := float64s(v)
-		if err != nil {
-			return nil, err
-		}
-		data[i] = d
+	data, err := float64Inputs3(op, inputs)
+	if err != nil {
+		return nil, err
 	}
 	nx, nO, _ := op.nc.C.Dims()
 	k := len(op.nc.Partial)
@@ -416,9 +435,6 @@ func (op *newtonGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(gp)), nil
 }
 
-func (op *newtonGradOp) ReturnsPtr() bool     { return false }
-func (op *newtonGradOp) CallsExtern() bool    { return false }
-func (op *newtonGradOp) OverwritesInput() int { return -1 }
 func (op *newtonGradOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "∂dc3.newton(%p)", op.nc)
 }
