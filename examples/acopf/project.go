@@ -50,8 +50,8 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 	var y0 []float64
 	var what string
 	var file *mat.Dense // -points: rows (x, ŷ)
+	var err error
 	if o.points != "" {
-		var err error
 		if file, err = readPoints(o.points, m); err != nil {
 			return err
 		}
@@ -60,11 +60,8 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 			o.project = n
 		}
 		what = "read from " + o.points
-	} else {
-		var err error
-		if y0, what, err = baseOptimum(m, x, o.tol); err != nil {
-			return err
-		}
+	} else if y0, what, err = baseOptimum(m, x, o.tol); err != nil {
+		return err
 	}
 	eps := o.fbEps
 	if eps == 0 {
