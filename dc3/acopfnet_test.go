@@ -174,6 +174,26 @@ func TestACOPFModel(t *testing.T) {
 	}
 }
 
+// TestACOPFLossZeroWeights: zero weights drop the norms, leaving the
+// objective summed over the batch.
+func TestACOPFLossZeroWeights(t *testing.T) {
+	f := newACOPFFixture(t, 20, false)
+	f.loss.EqWeight, f.loss.IneqWeight = 0, 0
+	m, err := NewACOPF(f.m, f.loss, Config{Hidden: []int{8, 8}, NoDropout: true, BatchSize: 20, Epochs: 1, Seed: 3, Quiet: true})
+	require.NoError(t, err)
+	defer m.Close()
+	got := runBatch(t, m, f.x)
+	m.vm.Reset()
+	y, err := m.comp.complete(f.x, forwardBatchStats(m.net, f.x))
+	require.NoError(t, err)
+	var want float64
+	for i := range 20 {
+		want += f.cost.eval(y.RawRowView(i))
+	}
+	assert.InDelta(t, want, got, 1e-8*(1+math.Abs(want)))
+	assert.Less(t, want+1, f.lossOf(f.x, y), "the norms are not small here, so dropping them shows")
+}
+
 // TestACOPFGradient compares the training graph's gradient with respect
 // to a few weights of every layer with central differences of its loss,
 // Dropout off, without the training-time correction (whose gradient is

@@ -253,6 +253,10 @@ func TestCorrectNodeExactGradient(t *testing.T) {
 		_, err := a.Correct(mat.NewDense(1, len(x), append([]float64(nil), x...)), want, plain)
 		require.NoError(t, err)
 		assert.Equal(t, want.RawRowView(0), out, "the same corrected point")
+		again := mat.NewDense(1, ny, append([]float64(nil), y...))
+		_, err = a.Correct(mat.NewDense(1, len(x), append([]float64(nil), x...)), again, corr)
+		require.NoError(t, err)
+		assert.Equal(t, want.RawRowView(0), again.RawRowView(0), "Correct ignores ExactGradient")
 
 		f := func(y0 []float64) float64 {
 			yc := mat.NewDense(1, ny, append([]float64(nil), y0...))
