@@ -101,7 +101,7 @@ func flags(o *options) *harness.Flags {
 	f.BoolVar(&o.noLineLimits, "nolinelimits", o.noLineLimits, "drop the thermal and angle-difference limits (DC3's formulation) from the reference solve")
 	f.Float64Var(&o.tol, "tol", o.tol, "the reference solver's tolerance (IPOPT's tol; solvers.Settings.Tol for the pure-Go method)")
 	f.IntVar(&o.project, "project", o.project, "perturb the case's reference optimum (the cached one, else the reference solve) this many times and project the points onto the power flow and limits with AdaNP's sparse path, instead of solving the ACOPF")
-	f.StringVar(&o.points, "points", o.points, "-project: project the points of this CSV file instead of perturbations (each row the loads x then ŷ, nx + ny numbers, as examples/acopf-dc3 -predictions writes a network's predictions); -project N takes its first N rows, 0 all")
+	f.StringVar(&o.points, "points", o.points, "-project: project the points of this CSV file instead of perturbations (-noise and -seed must then keep their defaults; each row the loads x then ŷ, nx + ny numbers, as examples/acopf-dc3 -predictions writes a network's predictions); -project N takes its first N rows, 0 all")
 	f.IntVar(&o.batch, "batch", o.batch, "-project: points per batch")
 	f.Uint64Var(&o.seed, "seed", o.seed, "-project: seed of the perturbations")
 	f.Float64Var(&o.noise, "noise", o.noise, "-project: standard deviation σ of the perturbations: Vm·(1+σξ), Va+σξ (radians), Pg, Qg·(1+σξ), ξ ~ N(0, 1)")
@@ -144,8 +144,13 @@ func run(o options, stdout, progress io.Writer) error {
 	if !(o.tol > 0) || math.IsInf(o.tol, 1) {
 		return fmt.Errorf("-tol %v must be positive and finite", o.tol)
 	}
-	if o.points != "" && o.project == 0 {
-		o.project = -1 // every row of the file
+	if o.points != "" {
+		if d := defaults(); o.noise != d.noise || o.seed != d.seed {
+			return fmt.Errorf("-points projects the file's rows as they are; -noise and -seed set the perturbations it replaces (got -noise %v -seed %d)", o.noise, o.seed)
+		}
+		if o.project == 0 {
+			o.project = -1 // every row of the file
+		}
 	}
 	if o.project < -1 || o.project == -1 && o.points == "" || o.project != 0 && (o.batch < 1 || o.maxDepth < 1 || o.nearest < 1 || !(o.noise >= 0) || math.IsInf(o.noise, 1) ||
 		!(o.projTol > 0) || !(o.maxStep >= 0) || math.IsInf(o.maxStep, 1) || !(o.fbEps >= 0) || math.IsInf(o.fbEps, 1)) {

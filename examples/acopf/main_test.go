@@ -177,4 +177,10 @@ func TestPoints(t *testing.T) {
 		o.out = ""
 		assert.ErrorContains(t, run(o, io.Discard, io.Discard), tc.want, tc.name)
 	}
+	for _, arg := range [][]string{{"-noise", "1e-2"}, {"-seed", "7"}} {
+		o := defaults()
+		require.NoError(t, flags(&o).Parse(append([]string{"-quick", "-points", good}, arg...)))
+		o.out = ""
+		assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-noise and -seed set the perturbations", "%v: not consulted with -points, so refused", arg)
+	}
 }
