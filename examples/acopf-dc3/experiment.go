@@ -451,13 +451,8 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 			fmt.Fprintf(progress, "[%s seed %d] trained in %.0f s; test: obj %.4f, max eq %.1e, max ineq %.1e, %.1f ms per batch of %d (depth %v, not converged %d)\n",
 				name, s+1, trainSecs, met.Obj, met.MaxEq, met.MaxIneq, 1e3*met.Secs, xTest.RawMatrix().Rows, st.Depth, st.NotConverged)
 			met.Method, met.Seed, met.Epochs, met.NTrain, met.NTest, met.TrainSecs = name, s+1, o.epochs, nTr, nTe, trainSecs
-			switch {
-			case name == "DC3" && o.corr == "train+test" && corr.ExactGradient:
-				met.Method = "DC3 with correction (exact gradient)"
-			case name == "DC3" && o.corr == "train+test":
-				met.Method = "DC3 with correction"
-			case name == "DC3" && o.corr == "test":
-				met.Method = "DC3, correction at test time only"
+			if name == "DC3" {
+				met.Method = dc3Label(name, o.corr, corr.ExactGradient)
 			}
 			if o.supervised {
 				met.Method += ", supervised"

@@ -80,15 +80,22 @@ func runNNSolver(m *acopf.Model, o options, s int, xTrain, xTest *mat.Dense, ref
 	trainSecs := nn.TrainTime().Seconds()
 	fmt.Fprintf(progress, "[%s seed %d] trained in %.0f s; test-time correction: %d steps; test: obj %.4f, max eq %.1e, max ineq %.1e, %.1f ms per batch of %d\n",
 		nnsolverMethod, seed, trainSecs, steps, met.Obj, met.MaxEq, met.MaxIneq, 1e3*met.Secs, xTest.RawMatrix().Rows)
-	met.Method, met.Seed, met.Epochs, met.NTrain, met.NTest, met.TrainSecs = "DC3 (NNSolver, DC3's loss)", seed, o.epochs, xTrain.RawMatrix().Rows, xTest.RawMatrix().Rows, trainSecs
-	switch o.corr {
-	case "train+test":
-		met.Method += " with correction"
-		if corr.ExactGradient {
-			met.Method += " (exact gradient)"
-		}
-	case "test":
-		met.Method += ", correction at test time only"
-	}
+	met.Method, met.Seed, met.Epochs, met.NTrain, met.NTest, met.TrainSecs = dc3Label("DC3 (NNSolver, DC3's loss)", o.corr, corr.ExactGradient), seed, o.epochs, xTrain.RawMatrix().Rows, xTest.RawMatrix().Rows, trainSecs
 	return met, nil
+}
+
+// dc3Label is the table's name of a DC3 row: base with the -corr mode
+// ("train+test", "test" or "none") and, for the training correction, its
+// gradient.
+func dc3Label(base, corr string, exact bool) string {
+	switch corr {
+	case "train+test":
+		if exact {
+			return base + " with correction (exact gradient)"
+		}
+		return base + " with correction"
+	case "test":
+		return base + ", correction at test time only"
+	}
+	return base
 }
