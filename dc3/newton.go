@@ -384,6 +384,10 @@ func (matrixOp3) Type() hm.Type {
 	return hm.NewFnType(m, m, m, m)
 }
 
+func (matrixOp3) ReturnsPtr() bool     { return false }
+func (matrixOp3) CallsExtern() bool    { return false }
+func (matrixOp3) OverwritesInput() int { return -1 }
+
 // float64Inputs3 returns the data of the three float64 inputs of op.
 func float64Inputs3(op gorgonia.Op, inputs []gorgonia.Value) (data [3][]float64, err error) {
 	if len(inputs) != 3 {
@@ -396,10 +400,6 @@ func float64Inputs3(op gorgonia.Op, inputs []gorgonia.Value) (data [3][]float64,
 	}
 	return data, nil
 }
-
-func (matrixOp3) ReturnsPtr() bool     { return false }
-func (matrixOp3) CallsExtern() bool    { return false }
-func (matrixOp3) OverwritesInput() int { return -1 }
 
 // newtonGradOp is (x, y, g) ↦ ∂L/∂y_p of a NewtonCompletion.
 type newtonGradOp struct {
