@@ -19,14 +19,7 @@ import (
 // child process chose.
 func TestGODEBUGSelectsKernel(t *testing.T) {
 	if os.Getenv("SGEMM_PRINT_KERNEL") == "1" {
-		name := "Go"
-		switch {
-		case Has512:
-			name = "AVX512"
-		case HasAsm:
-			name = "AVX2"
-		}
-		os.Stdout.WriteString("kernel=" + name + "\n")
+		os.Stdout.WriteString("kernel=" + kernelName() + "\n")
 		return
 	}
 	exe, err := os.Executable()

@@ -190,6 +190,17 @@ func BenchmarkGonum(b *testing.B) {
 	})
 }
 
+// kernelName names the kernel in use: AVX512, AVX2 or Go.
+func kernelName() string {
+	switch {
+	case Has512:
+		return "AVX512"
+	case HasAsm:
+		return "AVX2"
+	}
+	return "Go"
+}
+
 // BenchmarkMul times Y·[A_1 … A_nc] at the (833, 200, 150) evaluation's
 // shape, one 48-row block at a time, with the kernel in use (sub-benchmark
 // AVX512, AVX2 or Go) and, where that is AVX-512, with the AVX2 one too.
@@ -208,14 +219,7 @@ func BenchmarkMul(b *testing.B) {
 		}
 		b.ReportMetric(2*float64(m*k*n)/b.Elapsed().Seconds()*float64(b.N)/1e9, "GFLOP/s")
 	}
-	name := "Go"
-	switch {
-	case Has512:
-		name = "AVX512"
-	case HasAsm:
-		name = "AVX2"
-	}
-	b.Run(name, run)
+	b.Run(kernelName(), run)
 	if Has512 {
 		b.Run("AVX2", func(b *testing.B) {
 			Has512 = false
