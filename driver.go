@@ -125,6 +125,12 @@ type batch struct {
 
 	lock   lockstep
 	linRun linForward
+
+	// checkC, when checked is set, holds c of every sample of a Check
+	// pass (rows×nc), evaluated by one EvalBatch call; checkX and checkY
+	// gather x and y when their rows are not contiguous.
+	checkC, checkX, checkY []float64
+	checked                bool
 }
 
 // panicLog records the panics of user code by sample, from any worker.
@@ -228,7 +234,7 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, dinv [
 		b = a.batches.Get().(*batch)
 	}
 	defer func() {
-		b.tr, b.dcur = nil, nil
+		b.tr, b.dcur, b.checked = nil, nil, false
 		if !a.lastBatch.CompareAndSwap(nil, b) {
 			a.batches.Put(b)
 		}
@@ -255,6 +261,9 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, dinv [
 			return Stats{}, err
 		}
 	default:
+		if noSteps && be != nil {
+			b.evalCheck(be, rows)
+		}
 		par.For(rows, grain, b)
 	}
 	st, err = b.stats(rows)
@@ -327,6 +336,47 @@ func (b *batch) stats(rows int) (Stats, error) {
 func (b *batch) fail(s int, r any) {
 	b.panics.record(s, r)
 	b.flags[s] |= flagPanic
+}
+
+// evalCheck evaluates c of every sample of a Check pass with one EvalBatch
+// call (no Jacobians), which check then reads instead of calling Eval
+// sample by sample: for Quadratic one matrix product over the batch
+// instead of rows·nc dense quadratic forms. It leaves b.checked unset, and
+// check evaluates sample by sample, where the constraint has a
+// feasibility residual of its own, latent variables, or a sparse
+// Jacobian, and where EvalBatch panics (so that the error names the
+// sample, as without EvalBatch).
+func (b *batch) evalCheck(be evalBatchFunc, rows int) {
+	a := b.a
+	if a.k.feasibility != nil || a.sp != nil || a.n != a.ny {
+		return
+	}
+	nx, ny, nc := a.nx, a.ny, a.nc
+	x, y := contiguous(b.x, rows, nx, &b.checkX), contiguous(b.yhat, rows, ny, &b.checkY)
+	b.checkC = resize(b.checkC, rows*nc)
+	defer func() {
+		if r := recover(); r != nil {
+			b.checked = false
+		}
+	}()
+	be(rows, x, y, b.checkC, nil)
+	b.checked = true
+}
+
+// contiguous returns the rows×cols matrix m as one row-major slice: its
+// own data when the rows are contiguous, otherwise a copy in *buf.
+func contiguous(m blas64.General, rows, cols int, buf *[]float64) []float64 {
+	if m.Stride == cols || rows <= 1 {
+		if rows == 0 || cols == 0 {
+			return nil
+		}
+		return m.Data[:(rows-1)*m.Stride+cols]
+	}
+	*buf = resize(*buf, rows*cols)
+	for s := range rows {
+		copy((*buf)[s*cols:(s+1)*cols], m.Data[s*m.Stride:s*m.Stride+cols])
+	}
+	return *buf
 }
 
 // Run projects samples [lo, hi), one at a time.
@@ -425,7 +475,9 @@ func (b *batch) check(ws *workspace, s int, st *sampleState) {
 	a := b.a
 	xs := dense.Row(b.x, s)
 	copy(st.y, st.yT)
-	if f := a.k.feasibility; f != nil {
+	if b.checked {
+		copy(st.c, b.checkC[s*a.nc:(s+1)*a.nc])
+	} else if f := a.k.feasibility; f != nil {
 		f(xs, st.y[:a.ny], st.c)
 	} else {
 		a.eval(xs, st.y, st.c, nil)

@@ -344,7 +344,11 @@ func (a *AdaNP) ProjectTo(dst, x, yhat *mat.Dense) (Stats, error) {
 // not make them an error here. For a system built by WithInequalities the
 // residual is the equality residual followed by the inequality violations
 // max(g_j, 0), not the Fischer–Burmeister residual (which depends on
-// multipliers that y does not carry).
+// multipliers that y does not carry). A constraint with
+// Capabilities.EvalBatch (Quadratic) is evaluated by one EvalBatch call
+// for the batch, without Jacobians, and otherwise by Eval sample by sample;
+// the two agree to rounding (BenchmarkQuadraticCheck compares their
+// speed).
 func (a *AdaNP) Check(x, y *mat.Dense) (Stats, error) {
 	if y == nil || y.IsEmpty() {
 		return Stats{}, errors.New("enforce: nil or empty y (a batch needs at least one row)")

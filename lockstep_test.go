@@ -3,6 +3,7 @@ package enforce
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -296,4 +297,104 @@ func TestSchedulersAgreeOnNonFiniteJacobian(t *testing.T) {
 			}
 		}
 	}
+}
+
+// batchSpy records the EvalBatch calls of a constraint; with panics set
+// its EvalBatch panics.
+type batchSpy struct {
+	Constraint
+	calls, withJ int
+	panics       bool
+}
+
+func (b *batchSpy) Capabilities() Capabilities {
+	return Capabilities{EvalBatch: b.EvalBatch}
+}
+
+func (b *batchSpy) EvalBatch(rows int, x, y, c, jy []float64) {
+	b.calls++
+	if jy != nil {
+		b.withJ++
+	}
+	if b.panics {
+		panic("batchSpy")
+	}
+	CapabilitiesOf(b.Constraint).EvalBatch(rows, x, y, c, jy)
+}
+
+// TestCheckBatchMatchesPerSample checks that Check evaluates a constraint
+// with EvalBatch by one call without Jacobians, and reports what the
+// per-sample path reports: the same samples above the tolerance and the
+// same residuals to rounding, for contiguous matrices and for views; that
+// a panicking EvalBatch falls back to Eval; and that a non-finite ŷ is the
+// same error.
+func TestCheckBatchMatchesPerSample(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(47, 48))
+	const ny, nc, rows = 30, 12, 70
+	q := randomQuadratic(t, rnd, ny, nc, 1)
+	x := randDense(rnd, rows, nc, 0.3)
+	y := randDense(rnd, rows, ny, 0.2)
+	// A tolerance halfway between two middle per-sample maxima, so that
+	// rounding cannot move a sample across it.
+	maxima := make([]float64, rows)
+	c := make([]float64, nc)
+	for s := range rows {
+		q.Eval(x.RawRowView(s), y.RawRowView(s), c, nil)
+		for _, v := range c {
+			maxima[s] = math.Max(maxima[s], math.Abs(v))
+		}
+	}
+	sorted := append([]float64(nil), maxima...)
+	sort.Float64s(sorted)
+	tol := (sorted[rows/2-1] + sorted[rows/2]) / 2
+	require.Less(t, sorted[rows/2-1], sorted[rows/2])
+
+	ref, err := NewAdaNP(perSample{q}, Settings{Tol: tol})
+	require.NoError(t, err)
+	want, err := ref.Check(x, y)
+	require.NoError(t, err)
+	require.Equal(t, rows/2, want.NotConverged)
+
+	spy := &batchSpy{Constraint: q}
+	a, err := NewAdaNP(spy, Settings{Tol: tol})
+	require.NoError(t, err)
+	same := func(name string, got Stats) {
+		t.Helper()
+		assert.Equal(t, want.NotConverged, got.NotConverged, name)
+		assert.Equal(t, want.Missed, got.Missed, name)
+		assert.Zero(t, got.Depth, name)
+		assert.InDelta(t, want.Before.Max, got.Before.Max, 1e-13, name)
+		assert.InDelta(t, want.Before.Mean, got.Before.Mean, 1e-13, name)
+		assert.Equal(t, got.Before, got.After, name)
+	}
+	got, err := a.Check(x, y)
+	require.NoError(t, err)
+	same("contiguous", got)
+	assert.Equal(t, 1, spy.calls, "one EvalBatch call for the batch")
+	assert.Zero(t, spy.withJ, "Check needs no Jacobians")
+
+	// Views with strides wider than their columns.
+	wx, wy := mat.NewDense(rows, nc+3, nil), mat.NewDense(rows, ny+5, nil)
+	xv, yv := wx.Slice(0, rows, 2, 2+nc).(*mat.Dense), wy.Slice(0, rows, 1, 1+ny).(*mat.Dense)
+	xv.Copy(x)
+	yv.Copy(y)
+	got, err = a.Check(xv, yv)
+	require.NoError(t, err)
+	same("views", got)
+	assert.Equal(t, 2, spy.calls)
+
+	// A panicking EvalBatch: the per-sample path, the same result.
+	spy.panics = true
+	got, err = a.Check(x, y)
+	require.NoError(t, err)
+	same("EvalBatch panics", got)
+	spy.panics = false
+
+	// A non-finite ŷ: the per-sample path's error.
+	bad := mat.DenseCopyOf(y)
+	bad.Set(5, 3, math.NaN())
+	_, errRef := ref.Check(x, bad)
+	_, errGot := a.Check(x, bad)
+	require.Error(t, errGot)
+	assert.Equal(t, errRef.Error(), errGot.Error())
 }

@@ -192,6 +192,39 @@ func BenchmarkQuadraticEval(b *testing.B) {
 	}
 }
 
+// BenchmarkQuadraticCheck is AdaNP.Check of the nonconvex quadratic
+// benchmark's largest test batch, 833 samples of a (N_O, N_C) = (200, 150)
+// system, which Predict runs for every model that does not project (MLP,
+// Soft): by one EvalBatch call, and by Eval sample by sample (perSample
+// hides EvalBatch).
+func BenchmarkQuadraticCheck(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	const ny, nc, rows = 200, 150, 833
+	A := make([]*mat.SymDense, nc)
+	for i := range A {
+		A[i] = ctRandSym(rnd, ny)
+	}
+	q, err := Quadratic(nc, A, ctRandDense(rnd, nc, ny), ctRandVec(rnd, nc, -1, 1), ctCubeRHS)
+	require.NoError(b, err)
+	x := mat.NewDense(rows, nc, ctRandVec(rnd, rows*nc, -1, 1))
+	y := mat.NewDense(rows, ny, ctRandVec(rnd, rows*ny, -1, 1))
+	for _, bc := range []struct {
+		name string
+		c    Constraint
+	}{{"EvalBatch", q}, {"PerSample", perSample{q}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			a, err := NewAdaNP(bc.c, Settings{Tol: 1e-3})
+			require.NoError(b, err)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := a.Check(x, y); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // TestQuadraticEvalBatch checks the batched float64 methods, one matrix
 // product over the batch, against the per-sample Eval and HessVec (Gemv
 // per sample) to rounding, with and without C, d and r and without jy, at
