@@ -220,13 +220,65 @@ func (m *Model) runConfig() (json.RawMessage, error) {
 	return json.Marshal(&rc)
 }
 
-// configDiffs lists the fields in which two runConfig documents differ.
+// settingsAdded lists the enforce.Settings fields added after checkpoints
+// were first written, each with the value that a checkpoint without it
+// ran with: Path (2026-11-27) reads as PathAuto, which is the dense path
+// for every constraint such a checkpoint can have been trained with
+// (Capabilities.Sparse, which PathAuto would take, came with Path), the
+// only path before. A field added later must be listed here with the value
+// that reproduces the checkpoints written before it, or those checkpoints
+// no longer resume.
+var settingsAdded = map[string]json.RawMessage{"Path": json.RawMessage("0")}
+
+// settingsKeys are the runConfig fields that hold enforce.Settings.
+var settingsKeys = []string{"train", "infer"}
+
+// normaliseSettings rewrites the Settings objects of a runConfig document
+// with sorted keys, so that they compare field by field, and, with
+// upgrade, fills in the fields of settingsAdded that it lacks.
+func normaliseSettings(doc map[string]json.RawMessage, upgrade bool) error {
+	for _, k := range settingsKeys {
+		raw, ok := doc[k]
+		if !ok {
+			continue
+		}
+		var s map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		if s == nil {
+			continue
+		}
+		if upgrade {
+			for f, v := range settingsAdded {
+				if _, ok := s[f]; !ok {
+					s[f] = v
+				}
+			}
+		}
+		out, err := json.Marshal(s) // map keys sorted
+		if err != nil {
+			return err
+		}
+		doc[k] = out
+	}
+	return nil
+}
+
+// configDiffs lists the fields in which two runConfig documents differ,
+// the checkpoint's read with the fields of settingsAdded that it lacks.
 func configDiffs(checkpoint, model json.RawMessage) ([]string, error) {
 	var a, b map[string]json.RawMessage
 	if err := json.Unmarshal(checkpoint, &a); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(model, &b); err != nil {
+		return nil, err
+	}
+	if err := normaliseSettings(a, true); err != nil {
+		return nil, err
+	}
+	if err := normaliseSettings(b, false); err != nil {
 		return nil, err
 	}
 	keys := make([]string, 0, len(a)+len(b))
@@ -313,7 +365,9 @@ func (m *Model) TrainingTime() time.Duration {
 // AlwaysProject, Standardize, OutputStdFloor) must equal the checkpoint's, otherwise
 // Resume returns an error listing the differences. Progress, Quiet,
 // LogEvery and Checkpoint may differ; an empty cfg.Checkpoint.Dir means
-// dir, so the resumed run goes on checkpointing there.
+// dir, so the resumed run goes on checkpointing there. A checkpoint
+// written before enforce.Settings had a Path field (2026-11-27) reads as
+// PathAuto, the dense path it ran.
 //
 // The model holds the checkpoint's weights, standardisation, Adam state
 // and shuffling stream. Its next Fit (or FitUnsupervised, whichever wrote

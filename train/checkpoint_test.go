@@ -568,3 +568,59 @@ func TestCheckpointThroughSymlink(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEqual(t, [2]int{before.Fit.Epochs, before.Fit.Batch}, [2]int{after.Fit.Epochs, after.Fit.Batch}, "the target holds the later state")
 }
+
+// TestResumeCheckpointWithoutPath resumes a checkpoint whose AdaNP
+// settings lack Settings.Path, as every checkpoint written before the
+// field existed: it reads as PathAuto (the dense path those runs took) and
+// finishes with the bits of an uninterrupted run; a Config that asks for
+// another Path is still refused.
+func TestResumeCheckpointWithoutPath(t *testing.T) {
+	cfg, dir, x, y := checkpointed(t)
+	path := filepath.Join(dir, CheckpointFile)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var env checkpointEnvelope
+	require.NoError(t, json.Unmarshal(data, &env))
+	var doc checkpointDoc
+	require.NoError(t, json.Unmarshal(env.Checkpoint, &doc))
+	var rc map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(doc.Config, &rc))
+	for _, k := range []string{"train", "infer"} {
+		var s map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(rc[k], &s))
+		require.Contains(t, s, "Path")
+		delete(s, "Path")
+		rc[k], err = json.Marshal(s)
+		require.NoError(t, err)
+	}
+	doc.Config, err = json.Marshal(rc)
+	require.NoError(t, err)
+	env.Checkpoint, err = json.Marshal(&doc)
+	require.NoError(t, err)
+	env.SHA256, err = checksum(env.Checkpoint)
+	require.NoError(t, err)
+	out, err := json.Marshal(&env)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, out, 0o644))
+
+	dense := cfg
+	dense.Infer.Path = enforce.PathDense
+	_, err = Resume(dir, dense)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "infer: checkpoint ")
+
+	m, err := Resume(dir, cfg)
+	require.NoError(t, err)
+	m.now = fakeClock()
+	hist, err := m.Fit(x, y)
+	require.NoError(t, err)
+
+	ref := cfg
+	ref.Checkpoint = Checkpoint{}
+	u, err := New(ref)
+	require.NoError(t, err)
+	want, err := u.Fit(x, y)
+	require.NoError(t, err)
+	assert.Equal(t, want, hist)
+	assert.Equal(t, u.Weights(), m.Weights())
+}
