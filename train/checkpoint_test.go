@@ -490,21 +490,7 @@ func TestResumeInconsistentState(t *testing.T) {
 	path := filepath.Join(dir, CheckpointFile)
 	good, err := os.ReadFile(path)
 	require.NoError(t, err)
-	rewrite := func(edit func(doc *checkpointDoc)) {
-		var env checkpointEnvelope
-		require.NoError(t, json.Unmarshal(good, &env))
-		var doc checkpointDoc
-		require.NoError(t, json.Unmarshal(env.Checkpoint, &doc))
-		edit(&doc)
-		raw, err := json.Marshal(&doc)
-		require.NoError(t, err)
-		env.Checkpoint = raw
-		env.SHA256, err = checksum(raw)
-		require.NoError(t, err)
-		out, err := json.Marshal(&env)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(path, out, 0o644))
-	}
+	rewrite := func(edit func(doc *checkpointDoc)) { rewriteCheckpoint(t, path, good, edit) }
 	for _, tc := range []struct {
 		name, want string
 		edit       func(doc *checkpointDoc)
@@ -579,29 +565,22 @@ func TestResumeCheckpointWithoutPath(t *testing.T) {
 	path := filepath.Join(dir, CheckpointFile)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var env checkpointEnvelope
-	require.NoError(t, json.Unmarshal(data, &env))
-	var doc checkpointDoc
-	require.NoError(t, json.Unmarshal(env.Checkpoint, &doc))
-	var rc map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal(doc.Config, &rc))
-	for _, k := range []string{"train", "infer"} {
-		var s map[string]json.RawMessage
-		require.NoError(t, json.Unmarshal(rc[k], &s))
-		require.Contains(t, s, "Path")
-		delete(s, "Path")
-		rc[k], err = json.Marshal(s)
+	rewriteCheckpoint(t, path, data, func(doc *checkpointDoc) {
+		var rc map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(doc.Config, &rc))
+		for _, k := range settingsKeys {
+			var s map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(rc[k], &s))
+			require.Contains(t, s, "Path")
+			delete(s, "Path")
+			var err error
+			rc[k], err = json.Marshal(s)
+			require.NoError(t, err)
+		}
+		var err error
+		doc.Config, err = json.Marshal(rc)
 		require.NoError(t, err)
-	}
-	doc.Config, err = json.Marshal(rc)
-	require.NoError(t, err)
-	env.Checkpoint, err = json.Marshal(&doc)
-	require.NoError(t, err)
-	env.SHA256, err = checksum(env.Checkpoint)
-	require.NoError(t, err)
-	out, err := json.Marshal(&env)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, out, 0o644))
+	})
 
 	dense := cfg
 	dense.Infer.Path = enforce.PathDense
@@ -623,4 +602,23 @@ func TestResumeCheckpointWithoutPath(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, hist)
 	assert.Equal(t, u.Weights(), m.Weights())
+}
+
+// rewriteCheckpoint writes to path the checkpoint file data with its
+// document changed by edit and its checksum recomputed.
+func rewriteCheckpoint(t *testing.T, path string, data []byte, edit func(doc *checkpointDoc)) {
+	t.Helper()
+	var env checkpointEnvelope
+	require.NoError(t, json.Unmarshal(data, &env))
+	var doc checkpointDoc
+	require.NoError(t, json.Unmarshal(env.Checkpoint, &doc))
+	edit(&doc)
+	raw, err := json.Marshal(&doc)
+	require.NoError(t, err)
+	env.Checkpoint = raw
+	env.SHA256, err = checksum(raw)
+	require.NoError(t, err)
+	out, err := json.Marshal(&env)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, out, 0o644))
 }
