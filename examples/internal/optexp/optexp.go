@@ -142,6 +142,13 @@ type Options struct {
 	// checkpoints of a form other than the default are named after it.
 	SoftPenalty train.Penalty
 
+	// WarmStart, if positive, solves the reference problem of the first
+	// WarmStart test inputs again from ENFORCE's predictions (-warmstart;
+	// at most NRef): a local solve that says which local optimum the
+	// network's feasible predictions lie next to, against the reference's
+	// optimum from its own start. It reports on the progress writer only.
+	WarmStart int
+
 	softs       string // -soft, parsed into Soft
 	softPenalty string // -softpenalty, parsed into SoftPenalty
 	float32     bool   // -float32, read into Precision
@@ -171,6 +178,7 @@ func Flags(e Experiment, o *Options) *harness.Flags {
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the problem instance and the data")
 	f.StringVar(&o.softs, "soft", o.softs, "λ_C values of the Soft baseline (the paper: 5, 1, 0.1)")
 	f.StringVar(&o.softPenalty, "softpenalty", o.softPenalty, `the Soft baseline's penalty: "squarednorm" (λ_C·mean‖c‖², these tables' form), "norm" (λ_C·mean‖c‖, the paper's) or "squarednormmeanabs" (λ_C·(mean‖c‖² + mean|c|), the reference's)`)
+	f.IntVar(&o.WarmStart, "warmstart", 0, "after ENFORCE's test predictions, solve the reference problem of the first N test inputs again starting from them (at most -nref) and report the local optima reached beside the reference's: which local optimum the predictions lie next to")
 	f.BoolVar(&o.float32, "float32", false, "AdaNP in enforce.Float32 precision (single-precision steps far from the constraint set, float64 at the end; the tolerances are unchanged)")
 	harness.PrecisionVar(f, &o.BackbonePrecision)
 	f.BoolVar(&o.DC3, "dc3", o.DC3, "train the DC3 baseline (linear completion, or Newton completion for nonlinear equalities)")
@@ -212,6 +220,9 @@ func (o *Options) finish() error {
 	case "", "seed", "dc3", "dc3-noineq":
 	default:
 		return fmt.Errorf("bad -dc3-partial %q: want seed, dc3 or dc3-noineq", o.DC3Partial)
+	}
+	if o.WarmStart < 0 || o.WarmStart > o.NRef {
+		return fmt.Errorf("bad -warmstart %d: want 0 to -nref (%d)", o.WarmStart, o.NRef)
 	}
 	if o.DC3Only {
 		o.DC3 = true
@@ -537,8 +548,49 @@ func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train
 	met.infer, met.train = inferDur.Seconds(), trainDur.Seconds()
 	if mode == train.ENFORCE {
 		met.notConverged = st.NotConverged
+		if o.WarmStart > 0 {
+			if err := warmStart(cfg.Progress, inst, o.WarmStart, xTest, y, refObj); err != nil {
+				return metrics{}, nil, err
+			}
+		}
 	}
 	return met, hist, nil
+}
+
+// warmStart solves the reference problem of the first n test inputs
+// from the predictions y and reports, on w, the mean objective of the
+// predictions, of the local optima reached from them and of the reference
+// optima (from the reference's own start), and on how many inputs the
+// local optimum is worse than the reference's by more than
+// 1e-3·(1 + |f*|). Only successful solves enter the optima's means.
+func warmStart(w io.Writer, inst Instance, n int, xTest, y *mat.Dense, refObj []float64) error {
+	res, err := solvers.SolveAll(reference.method, n, 0, func(i int) (solvers.NLP, []float64, error) {
+		return inst.NLP(xTest.RawRowView(i)), mat.Row(nil, i, y), nil
+	})
+	if err != nil {
+		return fmt.Errorf("warm start: %w", err)
+	}
+	var pred, local, ref float64
+	ok, worse := 0, 0
+	for i, r := range res {
+		pred += inst.Objective.Objective(nil, y.RawRowView(i)) / float64(n)
+		if r.Status != solvers.Success || math.IsNaN(refObj[i]) || math.IsInf(refObj[i], 0) {
+			continue
+		}
+		ok++
+		local += r.Objective
+		ref += refObj[i]
+		if r.Objective > refObj[i]+1e-3*(1+math.Abs(refObj[i])) {
+			worse++
+		}
+	}
+	if ok == 0 {
+		fmt.Fprintf(w, "warm start (%s from the predictions, first %d test inputs): predictions %.4g; no solve succeeded\n", reference.name, n, pred)
+		return nil
+	}
+	fmt.Fprintf(w, "warm start (%s from the predictions, first %d test inputs): predictions %.4g; local optima %.4g against the reference's %.4g on the %d that converged; %d of them worse than the reference's by more than 1e-3·(1+|f*|)\n",
+		reference.name, n, pred, local/float64(ok), ref/float64(ok), ok, worse)
+	return nil
 }
 
 // trainDC3 trains the DC3 baseline and evaluates it.

@@ -301,3 +301,43 @@ func TestRefFileNonFinite(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, jsonFloat(-31.5), got.Results[0].Objective)
 }
+
+// TestWarmStart checks -warmstart's report: solved from the reference's
+// own optima, the local optima are those optima (none worse); solved from
+// a point that is not feasible it still reports the local optima reached;
+// a count beyond -nref is refused by the flags.
+func TestWarmStart(t *testing.T) {
+	p, err := problems.NewNonconvexLinear(12, 4, 1)
+	require.NoError(t, err)
+	inst := Instance{Objective: p.SineQuadratic, NLP: func(x []float64) solvers.NLP { return solvers.Linear(p, x) }}
+	x := p.SampleX(3, 3)
+	y := mat.NewDense(3, 12, nil)
+	refObj := make([]float64, 3)
+	for i := range 3 {
+		nlp := inst.NLP(x.RawRowView(i))
+		y0, err := solvers.LeastNormStart(nlp)
+		require.NoError(t, err)
+		r, err := solvers.SQP{}.Solve(nlp, y0)
+		require.NoError(t, err)
+		require.Equal(t, solvers.Success, r.Status)
+		y.SetRow(i, r.Y)
+		refObj[i] = r.Objective
+	}
+	var log strings.Builder
+	require.NoError(t, warmStart(&log, inst, 3, x, y, refObj))
+	assert.Contains(t, log.String(), "first 3 test inputs")
+	assert.Contains(t, log.String(), "on the 3 that converged; 0 of them worse")
+
+	// A reference optimum set far below what any start reaches: counted worse.
+	refObj[1] -= 100
+	log.Reset()
+	require.NoError(t, warmStart(&log, inst, 3, x, y, refObj))
+	assert.Contains(t, log.String(), "1 of them worse")
+
+	var o Options
+	f := Flags(Experiment{Name: "linear"}, &o)
+	require.NoError(t, f.Parse([]string{"-nref", "5", "-warmstart", "6"}))
+	assert.ErrorContains(t, o.finish(), "bad -warmstart 6")
+	require.NoError(t, f.Parse([]string{"-nref", "5", "-warmstart", "5"}))
+	assert.NoError(t, o.finish())
+}
