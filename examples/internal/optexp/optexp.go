@@ -224,6 +224,9 @@ func (o *Options) finish() error {
 	if o.WarmStart < 0 || o.WarmStart > o.NRef {
 		return fmt.Errorf("bad -warmstart %d: want 0 to -nref (%d)", o.WarmStart, o.NRef)
 	}
+	if o.WarmStart > 0 && (o.DC3Only || o.SoftOnly) {
+		return errors.New("-warmstart starts from ENFORCE's predictions: not with -dc3-only or -soft-only, which train no ENFORCE model")
+	}
 	if o.DC3Only {
 		o.DC3 = true
 	}

@@ -303,9 +303,11 @@ func TestRefFileNonFinite(t *testing.T) {
 }
 
 // TestWarmStart checks -warmstart's report: solved from the reference's
-// own optima, the local optima are those optima (none worse); solved from
-// a point that is not feasible it still reports the local optima reached;
-// a count beyond -nref is refused by the flags.
+// own optima, the local optima are those optima (none worse); from a start
+// that is not feasible (zero) the solves still converge and are reported;
+// a reference optimum far below the local one counts as worse; a count
+// beyond -nref, and -warmstart without an ENFORCE model, are refused by
+// the flags.
 func TestWarmStart(t *testing.T) {
 	p, err := problems.NewNonconvexLinear(12, 4, 1)
 	require.NoError(t, err)
@@ -328,6 +330,11 @@ func TestWarmStart(t *testing.T) {
 	assert.Contains(t, log.String(), "first 3 test inputs")
 	assert.Contains(t, log.String(), "on the 3 that converged; 0 of them worse")
 
+	log.Reset()
+	require.NoError(t, warmStart(&log, inst, 3, x, mat.NewDense(3, 12, nil), refObj))
+	assert.Contains(t, log.String(), "predictions 0;")
+	assert.Contains(t, log.String(), "on the 3 that converged")
+
 	// A reference optimum set far below what any start reaches: counted worse.
 	refObj[1] -= 100
 	log.Reset()
@@ -340,4 +347,9 @@ func TestWarmStart(t *testing.T) {
 	assert.ErrorContains(t, o.finish(), "bad -warmstart 6")
 	require.NoError(t, f.Parse([]string{"-nref", "5", "-warmstart", "5"}))
 	assert.NoError(t, o.finish())
+	for _, only := range []string{"-dc3-only", "-soft-only"} {
+		f := Flags(Experiment{Name: "linear"}, &o)
+		require.NoError(t, f.Parse([]string{"-nref", "5", "-warmstart", "5", only}))
+		assert.ErrorContains(t, o.finish(), "-warmstart starts from ENFORCE's predictions", only)
+	}
 }
