@@ -96,6 +96,9 @@ type scalars struct {
 	// (see floor32Bits) says that single-precision evaluations can reach
 	// Tol, so its single-precision steps aim at Tol itself (see refine).
 	aimTol bool
+	// Settings.Damping: θ (per sample, adapted after each step), the ν
+	// of the current step's G, and ‖Bδ‖² for the predicted decrease.
+	theta, nu, quad float64
 }
 
 // batch is the state of one forward pass, shared by its workers; each
@@ -131,6 +134,9 @@ type batch struct {
 	// gather x and y when their rows are not contiguous.
 	checkC, checkX, checkY []float64
 	checked                bool
+
+	// io, when set, links this pass to another stage (passIO).
+	io *passIO
 }
 
 // panicLog records the panics of user code by sample, from any worker.
@@ -216,6 +222,22 @@ func (a *AdaNP) checkShapes(x, y *mat.Dense, what string) (xr, yr blas64.General
 // forward runs a pass. dinv is W⁻¹'s diagonal for TrainableDiagonal
 // weights (length n), nil otherwise.
 func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, dinv []float64) (st Stats, err error) {
+	if a.pre != nil && !noSteps {
+		return a.forwardSmoothed(dst, x, yhat, tr, dinv)
+	}
+	return a.forwardPass(dst, x, yhat, tr, noSteps, dinv, nil)
+}
+
+// passIO carries per-sample results between the stages of a smoothed
+// projection (smoothing.go): depths and flags added to this pass's, and
+// this pass's written out. Any slice may be nil.
+type passIO struct {
+	addDepth, outDepth []int
+	addFlags, outFlags []uint8
+}
+
+// forwardPass is forward for one stage.
+func (a *AdaNP) forwardPass(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, dinv []float64, io *passIO) (st Stats, err error) {
 	xr, yr, rows, err := a.checkShapes(x, yhat, "ŷ")
 	if err != nil {
 		return Stats{}, err
@@ -234,7 +256,7 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, dinv [
 		b = a.batches.Get().(*batch)
 	}
 	defer func() {
-		b.tr, b.dcur, b.checked = nil, nil, false
+		b.tr, b.dcur, b.checked, b.io = nil, nil, false, nil
 		if !a.lastBatch.CompareAndSwap(nil, b) {
 			a.batches.Put(b)
 		}
@@ -242,6 +264,7 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, dinv [
 	b.reset(a, rows)
 	b.x, b.yhat, b.dst, b.tr, b.noSteps = xr, yr, dst.RawMatrix(), tr, noSteps
 	b.dcur = dinv
+	b.io = io
 	b.record = tr != nil && !a.rec.finalOnly
 	b.final = tr != nil && a.rec.finalOnly
 	if tr != nil {
@@ -283,6 +306,22 @@ func (a *AdaNP) toleranceError(st Stats) *ToleranceError {
 func (b *batch) stats(rows int) (Stats, error) {
 	a := b.a
 	st := Stats{Samples: rows}
+	if io := b.io; io != nil {
+		for s := 0; s < rows; s++ {
+			if io.outDepth != nil {
+				io.outDepth[s] = b.depth[s]
+			}
+			if io.outFlags != nil {
+				io.outFlags[s] = b.flags[s]
+			}
+			if io.addDepth != nil {
+				b.depth[s] += io.addDepth[s]
+			}
+			if io.addFlags != nil {
+				b.flags[s] |= io.addFlags[s] & flagClamped
+			}
+		}
+	}
 	for s := 0; s < rows; s++ {
 		f := b.flags[s]
 		switch {
@@ -460,7 +499,7 @@ func (b *batch) start(s int, st *sampleState) bool {
 	xs, yhat := dense.Row(b.x, s), dense.Row(b.yhat, s)
 	copy(st.yT, yhat)
 	clear(st.yT[a.ny:])
-	st.scalars = scalars{init: true, lo: a.lo}
+	st.scalars = scalars{init: true, lo: a.lo, theta: a.s.Damping}
 	if !allFinite(xs) || !allFinite(yhat) {
 		b.flags[s] |= flagBadInput
 		return false
@@ -543,8 +582,10 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 		return nextStep
 	}
 	ok := finite
-	if ok && a.s.LineSearch {
-		ok = armijo(merit(cT), st.m0, st.slope, st.alpha)
+	var mT float64
+	if ok && a.search() {
+		mT = merit(cT)
+		ok = armijo(mT, st.m0, st.slope, st.alpha)
 	}
 	if !ok && st.lo {
 		// A rejected single-precision trial: start the step again from y,
@@ -557,7 +598,7 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 	}
 	if !ok {
 		st.jAtY = false
-		if a.s.LineSearch && st.alpha > st.alpha0*math.Ldexp(1, -maxHalvings) {
+		if a.search() && st.alpha > st.alpha0*math.Ldexp(1, -maxHalvings) {
 			st.alpha /= 2
 			trial(st.yT, st.y, st.delta, st.alpha)
 			return nextEval
@@ -565,13 +606,16 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 		if b.record {
 			b.tr.pop(s)
 		}
-		if a.s.LineSearch {
+		if a.search() {
 			b.flags[s] |= flagStalled
 		} else {
 			b.flags[s] |= flagStopped
 		}
 		b.finish(ws, s, st)
 		return nextDone
+	}
+	if a.s.Damping > 0 {
+		st.adaptDamping(mT)
 	}
 	st.take(cT)
 	st.J = JT
@@ -584,7 +628,7 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 	st.measure = a.s.Measure.reduce(st.c)
 	if m := st.measure; m < 0.99*st.best {
 		st.best, st.since = m, 0
-	} else if st.since++; !a.s.LineSearch && st.since >= stallSteps && st.depth >= a.s.MinDepth && m > a.s.Tol && !st.loEval {
+	} else if st.since++; !a.search() && st.since >= stallSteps && st.depth >= a.s.MinDepth && m > a.s.Tol && !st.loEval {
 		b.flags[s] |= flagStalled
 		b.finish(ws, s, st)
 		return nextDone
@@ -682,10 +726,11 @@ func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 	if b.dcur != nil {
 		copy(ws.d, b.dcur) // see weights
 	}
+	reg := st.damp(a)
 	if st.J32 != nil {
 		d, f, ok = a.direction32(ws, st.c, st.J32, st.delta)
 	} else {
-		d, f, ok = a.direction(ws, st.c, B.b, st.delta)
+		d, f, ok = a.direction(ws, st.c, B.b, st.delta, reg)
 	}
 	if !ok && st.J32 != nil {
 		// G could not be factored in single precision (ill-conditioned
@@ -704,13 +749,12 @@ func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 	}
 	st.alpha0, st.bounded = a.initialStep(st.delta)
 	st.alpha = st.alpha0
-	if a.s.LineSearch {
-		st.m0 = merit(st.c)
+	if a.search() {
 		B.mulVec(ws.tmpN, a.nc, a.n, st.delta)
-		st.slope = dot(st.c, ws.tmpN[:a.nc])
+		st.prepareSearch(ws.tmpN[:a.nc])
 	}
 	if b.record {
-		b.tr.push(s, st.alpha, st.bounded, st.y, ws.mu, d, B, f)
+		b.tr.push(s, st.alpha, st.bounded, reg, st.theta, st.y, ws.mu, d, B, f)
 	}
 	trial(st.yT, st.y, st.delta, st.alpha)
 	return nextEval
@@ -770,7 +814,7 @@ func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float6
 			copy(ws.d, b.dcur) // see weights
 		}
 		d, f = weights(a, ws, B), &ws.g
-		if !a.factorize(f, B, d, ws, false) || !allFinite(B) {
+		if !a.factorize(f, B, d, ws, false, a.s.Reg) || !allFinite(B) {
 			return
 		}
 	}
@@ -787,5 +831,5 @@ func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float6
 			header = kkt
 		}
 	}
-	b.tr.push(s, header, false, st.y, lam, d, jmat{b: B}, f)
+	b.tr.push(s, header, false, a.s.Reg, 0, st.y, lam, d, jmat{b: B}, f)
 }

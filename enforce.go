@@ -58,6 +58,10 @@ type AdaNP struct {
 
 	hasJX, hasHV, hasMHV bool
 
+	// pre is the first stage of a smoothed projection (Settings.Smoothing),
+	// or nil.
+	pre *AdaNP
+
 	// Float32 precision: lo is set (G in single precision), eval32 and
 	// hv32 are the constraint's single-precision batch methods (both nil
 	// unless it has EvalBatch32), refineAt the residual measure below
@@ -166,6 +170,12 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 	if err := a.choosePath(); err != nil {
 		return nil, err
 	}
+	if err := a.checkDamping(k); err != nil {
+		return nil, err
+	}
+	if err := a.newSmoothingStage(); err != nil {
+		return nil, err
+	}
 	if a.sp == nil {
 		a.eigWork = dense.EigWorkLen(nc) // its query allocates nc² numbers
 	}
@@ -184,7 +194,7 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 			a.constD = append([]float64(nil), d...)
 		}
 		a.constG = newFactor(nc)
-		if !a.factorize(&a.constG, a.constB, a.constD, ws, false) {
+		if !a.factorize(&a.constG, a.constB, a.constD, ws, false, s.Reg) {
 			return nil, errors.New("enforce: cannot factor G for the constant Jacobian")
 		}
 		if a.linBatchable(k) {

@@ -133,8 +133,8 @@ func NewInterior(c Constraint, b Box, margin float64, s Settings) (*Interior, er
 		return nil, fmt.Errorf("enforce: NewInterior: Settings.MinDepth %d: Interior stops as soon as a sample is within Tol (want 0 or 1)", s.MinDepth)
 	case s.Grad != Unrolled || s.Recompute:
 		return nil, errors.New("enforce: NewInterior: Settings.Grad and Recompute are for gradients, which Interior does not define: leave them zero")
-	case s.MaxStep != 0 || s.LineSearch:
-		return nil, errors.New("enforce: NewInterior: Settings.MaxStep and LineSearch are not used (Interior shortens its steps itself): leave them zero")
+	case s.MaxStep != 0 || s.LineSearch || s.Damping != 0:
+		return nil, errors.New("enforce: NewInterior: Settings.MaxStep, LineSearch and Damping are not used (Interior shortens its steps itself): leave them zero")
 	case s.Weights != Identity && s.Weights != Diagonal:
 		return nil, fmt.Errorf("enforce: NewInterior: Settings.Weights %v: Interior takes Identity or Diagonal", s.Weights)
 	}

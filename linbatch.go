@@ -261,7 +261,7 @@ func (b *batch) linBlock(ws *workspace, sc *linScratch, s0, m int) {
 			}
 			y := sc.y[p*n : (p+1)*n]
 			if b.record {
-				b.tr.push(s, 1, false, y, sc.mu[q*nc:(q+1)*nc], a.constD, jmat{b: a.constB}, &a.constG)
+				b.tr.push(s, 1, false, a.s.Reg, 0, y, sc.mu[q*nc:(q+1)*nc], a.constD, jmat{b: a.constB}, &a.constG)
 			}
 			trial(sc.in[len(keep)*n:(len(keep)+1)*n], y, delta, 1)
 			keep = append(keep, p)

@@ -308,6 +308,10 @@ const (
 	DefaultMaxDepth = 100
 )
 
+// DefaultDamping is a starting θ for Settings.Damping (see
+// docs/numerics.md, "Step control", for the measurements behind it).
+const DefaultDamping = 1e-3
+
 // Settings configures AdaNP. The zero value gives the paper's inference
 // settings: orthogonal projection, max|c| ≤ 1e-6, between 1 and 100 steps.
 type Settings struct {
@@ -359,6 +363,48 @@ type Settings struct {
 	// ‖c‖² decreases enough (Armijo, σ = 1e-4). A sample for which no
 	// length in 30 halvings does stops and is counted in Stats.Stalled.
 	LineSearch bool
+	// Damping, when positive, makes every step a Levenberg–Marquardt step
+	// on ½‖c‖², for starts far from the constraint set: the direction is
+	//
+	//	δ = D·Bᵀ(B·D·Bᵀ + (ε + ν)I)⁻¹c,   ν = θ·‖c‖₂,
+	//
+	// (the minimum-norm form of (BᵀB + νW)⁻¹Bᵀc for W = I), which turns
+	// from the Gauss–Newton step (ν → 0, as near the set, where ‖c‖ → 0
+	// keeps Newton's quadratic rate) toward steepest descent of ‖c‖² (ν
+	// large), and never needs the eigenvalue clamp. Each step is then
+	// backtracked as with LineSearch (which Damping implies), and θ, a
+	// per-sample number starting at Damping, adapts to the ratio ρ of the
+	// actual decrease of ½‖c‖² to the decrease its linearisation predicts:
+	// θ is multiplied by 4 after a step that needed backtracking or had
+	// ρ < ¼, divided by 4 (down to 1e-12) after one with ρ > ¾. θ changes only through
+	// these decisions, so it is piecewise constant in ŷ and x, and
+	// Unrolled gradients are exact through the damped steps: they include
+	// the dependence of ν on y (and x) through ‖c‖. Projector gradients
+	// hold ν fixed with B; Implicit and FinalProjector, which depend only on
+	// the final point, mean what they mean without damping. DefaultDamping
+	// is the value docs/numerics.md measured. Zero (the default) takes the
+	// paper's undamped steps. Damping needs a constraint whose Jacobian
+	// is not constant (one full step solves a Linear constraint; NewAdaNP
+	// rejects the combination), and supports neither BatchDiagonal weights
+	// nor Precision Float32 on the dense path.
+	Damping float64 `json:",omitempty"`
+	// Smoothing, when positive, continues the smoothing ε_FB of a
+	// constraint made by WithInequalities: each sample is first projected
+	// onto the same system smoothed with ε_FB = Smoothing (larger than the
+	// constraint's own), to the tolerance max(Tol, Smoothing/10), and then,
+	// from that point, onto the constraint itself to Tol. A large ε_FB
+	// converges in few steps from far off, where the active set of the
+	// inequalities must change, and a small one converges from nearby, so
+	// the two stages get both (docs/numerics.md, "Step control"). Each
+	// stage starts the multipliers at zero and uses these Settings
+	// otherwise (its own Tol); Stats describe the whole projection
+	// (depths add up, Before and Displacement are measured from ŷ on the
+	// constraint itself), and gradients are those of the composed map:
+	// every mode back-propagates through the second stage and then the
+	// first, so Unrolled stays exact. NewAdaNP rejects Smoothing for a
+	// constraint not made by WithInequalities, one at or below the
+	// constraint's ε_FB, and BatchDiagonal or TrainableDiagonal weights.
+	Smoothing float64 `json:",omitempty"`
 
 	// RequireTol makes a sample that misses the tolerance an error: a
 	// projection (Project, ProjectTo, ProjectTrace, the graph Op) in which
@@ -405,6 +451,13 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 		return s, fmt.Errorf("enforce: unknown %v", s.Precision)
 	case s.MaxStep < 0 || math.IsNaN(s.MaxStep) || math.IsInf(s.MaxStep, 1):
 		return s, fmt.Errorf("enforce: Settings.MaxStep must be non-negative and finite, got %v", s.MaxStep)
+	case s.Damping < 0 || math.IsNaN(s.Damping) || math.IsInf(s.Damping, 1):
+		return s, fmt.Errorf("enforce: Settings.Damping must be non-negative and finite, got %v", s.Damping)
+	case s.Smoothing < 0 || math.IsNaN(s.Smoothing) || math.IsInf(s.Smoothing, 1):
+		return s, fmt.Errorf("enforce: Settings.Smoothing must be non-negative and finite, got %v", s.Smoothing)
+	}
+	if s.Weights == BatchDiagonal && s.Damping > 0 {
+		return s, errors.New("enforce: batch-diagonal weights do not support Settings.Damping")
 	}
 	if s.Weights == BatchDiagonal && s.Grad != Unrolled && s.Grad != Projector {
 		return s, fmt.Errorf("enforce: batch-diagonal weights support Unrolled and Projector gradients, not %v", s.Grad)

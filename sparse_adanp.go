@@ -72,7 +72,8 @@ func (w *sparseWork) factor(g *sparse.Gram, vals, winv []float64, eps float64) e
 }
 
 // sparseLayout is the layout of a sparse step record: a header (α, 1 if
-// the step was bounded by MaxStep, and the ε G was factored with), y, μ,
+// the step was bounded by MaxStep, the ε G was factored with, and the θ
+// of a damped step, else 0), y, μ,
 // then W⁻¹'s diagonal (AutoDiagonal only) and B's values (unless
 // Settings.Recompute, or always at a final point).
 type sparseLayout struct {
@@ -81,7 +82,7 @@ type sparseLayout struct {
 	length         int
 }
 
-const spHeader = 3
+const spHeader = 4
 
 // sparseMethod is the numeric method newSparsePath asks of the kernel:
 // sparse.Auto, except in tests that need the supernodal method on small
@@ -223,7 +224,8 @@ func (a *AdaNP) sparseWeights(ws *workspace, vals []float64) []float64 {
 const maxClampTries = 8
 
 // sparseFactor factors G = B·diag(d)·Bᵀ + εI for B's values vals into
-// ws.sp.cur with ε = Settings.Reg. Where G is not numerically positive
+// ws.sp.cur with ε = reg (Settings.Reg, plus the damping ν of
+// Settings.Damping on a damped step). Where G is not numerically positive
 // definite (the kernel meets a non-positive pivot: B rank-deficient or
 // ill-conditioned) it factors again with ε raised to
 // max(Reg, 1e-12·max_j G_jj), then 100 times larger at each failure, up to
@@ -232,12 +234,12 @@ const maxClampTries = 8
 // (clamped, counted in Stats.Clamped and as inexact by GradStats). It
 // returns the ε used and reports false if no ε up to the last succeeded or
 // G is not finite.
-func (a *AdaNP) sparseFactor(ws *workspace, vals, d []float64) (eps float64, clamped, ok bool) {
+func (a *AdaNP) sparseFactor(ws *workspace, vals, d []float64, reg float64) (eps float64, clamped, ok bool) {
 	winv := d
 	if winv == nil {
 		winv = a.sp.ones
 	}
-	eps = a.s.Reg
+	eps = reg
 	if ws.sp.factor(a.sp.gram, vals, winv, eps) == nil {
 		return eps, false, true
 	}
@@ -245,7 +247,7 @@ func (a *AdaNP) sparseFactor(ws *workspace, vals, d []float64) (eps float64, cla
 	if !(top > 0) || math.IsInf(top, 1) {
 		return 0, false, false
 	}
-	eps = math.Max(a.s.Reg, 1e-12*top)
+	eps = math.Max(reg, 1e-12*top)
 	for range maxClampTries {
 		if ws.sp.factor(a.sp.gram, vals, winv, eps) == nil {
 			return eps, true, true
@@ -276,9 +278,9 @@ func (p *sparsePath) maxGramDiag(vals, d []float64) float64 {
 // leaving G's factor in ws.sp.cur. It returns D (nil for W = I) and the ε
 // G was factored with, and reports false if G cannot be factored or δ is
 // not finite.
-func (a *AdaNP) sparseDirection(ws *workspace, c, vals, delta []float64) (d []float64, eps float64, clamped, ok bool) {
+func (a *AdaNP) sparseDirection(ws *workspace, c, vals, delta []float64, reg float64) (d []float64, eps float64, clamped, ok bool) {
 	d = a.sparseWeights(ws, vals)
-	eps, clamped, ok = a.sparseFactor(ws, vals, d)
+	eps, clamped, ok = a.sparseFactor(ws, vals, d, reg)
 	if !ok {
 		return nil, 0, false, false
 	}
@@ -296,7 +298,7 @@ func (b *batch) stepSparse(ws *workspace, s int, st *sampleState) next {
 		return nextDone
 	}
 	vals := st.J
-	d, eps, clamped, ok := a.sparseDirection(ws, st.c, vals, st.delta)
+	d, eps, clamped, ok := a.sparseDirection(ws, st.c, vals, st.delta, st.damp(a))
 	if !ok {
 		b.flags[s] |= flagStopped
 		b.finish(ws, s, st)
@@ -307,13 +309,12 @@ func (b *batch) stepSparse(ws *workspace, s int, st *sampleState) next {
 	}
 	st.alpha0, st.bounded = a.initialStep(st.delta)
 	st.alpha = st.alpha0
-	if a.s.LineSearch {
-		st.m0 = merit(st.c)
+	if a.search() {
 		a.sp.mulVec(ws.tmpN[:a.nc], vals, st.delta)
-		st.slope = dot(st.c, ws.tmpN[:a.nc])
+		st.prepareSearch(ws.tmpN[:a.nc])
 	}
 	if b.record {
-		b.tr.pushSparse(s, st.alpha, st.bounded, eps, clamped, st.y, ws.mu, d, vals)
+		b.tr.pushSparse(s, st.alpha, st.bounded, eps, st.theta, clamped, st.y, ws.mu, d, vals)
 	}
 	trial(st.yT, st.y, st.delta, st.alpha)
 	return nextEval
@@ -331,7 +332,7 @@ func (b *batch) recordFinalSparse(ws *workspace, s int, st *sampleState, yhat []
 		return
 	}
 	d := a.sparseWeights(ws, vals)
-	eps, clamped, ok := a.sparseFactor(ws, vals, d)
+	eps, clamped, ok := a.sparseFactor(ws, vals, d, a.s.Reg)
 	if !ok {
 		return
 	}
@@ -343,15 +344,15 @@ func (b *batch) recordFinalSparse(ws *workspace, s int, st *sampleState, yhat []
 		clear(ws.yhatExt[a.ny:])
 		header = a.kktMultipliersSparse(ws, st.y, ws.yhatExt, vals, d, lam)
 	}
-	b.tr.pushSparse(s, header, false, eps, clamped, st.y, lam, d, vals)
+	b.tr.pushSparse(s, header, false, eps, 0, clamped, st.y, lam, d, vals)
 }
 
 // pushSparse appends a sparse step record for sample s.
-func (t *Trace) pushSparse(s int, alpha float64, bounded bool, eps float64, clamped bool, y, mu, d, vals []float64) {
+func (t *Trace) pushSparse(s int, alpha float64, bounded bool, eps, theta float64, clamped bool, y, mu, d, vals []float64) {
 	a := t.a
 	l := &a.sp.rec
 	r := t.nextRecord(s, l.length)
-	r[0], r[1], r[2] = alpha, 0, eps
+	r[0], r[1], r[2], r[3] = alpha, 0, eps, theta
 	if bounded {
 		r[1] = 1
 	}
@@ -378,6 +379,7 @@ func (t *Trace) recordSparse(ws *workspace, s, k int, st *stepRecord) bool {
 	st.alpha = r[0]
 	st.bounded = r[1] != 0
 	eps := r[2]
+	st.eps, st.theta = eps, r[3]
 	st.y = r[spHeader : spHeader+a.n]
 	st.mu = r[spHeader+a.n : spHeader+a.n+a.nc]
 	if l.storeB {

@@ -118,6 +118,13 @@ func (a *AdaNP) backStepSparse(ws *workspace, st *stepRecord, xs, g, gx []float6
 			xacc[m] -= v
 		}
 	}
+	if st.theta > 0 {
+		var jxT func(c, out []float64)
+		if wantX {
+			jxT = func(c, out []float64) { a.jacobianXTVec(ws, xs, st.y, c, out) }
+		}
+		a.dampingVJP(ws, st, func(dst, v []float64) { sp.mulVec(dst, B, v) }, func(dst, v []float64) { sp.mulTransVec(dst, B, v) }, jxT, ws.acc, xacc)
+	}
 	if curv && a.s.Weights == AutoDiagonal {
 		for k := range ws.bmu {
 			ws.bmu[k] *= ws.p[k] // ∂ℓ/∂D

@@ -159,24 +159,24 @@ func (a *AdaNP) autoDiagonalVJP(b, dbar, bbar, dt []float64) bool {
 	return any
 }
 
-// factorize forms G = B·diag(d)·Bᵀ + εI into f and factors it, by
+// factorize forms G = B·diag(d)·Bᵀ + εI (ε = reg) into f and factors it, by
 // Cholesky or, when that fails, by the clamped eigendecomposition. It
 // reports false only if G is not finite or the eigensolver fails. With lo
 // it forms G in single precision first (Float32) and accepts its Cholesky
 // factor only if every pivot is above 1e-5 of its diagonal entry; else it
 // starts again in float64.
-func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace, lo bool) bool {
+func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace, lo bool, reg float64) bool {
 	nc := a.nc
-	if nc == 1 && scalarFactor(f, b, d, a.s.Reg) {
+	if nc == 1 && scalarFactor(f, b, d, reg) {
 		return true
 	}
 	if lo && nc > 1 {
-		if dense.GramChol32(f.m, b, d, nc, a.n, a.s.Reg, &ws.g32, ws.tmp, loPivot) {
+		if dense.GramChol32(f.m, b, d, nc, a.n, reg, &ws.g32, ws.tmp, loPivot) {
 			f.eig = false
 			return true
 		}
 	}
-	dense.Gram(f.m, b, d, nc, a.n, a.s.Reg, &ws.g64)
+	dense.Gram(f.m, b, d, nc, a.n, reg, &ws.g64)
 	if !allFinite(f.m) {
 		return false
 	}
@@ -185,9 +185,9 @@ func (a *AdaNP) factorize(f *factor, b, d []float64, ws *workspace, lo bool) boo
 		return true
 	}
 	// Cholesky overwrote part of G: form it again for the fallback.
-	dense.Gram(f.m, b, d, nc, a.n, a.s.Reg, &ws.g64)
+	dense.Gram(f.m, b, d, nc, a.n, reg, &ws.g64)
 	f.eig = true
-	return dense.EigClamp(f.m, nc, a.s.Reg, 1e-12, f.lam, ws.eigWork)
+	return dense.EigClamp(f.m, nc, reg, 1e-12, f.lam, ws.eigWork)
 }
 
 // factorize32 is factorize for a float32 B (Float32, a sample evaluated
@@ -241,15 +241,15 @@ func (f *factor) solve(nc int, v, tmp []float64) {
 }
 
 // direction computes the NP direction at an iterate with residual c and
-// Jacobian B: μ = G⁻¹c into ws.mu and δ = D·Bᵀ·μ into delta. It returns
+// Jacobian B, G formed with ε = reg: μ = G⁻¹c into ws.mu and δ = D·Bᵀ·μ into delta. It returns
 // D's diagonal (nil for W = I) and G's factor, and reports false if G
 // cannot be factored or δ is not finite.
-func (a *AdaNP) direction(ws *workspace, c, B, delta []float64) (d []float64, f *factor, ok bool) {
+func (a *AdaNP) direction(ws *workspace, c, B, delta []float64, reg float64) (d []float64, f *factor, ok bool) {
 	n, nc := a.n, a.nc
 	d, f = a.constD, &a.constG
 	if a.constB == nil {
 		d, f = weights(a, ws, B), &ws.g
-		if !a.factorize(f, B, d, ws, a.lo) {
+		if !a.factorize(f, B, d, ws, a.lo, reg) {
 			return nil, nil, false
 		}
 	}
@@ -409,6 +409,13 @@ func (a *AdaNP) backStep(ws *workspace, st *stepRecord, xs, g, gx []float64, cur
 		for m, v := range ws.gxHV {
 			xacc[m] -= v
 		}
+	}
+	if st.theta > 0 {
+		var jxT func(c, out []float64)
+		if wantX {
+			jxT = func(c, out []float64) { dense.MulTransVec(out, ws.jx, nc, nx, c) }
+		}
+		a.dampingVJP(ws, st, func(dst, v []float64) { dense.MulVec(dst, B, nc, n, v) }, func(dst, v []float64) { dense.MulTransVec(dst, B, nc, n, v) }, jxT, ws.acc, xacc)
 	}
 	if curv && a.s.Weights == AutoDiagonal && a.constB == nil {
 		for k := range ws.bmu {

@@ -28,13 +28,19 @@ type Trace struct {
 	depth []int         // per sample, the number of records in use
 	eig   [][]bool
 	grad  GradStats
+	// inexact holds, per sample, whether the last VJP's gradient was
+	// inexact; pre is the trace of a smoothed projection's first stage
+	// (Settings.Smoothing).
+	inexact []bool
+	pre     *Trace
 	// bd holds, for BatchDiagonal weights, per depth k: the column means
 	// m of |B| over the samples that took step k, and their number.
 	bd batchDiagTrace
 }
 
-// layout is the layout of one step record: a header (α, and 1 if the
-// step was bounded by MaxStep), y, μ, then the optional parts.
+// layout is the layout of one step record: a header (α, 1 if the step
+// was bounded by MaxStep, the ε G was formed with, and the θ of a damped
+// step, else 0), y, μ, then the optional parts.
 type layout struct {
 	n, nc         int
 	storeD        bool
@@ -48,7 +54,7 @@ type layout struct {
 	recordsFinalY bool
 }
 
-const recHeader = 2
+const recHeader = 4
 
 func (a *AdaNP) newLayout() layout {
 	n, nc := a.n, a.nc
@@ -84,6 +90,9 @@ type stepRecord struct {
 	f           *factor
 	alpha       float64
 	bounded     bool
+	// eps is the ε G was formed with (Settings.Reg plus a damped step's
+	// ν) and theta the θ of a damped step (0 otherwise).
+	eps, theta float64
 }
 
 func (t *Trace) reset(a *AdaNP, x blas64.General, rows int) {
@@ -124,7 +133,7 @@ func (t *Trace) nextRecord(s, length int) []float64 {
 
 // push appends a step record for sample s. A nil d stands for fixed
 // weights, which are not stored; a float32 Jacobian is stored in float64.
-func (t *Trace) push(s int, alpha float64, bounded bool, y, mu, d []float64, b jmat, f *factor) {
+func (t *Trace) push(s int, alpha float64, bounded bool, eps, theta float64, y, mu, d []float64, b jmat, f *factor) {
 	l := &t.a.rec
 	r := t.nextRecord(s, l.length)
 	r[0] = alpha
@@ -132,6 +141,7 @@ func (t *Trace) push(s int, alpha float64, bounded bool, y, mu, d []float64, b j
 	if bounded {
 		r[1] = 1
 	}
+	r[2], r[3] = eps, theta
 	copy(r[recHeader:], y)
 	copy(r[recHeader+l.n:], mu)
 	if l.storeD {
@@ -166,6 +176,7 @@ func (t *Trace) record(ws *workspace, s, k int, st *stepRecord) {
 	r := t.recs[s][k]
 	st.alpha = r[0]
 	st.bounded = r[1] != 0
+	st.eps, st.theta = r[2], r[3]
 	st.y = r[recHeader : recHeader+l.n]
 	st.mu = r[recHeader+l.n : recHeader+l.n+l.nc]
 	switch {
@@ -196,7 +207,7 @@ func (t *Trace) record(ws *workspace, s, k int, st *stepRecord) {
 	case a.constB != nil:
 		st.f = &a.constG
 	default:
-		a.factorize(&ws.g, st.B, st.d, ws, false)
+		a.factorize(&ws.g, st.B, st.d, ws, false, st.eps)
 		st.f = &ws.g
 	}
 }

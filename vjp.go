@@ -53,6 +53,14 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 
 // vjp is VJP, and with gtheta (length ny) VJPTheta.
 func (a *AdaNP) vjp(tr *Trace, grad, gyhat, gx *mat.Dense, gtheta []float64) error {
+	if a.pre != nil {
+		return a.vjpSmoothed(tr, grad, gyhat, gx)
+	}
+	return a.vjpPass(tr, grad, gyhat, gx, gtheta)
+}
+
+// vjpPass is vjp for one stage.
+func (a *AdaNP) vjpPass(tr *Trace, grad, gyhat, gx *mat.Dense, gtheta []float64) error {
 	if tr == nil || tr.a != a {
 		return errors.New("enforce: trace was not recorded by this AdaNP")
 	}
@@ -169,6 +177,7 @@ func (j *vjpJob) addTheta(s int, rec *stepRecord, ws *workspace) {
 // trace's GradStats.
 func (j *vjpJob) reduce() error {
 	gs := GradStats{Samples: j.tr.rows}
+	j.tr.inexact = resize(j.tr.inexact, j.tr.rows)
 	for s := 0; s < j.tr.rows; s++ {
 		if msg, ok := j.panics.get(s); ok {
 			return fmt.Errorf("enforce: VJP: sample %d: constraint code panicked: %s", s, msg)
@@ -179,6 +188,7 @@ func (j *vjpJob) reduce() error {
 		if j.inexact[s] {
 			gs.Inexact++
 		}
+		j.tr.inexact[s] = j.inexact[s]
 		gs.MaxGain = math.Max(gs.MaxGain, j.gain[s])
 		if j.gain[s] > GainWarning {
 			gs.Amplified++
