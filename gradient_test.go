@@ -141,6 +141,8 @@ func TestUnrolledIsExactEverywhere(t *testing.T) {
 		{"linesearch", func(s *Settings) { s.LineSearch = true }},
 		{"maxstep", func(s *Settings) { s.MaxStep = 0.3 }},
 		{"both+recompute", func(s *Settings) { s.LineSearch, s.MaxStep, s.Recompute = true, 0.5, true }},
+		{"damping", func(s *Settings) { s.Damping = 0.3 }},
+		{"damping+maxstep+recompute", func(s *Settings) { s.Damping, s.MaxStep, s.Recompute = 0.1, 0.5, true }},
 	}
 	for _, sys := range systems {
 		for _, w := range weights {

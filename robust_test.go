@@ -235,6 +235,7 @@ func TestGlobalisationFarFromManifold(t *testing.T) {
 		{"full steps", Settings{}, math.Inf(1)},
 		{"line search", Settings{LineSearch: true}, 1.2 * dist},
 		{"line search + max step", Settings{LineSearch: true, MaxStep: 0.5}, 1.05 * dist},
+		{"damping", Settings{Damping: DefaultDamping}, 1.2 * dist},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := NewAdaNP(c, tc.s)

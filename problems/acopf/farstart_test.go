@@ -1,0 +1,96 @@
+package acopf
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce"
+)
+
+// farStarts returns rows far from the power flow: the flat start, the
+// case file's own operating point, and rows drawn as an untrained
+// network's outputs would be (Vm = 1 + 0.01ξ, Va = 0.01ξ rad, Pg and Qg at
+// the middle of their bounds plus a tenth of their range times ξ, ξ
+// standard normal), with the case's loads as x.
+func farStarts(m *Model, random int, seed uint64) (x, y *mat.Dense) {
+	nx, ny := m.Dims()
+	rows := 2 + random
+	x, y = mat.NewDense(rows, nx, nil), mat.NewDense(rows, ny, nil)
+	flat := m.FlatStart()
+	y.SetRow(0, flat)
+	y.SetRow(1, m.OperatingPoint())
+	rng := rand.New(rand.NewPCG(seed, 54))
+	nb, ng := len(m.Case.Buses), len(m.Case.Gens)
+	for r := 2; r < rows; r++ {
+		row := append([]float64(nil), flat...)
+		for i := range nb {
+			row[i] = 1 + 0.01*rng.NormFloat64()
+			row[nb+i] = 0.01 * rng.NormFloat64()
+		}
+		for j, g := range m.Case.Gens {
+			if w := g.Pmax - g.Pmin; w < 1e3 {
+				row[2*nb+j] += 0.1 * w * rng.NormFloat64()
+			}
+			if w := g.Qmax - g.Qmin; w < 1e3 {
+				row[2*nb+ng+j] += 0.1 * w * rng.NormFloat64()
+			}
+		}
+		y.SetRow(r, row)
+	}
+	for r := range rows {
+		x.SetRow(r, m.Loads())
+	}
+	return x, y
+}
+
+// TestFarStartConverges: from the flat start, the case file's operating
+// point and untrained-network-like points, AdaNP with the limits'
+// smoothing continued from 1e-2 (Settings.Smoothing) and damped
+// steps (Settings.Damping) projects every row of the shipped PGLib grids to 1e-6 p.u. on
+// the power flow and the limits (RequireTol: a row that missed would be
+// an error naming it). Without the continuation the flat start of
+// case1354_pegase stalls (the last check).
+func TestFarStartConverges(t *testing.T) {
+	cases := []string{"pglib_opf_case57_ieee", "pglib_opf_case118_ieee", "pglib_opf_case300_ieee", "pglib_opf_case1354_pegase"}
+	if testing.Short() {
+		cases = cases[:2]
+	}
+	for _, name := range cases {
+		t.Run(name, func(t *testing.T) {
+			c, err := Load(name)
+			require.NoError(t, err)
+			m, err := NewModel(c)
+			require.NoError(t, err)
+			k, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon})
+			require.NoError(t, err)
+			a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: 1e-2, Damping: enforce.DefaultDamping, RequireTol: true})
+			require.NoError(t, err)
+			x, y := farStarts(m, 8, 1)
+			out, st, err := a.Project(x, y)
+			require.NoError(t, err, "%v", st)
+			assert.True(t, st.Converged())
+			assert.Greater(t, st.Before.Max, 1.0, "the starts are far")
+			plain, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse})
+			require.NoError(t, err)
+			chk, err := plain.Check(x, out)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, chk.After.Max, 1e-6)
+			t.Logf("%s: %v", name, st)
+		})
+	}
+	c, err := Load("pglib_opf_case1354_pegase")
+	require.NoError(t, err)
+	m, err := NewModel(c)
+	require.NoError(t, err)
+	k, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon})
+	require.NoError(t, err)
+	a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse})
+	require.NoError(t, err)
+	_, st, err := a.Project(mat.NewDense(1, len(m.Loads()), m.Loads()), mat.NewDense(1, len(m.FlatStart()), m.FlatStart()))
+	require.NoError(t, err)
+	assert.False(t, st.Converged(), "without the continuation the flat start stalls: %v", st)
+}

@@ -1,0 +1,142 @@
+package enforce
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/num/hyperdual"
+)
+
+// smBoxCircle is the circle y1² + y2² = x² with the box 0.2 ≤ y1 ≤ 0.6,
+// smoothed with ε.
+func smBoxCircle(t *testing.T, eps float64) Constraint {
+	eq, err := Func(1, 2, 1, func(x, y, c []hyperdual.Number) {
+		c[0] = hyperdual.Sub(hyperdual.Add(hyperdual.Mul(y[0], y[0]), hyperdual.Mul(y[1], y[1])), hyperdual.Mul(x[0], x[0]))
+	})
+	require.NoError(t, err)
+	g, err := Func(1, 2, 2, func(x, y, c []hyperdual.Number) {
+		c[0] = hyperdual.Sub(y[0], hyperdual.Number{Real: 0.6})
+		c[1] = hyperdual.Sub(hyperdual.Number{Real: 0.2}, y[0])
+	})
+	require.NoError(t, err)
+	c, err := WithInequalities(eq, g, eps)
+	require.NoError(t, err)
+	return c
+}
+
+func TestSmoothingValidation(t *testing.T) {
+	c := smBoxCircle(t, 1e-8)
+	for _, tc := range []struct {
+		name string
+		c    Constraint
+		s    Settings
+	}{
+		{"negative", c, Settings{Smoothing: -1}},
+		{"NaN", c, Settings{Smoothing: math.NaN()}},
+		{"not WithInequalities", gtCircle(t), Settings{Smoothing: 1e-2}},
+		{"not above the constraint's ε", c, Settings{Smoothing: 1e-8}},
+		{"batch-diagonal", c, Settings{Smoothing: 1e-2, Weights: BatchDiagonal}},
+		{"trainable-diagonal", c, Settings{Smoothing: 1e-2, Weights: TrainableDiagonal}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewAdaNP(tc.c, tc.s)
+			assert.Error(t, err)
+		})
+	}
+}
+
+// TestSmoothingProjects checks that a smoothed projection meets the
+// constraint's own tolerance, that its Stats describe the whole
+// projection (depths of both stages added, Before and Displacement
+// measured from ŷ on the constraint itself), and that it ends where a
+// projection from the first stage's point would.
+func TestSmoothingProjects(t *testing.T) {
+	c := smBoxCircle(t, 1e-8)
+	rnd := rand.New(rand.NewPCG(7, 8))
+	const rows = 6
+	x := mat.NewDense(rows, 1, nil)
+	yhat := mat.NewDense(rows, 2, nil)
+	for i := range rows {
+		x.Set(i, 0, 1+rnd.Float64())
+		yhat.SetRow(i, []float64{4 * (rnd.Float64() - 0.5), 4 * (rnd.Float64() - 0.5)})
+	}
+	plain, err := NewAdaNP(c, Settings{})
+	require.NoError(t, err)
+	sm, err := NewAdaNP(c, Settings{Smoothing: 1e-2})
+	require.NoError(t, err)
+	y, st, err := sm.Project(x, yhat)
+	require.NoError(t, err)
+	require.True(t, st.Converged(), "%v", st)
+	chk, err := plain.Check(x, y)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, chk.After.Max, 1e-6)
+	_, st0, err := plain.Project(x, yhat)
+	require.NoError(t, err)
+	assert.Equal(t, st0.Before, st.Before, "Before is c at ŷ on the constraint itself")
+	var dmax float64
+	for i := range rows {
+		d := math.Hypot(y.At(i, 0)-yhat.At(i, 0), y.At(i, 1)-yhat.At(i, 1))
+		dmax = math.Max(dmax, d)
+		assert.True(t, y.At(i, 0) < 0.6 && y.At(i, 0) > 0.2, "row %d: %v", i, mat.Row(nil, i, y))
+	}
+	assert.InDelta(t, dmax, st.Displacement.Max, 1e-12)
+
+	// The depths add up: the first stage alone, then the second from its point.
+	first := sm.pre
+	y0, s0, err := first.Project(x, yhat)
+	require.NoError(t, err)
+	y1, s1, err := plain.Project(x, y0)
+	require.NoError(t, err)
+	assert.True(t, mat.Equal(y, y1), "the composed map")
+	assert.InDelta(t, s0.MeanDepth+s1.MeanDepth, st.MeanDepth, 1e-12)
+	assert.LessOrEqual(t, st.Depth, s0.Depth+s1.Depth)
+	assert.GreaterOrEqual(t, st.Depth, max(s0.Depth, s1.Depth))
+}
+
+// TestSmoothingGradients checks the composed map's gradients: Unrolled
+// against finite differences in ŷ and x, and every mode without error.
+func TestSmoothingGradients(t *testing.T) {
+	c := smBoxCircle(t, 1e-6)
+	rnd := rand.New(rand.NewPCG(3, 4))
+	const rows = 3
+	x := mat.NewDense(rows, 1, nil)
+	yhat := mat.NewDense(rows, 2, nil)
+	for i := range rows {
+		x.Set(i, 0, 1+0.5*rnd.Float64())
+		yhat.SetRow(i, []float64{1.5 * (rnd.Float64() - 0.5), 1.5 * (rnd.Float64() - 0.5)})
+	}
+	a := randDense(rnd, rows, 2, 1)
+	for _, s := range []Settings{
+		{Smoothing: 1e-2, MinDepth: 4, MaxDepth: 4},
+		{Smoothing: 1e-2, Damping: 0.1, MinDepth: 4, MaxDepth: 4},
+		{Smoothing: 1e-3, LineSearch: true, Recompute: true, MinDepth: 4, MaxDepth: 4},
+	} {
+		p, err := NewAdaNP(c, s)
+		require.NoError(t, err)
+		gy, gx, gs := gtVJP(t, p, x, yhat, a)
+		wy, wx := gtFD(t, p, x, yhat, a)
+		assert.Less(t, relErr(gy, wy), 2e-5, "%+v ŷ-gradient\n got %v\nwant %v", s, gy, wy)
+		assert.Less(t, relErr(gx, wx), 2e-5, "%+v x-gradient\n got %v\nwant %v", s, gx, wx)
+		assert.True(t, gs.Exact(), "%+v", gs)
+		assert.Equal(t, rows, gs.Samples)
+	}
+	for _, g := range []GradMode{Projector, Implicit, FinalProjector} {
+		p, err := NewAdaNP(c, Settings{Smoothing: 1e-2, Grad: g})
+		require.NoError(t, err)
+		gy, gx, _ := gtVJP(t, p, x, yhat, a)
+		assert.True(t, allFinite(gy) && allFinite(gx), "%v", g)
+	}
+	// A trace of another AdaNP is refused.
+	p, err := NewAdaNP(c, Settings{Smoothing: 1e-2})
+	require.NoError(t, err)
+	q, err := NewAdaNP(c, Settings{})
+	require.NoError(t, err)
+	var tr Trace
+	_, err = q.ProjectTrace(mat.NewDense(rows, 2, nil), x, yhat, &tr)
+	require.NoError(t, err)
+	assert.Error(t, p.VJP(&tr, a, mat.NewDense(rows, 2, nil), nil))
+}
