@@ -1,0 +1,349 @@
+package acopf
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce"
+)
+
+// loadModel returns the Model of the shipped case name.
+func loadModel(t testing.TB, name string) *Model {
+	t.Helper()
+	c, err := Load(name)
+	require.NoError(t, err)
+	m, err := NewModel(c)
+	require.NoError(t, err)
+	return m
+}
+
+// branchLimitsOf returns the branch limits of m's case.
+func branchLimitsOf(t testing.TB, m *Model) *BranchLimits {
+	t.Helper()
+	nx, _ := m.Dims()
+	bl, err := NewBranchLimits(m.Case, nx)
+	require.NoError(t, err)
+	require.NotNil(t, bl)
+	return bl
+}
+
+// TestBranchLimitsDerivatives compares BranchLimits' Jacobian (dense and
+// sparse), HessVec and its zero x-derivatives with central finite
+// differences at a random point and at the reference optimum, and checks
+// with enforce.CheckSparse that the declared pattern holds every nonzero.
+func TestBranchLimitsDerivatives(t *testing.T) {
+	for _, name := range []string{"pglib_opf_case57_ieee", "pglib_opf_case118_ieee"} {
+		t.Run(name, func(t *testing.T) {
+			if testing.Short() && name != "pglib_opf_case57_ieee" {
+				t.Skip("-short: case57 only")
+			}
+			m := loadModel(t, name)
+			bl := branchLimitsOf(t, m)
+			rng := rand.New(rand.NewPCG(3, 4))
+			x, y := randomPoint(m, rng)
+			opt, err := ReferenceOptimum(name)
+			require.NoError(t, err)
+			for _, yy := range [][]float64{y, opt.Y} {
+				checkDerivatives(t, bl, x, yy, rng, 1e-6)
+				assert.NoError(t, enforce.CheckSparse(bl, x, yy, 0))
+			}
+		})
+	}
+}
+
+// TestBranchLimitsRows checks the rows against NLP's (PGLib's
+// formulation): each thermal row is (P² + Q² − RateA²)/(2·RateA) of NLP's
+// P² + Q², each angle row ±(Va_f − Va_t) minus its bound, in the order
+// the type's documentation gives; the row counts and nonzeros; and that
+// Violations' thermal excess, computed in complex arithmetic, is the
+// largest √(2R·g + R²) − R of the thermal rows.
+func TestBranchLimitsRows(t *testing.T) {
+	for _, tc := range []struct {
+		name                    string
+		branches, thermal, angl int
+	}{
+		{"pglib_opf_case57_ieee", 80, 160, 160},
+		{"pglib_opf_case118_ieee", 186, 372, 372},
+		{"pglib_opf_case300_ieee", 411, 822, 822},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := loadModel(t, tc.name)
+			bl := branchLimitsOf(t, m)
+			require.Len(t, m.Case.Branches, tc.branches)
+			th, an := bl.Rows()
+			assert.Equal(t, tc.thermal, th)
+			assert.Equal(t, tc.angl, an)
+			nx, ny, nc := bl.Dims()
+			assert.Equal(t, [3]int{len(m.Loads()), 2*len(m.Case.Buses) + 2*len(m.Case.Gens), th + an}, [3]int{nx, ny, nc})
+			rowPtr, _ := bl.Pattern()
+			assert.Equal(t, 4*th+2*an, rowPtr[nc], "nonzeros")
+
+			rng := rand.New(rand.NewPCG(5, 6))
+			x, y := randomPoint(m, rng)
+			g := make([]float64, nc)
+			bl.Eval(x, y, g, nil)
+			p, err := m.NLP(x, Formulation{})
+			require.NoError(t, err)
+			gn := make([]float64, p.M)
+			p.Constraints(y, gn)
+			_, _, npf := m.PowerFlow().Dims()
+			nb := len(m.Case.Buses)
+			r, a := 0, 0
+			var worst float64
+			for _, br := range m.Case.Branches {
+				if !math.IsInf(br.RateA, 1) {
+					for range 2 {
+						rate := br.RateA
+						assert.Equal(t, (gn[npf+r]-rate*rate)/(2*rate), g[r], "thermal row %d", r)
+						worst = math.Max(worst, math.Sqrt(2*rate*g[r]+rate*rate)-rate)
+						r++
+					}
+				}
+				d := y[nb+br.From] - y[nb+br.To]
+				if br.AngMax < 2*math.Pi {
+					assert.Equal(t, d-br.AngMax, g[th+a], "angle row %d", a)
+					a++
+				}
+				if br.AngMin > -2*math.Pi {
+					assert.Equal(t, br.AngMin-d, g[th+a], "angle row %d", a)
+					a++
+				}
+			}
+			assert.Equal(t, [2]int{th, an}, [2]int{r, a})
+			require.Greater(t, worst, 0.0, "the random point violates a thermal limit")
+			assert.InDelta(t, worst, m.Violations(x, y).Thermal, 1e-9*(1+worst))
+		})
+	}
+}
+
+// TestBranchLimitsErrors checks NewBranchLimits' errors, nil for a case
+// without line limits (DC3's case57), and the panics of Eval and
+// EvalSparse for wrong lengths.
+func TestBranchLimitsErrors(t *testing.T) {
+	m := loadModel(t, "matpower6_case57")
+	nx, _ := m.Dims()
+	bl, err := NewBranchLimits(m.Case, nx)
+	require.NoError(t, err)
+	assert.Nil(t, bl, "no line limits")
+
+	base := loadModel(t, "pglib_opf_case57_ieee").Case
+	for _, tc := range []struct {
+		name string
+		edit func(c *Case)
+		want string
+	}{
+		{"no buses", func(c *Case) { c.Buses = nil }, "0 buses"},
+		{"zero rating", func(c *Case) { c.Branches[3].RateA = 0 }, "RateA = 0"},
+		{"NaN rating", func(c *Case) { c.Branches[3].RateA = math.NaN() }, "RateA = NaN"},
+		{"equal angle limits", func(c *Case) { c.Branches[3].AngMin, c.Branches[3].AngMax = 0.1, 0.1 }, "AngMin < AngMax"},
+		{"NaN angle limit", func(c *Case) { c.Branches[3].AngMin = math.NaN() }, "AngMin < AngMax"},
+		{"self loop", func(c *Case) { c.Branches[3].To = c.Branches[3].From }, "both ends"},
+	} {
+		c := *base
+		c.Branches = append([]Branch(nil), base.Branches...)
+		tc.edit(&c)
+		_, err := NewBranchLimits(&c, nx)
+		assert.ErrorContains(t, err, tc.want, tc.name)
+	}
+	_, err = NewBranchLimits(base, -1)
+	assert.ErrorContains(t, err, "nx = -1")
+
+	bl = branchLimitsOf(t, loadModel(t, "pglib_opf_case57_ieee"))
+	nx, ny, nc := bl.Dims()
+	x, y, c := make([]float64, nx), make([]float64, ny), make([]float64, nc)
+	assert.Panics(t, func() { bl.Eval(x, y[1:], c, nil) })
+	assert.Panics(t, func() { bl.Eval(x, y, c, make([]float64, 3)) })
+	assert.Panics(t, func() { bl.EvalSparse(x, y, c, make([]float64, 3)) })
+}
+
+// perturbedOptima returns n points perturbed by σ (Vm, Va and the
+// injections) around the reference optimum of m's case, seed 1 as
+// examples/acopf -project draws them, and their loads.
+func perturbedOptima(t testing.TB, m *Model, n int, sigma float64) (x, y *mat.Dense) {
+	t.Helper()
+	opt, err := ReferenceOptimum(m.Case.Name)
+	require.NoError(t, err)
+	nx, ny := m.Dims()
+	rng := rand.New(rand.NewPCG(1, 28))
+	x, y = mat.NewDense(n, nx, nil), mat.NewDense(n, ny, nil)
+	for i := range n {
+		x.SetRow(i, m.Loads())
+		m.Perturb(y.RawRowView(i), opt.Y, Perturbation{Vm: sigma, Va: sigma, PQ: sigma}, rng)
+	}
+	return x, y
+}
+
+// TestConstraintWithBranchLimits checks ConstraintOptions.BranchLimits:
+// the default system is unchanged (no line rows); with the option the
+// system has one more row and multiplier per thermal and angle row, keeps
+// the pinned variables as equalities (case57_ieee has three) and the
+// sparse path; and AdaNP projects points perturbed (σ = 1e-3) around the
+// reference optimum onto it with every constraint of PGLib's formulation
+// met to 1e-6 (Violations), where without the option the projections of
+// case118_ieee, whose optimum has two thermal limits active, exceed a
+// thermal limit.
+func TestConstraintWithBranchLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		pinned         int
+		thermalWithout bool // the projection without the option violates a thermal limit
+	}{{"case57_ieee", 3, false}, {"case118_ieee", 35, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := loadModel(t, tc.name)
+			bl := branchLimitsOf(t, m)
+			_, _, nbl := bl.Dims()
+			def, err := m.Constraint()
+			require.NoError(t, err)
+			off, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon})
+			require.NoError(t, err)
+			on, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon, BranchLimits: true})
+			require.NoError(t, err)
+			_, nyOff, ncOff := off.Dims()
+			_, nyOn, ncOn := on.Dims()
+			_, nyDef, ncDef := def.Dims()
+			assert.Equal(t, [2]int{nyDef, ncDef}, [2]int{nyOff, ncOff}, "the default has no line rows")
+			assert.Equal(t, ncOff+nbl, ncOn)
+			assert.Equal(t, nyOff+nbl, nyOn, "one multiplier per line row")
+			_, ny := m.Dims()
+			_, _, npf := m.PowerFlow().Dims()
+			_, _, np := m.Pinned().Dims()
+			require.Equal(t, tc.pinned, np)
+			assert.Equal(t, nyOff-ny, ncOff-npf-np, "pinned rows are equalities")
+			spOff, spOn := enforce.CapabilitiesOf(off).Sparse, enforce.CapabilitiesOf(on).Sparse
+			require.NotNil(t, spOn)
+			rowPtr, _ := bl.Pattern()
+			assert.Equal(t, spOff.RowPtr[ncOff]+rowPtr[nbl]+nbl, spOn.RowPtr[ncOn], "nonzeros")
+
+			const n = 10
+			x, y := perturbedOptima(t, m, n, 1e-3)
+			var before Violation
+			for i := range n {
+				before.Thermal = math.Max(before.Thermal, m.Violations(x.RawRowView(i), y.RawRowView(i)).Thermal)
+			}
+			for _, c := range []struct {
+				con  enforce.Constraint
+				with bool
+			}{{off, false}, {on, true}} {
+				a, err := enforce.NewAdaNP(c.con, enforce.Settings{Tol: 1e-6, MaxDepth: 30})
+				require.NoError(t, err)
+				assert.Equal(t, enforce.PathSparse, a.Path())
+				out, st, err := a.Project(x, y)
+				require.NoError(t, err)
+				require.True(t, st.Converged(), "branch limits %v: %v", c.with, st)
+				var worst Violation
+				for i := range n {
+					v := m.Violations(x.RawRowView(i), out.RawRowView(i))
+					worst.PowerFlow = math.Max(worst.PowerFlow, v.Eq())
+					worst.Bounds = math.Max(worst.Bounds, v.Bounds)
+					worst.Thermal = math.Max(worst.Thermal, v.Thermal)
+					worst.Angle = math.Max(worst.Angle, v.Angle)
+				}
+				t.Logf("branch limits %v: depth mean %.2f max %d; thermal before %.3g; after %+v", c.with, st.MeanDepth, st.Depth, before.Thermal, worst)
+				assert.LessOrEqual(t, worst.Eq(), 1e-6, "branch limits %v", c.with)
+				assert.LessOrEqual(t, worst.Bounds, 1e-6, "branch limits %v", c.with)
+				if c.with {
+					assert.LessOrEqual(t, worst.Thermal, 1e-6)
+					assert.LessOrEqual(t, worst.Angle, 1e-6)
+				} else if tc.thermalWithout {
+					assert.Greater(t, worst.Thermal, 1e-6, "without the option a thermal limit is exceeded")
+				}
+			}
+		})
+	}
+}
+
+// TestViolations checks Model.Violations: the reference optima (IPOPT's
+// optima of PGLib's formulation) are feasible to 1e-6 on every kind, and
+// a point that breaks one kind of constraint by a known amount reports
+// that amount in that field and in Eq or Ineq; a NaN is reported, not
+// dropped.
+func TestViolations(t *testing.T) {
+	for _, name := range []string{"case57_ieee", "case118_ieee", "case300_ieee", "case1354_pegase", "case2869_pegase"} {
+		m := loadModel(t, name)
+		opt, err := ReferenceOptimum(name)
+		require.NoError(t, err)
+		v := m.Violations(m.Loads(), opt.Y)
+		assert.LessOrEqual(t, v.Eq(), 1e-6, name)
+		assert.LessOrEqual(t, v.Ineq(), 1e-6, name)
+		for _, f := range []float64{v.PowerFlow, v.Bounds, v.Thermal, v.Angle} {
+			assert.GreaterOrEqual(t, f, 0.0, name)
+		}
+	}
+
+	m := loadModel(t, "case118_ieee")
+	opt, err := ReferenceOptimum("case118_ieee")
+	require.NoError(t, err)
+	c := m.Case
+	nb, ng := len(c.Buses), len(c.Gens)
+	x := m.Loads()
+	base := m.Violations(x, opt.Y)
+	const d = 0.05
+	// Each kind broken by d at the optimum: the power flow by moving Pg,
+	// the others by moving a bound or a limit of the case past the
+	// optimum's value (branch 7's rating by d below its larger end flow,
+	// √(P² + Q²) of NLP's rows).
+	p, err := m.NLP(x, Formulation{})
+	require.NoError(t, err)
+	gn := make([]float64, p.M)
+	p.Constraints(opt.Y, gn)
+	_, _, npf := m.PowerFlow().Dims()
+	const e = 7
+	k := 0 // branch e's position among the rated branches
+	for _, b := range c.Branches[:e] {
+		if !math.IsInf(b.RateA, 1) {
+			k++
+		}
+	}
+	br := c.Branches[e]
+	require.False(t, math.IsInf(br.RateA, 1))
+	theta := opt.Y[nb+br.From] - opt.Y[nb+br.To]
+	for _, tc := range []struct {
+		name  string
+		edit  func(c *Case, y []float64)
+		field func(v Violation) float64
+	}{
+		{"power flow", func(c *Case, y []float64) { y[2*nb] += d }, Violation.Eq},
+		{"Vmax", func(c *Case, y []float64) { c.Buses[5].Vmax = y[5] - d }, func(v Violation) float64 { return v.Bounds }},
+		{"Qmin", func(c *Case, y []float64) { c.Gens[2].Qmin = y[2*nb+ng+2] + d }, func(v Violation) float64 { return v.Bounds }},
+		{"AngMax", func(c *Case, y []float64) { c.Branches[e].AngMax = theta - d }, func(v Violation) float64 { return v.Angle }},
+		{"AngMin", func(c *Case, y []float64) { c.Branches[e].AngMin = theta + d }, func(v Violation) float64 { return v.Angle }},
+		{"thermal", func(c *Case, y []float64) {
+			c.Branches[e].RateA = math.Sqrt(math.Max(gn[npf+2*k], gn[npf+2*k+1])) - d
+		}, func(v Violation) float64 { return v.Thermal }},
+	} {
+		y := append([]float64(nil), opt.Y...)
+		m2, c2 := *m, *c
+		c2.Buses = append([]Bus(nil), c.Buses...)
+		c2.Gens = append([]Gen(nil), c.Gens...)
+		c2.Branches = append([]Branch(nil), c.Branches...)
+		m2.Case = &c2
+		tc.edit(&c2, y)
+		v := m2.Violations(x, y)
+		assert.InDelta(t, d, tc.field(v), 1e-9, tc.name)
+		if tc.name != "power flow" {
+			assert.InDelta(t, d, v.Ineq(), 1e-9, tc.name)
+			assert.Equal(t, base.Eq(), v.Eq(), tc.name)
+		}
+	}
+
+	// NaNs are reported.
+	for _, k := range []int{0, nb + 3, 2*nb + 1} {
+		y := append([]float64(nil), opt.Y...)
+		y[k] = math.NaN()
+		v := m.Violations(x, y)
+		assert.True(t, math.IsNaN(v.Eq()), "NaN at %d: %+v", k, v)
+	}
+	y := append([]float64(nil), opt.Y...)
+	y[nb+br.From] = math.NaN()
+	v := m.Violations(x, y)
+	assert.True(t, math.IsNaN(v.Thermal) && math.IsNaN(v.Angle) && math.IsNaN(v.Ineq()), "%+v", v)
+	assert.Panics(t, func() { m.Violations(x, y[1:]) })
+	assert.Panics(t, func() { m.Violations(x[1:], y) })
+	assert.False(t, math.IsNaN(worse(1, 2)))
+	assert.True(t, math.IsNaN(worse(math.NaN(), 2)) && math.IsNaN(worse(2, math.NaN())))
+}
