@@ -1,6 +1,7 @@
 package acopf
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -257,93 +258,78 @@ func TestConstraintWithBranchLimits(t *testing.T) {
 	}
 }
 
-// TestViolations checks Model.Violations: the reference optima (IPOPT's
-// optima of PGLib's formulation) are feasible to 1e-6 on every kind, and
-// a point that breaks one kind of constraint by a known amount reports
-// that amount in that field and in Eq or Ineq; a NaN is reported, not
-// dropped.
-func TestViolations(t *testing.T) {
-	for _, name := range []string{"case57_ieee", "case118_ieee", "case300_ieee", "case1354_pegase", "case2869_pegase"} {
-		m := loadModel(t, name)
-		opt, err := ReferenceOptimum(name)
-		require.NoError(t, err)
-		v := m.Violations(m.Loads(), opt.Y)
-		assert.LessOrEqual(t, v.Eq(), 1e-6, name)
-		assert.LessOrEqual(t, v.Ineq(), 1e-6, name)
-		for _, f := range []float64{v.PowerFlow, v.Bounds, v.Thermal, v.Angle} {
-			assert.GreaterOrEqual(t, f, 0.0, name)
+// BenchmarkProjectBranchLimits projects 20 points perturbed by σ = 1e-4
+// and 1e-3 around the reference optimum of the PEGASE cases
+// (perturbedOptima) onto ConstraintWith's system (ProjectionFBEpsilon;
+// AdaNP's sparse path, Tol 1e-6, MaxDepth 100) in three ways: without the
+// branch limits (lines=off), with them (lines=on), and onto the system
+// without them and then, from its output, onto the system with them
+// (lines=warm; the depths are the second projection's, the first's are
+// lines=off's). It reports the system's rows and nonzeros, the depths, the
+// samples that did not converge, the largest thermal excess before, and
+// the largest violations after of PGLib's constraint set (Violations):
+//
+//	go test -run '^$' -bench ProjectBranchLimits -benchtime 1x ./problems/acopf
+func BenchmarkProjectBranchLimits(b *testing.B) {
+	for _, name := range []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase"} {
+		m := loadModel(b, name)
+		s := enforce.Settings{Tol: 1e-6, MaxDepth: 100, Path: enforce.PathSparse}
+		newAdaNP := func(lines bool) *enforce.AdaNP {
+			con, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon, BranchLimits: lines})
+			require.NoError(b, err)
+			a, err := enforce.NewAdaNP(con, s)
+			require.NoError(b, err)
+			return a
+		}
+		off, on := newAdaNP(false), newAdaNP(true)
+		for _, sigma := range []float64{1e-4, 1e-3} {
+			const n = 20
+			x, y := perturbedOptima(b, m, n, sigma)
+			var before float64
+			for i := range n {
+				before = worse(before, m.Violations(x.RawRowView(i), y.RawRowView(i)).Thermal)
+			}
+			for _, lines := range []string{"off", "on", "warm"} {
+				b.Run(fmt.Sprintf("%s/sigma=%g/lines=%s", name, sigma, lines), func(b *testing.B) {
+					a, start := on, y
+					switch lines {
+					case "off":
+						a = off
+					case "warm":
+						var err error
+						start, _, err = off.Project(x, y)
+						require.NoError(b, err)
+					}
+					dst := mat.NewDense(n, y.RawMatrix().Cols, nil)
+					var st enforce.Stats
+					var err error
+					b.ReportAllocs()
+					for b.Loop() {
+						st, err = a.ProjectTo(dst, x, start)
+						require.NoError(b, err)
+					}
+					var after Violation
+					for i := range n {
+						v := m.Violations(x.RawRowView(i), dst.RawRowView(i))
+						after.PowerFlow = worse(after.PowerFlow, v.PowerFlow)
+						after.Bounds = worse(after.Bounds, v.Bounds)
+						after.Thermal = worse(after.Thermal, v.Thermal)
+						after.Angle = worse(after.Angle, v.Angle)
+					}
+					con := a.Constraint()
+					_, _, nc := con.Dims()
+					b.ReportMetric(float64(nc), "rows")
+					b.ReportMetric(float64(enforce.CapabilitiesOf(con).Sparse.RowPtr[nc]), "nnz")
+					b.ReportMetric(st.MeanDepth, "depth/mean")
+					b.ReportMetric(float64(st.Depth), "depth/max")
+					b.ReportMetric(float64(st.NotConverged), "fails")
+					b.ReportMetric(before, "thermal-before")
+					b.ReportMetric(after.PowerFlow, "eq-after")
+					b.ReportMetric(after.Bounds, "bounds-after")
+					b.ReportMetric(after.Thermal, "thermal-after")
+					b.ReportMetric(after.Angle, "angle-after")
+				})
+			}
 		}
 	}
-
-	m := loadModel(t, "case118_ieee")
-	opt, err := ReferenceOptimum("case118_ieee")
-	require.NoError(t, err)
-	c := m.Case
-	nb, ng := len(c.Buses), len(c.Gens)
-	x := m.Loads()
-	base := m.Violations(x, opt.Y)
-	const d = 0.05
-	// Each kind broken by d at the optimum: the power flow by moving Pg,
-	// the others by moving a bound or a limit of the case past the
-	// optimum's value (branch 7's rating by d below its larger end flow,
-	// √(P² + Q²) of NLP's rows).
-	p, err := m.NLP(x, Formulation{})
-	require.NoError(t, err)
-	gn := make([]float64, p.M)
-	p.Constraints(opt.Y, gn)
-	_, _, npf := m.PowerFlow().Dims()
-	const e = 7
-	k := 0 // branch e's position among the rated branches
-	for _, b := range c.Branches[:e] {
-		if !math.IsInf(b.RateA, 1) {
-			k++
-		}
-	}
-	br := c.Branches[e]
-	require.False(t, math.IsInf(br.RateA, 1))
-	theta := opt.Y[nb+br.From] - opt.Y[nb+br.To]
-	for _, tc := range []struct {
-		name  string
-		edit  func(c *Case, y []float64)
-		field func(v Violation) float64
-	}{
-		{"power flow", func(c *Case, y []float64) { y[2*nb] += d }, Violation.Eq},
-		{"Vmax", func(c *Case, y []float64) { c.Buses[5].Vmax = y[5] - d }, func(v Violation) float64 { return v.Bounds }},
-		{"Qmin", func(c *Case, y []float64) { c.Gens[2].Qmin = y[2*nb+ng+2] + d }, func(v Violation) float64 { return v.Bounds }},
-		{"AngMax", func(c *Case, y []float64) { c.Branches[e].AngMax = theta - d }, func(v Violation) float64 { return v.Angle }},
-		{"AngMin", func(c *Case, y []float64) { c.Branches[e].AngMin = theta + d }, func(v Violation) float64 { return v.Angle }},
-		{"thermal", func(c *Case, y []float64) {
-			c.Branches[e].RateA = math.Sqrt(math.Max(gn[npf+2*k], gn[npf+2*k+1])) - d
-		}, func(v Violation) float64 { return v.Thermal }},
-	} {
-		y := append([]float64(nil), opt.Y...)
-		m2, c2 := *m, *c
-		c2.Buses = append([]Bus(nil), c.Buses...)
-		c2.Gens = append([]Gen(nil), c.Gens...)
-		c2.Branches = append([]Branch(nil), c.Branches...)
-		m2.Case = &c2
-		tc.edit(&c2, y)
-		v := m2.Violations(x, y)
-		assert.InDelta(t, d, tc.field(v), 1e-9, tc.name)
-		if tc.name != "power flow" {
-			assert.InDelta(t, d, v.Ineq(), 1e-9, tc.name)
-			assert.Equal(t, base.Eq(), v.Eq(), tc.name)
-		}
-	}
-
-	// NaNs are reported.
-	for _, k := range []int{0, nb + 3, 2*nb + 1} {
-		y := append([]float64(nil), opt.Y...)
-		y[k] = math.NaN()
-		v := m.Violations(x, y)
-		assert.True(t, math.IsNaN(v.Eq()), "NaN at %d: %+v", k, v)
-	}
-	y := append([]float64(nil), opt.Y...)
-	y[nb+br.From] = math.NaN()
-	v := m.Violations(x, y)
-	assert.True(t, math.IsNaN(v.Thermal) && math.IsNaN(v.Angle) && math.IsNaN(v.Ineq()), "%+v", v)
-	assert.Panics(t, func() { m.Violations(x, y[1:]) })
-	assert.Panics(t, func() { m.Violations(x[1:], y) })
-	assert.False(t, math.IsNaN(worse(1, 2)))
-	assert.True(t, math.IsNaN(worse(math.NaN(), 2)) && math.IsNaN(worse(2, math.NaN())))
 }
