@@ -182,8 +182,8 @@ func perturbedOptima(t testing.TB, m *Model, n int, sigma float64) (x, y *mat.De
 // TestConstraintWithBranchLimits checks ConstraintOptions.BranchLimits:
 // the default system is unchanged (no line rows); with the option the
 // system has one more row and multiplier per thermal and angle row, keeps
-// the pinned variables as equalities (case57_ieee has three) and the
-// sparse path; and AdaNP projects points perturbed (σ = 1e-3) around the
+// the pinned variables as equalities (case57_ieee has three), the sparse
+// path and exact Unrolled and Implicit gradients; and AdaNP projects points perturbed (σ = 1e-3) around the
 // reference optimum onto it with every constraint of PGLib's formulation
 // met to 1e-6 (Violations), where without the option the projections of
 // case118_ieee, whose optimum has two thermal limits active, exceed a
@@ -219,6 +219,12 @@ func TestConstraintWithBranchLimits(t *testing.T) {
 			require.NotNil(t, spOn)
 			rowPtr, _ := bl.Pattern()
 			assert.Equal(t, spOff.RowPtr[ncOff]+rowPtr[nbl]+nbl, spOn.RowPtr[ncOn], "nonzeros")
+
+			for _, mode := range []enforce.GradMode{enforce.Unrolled, enforce.Implicit} {
+				a, err := enforce.NewAdaNP(on, enforce.Settings{Grad: mode})
+				require.NoError(t, err)
+				assert.True(t, a.ExactGradient(), "%v: exact with the curvature of every row", mode)
+			}
 
 			const n = 10
 			x, y := perturbedOptima(t, m, n, 1e-3)

@@ -54,10 +54,10 @@ func worse(a, b float64) float64 {
 // PowerFlow), whichever of them a projection enforced: the flows are
 // computed in complex arithmetic, S_ft = V_f·conj(Yff·V_f + Yft·V_t) and
 // S_tf = V_t·conj(Ytf·V_f + Ytt·V_t) with Branch.Admittances, and the
-// angle differences as Va_f − Va_t. It costs O(nb + nbranch) (one
-// evaluation of the power flow and one pass over the branches) and
-// allocates one vector of PowerFlow's nc. It panics if len(x) ≠ nx or
-// len(y) ≠ ny.
+// angle differences as Va_f − Va_t. It costs O(nb + nbranch) time and
+// memory (one evaluation of the power flow into a vector of its nc rows
+// and one pass over the bounds and the branches; no matrix). It panics if
+// len(x) ≠ nx or len(y) ≠ ny.
 func (m *Model) Violations(x, y []float64) Violation {
 	m.checkY("Violations", y)
 	_, _, npf := m.pf.Dims()
