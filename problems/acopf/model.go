@@ -29,8 +29,9 @@ const ProjectionFBEpsilon = 1e-6
 // laid out as for PowerFlow; equalities the power-flow balance
 // (PowerFlow); inequalities the voltage and generation limits (Limits);
 // and the generation cost as the objective. Line-flow and angle-difference
-// limits are not part of it (DC3's set-up); the reference solve of
-// PGLib's formulation, which has them, is NLP. Where the case has pinned
+// limits (BranchLimits) are not part of its Inequalities (DC3's set-up);
+// ConstraintWith adds them on request, Violations measures them, and the
+// reference solve of PGLib's formulation, which has them, is NLP. Where the case has pinned
 // variables, Constraint takes them as equalities (see ConstraintWith)
 // rather than as the pair of inequalities that Inequalities holds.
 type Model struct {
@@ -117,6 +118,13 @@ type ConstraintOptions struct {
 	// predictions farther off, such as those of a network in training,
 	// need a larger one (docs/acopf-dc3.md: 1e-4 on case57).
 	FBEps float64
+	// BranchLimits adds the branch thermal and angle-difference limits
+	// (BranchLimits) to the inequalities, which makes the zero set
+	// PGLib-OPF's constraint set (MODEL.tex). The default, false, is DC3's
+	// set-up, the power flow and the voltage and generation bounds only
+	// (the DC3 case57 rows use it: that case has no line limits); a
+	// projection meant to be feasible for PGLib's formulation needs true.
+	BranchLimits bool
 }
 
 // ConstraintWith returns the system AdaNP projects onto: the power flow
@@ -129,12 +137,16 @@ type ConstraintOptions struct {
 //	enforce.WithInequalities(enforce.Stack(power flow, pinned), free limits, o.FBEps),
 //
 // the pinned variables' rows y_k = b_k as equalities and the limits of
-// the other variables as inequalities (see Pinned for why). Either way
-// its zero set, without the multipliers, is the power flow within the
-// limits, and it keeps the sparse Jacobian pattern: one row with one
-// nonzero per pinned variable, and one with two (the bound's column and
-// its multiplier's) per other finite bound. It returns an error if
-// o.FBEps is negative, NaN or infinite.
+// the other variables as inequalities (see Pinned for why). With
+// o.BranchLimits the inequalities are enforce.Stack(limits, branch limits)
+// (BranchLimits; the limits alone where the case has no line limit).
+// Either way its zero set, without the multipliers, is the power flow
+// within the limits, and it keeps the sparse Jacobian pattern: one row
+// with one nonzero per pinned variable, one with two (the bound's column
+// and its multiplier's) per other finite bound, and one with five (the
+// branch's four voltages and the multiplier) per thermal row and three
+// per angle row. It returns an error if o.FBEps is negative, NaN or
+// infinite, or, with o.BranchLimits, if NewBranchLimits does.
 func (m *Model) ConstraintWith(o ConstraintOptions) (enforce.Constraint, error) {
 	if !(o.FBEps >= 0) || math.IsInf(o.FBEps, 1) {
 		return nil, fmt.Errorf("acopf: Model.ConstraintWith: FBEps = %v, want non-negative and finite", o.FBEps)
@@ -149,11 +161,32 @@ func (m *Model) ConstraintWith(o ConstraintOptions) (enforce.Constraint, error) 
 		if eq, err = enforce.Stack(m.pf, m.pinned); err != nil {
 			return nil, err
 		}
-		if _, _, n := m.free.Dims(); n == 0 {
-			return eq, nil
+	}
+	var ineq []enforce.Constraint
+	if _, _, n := m.free.Dims(); n > 0 {
+		ineq = append(ineq, m.free)
+	}
+	if o.BranchLimits {
+		nx, _ := m.Dims()
+		bl, err := NewBranchLimits(m.Case, nx)
+		if err != nil {
+			return nil, err
+		}
+		if bl != nil {
+			ineq = append(ineq, bl)
 		}
 	}
-	return enforce.WithInequalities(eq, m.free, eps)
+	switch len(ineq) {
+	case 0:
+		return eq, nil
+	case 1:
+		return enforce.WithInequalities(eq, ineq[0], eps)
+	}
+	g, err := enforce.Stack(ineq...)
+	if err != nil {
+		return nil, err
+	}
+	return enforce.WithInequalities(eq, g, eps)
 }
 
 // Loads returns x at the case's own loads.
