@@ -273,8 +273,10 @@ type Stats struct {
 	Missed []int
 }
 
-// Converged reports whether every sample met the tolerance.
-func (s Stats) Converged() bool { return s.NotConverged == 0 }
+// Converged reports whether every sample met the tolerance: false for
+// a Stats with Samples == 0, such as the zero Stats that Project and the
+// other methods return with an error, which describes no projection.
+func (s Stats) Converged() bool { return s.Samples > 0 && s.NotConverged == 0 }
 
 // ToleranceError is the error of a projection with Settings.RequireTol
 // set when samples missed the tolerance: their residual measure is above
