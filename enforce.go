@@ -82,6 +82,9 @@ type AdaNP struct {
 
 	// sp is the sparse path (sparse_adanp.go), nil on the dense one.
 	sp *sparsePath
+	// pattern is the first projection's check of a declared sparse
+	// pattern (pattern_check.go).
+	pattern patternCheck
 
 	diagInv []float64 // W⁻¹ for Diagonal weights
 	rec     layout    // the trace's step records
@@ -336,7 +339,27 @@ func (a *AdaNP) Project(x, yhat *mat.Dense) (*mat.Dense, Stats, error) {
 // ProjectTo is Project writing ỹ into dst, which must have the shape of ŷ.
 // dst may be ŷ itself. With Settings.RequireTol, dst holds the projection
 // also when the error is a *ToleranceError.
+//
+// For a constraint that declares Capabilities.Sparse (SparseFunc, a
+// hand-written SparseJacobian, a Stack or WithInequalities of them, or a
+// Func whose pattern NewAdaNP detected), the first projection, by
+// Project, ProjectTo or ProjectTrace, first checks the declared pattern
+// at the batch's first sample (its last if the first is not finite): the
+// products ∂c/∂y·u with random
+// u, computed without the pattern (by hyperdual arithmetic for SparseFunc
+// and Func, else by finite differences of c), must agree row by row with
+// the declared Jacobian's. If a dependence is missing from the pattern
+// (and not zero at that sample) or a declared value is wrong, that and
+// every later projection return a *PatternError naming the rows and
+// leave dst unchanged; CheckSparse locates the entries. The check costs
+// O(nnz + nc + ny), one evaluation of the declared Jacobian and one
+// hyperdual evaluation (two to four evaluations of c for finite
+// differences), and runs again at later projections until a sample gives
+// it a verdict (samples that are not finite give none).
 func (a *AdaNP) ProjectTo(dst, x, yhat *mat.Dense) (Stats, error) {
+	if err := a.checkPattern(x, yhat); err != nil {
+		return Stats{}, err
+	}
 	return a.forward(dst, x, yhat, nil, false, nil)
 }
 
@@ -365,6 +388,9 @@ func (a *AdaNP) Check(x, y *mat.Dense) (Stats, error) {
 func (a *AdaNP) ProjectTrace(dst, x, yhat *mat.Dense, tr *Trace) (Stats, error) {
 	if tr == nil {
 		return Stats{}, errors.New("enforce: nil trace")
+	}
+	if err := a.checkPattern(x, yhat); err != nil {
+		return Stats{}, err
 	}
 	return a.forward(dst, x, yhat, tr, false, nil)
 }

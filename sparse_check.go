@@ -20,20 +20,38 @@ type PatternEntry struct {
 	Got, Want float64
 }
 
-// PatternError is CheckSparse's report: the entries of ∂c/∂y where the
+// PatternError reports a sparse Jacobian (Capabilities.Sparse) that
+// disagrees with the constraint it declares, found by one of two checks.
+//
+// CheckSparse's full check fills Entries: the entries of ∂c/∂y where the
 // declared sparse Jacobian and the reference differ by more than the
-// tolerance, the largest differences first (at most maxPatternEntries),
-// and how many there are in all.
+// tolerance, the largest differences first (at most maxPatternEntries =
+// 10), and Count, how many there are in all.
+//
+// The cheap check that AdaNP runs at its first projection (see
+// ProjectTo) fills Rows instead: the rows i whose product ∂c_i/∂y·u with
+// random vectors u, computed without the pattern, differs from the
+// declared Jacobian's (the first 10, in increasing order), Count, how
+// many there are in all, and Sample, the row of the batch at which they
+// were found; it does not locate the columns (run CheckSparse there).
+// Detected is set when the pattern was not declared but detected by
+// NewAdaNP for a Func constraint.
 type PatternError struct {
-	Entries []PatternEntry
-	Count   int
+	Entries  []PatternEntry
+	Count    int
+	Rows     []int
+	Sample   int
+	Detected bool
 }
 
 // maxPatternEntries bounds PatternError.Entries.
 const maxPatternEntries = 10
 
-// Error lists the entries.
+// Error lists the entries, or the rows.
 func (e *PatternError) Error() string {
+	if e.Rows != nil {
+		return e.firstProjectionMessage()
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "enforce: CheckSparse: %d entries of ∂c/∂y disagree with the declared sparse Jacobian", e.Count)
 	for _, p := range e.Entries {

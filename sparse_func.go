@@ -132,6 +132,9 @@ type sparseFunc struct {
 	byColour    [][]int32 // per colour, the nonzeros of its outputs
 	row         []int32   // per nonzero, its row
 	vals        sync.Pool // *[]float64 of length nnz, for the dense Eval
+	// detected: the pattern was detected for a Func (funcpattern.go),
+	// not declared.
+	detected bool
 }
 
 // Colours returns the number of colours of the compression: Sparse.Eval
