@@ -48,6 +48,7 @@ import (
 // An AdaNP is safe for concurrent use by several goroutines.
 type AdaNP struct {
 	c      Constraint
+	orig   Constraint // the Func that c evaluates with its detected pattern, else nil
 	k      Capabilities // c's, read once
 	s      Settings
 	nx     int // inputs
@@ -199,7 +200,12 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 }
 
 // Constraint returns the constraint AdaNP projects onto.
-func (a *AdaNP) Constraint() Constraint { return a.c }
+func (a *AdaNP) Constraint() Constraint {
+	if a.orig != nil {
+		return a.orig
+	}
+	return a.c
+}
 
 // Settings returns the settings in use, with defaults filled in.
 func (a *AdaNP) Settings() Settings {

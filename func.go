@@ -77,6 +77,7 @@ type funcConstraint struct {
 	f          func(x, y, c []hyperdual.Number)
 	pool       sync.Pool // *funcScratch
 	caps       Capabilities
+	detect     funcPattern // the detected pattern of ∂c/∂y (funcpattern.go)
 }
 
 // funcScratch holds the hyperdual arguments of one call of f.

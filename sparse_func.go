@@ -69,8 +69,8 @@ func SparseFunc(nx, ny, nc int, pattern [][]int, f func(x, y, c []hyperdual.Numb
 	case len(pattern) != nc:
 		return nil, fmt.Errorf("enforce: SparseFunc: pattern has %d rows, want nc = %d", len(pattern), nc)
 	}
-	sf := &sparseFunc{funcConstraint: funcConstraint{nx: nx, ny: ny, nc: nc, f: f}}
-	sf.rowPtr = make([]int, nc+1)
+	rowPtr := make([]int, nc+1)
+	var col []int
 	for i, row := range pattern {
 		r := slices.Clone(row)
 		slices.Sort(r)
@@ -82,9 +82,16 @@ func SparseFunc(nx, ny, nc int, pattern [][]int, f func(x, y, c []hyperdual.Numb
 				return nil, fmt.Errorf("enforce: SparseFunc: pattern row %d repeats index %d", i, j)
 			}
 		}
-		sf.col = append(sf.col, r...)
-		sf.rowPtr[i+1] = len(sf.col)
+		col = append(col, r...)
+		rowPtr[i+1] = len(col)
 	}
+	return newSparseFunc(nx, ny, nc, f, rowPtr, col), nil
+}
+
+// newSparseFunc returns the sparseFunc of f with the valid CSR pattern
+// rowPtr, col (strictly increasing columns in each row).
+func newSparseFunc(nx, ny, nc int, f func(x, y, c []hyperdual.Number), rowPtr, col []int) *sparseFunc {
+	sf := &sparseFunc{funcConstraint: funcConstraint{nx: nx, ny: ny, nc: nc, f: f}, rowPtr: rowPtr, col: col}
 	nnz := len(sf.col)
 	sf.colours, sf.k = colour.Columns(nc, ny, sf.rowPtr, sf.col, colour.LargestFirst)
 	// byColour[c] lists the nonzeros q whose column has colour c, with
@@ -117,7 +124,7 @@ func SparseFunc(nx, ny, nc int, pattern [][]int, f func(x, y, c []hyperdual.Numb
 		JacobianX: sf.JacobianX, HessVec: sf.HessVec, MixedHessVec: sf.MixedHessVec,
 		Sparse: &SparseJacobian{RowPtr: sf.rowPtr, Col: sf.col, Eval: sf.evalSparse, JacobianXTVec: sf.jacobianXTVec},
 	}
-	return sf, nil
+	return sf
 }
 
 // sparseFunc is the Constraint returned by SparseFunc: a funcConstraint
