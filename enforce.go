@@ -48,7 +48,7 @@ import (
 // An AdaNP is safe for concurrent use by several goroutines.
 type AdaNP struct {
 	c      Constraint
-	orig   Constraint // the Func that c evaluates with its detected pattern, else nil
+	orig   Constraint   // the Func that c evaluates with its detected pattern, else nil
 	k      Capabilities // c's, read once
 	s      Settings
 	nx     int // inputs
