@@ -68,8 +68,10 @@ func randomEquations(rnd *rand.Rand, ny, nc int, rowLen func(i int) int) (patter
 // TestFuncPatternDetected checks that the detected pattern of a Func is
 // its true pattern: a chain, a mesh, random rows of 1 to 8 outputs, rows
 // of 60, a row with no dependence on y, and a tiny ny that takes the
-// column-by-column fallback; and that the group testing takes far fewer
-// evaluations of f than Func's dense Jacobian (⌈ny/2⌉ per point).
+// column-by-column fallback; and that the group testing takes at most
+// 150 evaluations of f per point for rows of at most 6 (8 for the random
+// rows) entries, far fewer than Func's dense Jacobian (⌈ny/2⌉), and at
+// most ny per point for rows of 60.
 func TestFuncPatternDetected(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(56, 56))
 	for _, tc := range []struct {
@@ -79,10 +81,10 @@ func TestFuncPatternDetected(t *testing.T) {
 		f        func(x, y, c []hyperdual.Number)
 		maxPassN int // at most this many evaluations of f in all, 0: no bound
 	}{
-		{"chain", 1, 2000, nil, nil, 400},
-		{"mesh", 2, 2 * 30 * 30, nil, nil, 600},
-		{"random rows of 1 to 8", 1, 3000, nil, nil, 1200},
-		{"rows of 60", 1, 400, nil, nil, 0},
+		{"chain", 1, 2000, nil, nil, 2 * 150},
+		{"mesh", 2, 2 * 30 * 30, nil, nil, 2 * 150},
+		{"random rows of 1 to 8", 1, 3000, nil, nil, 2 * 150},
+		{"rows of 60", 1, 400, nil, nil, 2 * 400},
 		{"tiny", 1, 6, nil, nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,14 +128,20 @@ func funcTarget(t testing.TB, n int) Constraint {
 }
 
 // BenchmarkFuncSparseProject measures issue 56's target, a Func of 10⁴
-// equations with 4 nonzeros per row, batch 8: NewAdaNP (the pattern's
-// detection, once per constraint, and the symbolic analysis) and the
-// projection on the sparse path that PathAuto takes.
+// equations with 4 nonzeros per row, batch 8: the pattern's detection
+// alone, NewAdaNP (the detection, once per constraint, and the symbolic
+// analysis) and the projection on the sparse path that PathAuto takes.
 func BenchmarkFuncSparseProject(b *testing.B) {
 	const n, rows = 10004, 8
 	rnd := rand.New(rand.NewPCG(1, 1))
 	x := randDense(rnd, rows, 1, 0.5)
 	yhat := randDense(rnd, rows, n, 0.5)
+	b.Run("detect", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			require.NotNil(b, funcTarget(b, n).(*funcConstraint).detectPattern())
+		}
+	})
 	b.Run("NewAdaNP", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -173,13 +181,16 @@ func TestPathAutoPicksSparseForFunc(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, PathDense, dense.Path())
 
-	small := funcTarget(t, 4+funcDetectMinRows-1)
+	small := funcTarget(t, 4+15)
 	s, err := NewAdaNP(small, Settings{})
 	require.NoError(t, err)
-	assert.Equal(t, PathDense, s.Path(), "below funcDetectMinRows equations")
+	assert.Equal(t, PathDense, s.Path(), "below 16 equations")
 	s, err = NewAdaNP(small, Settings{Path: PathSparse})
 	require.NoError(t, err)
 	assert.Equal(t, PathSparse, s.Path(), "PathSparse detects at any size")
+	s, err = NewAdaNP(funcTarget(t, 4+16), Settings{})
+	require.NoError(t, err)
+	assert.Equal(t, PathSparse, s.Path(), "16 equations")
 }
 
 // TestFuncSparseMatchesDense: a Func projected on the sparse path of its
@@ -266,20 +277,32 @@ func TestFuncDetectionMissIsCaught(t *testing.T) {
 	assert.True(t, st.Converged())
 }
 
-// TestFuncDetectionFails: a Func that is not finite at every probe point
-// keeps the dense path under PathAuto, and PathSparse says why it cannot
-// be taken.
+// TestFuncDetectionFails: a Func that is not finite at every probe point,
+// or panics there, keeps the dense path under PathAuto, and PathSparse
+// says why it cannot be taken.
 func TestFuncDetectionFails(t *testing.T) {
-	c, err := Func(0, 40, 20, func(_, y, c []hd.Number) {
-		for i := range c {
-			c[i] = hd.Sub(hd.Log(hd.Sub(y[i], hd.Const(10))), y[i+1]) // log(y − 10): y > 10 only
-		}
-	})
-	require.NoError(t, err)
-	a, err := NewAdaNP(c, Settings{})
-	require.NoError(t, err)
-	assert.Equal(t, PathDense, a.Path())
-	_, err = NewAdaNP(c, Settings{Path: PathSparse})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "SparseFunc")
+	for name, f := range map[string]func(x, y, c []hd.Number){
+		"not finite": func(_, y, c []hd.Number) {
+			for i := range c {
+				c[i] = hd.Sub(hd.Log(hd.Sub(y[i], hd.Const(10))), y[i+1]) // log(y − 10): y > 10 only
+			}
+		},
+		"panics": func(_, y, c []hd.Number) {
+			if y[0].Real < 2 {
+				panic("outside the model's range")
+			}
+			for i := range c {
+				c[i] = hd.Sub(y[i], y[i+1])
+			}
+		},
+	} {
+		c, err := Func(0, 40, 20, f)
+		require.NoError(t, err)
+		a, err := NewAdaNP(c, Settings{})
+		require.NoError(t, err, name)
+		assert.Equal(t, PathDense, a.Path(), name)
+		_, err = NewAdaNP(c, Settings{Path: PathSparse})
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "SparseFunc", name)
+	}
 }

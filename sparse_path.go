@@ -12,7 +12,9 @@ type Path int
 
 const (
 	// PathAuto, the zero value, takes the sparse path when the constraint
-	// declares Capabilities.Sparse, has at most half of B's entries in
+	// declares Capabilities.Sparse (or is a Func of at least 16
+	// equations whose pattern NewAdaNP detects, see Func), has at most
+	// half of B's entries in
 	// its pattern, and the dense path's multiply–adds per step are at
 	// least the sparse path's
 	// (counted after the symbolic analysis: a measured crossover, see
@@ -27,8 +29,9 @@ const (
 	// factors G = B·W⁻¹·Bᵀ + εI by a sparse LDLᵀ after one symbolic
 	// analysis (fill-reducing ordering, elimination tree, pattern of the
 	// factor) shared by every worker; its cost and memory follow the
-	// nonzeros of B and of the factor. It needs Capabilities.Sparse:
-	// NewAdaNP returns an error for a constraint without it, and for
+	// nonzeros of B and of the factor. It needs Capabilities.Sparse or a
+	// Func (whose pattern it detects): NewAdaNP returns an error for any
+	// other constraint, for a Func whose detection fails, and for
 	// BatchDiagonal or TrainableDiagonal weights.
 	//
 	// On the sparse path every step is computed in float64 except, with
