@@ -193,3 +193,38 @@ func TestPatternCheckNoVerdictOnBadInput(t *testing.T) {
 	_, _, err = a.Project(mat.NewDense(1, 1, []float64{0.1}), y)
 	assert.ErrorAs(t, err, &pe)
 }
+
+// TestPatternCheckCostFD checks the cost of the check by finite
+// differences for a hand-written pattern that is right: one Sparse.Eval
+// with values and two without (a second step only for a row that
+// disagrees), whatever ny.
+func TestPatternCheckCostFD(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(10, 10))
+	sys := newSPSystem(rnd, 2, 300, 200, 4, 3)
+	var withVals, without atomic.Int64
+	sp := *sys.k.Sparse
+	sp.Eval = func(x, y, c, vals []float64) {
+		if vals != nil {
+			withVals.Add(1)
+		} else {
+			without.Add(1)
+		}
+		sys.k.Sparse.Eval(x, y, c, vals)
+	}
+	counted := *sys
+	counted.k.Sparse = &sp
+	a, err := NewAdaNP(&counted, Settings{Path: PathSparse})
+	require.NoError(t, err)
+	x, yhat := randDense(rnd, 4, 2, 0.5), randDense(rnd, 4, 300, 0.5)
+	count := func() (int64, int64) {
+		withVals.Store(0)
+		without.Store(0)
+		_, _, err := a.Project(x, yhat)
+		require.NoError(t, err)
+		return withVals.Load(), without.Load()
+	}
+	v1, n1 := count()
+	v2, n2 := count()
+	assert.Equal(t, int64(1), v1-v2, "Sparse.Eval with values")
+	assert.Equal(t, int64(2), n1-n2, "Sparse.Eval without")
+}

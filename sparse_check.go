@@ -75,13 +75,16 @@ func (e *PatternError) Error() string {
 // without Capabilities.Sparse, arguments of the wrong lengths, or a panic
 // or a non-finite value in the constraint's code.
 //
-// A declared pattern that misses a dependence is the error that the sparse
-// path cannot see: SparseFunc then assigns the missing derivative to
-// another output of the same colour or drops it, a hand-written
-// SparseJacobian.Eval has nowhere to put it, and the projection converges
-// slowly or not at all, with wrong gradients. CheckSparse is the test to
-// run once on a new constraint, at a point where every dependence shows
-// (a generic point: not y = 0 if c is bilinear in y, say).
+// A declared pattern that misses a dependence is an error that the
+// sparse path's steps cannot see: SparseFunc then assigns the missing
+// derivative to another output of the same colour or drops it, a
+// hand-written SparseJacobian.Eval has nowhere to put it, and the
+// projection converges slowly or not at all, with wrong gradients. AdaNP's
+// first projection runs a cheap check by random products (see ProjectTo),
+// which finds the rows but not the columns and sees only the entries not
+// zero at one sample; CheckSparse is the full test to run once on a new
+// constraint, at a point where every dependence shows (a generic point:
+// not y = 0 if c is bilinear in y, say).
 //
 // The reference is exact for a SparseFunc: one hyperdual evaluation of its
 // function per two outputs, seeded column by column without the colouring,

@@ -38,13 +38,17 @@ import (
 // nx, which is small in the applications in mind (a network's input);
 // their pattern is not declared.
 //
-// The pattern is declared, not detected: pattern[i] lists the indices of
-// the outputs that c_i may depend on (in any order, without repeats). A
-// dependence that the pattern omits is not an error that SparseFunc can
-// see: its derivatives are silently assigned to another output of the same
-// colour or dropped, and the projection then converges slowly or not at
-// all (Stats.NotConverged) and gradients are wrong. Declare every output
-// that an equation reads; an extra index costs only its zero; and run
+// The pattern is declared, not detected (Func detects one):
+// pattern[i] lists the indices of the outputs that c_i may depend on (in
+// any order, without repeats). A dependence that the pattern omits sends
+// its derivatives to another output of the same colour or drops them.
+// AdaNP's first projection checks the pattern at its first sample by an
+// uncompressed hyperdual product ∂c/∂y·u against the compressed one (see
+// ProjectTo) and returns a *PatternError naming the rows that disagree;
+// a dependence that is zero at that sample but not elsewhere escapes the
+// check, and the projection then converges slowly or not at all
+// (Stats.NotConverged) with wrong gradients. Declare every output that
+// an equation reads; an extra index costs only its zero; and run
 // CheckSparse once on a new constraint, which compares the compressed
 // Jacobian with an uncompressed one and names the entries that disagree.
 //
