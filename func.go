@@ -35,8 +35,9 @@ import (
 // # Large sparse systems
 //
 // For a Func with at least 16 equations (any size with Settings.Path =
-// PathSparse), NewAdaNP detects the pattern of ∂c/∂y, once per
-// constraint: by group testing with hyperdual evaluations of f at two
+// PathSparse; never with BatchDiagonal or TrainableDiagonal weights, which
+// the sparse path does not implement), NewAdaNP detects the pattern of
+// ∂c/∂y, once per constraint: by group testing with hyperdual evaluations of f at two
 // random points (x and y uniform in [0.5, 1.5]; points where c is not
 // finite are skipped), which for rows of at most about 6 entries takes
 // some 60 to 150 evaluations of f per point, at most about ny, and
