@@ -228,3 +228,24 @@ func TestPatternCheckCostFD(t *testing.T) {
 	assert.Equal(t, int64(1), v1-v2, "Sparse.Eval with values")
 	assert.Equal(t, int64(2), n1-n2, "Sparse.Eval without")
 }
+
+// TestPatternErrorRows: with many wrong rows the error lists the first
+// 10, in increasing order, and counts them all.
+func TestPatternErrorRows(t *testing.T) {
+	const n = 30
+	pattern, f := chainEquations(n)
+	for k := range pattern {
+		pattern[k] = pattern[k][:2] // every row misses y_{k+2} and y_{k+3}
+	}
+	c, err := SparseFunc(1, n, n-4, pattern, f)
+	require.NoError(t, err)
+	a, err := NewAdaNP(c, Settings{})
+	require.NoError(t, err)
+	rnd := rand.New(rand.NewPCG(11, 11))
+	_, _, err = a.Project(randDense(rnd, 2, 1, 0.5), randDense(rnd, 2, n, 0.5))
+	var pe *PatternError
+	require.True(t, errors.As(err, &pe), "%v", err)
+	assert.Equal(t, n-4, pe.Count)
+	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, pe.Rows)
+	assert.Nil(t, pe.Entries)
+}
