@@ -48,6 +48,7 @@ import (
 // An AdaNP is safe for concurrent use by several goroutines.
 type AdaNP struct {
 	c      Constraint
+	orig   Constraint   // the Func that c evaluates with its detected pattern, else nil
 	k      Capabilities // c's, read once
 	s      Settings
 	nx     int // inputs
@@ -86,6 +87,9 @@ type AdaNP struct {
 
 	// sp is the sparse path (sparse_adanp.go), nil on the dense one.
 	sp *sparsePath
+	// pattern is the first projection's check of a declared sparse
+	// pattern (pattern_check.go).
+	pattern patternCheck
 
 	diagInv []float64 // W⁻¹ for Diagonal weights
 	rec     layout    // the trace's step records
@@ -206,7 +210,12 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 }
 
 // Constraint returns the constraint AdaNP projects onto.
-func (a *AdaNP) Constraint() Constraint { return a.c }
+func (a *AdaNP) Constraint() Constraint {
+	if a.orig != nil {
+		return a.orig
+	}
+	return a.c
+}
 
 // Settings returns the settings in use, with defaults filled in.
 func (a *AdaNP) Settings() Settings {
@@ -283,8 +292,10 @@ type Stats struct {
 	Missed []int
 }
 
-// Converged reports whether every sample met the tolerance.
-func (s Stats) Converged() bool { return s.NotConverged == 0 }
+// Converged reports whether every sample met the tolerance: false for
+// a Stats with Samples == 0, such as the zero Stats that Project and the
+// other methods return with an error, which describes no projection.
+func (s Stats) Converged() bool { return s.Samples > 0 && s.NotConverged == 0 }
 
 // ToleranceError is the error of a projection with Settings.RequireTol
 // set when samples missed the tolerance: their residual measure is above
@@ -344,7 +355,27 @@ func (a *AdaNP) Project(x, yhat *mat.Dense) (*mat.Dense, Stats, error) {
 // ProjectTo is Project writing ỹ into dst, which must have the shape of ŷ.
 // dst may be ŷ itself. With Settings.RequireTol, dst holds the projection
 // also when the error is a *ToleranceError.
+//
+// For a constraint that declares Capabilities.Sparse (SparseFunc, a
+// hand-written SparseJacobian, a Stack or WithInequalities of them, or a
+// Func whose pattern NewAdaNP detected), the first projection, by
+// Project, ProjectTo or ProjectTrace, first checks the declared pattern
+// at the batch's first sample (its last if the first is not finite): the
+// products ∂c/∂y·u with random
+// u, computed without the pattern (by hyperdual arithmetic for SparseFunc
+// and Func, else by finite differences of c), must agree row by row with
+// the declared Jacobian's. If a dependence is missing from the pattern
+// (and not zero at that sample) or a declared value is wrong, that and
+// every later projection return a *PatternError naming the rows and
+// leave dst unchanged; CheckSparse locates the entries. The check costs
+// O(nnz + nc + ny), one evaluation of the declared Jacobian and one
+// hyperdual evaluation (two to four evaluations of c for finite
+// differences), and runs again at later projections until a sample gives
+// it a verdict (samples that are not finite give none).
 func (a *AdaNP) ProjectTo(dst, x, yhat *mat.Dense) (Stats, error) {
+	if err := a.checkPattern(x, yhat); err != nil {
+		return Stats{}, err
+	}
 	return a.forward(dst, x, yhat, nil, false, nil)
 }
 
@@ -373,6 +404,9 @@ func (a *AdaNP) Check(x, y *mat.Dense) (Stats, error) {
 func (a *AdaNP) ProjectTrace(dst, x, yhat *mat.Dense, tr *Trace) (Stats, error) {
 	if tr == nil {
 		return Stats{}, errors.New("enforce: nil trace")
+	}
+	if err := a.checkPattern(x, yhat); err != nil {
+		return Stats{}, err
 	}
 	return a.forward(dst, x, yhat, tr, false, nil)
 }

@@ -12,7 +12,9 @@ import "fmt"
 // in the columns Col[RowPtr[i]:RowPtr[i+1]], strictly increasing, with
 // RowPtr of length nc+1, RowPtr[0] = 0 and nnz = RowPtr[nc]. A pattern
 // entry may hold the value zero at some (x, y); an entry outside the
-// pattern must be zero everywhere. The slices must not be modified.
+// pattern must be zero everywhere (AdaNP's first projection checks it at
+// one sample and returns a *PatternError; CheckSparse checks every
+// entry). The slices must not be modified.
 type SparseJacobian struct {
 	// RowPtr (length nc+1) and Col (length nnz) are the pattern of ∂c/∂y.
 	RowPtr, Col []int

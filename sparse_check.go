@@ -20,20 +20,38 @@ type PatternEntry struct {
 	Got, Want float64
 }
 
-// PatternError is CheckSparse's report: the entries of ∂c/∂y where the
+// PatternError reports a sparse Jacobian (Capabilities.Sparse) that
+// disagrees with the constraint it declares, found by one of two checks.
+//
+// CheckSparse's full check fills Entries: the entries of ∂c/∂y where the
 // declared sparse Jacobian and the reference differ by more than the
-// tolerance, the largest differences first (at most maxPatternEntries),
-// and how many there are in all.
+// tolerance, the largest differences first (at most maxPatternEntries =
+// 10), and Count, how many there are in all.
+//
+// The cheap check that AdaNP runs at its first projection (see
+// ProjectTo) fills Rows instead: the rows i whose product ∂c_i/∂y·u with
+// random vectors u, computed without the pattern, differs from the
+// declared Jacobian's (the first 10, in increasing order), Count, how
+// many there are in all, and Sample, the row of the batch at which they
+// were found; it does not locate the columns (run CheckSparse there).
+// Detected is set when the pattern was not declared but detected by
+// NewAdaNP for a Func constraint.
 type PatternError struct {
-	Entries []PatternEntry
-	Count   int
+	Entries  []PatternEntry
+	Count    int
+	Rows     []int
+	Sample   int
+	Detected bool
 }
 
 // maxPatternEntries bounds PatternError.Entries.
 const maxPatternEntries = 10
 
-// Error lists the entries.
+// Error lists the entries, or the rows.
 func (e *PatternError) Error() string {
+	if e.Rows != nil {
+		return e.firstProjectionMessage()
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "enforce: CheckSparse: %d entries of ∂c/∂y disagree with the declared sparse Jacobian", e.Count)
 	for _, p := range e.Entries {
@@ -57,13 +75,16 @@ func (e *PatternError) Error() string {
 // without Capabilities.Sparse, arguments of the wrong lengths, or a panic
 // or a non-finite value in the constraint's code.
 //
-// A declared pattern that misses a dependence is the error that the sparse
-// path cannot see: SparseFunc then assigns the missing derivative to
-// another output of the same colour or drops it, a hand-written
-// SparseJacobian.Eval has nowhere to put it, and the projection converges
-// slowly or not at all, with wrong gradients. CheckSparse is the test to
-// run once on a new constraint, at a point where every dependence shows
-// (a generic point: not y = 0 if c is bilinear in y, say).
+// A declared pattern that misses a dependence is an error that the
+// sparse path's steps cannot see: SparseFunc then assigns the missing
+// derivative to another output of the same colour or drops it, a
+// hand-written SparseJacobian.Eval has nowhere to put it, and the
+// projection converges slowly or not at all, with wrong gradients. AdaNP's
+// first projection runs a cheap check by random products (see ProjectTo),
+// which finds the rows but not the columns and sees only the entries not
+// zero at one sample; CheckSparse is the full test to run once on a new
+// constraint, at a point where every dependence shows (a generic point:
+// not y = 0 if c is bilinear in y, say).
 //
 // The reference is exact for a SparseFunc: one hyperdual evaluation of its
 // function per two outputs, seeded column by column without the colouring,

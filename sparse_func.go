@@ -38,13 +38,17 @@ import (
 // nx, which is small in the applications in mind (a network's input);
 // their pattern is not declared.
 //
-// The pattern is declared, not detected: pattern[i] lists the indices of
-// the outputs that c_i may depend on (in any order, without repeats). A
-// dependence that the pattern omits is not an error that SparseFunc can
-// see: its derivatives are silently assigned to another output of the same
-// colour or dropped, and the projection then converges slowly or not at
-// all (Stats.NotConverged) and gradients are wrong. Declare every output
-// that an equation reads; an extra index costs only its zero; and run
+// The pattern is declared, not detected (Func detects one):
+// pattern[i] lists the indices of the outputs that c_i may depend on (in
+// any order, without repeats). A dependence that the pattern omits sends
+// its derivatives to another output of the same colour or drops them.
+// AdaNP's first projection checks the pattern at its first sample by an
+// uncompressed hyperdual product ∂c/∂y·u against the compressed one (see
+// ProjectTo) and returns a *PatternError naming the rows that disagree;
+// a dependence that is zero at that sample but not elsewhere escapes the
+// check, and the projection then converges slowly or not at all
+// (Stats.NotConverged) with wrong gradients. Declare every output that
+// an equation reads; an extra index costs only its zero; and run
 // CheckSparse once on a new constraint, which compares the compressed
 // Jacobian with an uncompressed one and names the entries that disagree.
 //
@@ -69,8 +73,8 @@ func SparseFunc(nx, ny, nc int, pattern [][]int, f func(x, y, c []hyperdual.Numb
 	case len(pattern) != nc:
 		return nil, fmt.Errorf("enforce: SparseFunc: pattern has %d rows, want nc = %d", len(pattern), nc)
 	}
-	sf := &sparseFunc{funcConstraint: funcConstraint{nx: nx, ny: ny, nc: nc, f: f}}
-	sf.rowPtr = make([]int, nc+1)
+	rowPtr := make([]int, nc+1)
+	var col []int
 	for i, row := range pattern {
 		r := slices.Clone(row)
 		slices.Sort(r)
@@ -82,9 +86,16 @@ func SparseFunc(nx, ny, nc int, pattern [][]int, f func(x, y, c []hyperdual.Numb
 				return nil, fmt.Errorf("enforce: SparseFunc: pattern row %d repeats index %d", i, j)
 			}
 		}
-		sf.col = append(sf.col, r...)
-		sf.rowPtr[i+1] = len(sf.col)
+		col = append(col, r...)
+		rowPtr[i+1] = len(col)
 	}
+	return newSparseFunc(nx, ny, nc, f, rowPtr, col), nil
+}
+
+// newSparseFunc returns the sparseFunc of f with the valid CSR pattern
+// rowPtr, col (strictly increasing columns in each row).
+func newSparseFunc(nx, ny, nc int, f func(x, y, c []hyperdual.Number), rowPtr, col []int) *sparseFunc {
+	sf := &sparseFunc{funcConstraint: funcConstraint{nx: nx, ny: ny, nc: nc, f: f}, rowPtr: rowPtr, col: col}
 	nnz := len(sf.col)
 	sf.colours, sf.k = colour.Columns(nc, ny, sf.rowPtr, sf.col, colour.LargestFirst)
 	// byColour[c] lists the nonzeros q whose column has colour c, with
@@ -117,7 +128,7 @@ func SparseFunc(nx, ny, nc int, pattern [][]int, f func(x, y, c []hyperdual.Numb
 		JacobianX: sf.JacobianX, HessVec: sf.HessVec, MixedHessVec: sf.MixedHessVec,
 		Sparse: &SparseJacobian{RowPtr: sf.rowPtr, Col: sf.col, Eval: sf.evalSparse, JacobianXTVec: sf.jacobianXTVec},
 	}
-	return sf, nil
+	return sf
 }
 
 // sparseFunc is the Constraint returned by SparseFunc: a funcConstraint
@@ -132,6 +143,9 @@ type sparseFunc struct {
 	byColour    [][]int32 // per colour, the nonzeros of its outputs
 	row         []int32   // per nonzero, its row
 	vals        sync.Pool // *[]float64 of length nnz, for the dense Eval
+	// detected: the pattern was detected for a Func (funcpattern.go),
+	// not declared.
+	detected bool
 }
 
 // Colours returns the number of colours of the compression: Sparse.Eval

@@ -12,7 +12,9 @@ type Path int
 
 const (
 	// PathAuto, the zero value, takes the sparse path when the constraint
-	// declares Capabilities.Sparse, has at most half of B's entries in
+	// declares Capabilities.Sparse (or is a Func of at least 16
+	// equations whose pattern NewAdaNP detects, see Func), has at most
+	// half of B's entries in
 	// its pattern, and the dense path's multiply–adds per step are at
 	// least the sparse path's
 	// (counted after the symbolic analysis: a measured crossover, see
@@ -27,8 +29,9 @@ const (
 	// factors G = B·W⁻¹·Bᵀ + εI by a sparse LDLᵀ after one symbolic
 	// analysis (fill-reducing ordering, elimination tree, pattern of the
 	// factor) shared by every worker; its cost and memory follow the
-	// nonzeros of B and of the factor. It needs Capabilities.Sparse:
-	// NewAdaNP returns an error for a constraint without it, and for
+	// nonzeros of B and of the factor. It needs Capabilities.Sparse or a
+	// Func (whose pattern it detects): NewAdaNP returns an error for any
+	// other constraint, for a Func whose detection fails, and for
 	// BatchDiagonal or TrainableDiagonal weights.
 	//
 	// On the sparse path every step is computed in float64 except, with
@@ -72,13 +75,8 @@ func (p Path) String() string {
 // choosePath validates Settings.Path and, where the sparse path is taken,
 // analyses the pattern and sets a.sp.
 func (a *AdaNP) choosePath() error {
-	sj := a.k.Sparse
 	switch a.s.Path {
-	case PathAuto, PathDense:
-	case PathSparse:
-		if sj == nil {
-			return errors.New("enforce: Settings.Path is PathSparse but the constraint declares no Capabilities.Sparse")
-		}
+	case PathAuto, PathDense, PathSparse:
 	default:
 		return fmt.Errorf("enforce: unknown %v", a.s.Path)
 	}
@@ -88,6 +86,16 @@ func (a *AdaNP) choosePath() error {
 			return fmt.Errorf("enforce: the sparse path does not implement %v weights", w)
 		}
 		return nil
+	}
+	sj, detected := a.k.Sparse, a.detectedPattern()
+	if detected != nil {
+		sj = detected.caps.Sparse
+	}
+	if sj == nil && a.s.Path == PathSparse {
+		if _, ok := a.c.(*funcConstraint); ok {
+			return errors.New("enforce: Settings.Path is PathSparse but the pattern of the Func constraint's Jacobian could not be detected (f is not finite or panics at every probe point): declare it with SparseFunc")
+		}
+		return errors.New("enforce: Settings.Path is PathSparse but the constraint declares no Capabilities.Sparse")
 	}
 	if sj == nil || a.s.Path == PathDense || a.s.Path == PathAuto && !worthAnalysing(a.nc, a.n, sj.nnz()) {
 		return nil
@@ -99,11 +107,30 @@ func (a *AdaNP) choosePath() error {
 	if a.s.Path == PathAuto && !preferSparse(a.nc, a.n, sp.gram) {
 		return nil
 	}
+	if detected != nil {
+		// The Func takes the sparse path as the SparseFunc of its
+		// detected pattern: compressed Jacobians and HessVec.
+		a.orig, a.c, a.k = a.c, detected, detected.caps
+		a.hasHV, a.hasMHV = a.k.HessVec != nil, a.k.MixedHessVec != nil
+	}
 	a.sp = sp
 	sp.single = a.s.Precision == Float32 && sp.gram.Method() == sparse.Supernodal
 	a.lo, a.eval32, a.hv32 = false, nil, nil
 	a.hasJX = a.k.JacobianX != nil || sj.JacobianXTVec != nil
 	return nil
+}
+
+// detectedPattern returns the Func constraint a.c with its detected
+// pattern (funcConstraint.detectPattern) when the path may be sparse:
+// Settings.Path PathSparse, or PathAuto with at least funcDetectMinRows
+// equations; nil otherwise, for any other constraint, or when the
+// detection fails.
+func (a *AdaNP) detectedPattern() *sparseFunc {
+	fc, ok := a.c.(*funcConstraint)
+	if !ok || a.s.Path == PathDense || a.s.Path == PathAuto && fc.nc < funcDetectMinRows {
+		return nil
+	}
+	return fc.detectPattern()
 }
 
 // PathAuto's rule, measured by BenchmarkPathCrossover (docs/sparse.md):

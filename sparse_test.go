@@ -352,10 +352,11 @@ func TestSparseRankDeficient(t *testing.T) {
 	assert.Equal(t, 2, gs.Inexact)
 }
 
-// TestSparsePathErrors: a forced sparse path needs the capability; an
+// TestSparsePathErrors: a forced sparse path needs the capability (a
+// hand-written constraint without it; a Func's pattern is detected); an
 // unknown path is rejected; PathAuto keeps small systems dense.
 func TestSparsePathErrors(t *testing.T) {
-	_, err := NewAdaNP(gtTwo(t), Settings{Path: PathSparse})
+	_, err := NewAdaNP(struct{ Constraint }{gtTwo(t)}, Settings{Path: PathSparse})
 	assert.ErrorContains(t, err, "Capabilities.Sparse")
 	sys := newSPSystem(rand.New(rand.NewPCG(1, 1)), 1, 6, 3, 3, 2)
 	_, err = NewAdaNP(sys, Settings{Path: Path(7)})

@@ -12,8 +12,13 @@ import (
 // The residuals read before → after projection; ‖ỹ−ŷ‖ is Displacement. The end says
 // "converged" when every sample met the tolerance and otherwise how many did
 // not, followed by the nonzero counts of samples that were clamped, stopped
-// or stalled (see the fields of Stats).
+// or stalled (see the fields of Stats). A Stats with Samples == 0 (the
+// zero Stats that a projection returns with an error) describes no
+// projection and prints as "0 samples, nothing projected".
 func (s Stats) String() string {
+	if s.Samples == 0 {
+		return "0 samples, nothing projected"
+	}
 	var b strings.Builder
 	noun := "samples"
 	if s.Samples == 1 {

@@ -19,8 +19,7 @@ func TestStatsString(t *testing.T) {
 		s    enforce.Stats
 		want string
 	}{
-		{"zero", enforce.Stats{},
-			"0 samples, depth mean 0 max 0, max|c| 0.00e+00 → 0.00e+00, mean|c| 0.00e+00 → 0.00e+00, ‖ỹ−ŷ‖ max 0.00e+00 mean 0.00e+00, converged"},
+		{"zero", enforce.Stats{}, "0 samples, nothing projected"},
 		{"one sample", enforce.Stats{Samples: 1, Depth: 2, MeanDepth: 2, Before: enforce.Residual{Max: 0.5, Mean: 0.25},
 			After: enforce.Residual{Max: 3e-9, Mean: 1e-9}, Displacement: enforce.Residual{Max: 0.125, Mean: 0.125}},
 			"1 sample, depth mean 2 max 2, max|c| 5.00e-01 → 3.00e-09, mean|c| 2.50e-01 → 1.00e-09, ‖ỹ−ŷ‖ max 1.25e-01 mean 1.25e-01, converged"},
@@ -65,4 +64,30 @@ func ExampleStats_String() {
 	// Output:
 	// 8 samples, depth mean 2.12 max 3, max|c| 1.20e-01 → 3.40e-08, mean|c| 5.00e-02 → 1.00e-08, ‖ỹ−ŷ‖ max 1.50e-01 mean 7.00e-02, converged
 	// 8 samples, depth mean 2.12 max 3, max|c| 1.20e-01 → 3.40e-08, mean|c| 5.00e-02 → 1.00e-08, ‖ỹ−ŷ‖ max 1.50e-01 mean 7.00e-02, 1 not converged, 1 stalled
+}
+
+// TestErrorStatsNotConverged is the regression test of a projection that
+// fails: its zero Stats must neither print "converged" nor report
+// Converged, for every method that returns Stats with an error.
+func TestErrorStatsNotConverged(t *testing.T) {
+	p, err := enforce.NewAdaNP(circle(), enforce.Settings{})
+	require.NoError(t, err)
+	x := mat.NewDense(1, 1, []float64{1})
+	bad := mat.NewDense(1, 2, []float64{math.NaN(), 1})
+	wrong := mat.NewDense(1, 3, nil)
+	for name, call := range map[string]func() (enforce.Stats, error){
+		"Project non-finite": func() (enforce.Stats, error) { _, st, err := p.Project(x, bad); return st, err },
+		"Project shape":      func() (enforce.Stats, error) { _, st, err := p.Project(x, wrong); return st, err },
+		"ProjectTo":          func() (enforce.Stats, error) { return p.ProjectTo(mat.NewDense(1, 2, nil), x, bad) },
+		"Check":              func() (enforce.Stats, error) { return p.Check(x, wrong) },
+		"ProjectTrace":       func() (enforce.Stats, error) { return p.ProjectTrace(mat.NewDense(1, 2, nil), x, bad, nil) },
+	} {
+		st, err := call()
+		require.Error(t, err, name)
+		assert.False(t, st.Converged(), name)
+		assert.NotContains(t, st.String(), "converged", name)
+	}
+	_, st, err := p.Project(x, mat.NewDense(1, 2, []float64{0.9, 0.1}))
+	require.NoError(t, err)
+	assert.True(t, st.Converged())
 }

@@ -41,6 +41,8 @@ func constCases() map[string][]hd.Number {
 		add("Cos", hd.Cos(c(a)))
 		add("Tanh", hd.Tanh(c(a)))
 		add("Atan", hd.Atan(c(a)))
+		add("Abs", hd.Abs(c(a)))
+		add("SignedSquare", hd.SignedSquare(c(a)))
 		for _, p := range []float64{0, 1, 2, 3, 0.5, 1.5, -1, -0.5, -2, math.Inf(1), math.NaN()} {
 			add("Pow", hd.Pow(c(a), p))
 		}

@@ -33,6 +33,13 @@
 // and Atan here keep the f′(0)·a₁₂ term that gonum's versions drop when the
 // real part is exactly zero (for example the curvature of sin(y²) at y = 0).
 //
+// Abs and SignedSquare (a|a|, as in the pressure drop k·q|q| of a pipe
+// whose flow q may reverse) are not twice differentiable at 0; there
+// each takes the mean of its one-sided derivatives: Abs has derivative 0
+// at 0, SignedSquare has derivative 0 (exact: a|a| is continuously
+// differentiable) and second derivative 0 (between −2 and 2). Everywhere
+// else both are exact.
+//
 // A dual part that is zero in every argument is zero in the result, so a
 // constant stays a constant: every function of constants returns exactly
 // zero dual parts, whatever its value, never NaN ones. Sqrt(Const(0)) is 0;

@@ -136,6 +136,45 @@ func Square(a Number) Number {
 	return p
 }
 
+// Abs returns |a|, with derivative sign(a₀) and second derivative 0 away
+// from a real part a₀ of 0. At a₀ = 0 (either sign of zero), where |·|
+// has no derivative, every dual part is 0: the derivative taken there is
+// 0, the mean of the one-sided derivatives ±1 (the subgradient of least
+// norm). A constraint through Abs has a Jacobian entry 0 where the
+// argument is exactly 0; SignedSquare, which is differentiable there, is
+// the better form of a flow law such as Δp = k·q|q|. Abs(±Inf) is +Inf
+// with derivative ±1; at a NaN real part the value and the parts along
+// directions a depends on are NaN.
+func Abs(a Number) Number {
+	s := sign(a.Real)
+	return chain(a, math.Abs(a.Real), s, 0*s) // 0·s: NaN at NaN
+}
+
+// SignedSquare returns a|a|, the signed square of a pressure drop
+// k·q|q| or of a turbulent flow law, with derivative 2|a₀| and second
+// derivative 2·sign(a₀). Its first derivative is continuous, so it is
+// exact at a₀ = 0 too (0); its second derivative jumps from −2 to 2 at 0,
+// where it is taken as 0, their mean (the curvature that HessVec and
+// Unrolled or Implicit gradients see at exactly 0).
+func SignedSquare(a Number) Number {
+	r := a.Real
+	return chain(a, r*math.Abs(r), 2*math.Abs(r), 2*sign(r))
+}
+
+// sign returns −1, 0 or 1 for r < 0, r = 0 (either sign) and r > 0, and
+// NaN for NaN.
+func sign(r float64) float64 {
+	switch {
+	case r > 0:
+		return 1
+	case r < 0:
+		return -1
+	case r == 0:
+		return 0
+	}
+	return r
+}
+
 // Pow returns a^p. For a negative real part p must be an integer, else
 // the real part and the dual parts along which a varies are NaN (the others
 // stay zero). At a real part of 0, along directions a depends on,

@@ -46,6 +46,9 @@ func TestUnaryClosedForm(t *testing.T) {
 		{"Cos", hd.Cos, math.Cos, func(r float64) float64 { return -math.Sin(r) }, func(r float64) float64 { return -math.Cos(r) }, []float64{0, 1, -2.5}},
 		{"Tanh", hd.Tanh, math.Tanh, sech2, func(r float64) float64 { return -2 * math.Tanh(r) * sech2(r) }, []float64{0, 0.8, -3}},
 		{"Atan", hd.Atan, math.Atan, func(r float64) float64 { return 1 / (1 + r*r) }, func(r float64) float64 { return -2 * r / ((1 + r*r) * (1 + r*r)) }, []float64{0, 0.8, -3}},
+		{"Abs", hd.Abs, math.Abs, func(r float64) float64 { return math.Copysign(1, r) }, func(float64) float64 { return 0 }, []float64{-1.5, 2, 1e-300, -1e-300}},
+		{"SignedSquare", hd.SignedSquare, func(r float64) float64 { return r * math.Abs(r) }, func(r float64) float64 { return 2 * math.Abs(r) },
+			func(r float64) float64 { return math.Copysign(2, r) }, []float64{-1.5, 0.7, 1e-300, -1e-300}},
 	} {
 		for _, r := range tc.at {
 			t.Run(fmt.Sprintf("%s(%g)", tc.name, r), func(t *testing.T) {
@@ -101,6 +104,10 @@ func TestAgainstFiniteDifferences(t *testing.T) {
 		{"Cos", func(u, v hd.Number) hd.Number { return hd.Cos(hd.Add(u, hd.Square(v))) }, func(u, v float64) float64 { return math.Cos(u + v*v) }, [][2]float64{{0.7, -1.3}, {0, 0}}},
 		{"Tanh", func(u, v hd.Number) hd.Number { return hd.Tanh(hd.Mul(u, v)) }, func(u, v float64) float64 { return math.Tanh(u * v) }, [][2]float64{{0.7, -1.3}, {0, 0}}},
 		{"Atan", func(u, v hd.Number) hd.Number { return hd.Atan(hd.Mul(u, v)) }, func(u, v float64) float64 { return math.Atan(u * v) }, [][2]float64{{0.7, -1.3}, {0, 0}}},
+		{"Abs", func(u, v hd.Number) hd.Number { return hd.Mul(hd.Abs(hd.Sub(hd.Mul(u, v), hd.Const(0.3))), v) },
+			func(u, v float64) float64 { return math.Abs(u*v-0.3) * v }, [][2]float64{{0.7, -1.3}, {0.7, 1.3}}},
+		{"SignedSquare", func(u, v hd.Number) hd.Number { return hd.Scale(2.5, hd.SignedSquare(hd.Sub(u, hd.Square(v)))) },
+			func(u, v float64) float64 { d := u - v*v; return 2.5 * d * math.Abs(d) }, [][2]float64{{0.7, -1.3}, {0.7, 0.3}}},
 		{"Dot", func(u, v hd.Number) hd.Number {
 			return hd.Dot([]hd.Number{u, v, hd.Const(2)}, []hd.Number{v, v, u})
 		}, func(u, v float64) float64 { return u*v + v*v + 2*u }, [][2]float64{{0.7, -1.3}}},
@@ -200,12 +207,20 @@ func TestSpecialValues(t *testing.T) {
 		{"Add of none", hd.Add(), hd.Number{}},
 		{"Mul of none", hd.Mul(), hd.Const(1)},
 		{"Dot of none", hd.Dot(nil, nil), hd.Number{}},
+		{"Abs at 0", hd.Abs(seeded(0)), hd.Number{}},
+		{"Abs at −0", hd.Abs(seeded(math.Copysign(0, -1))), hd.Number{}},
+		{"Abs at +Inf", hd.Abs(seeded(inf)), hd.Number{Real: inf, E1mag: 1, E2mag: 1}},
+		{"Abs at −Inf", hd.Abs(seeded(-inf)), hd.Number{Real: inf, E1mag: -1, E2mag: -1}},
+		{"SignedSquare at 0", hd.SignedSquare(seeded(0)), hd.Number{}},
+		{"SignedSquare of u·v at 0", hd.SignedSquare(hd.Mul(hd.Number{E1mag: 1}, hd.Number{E2mag: 1})), hd.Number{}},
+		{"SignedSquare at −Inf", hd.SignedSquare(seeded(-inf)), hd.Number{Real: -inf, E1mag: inf, E2mag: inf, E1E2mag: -2}},
 	} {
 		assert.Equal(t, tc.want, tc.got, tc.name)
 	}
 	for name, q := range map[string]hd.Number{
 		"Sqrt(−1)": hd.Sqrt(seeded(-1)), "Log(−1)": hd.Log(seeded(-1)), "Log10(−1)": hd.Log10(seeded(-1)),
-		"Pow(−1, 0.5)": hd.Pow(seeded(-1), 0.5),
+		"Pow(−1, 0.5)": hd.Pow(seeded(-1), 0.5), "Abs(NaN)": hd.Abs(seeded(math.NaN())),
+		"SignedSquare(NaN)": hd.SignedSquare(seeded(math.NaN())),
 	} {
 		for _, p := range []float64{q.Real, q.E1mag, q.E2mag, q.E1E2mag} {
 			assert.True(t, math.IsNaN(p), "%s = %v", name, q)
