@@ -187,7 +187,7 @@ func TestParseErrors(t *testing.T) {
 		{"gencost rows", "\t1\t0\t0\t2\t0\t0\t50\t1000;\n", "", "gencost has 3 rows, want ng = 4"},
 		{"cost model", "\t2\t0\t0\t3\t0.01", "\t7\t0\t0\t3\t0.01", "tiny.m:18: cost model 7"},
 		{"cost width", "\t1\t0\t0\t2\t0\t0\t50\t1000;", "\t1\t0\t0\t3\t0\t0\t50\t1000;", "tiny.m:21: gencost row gives 3 coefficients but has 8 columns"},
-		{"zero impedance", "\t10\t20\t0\t0.1", "\t10\t20\t0\t0", "tiny.m:24: branch 10–20 has zero impedance"},
+		{"zero impedance", "\t10\t20\t0\t0.1", "\t10\t20\t0\t0", "tiny.m:24: branch 10–20 has impedance |R + jX| = 0 p.u., below MinImpedance"},
 		{"indexed assignment", "mpc.bus_name = {", "mpc.gen(:, 2) = 0;\nmpc.bus_name = {", "tiny.m:29: unsupported statement"},
 		{"junk after matrix", "0\t0\t0\t0\t0\t0;\n];\nmpc.gencost", "0\t0\t0\t0\t0\t0;\n] x;\nmpc.gencost", "tiny.m:16: unexpected \"x;\" after the end of matrix gen"},
 	} {

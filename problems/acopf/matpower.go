@@ -63,17 +63,16 @@ func readMATPOWER(r io.Reader, name string) (*rawCase, error) {
 		braces  int // depth of an open cell array being skipped
 	)
 	// A matrix this package does not read (dcline, areas, a table with
-	// named constants, …) is skipped, whatever it holds.
+	// named constants, …) is kept with NaN for what is not a number, and
+	// its rows may differ in length.
 	endRow := func(line int) error {
 		if len(row) == 0 {
 			return nil
 		}
-		if _, read := requiredColumns[curName]; !read {
-			row = nil
-			return nil
-		}
-		if n := len(cur.rows); n > 0 && len(cur.rows[0]) != len(row) {
-			return fmt.Errorf("%s:%d: %s row %d has %d columns, the first row has %d", name, line, curName, n+1, len(row), len(cur.rows[0]))
+		if _, read := requiredColumns[curName]; read {
+			if n := len(cur.rows); n > 0 && len(cur.rows[0]) != len(row) {
+				return fmt.Errorf("%s:%d: %s row %d has %d columns, the first row has %d", name, line, curName, n+1, len(row), len(cur.rows[0]))
+			}
 		}
 		cur.rows = append(cur.rows, row)
 		cur.lines = append(cur.lines, line)
@@ -171,8 +170,11 @@ func readMATPOWER(r io.Reader, name string) (*rawCase, error) {
 					continue
 				}
 				f, err := parseValue(tok)
-				if _, read := requiredColumns[curName]; err != nil && read {
-					return nil, fmt.Errorf("%s:%d: matrix %s: token %q: %w", name, line, curName, tok, err)
+				if err != nil {
+					if _, read := requiredColumns[curName]; read {
+						return nil, fmt.Errorf("%s:%d: matrix %s: token %q: %w", name, line, curName, tok, err)
+					}
+					f = math.NaN()
 				}
 				row = append(row, f)
 			}
