@@ -215,8 +215,15 @@ func caseName(path string) string {
 
 // Parse reads a MATPOWER case file (format version 2, or version 1
 // without the "mpc." prefix) from r; name is quoted in errors, which give
-// the file line. It reads baseMVA and the bus, gen and branch matrices
-// (required) and gencost (optional: a power-flow case has none), and
+// the file line. It runs the part of MATLAB that case files use: matrices
+// whose elements may be expressions (135/sqrt(3)), scalars, variables,
+// indexed assignments such as mpc.gen(3, PMAX) = 100 or
+// mpc.bus(:, [PD, QD]) = mpc.bus(:, [PD, QD]) / 1e3, and if blocks; a
+// statement that could change the data and that it cannot run (a loop, an
+// unknown function) is an error naming it. Every case file of MATPOWER
+// 8's data folder reads. It takes baseMVA and the bus, gen and branch
+// matrices (required) and gencost (optional: a power-flow case has none),
+// and
 //
 //   - converts to per unit of baseMVA and angles to radians;
 //   - drops out-of-service generators and branches (status ≤ 0) and
@@ -280,9 +287,6 @@ func build(rc *rawCase, name string) (*Case, error) {
 	}
 	c := &Case{BaseMVA: base}
 	deg := math.Pi / 180
-	if err := rescale(rc, base, name); err != nil {
-		return nil, err
-	}
 
 	// Buses.
 	bm := rc.matrices["bus"]
@@ -589,35 +593,6 @@ func (c *Case) checkIslands(name string) error {
 			return fmt.Errorf("%s: an island of %d buses (%s) has no in-service branch to the rest of the grid and no reference bus (type 3): its voltage angles are undetermined", name, len(ids), listIDs(ids))
 		case !hasGen[r]:
 			return fmt.Errorf("%s: the island of %d buses (%s) has no in-service generator: its load cannot be served", name, len(ids), listIDs(ids))
-		}
-	}
-	return nil
-}
-
-// rescale applies the rescalings readMATPOWER recorded to the raw bus and
-// branch matrices: loads divided by rc.loadScale, and branch R, X divided
-// by Vbase²/Sbase (Vbase the first bus's BASE_KV in volts, Sbase baseMVA
-// in VA), as MATPOWER's distribution cases do.
-func rescale(rc *rawCase, base float64, name string) error {
-	bus := rc.matrices["bus"]
-	if rc.loadScale != 0 {
-		for _, row := range bus.rows {
-			row[busPd] /= rc.loadScale
-			row[busQd] /= rc.loadScale
-		}
-	}
-	if rc.ohms != 0 {
-		if len(bus.rows) == 0 || len(bus.rows[0]) <= busBaseKV {
-			return fmt.Errorf("%s:%d: branch impedances in ohms need the first bus's BASE_KV", name, rc.ohms)
-		}
-		vbase := bus.rows[0][busBaseKV] * 1e3
-		zbase := vbase * vbase / (base * 1e6)
-		if !(zbase > 0) || math.IsInf(zbase, 1) {
-			return fmt.Errorf("%s:%d: branch impedances in ohms with base impedance %v (first bus's BASE_KV %v)", name, rc.ohms, zbase, bus.rows[0][busBaseKV])
-		}
-		for _, row := range rc.matrices["branch"].rows {
-			row[brR] /= zbase
-			row[brX] /= zbase
 		}
 	}
 	return nil
