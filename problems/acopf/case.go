@@ -220,9 +220,9 @@ func caseName(path string) string {
 // indexed assignments such as mpc.gen(3, PMAX) = 100 or
 // mpc.bus(:, [PD, QD]) = mpc.bus(:, [PD, QD]) / 1e3, and if blocks; a
 // statement that could change the data and that it cannot run (a loop, an
-// unknown function) is an error naming it. It takes baseMVA and the bus, gen and branch
-// matrices (required) and gencost (optional: a power-flow case has none),
-// and
+// unknown function) is an error naming it. It takes baseMVA and the bus,
+// gen and branch matrices (required) and gencost (optional: a power-flow
+// case has none), and
 //
 //   - converts to per unit of baseMVA and angles to radians;
 //   - drops out-of-service generators and branches (status ≤ 0) and
