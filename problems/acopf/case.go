@@ -79,7 +79,8 @@ type Cost struct {
 	// cost(p) = Σ_k a_k p^k, p in p.u. (MATPOWER's coefficients of the
 	// power in MW times BaseMVA^k).
 	Poly []float64
-	// Points (model 1) are the breakpoints (p, cost) with p in p.u.
+	// Points (model 1) are the breakpoints (p, cost) with p in p.u.,
+	// in increasing p (Parse checks it).
 	Points [][2]float64
 }
 

@@ -245,13 +245,13 @@ func (rd *reader) statement(stmt string) error {
 		case strings.HasPrefix(rhs, "'") || strings.HasPrefix(rhs, "\""):
 			return nil
 		}
+		if _, read := requiredColumns[short]; read {
+			return rd.errorf("unsupported statement %q (%s is read from a matrix [ … ] only)", stmt, short)
+		}
 		v, err := rd.eval(rhs)
 		if err != nil {
 			if isScalar {
 				return rd.errorf("%s = %q: %v", short, rhs, err)
-			}
-			if strings.HasPrefix(key, "mpc.") {
-				return rd.errorf("unsupported statement %q: %v", stmt, err)
 			}
 			delete(rd.vars, key)
 			rd.bad[key] = rd.line
@@ -617,12 +617,16 @@ func lex(s string) ([]token, error) {
 // parser evaluates expressions by recursive descent, with MATLAB's
 // precedence: || && | & comparisons + - (* / .* ./) unary (^ .^).
 type parser struct {
-	rd   *reader
-	toks []token
-	pos  int
-	ctx  []byte // '[' inside brackets (blanks separate elements), '(' inside parentheses
-	ends []int  // the size of the dimension being indexed, for end
+	rd    *reader
+	toks  []token
+	pos   int
+	ctx   []byte // '[' inside brackets (blanks separate elements), '(' inside parentheses
+	ends  []int  // the size of the dimension being indexed, for end
+	depth int    // of nested operands, bounded by maxDepth
 }
+
+// maxDepth bounds the nesting of an expression's operands.
+const maxDepth = 200
 
 func (rd *reader) parser(s string) (*parser, error) {
 	toks, err := lex(s)
@@ -699,6 +703,10 @@ func (p *parser) add() (value, error) { return p.binary(p.mul, "+", "-") }
 func (p *parser) mul() (value, error) { return p.binary(p.unary, "*", "/", ".*", "./") }
 
 func (p *parser) unary() (value, error) {
+	if p.depth++; p.depth > maxDepth {
+		return value{}, fmt.Errorf("the expression nests more than %d deep", maxDepth)
+	}
+	defer func() { p.depth-- }()
 	if p.peek("-") || p.peek("+") || p.peek("~") {
 		op := p.toks[p.pos].text
 		p.pos++
@@ -934,12 +942,17 @@ func (p *parser) index(n int, what string) ([]int, error) {
 				return nil, err
 			}
 		}
-		if len(v.v) != 1 || len(b.v) != 1 || len(step.v) != 1 || step.v[0] == 0 {
-			return nil, fmt.Errorf("a range's bounds and step must be numbers, the step nonzero")
+		if len(v.v) != 1 || len(b.v) != 1 || len(step.v) != 1 {
+			return nil, fmt.Errorf("a range's bounds and step must be numbers")
+		}
+		a, s, e := v.v[0], step.v[0], b.v[0]
+		count := math.Floor((e-a)/s) + 1
+		if !(count <= float64(n)) && !(count <= 0) { // NaN too
+			return nil, fmt.Errorf("the range %v:%v:%v is longer than the %d %ss", a, s, e, n, what)
 		}
 		var r []float64
-		for x := v.v[0]; (step.v[0] > 0 && x <= b.v[0]) || (step.v[0] < 0 && x >= b.v[0]); x += step.v[0] {
-			r = append(r, x)
+		for k := 0; k < int(count); k++ {
+			r = append(r, a+float64(k)*s)
 		}
 		v = value{r: 1, c: len(r), v: r}
 	}

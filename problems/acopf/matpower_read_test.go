@@ -161,7 +161,10 @@ func TestParseStatementErrors(t *testing.T) {
 		{"if 1\n", "tiny.m:33: if opened on line 33 is not closed by end"},
 		{"else", "tiny.m:33: else without if"},
 		{"mpc.gen(1, PG) = ...\n", "tiny.m:33: the statement continued with ... on line 33 does not end"},
-		{"mpc.areas = 1 +;", `unsupported statement "mpc.areas = 1 +": the expression ends early`},
+		{"mpc.gen = loadgen('x');", `tiny.m:33: unsupported statement "mpc.gen = loadgen('x')" (gen is read from a matrix [ … ] only)`},
+		{"x = 1 +;\nmpc.gen(1, PG) = x;", `unsupported statement "mpc.gen(1, PG) = x": x: its value (line 33) is not supported`},
+		{"mpc.gen(1:1e12, PG) = 0;", "the range 1:1:1e+12 is longer than the 4 rows"},
+		{"mpc.gen(1, PG) = " + strings.Repeat("(", 300) + "1" + strings.Repeat(")", 300) + ";", "nests more than 200 deep"},
 	} {
 		_, err := Parse(strings.NewReader(tiny+tc.tail), "tiny.m")
 		require.Error(t, err, tc.tail)
@@ -171,7 +174,7 @@ func TestParseStatementErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "tiny.m:11: unsupported statement \"mpc.gen(1, PG) = 1\": matrix gen is not defined before it")
 	// Assignments to matrices and variables this package does not read
 	// are skipped when they cannot be run.
-	_, err = Parse(strings.NewReader(tiny+"mpc.areas = [1 2];\nmpc.areas(1, 3) = 1;\nx = load('f.mat');\ndefine_constants;\n"), "tiny.m")
+	_, err = Parse(strings.NewReader(tiny+"mpc.areas = [1 2];\nmpc.areas(1, 3) = 1;\nx = load('f.mat');\nmpc.extra = foo(1);\ndefine_constants;\n"), "tiny.m")
 	assert.NoError(t, err)
 }
 
@@ -195,4 +198,18 @@ func TestPiecewiseLinearCosts(t *testing.T) {
 	_, err = NewModel(c)
 	assert.ErrorContains(t, err, `case "case_rts": generator 0 (bus 10) has a piecewise-linear active-power cost (gencost model 1; 2 of 2 generators have one)`)
 	assert.ErrorContains(t, err, "the epigraph formulation of piecewise-linear costs is not implemented")
+}
+
+// FuzzParse checks that Parse returns a case or an error, and never
+// panics, on any input: go test -run x -fuzz FuzzParse ./problems/acopf/.
+func FuzzParse(f *testing.F) {
+	f.Add(tiny)
+	f.Add(tiny + "pf = 0.85;\nmpc.bus(:, QD) = mpc.bus(:, PD) * sin(acos(pf));\nif pf > 1\n mpc.gen(1, 9) = 1;\nelse\n mpc.gen(end, 2:3) = [1 -2];\nend\n")
+	f.Add("mpc.baseMVA = 50/3;\nmpc.bus = [1 3 0 0 0 0 1 1 0 135/sqrt(3) 1 1 1];\nk = find(isinf(mpc.bus(:, VM)) | ~1);\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		c, err := Parse(strings.NewReader(src), "fuzz.m")
+		if err == nil {
+			require.NotNil(t, c)
+		}
+	})
 }
