@@ -41,7 +41,14 @@
 // projects with enforce.Interior instead, onto
 // the power flow with the limits kept strictly (acopf.Model.Box): it
 // converges from larger perturbations (σ = 1e-2 on case1354), to a point
-// farther from ŷ; -float32 factors in single precision.
+// farther from ŷ; -float32 factors in single precision. -project exits
+// with status 1 when none of the points converges.
+//
+// The reader's warnings (acopf.Case.Warnings: isolated buses, DC lines and
+// OPF extensions it dropped) are printed first. A case without polynomial
+// costs (no gencost, or piecewise-linear costs) has no reference solve,
+// which is an error, but -project works on it, perturbing the case file's
+// operating point.
 package main
 
 import (
@@ -51,6 +58,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/enforce-nn/enforce/examples/internal/harness"
 	"github.com/enforce-nn/enforce/examples/internal/report"
@@ -130,7 +138,21 @@ func joinNames() string {
 }
 
 // cli runs the command with the arguments args and returns its exit status.
-var cli = harness.Command(defaults, flags, run)
+var cli = harness.Command(defaults, flags, func(o options, stdout, progress io.Writer) error {
+	if err := run(o, stdout, progress); err != nil {
+		return trimmed{err}
+	}
+	return nil
+})
+
+// trimmed is an error of run without the prefix "acopf: " that package
+// acopf's errors carry, which the program's name, printed before it,
+// already gives.
+type trimmed struct{ error }
+
+func (e trimmed) Error() string { return strings.TrimPrefix(e.error.Error(), "acopf: ") }
+
+func (e trimmed) Unwrap() error { return e.error }
 
 func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 
@@ -160,6 +182,15 @@ func run(o options, stdout, progress io.Writer) error {
 	c, err := acopf.Load(o.caseName)
 	if err != nil {
 		return err
+	}
+	for _, w := range c.Warnings {
+		fmt.Fprintf(stdout, "WARNING: %s: %s\n", c.Name, w)
+	}
+	// The projection and the residuals need no objective: a case without
+	// polynomial costs gets zero costs for them, and no reference solve.
+	costErr := c.PolynomialCosts()
+	if costErr != nil {
+		c = withoutCosts(c)
 	}
 	m, err := acopf.NewModel(c)
 	if err != nil {
@@ -193,7 +224,10 @@ func run(o options, stdout, progress io.Writer) error {
 	fmt.Fprintf(stdout, "power-flow residual max|c| [p.u.]: %.3g at the file's operating point, %.3g at the flat start\n",
 		residual(m.OperatingPoint()), residual(m.FlatStart()))
 	if o.project != 0 {
-		return project(o, m, stdout)
+		return project(o, m, costErr, stdout)
+	}
+	if costErr != nil {
+		return fmt.Errorf("no reference ACOPF: %w", costErr)
 	}
 
 	y := m.OperatingPoint()
@@ -236,6 +270,17 @@ func run(o options, stdout, progress io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// withoutCosts returns a copy of c whose generators have the zero
+// polynomial cost.
+func withoutCosts(c *acopf.Case) *acopf.Case {
+	d := *c
+	d.Gens = append([]acopf.Gen(nil), c.Gens...)
+	for j := range d.Gens {
+		d.Gens[j].Cost, d.Gens[j].QCost = &acopf.Cost{Model: 2}, nil
+	}
+	return &d
 }
 
 // limitRows returns the number of rows of the model's limits.

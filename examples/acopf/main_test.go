@@ -184,3 +184,57 @@ func TestPoints(t *testing.T) {
 		assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-noise and -seed set the perturbations", "%v: not consulted with -points, so refused", arg)
 	}
 }
+
+// TestCaseWithoutCosts: a case without polynomial costs (here MATPOWER's
+// case57 without its gencost) has no reference solve, an error that says
+// so, while -project, which needs no objective, projects around the
+// file's operating point (it used to refuse the case).
+func TestCaseWithoutCosts(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "problems", "acopf", "data", "matpower6_case57.m"))
+	require.NoError(t, err)
+	text := string(src)
+	i := strings.Index(text, "mpc.gencost = [")
+	require.True(t, i > 0)
+	j := i + strings.Index(text[i:], "];") + 2
+	path := filepath.Join(t.TempDir(), "nocost57.m")
+	require.NoError(t, os.WriteFile(path, []byte(text[:i]+text[j:]), 0o600))
+
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 1, cli([]string{"-case", path, "-out", ""}, &out, &errOut))
+	assert.Contains(t, out.String(), "case nocost57: 57 buses")
+	assert.Equal(t, `acopf: no reference ACOPF: case "nocost57" has no generation cost (no gencost matrix): the ACOPF objective needs a polynomial cost (gencost model 2) for every generator`+"\n", errOut.String())
+
+	out.Reset()
+	errOut.Reset()
+	require.Equal(t, 0, cli([]string{"-case", path, "-project", "3", "-fbeps", "1e-6"}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "projection of 3 points perturbed around the case file's operating point (no cached optimum; no reference solve: the case has no polynomial costs)")
+	assert.Contains(t, out.String(), "0 not converged")
+}
+
+// TestExitStatus: -project fails when no point converges (it used to exit
+// 0), and an error of package acopf is printed with the program's name
+// once (it used to read "acopf: acopf: …").
+func TestExitStatus(t *testing.T) {
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 1, cli([]string{"-quick", "-project", "3", "-noise", "0.05", "-maxdepth", "1"}, &out, &errOut))
+	assert.Contains(t, out.String(), "3 not converged")
+	assert.Equal(t, "acopf: -project: none of the 3 points converged (max|c| > -projtol 1e-06 after at most -maxdepth 1 steps)\n", errOut.String())
+
+	errOut.Reset()
+	absent := filepath.Join(t.TempDir(), "absent.m")
+	assert.Equal(t, 1, cli([]string{"-case", absent}, io.Discard, &errOut))
+	assert.True(t, strings.HasPrefix(errOut.String(), "acopf: \""+absent+"\" is neither a shipped case"), errOut.String())
+	assert.NotContains(t, errOut.String(), "acopf: acopf:")
+}
+
+// TestWarningsPrinted: the reader's warnings head the output.
+func TestWarningsPrinted(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "problems", "acopf", "data", "matpower6_case57.m"))
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "dc57.m")
+	dc := "\nmpc.dcline = [\n\t1\t2\t1\t10\t9\t0\t0\t1\t1\t-20\t20\t-Inf\tInf\t-Inf\tInf\t0\t0;\n];\n"
+	require.NoError(t, os.WriteFile(path, append(src, dc...), 0o600))
+	var out bytes.Buffer
+	require.Equal(t, 0, cli([]string{"-case", path, "-project", "2", "-fbeps", "1e-6"}, &out, io.Discard))
+	assert.Regexp(t, `(?m)^WARNING: dc57: line [0-9]+: mpc\.dcline: in-service DC lines are not modelled and were dropped, 1 of them \(1–2 `, out.String())
+}

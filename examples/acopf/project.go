@@ -43,8 +43,10 @@ type batchResult struct {
 // project runs the -project mode: it perturbs the reference optimum of
 // the case o.project times (or reads the points of -points), projects the
 // points onto the power flow and the limits in batches, and prints what
-// each batch measured.
-func project(o options, m *acopf.Model, stdout io.Writer) error {
+// each batch measured. costErr, if not nil, says why the case has no
+// objective (acopf.Case.PolynomialCosts): no reference solve then. It
+// returns an error if no point converges.
+func project(o options, m *acopf.Model, costErr error, stdout io.Writer) error {
 	noise := acopf.Perturbation{Vm: o.noise, Va: o.noise, PQ: o.noise}
 	x := m.Loads()
 	var y0 []float64
@@ -60,7 +62,7 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 			o.project = n
 		}
 		what = "read from " + o.points
-	} else if y0, what, err = baseOptimum(m, x, o.tol); err != nil {
+	} else if y0, what, err = baseOptimum(m, x, o.tol, costErr); err != nil {
 		return err
 	}
 	eps := o.fbEps
@@ -172,6 +174,9 @@ func project(o options, m *acopf.Model, stdout io.Writer) error {
 		o.project, total.pfBefore, total.pfAfter, total.limBefore, total.limAfter, total.meanDepth/n, total.depth)
 	fmt.Fprintf(stdout, "  %d not converged (max|c| > %g); per instance %.3g s wall, %.3g s CPU; peak RSS %s\n",
 		total.notConverged, o.projTol, wall, cpu, mib(total.peakRSS))
+	if total.notConverged == o.project {
+		return fmt.Errorf("-project: none of the %d points converged (max|c| > -projtol %g after at most -maxdepth %d steps)", o.project, o.projTol, o.maxDepth)
+	}
 	if nearest == nil {
 		fmt.Fprintln(stdout, "reference nearest point: build with -tags ipopt to time IPOPT on the same problem")
 		return nil
@@ -244,14 +249,18 @@ func projectBatch(m *acopf.Model, a projector, xb, yb *mat.Dense, keep int) (bat
 
 // baseOptimum returns the point to perturb and what it is: the cached
 // reference optimum where the case has one, else the reference solve where
-// this build can do it, else the case file's operating point.
-func baseOptimum(m *acopf.Model, x []float64, tol float64) ([]float64, string, error) {
+// the case has an objective (costErr nil) and this build can do it, else
+// the case file's operating point.
+func baseOptimum(m *acopf.Model, x []float64, tol float64, costErr error) ([]float64, string, error) {
 	opt, err := acopf.ReferenceOptimum(m.Case.Name)
 	switch {
 	case err == nil:
 		return opt.Y, "around the cached optimum (" + strings.SplitN(opt.Solver, ",", 2)[0] + ")", nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, "", err
+	}
+	if costErr != nil {
+		return m.OperatingPoint(), "around the case file's operating point (no cached optimum; no reference solve: the case has no polynomial costs)", nil
 	}
 	if referenceName != "IPOPT" && len(m.Case.Buses) > pureGoBuses {
 		return m.OperatingPoint(), "around the case file's operating point (no cached optimum; -tags ipopt solves)", nil

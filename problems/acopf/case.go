@@ -29,6 +29,13 @@ type Case struct {
 	// distribution case fed at several points, has more. Each keeps the
 	// voltage angle the file gives it (zero in PGLib-OPF's cases).
 	Refs []int
+	// Warnings name what Parse dropped from the file although the case
+	// is usable without it and the grid it describes changes: isolated
+	// buses (type 4) that carry load or in-service equipment, in-service
+	// DC lines (mpc.dcline), and the OPF extensions mpc.A and mpc.N. A
+	// program should show them to its user; nil when nothing was
+	// dropped but out-of-service elements.
+	Warnings []string
 }
 
 // Bus is a bus of a Case.
@@ -72,15 +79,22 @@ type Cost struct {
 	// cost(p) = Σ_k a_k p^k, p in p.u. (MATPOWER's coefficients of the
 	// power in MW times BaseMVA^k).
 	Poly []float64
-	// Points (model 1) are the breakpoints (p, cost) with p in p.u.
+	// Points (model 1) are the breakpoints (p, cost) with p in p.u.,
+	// in increasing p (Parse checks it).
 	Points [][2]float64
 }
 
-// Eval returns cost(p) and its first and second derivatives for a
-// polynomial cost. It panics for a piecewise-linear cost.
+// Eval returns cost(p) and its first and second derivatives. A
+// polynomial cost (any Model but 1) is Σ_k a_k p^k. A piecewise-linear
+// cost (Model 1) is, as MATPOWER's totcost evaluates it, the line through
+// the breakpoints (p_k, c_k) and (p_{k+1}, c_{k+1}) of the first segment k
+// with p ≤ p_{k+1} (so at a breakpoint the segment to its left), the
+// first segment extended below p_1 and the last above p_n; df is that
+// segment's slope and d2f = 0. With one breakpoint the cost is its c_1,
+// with none 0.
 func (c *Cost) Eval(p float64) (f, df, d2f float64) {
-	if c.Model != 2 {
-		panic("acopf: Cost.Eval of a piecewise-linear cost")
+	if c.Model == 1 {
+		return c.evalPiecewise(p)
 	}
 	for k := len(c.Poly) - 1; k >= 0; k-- {
 		d2f = d2f*p + 2*df
@@ -88,6 +102,57 @@ func (c *Cost) Eval(p float64) (f, df, d2f float64) {
 		f = f*p + c.Poly[k]
 	}
 	return f, df, d2f
+}
+
+// evalPiecewise is Eval of a piecewise-linear cost.
+func (c *Cost) evalPiecewise(p float64) (f, df, d2f float64) {
+	pts := c.Points
+	switch len(pts) {
+	case 0:
+		return 0, 0, 0
+	case 1:
+		return pts[0][1], 0, 0
+	}
+	k := 0
+	for k < len(pts)-2 && p > pts[k+1][0] {
+		k++
+	}
+	a, b := pts[k], pts[k+1]
+	df = (b[1] - a[1]) / (b[0] - a[0])
+	return a[1] + df*(p-a[0]), df, 0
+}
+
+// PolynomialCosts returns nil when every generator of c has a polynomial
+// cost (gencost model 2) of its active power, and a polynomial reactive
+// cost where it has one: what Model's objective (NewModel, Objective,
+// ObjectiveGrad, NLP) needs. Otherwise it returns an error naming the
+// first generator without one and why: the file has no gencost matrix (a
+// power-flow case), or the cost is piecewise linear (gencost model 1,
+// which Cost.Eval evaluates but the reference solve does not support: its
+// epigraph formulation is not implemented).
+func (c *Case) PolynomialCosts() error {
+	pwl, first := 0, -1
+	for j, g := range c.Gens {
+		if g.Cost == nil {
+			return fmt.Errorf("case %q has no generation cost (no gencost matrix): the ACOPF objective needs a polynomial cost (gencost model 2) for every generator", c.Name)
+		}
+		if g.Cost.Model == 1 || g.QCost != nil && g.QCost.Model == 1 {
+			pwl++
+			if first < 0 {
+				first = j
+			}
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	g := c.Gens[first]
+	what := "active"
+	if g.Cost.Model != 1 {
+		what = "reactive"
+	}
+	return fmt.Errorf("case %q: generator %d (bus %d) has a piecewise-linear %s-power cost (gencost model 1; %d of %d generators have one): the ACOPF objective (Model, its NLP) supports polynomial costs (gencost model 2) only; the epigraph formulation of piecewise-linear costs is not implemented",
+		c.Name, first, c.Buses[g.Bus].ID, what, pwl, len(c.Gens))
 }
 
 // Branch is an in-service line or transformer of a Case, in the π model
@@ -151,12 +216,22 @@ func caseName(path string) string {
 
 // Parse reads a MATPOWER case file (format version 2, or version 1
 // without the "mpc." prefix) from r; name is quoted in errors, which give
-// the file line. It reads baseMVA and the bus, gen and branch matrices
-// (required) and gencost (optional: a power-flow case has none), and
+// the file line. It runs the part of MATLAB that case files use: matrices
+// whose elements may be expressions (135/sqrt(3)), scalars, variables,
+// indexed assignments such as mpc.gen(3, PMAX) = 100 or
+// mpc.bus(:, [PD, QD]) = mpc.bus(:, [PD, QD]) / 1e3, and if blocks; a
+// statement that could change the data and that it cannot run (a loop, an
+// unknown function) is an error naming it. It takes baseMVA and the bus,
+// gen and branch matrices (required) and gencost (optional: a power-flow
+// case has none), and
 //
 //   - converts to per unit of baseMVA and angles to radians;
 //   - drops out-of-service generators and branches (status ≤ 0) and
-//     isolated buses (type 4) with the generators and branches at them;
+//     isolated buses (type 4) with the generators and branches at them,
+//     as MATPOWER does, with a warning (Case.Warnings) where an isolated
+//     bus carried load or in-service equipment;
+//   - drops in-service DC lines (mpc.dcline) and the OPF extensions
+//     mpc.A and mpc.N, which it does not model, with a warning each;
 //   - maps bus numbers, in any order and with gaps, to indices in file
 //     order;
 //   - takes a transformer ratio of 0 as 1 (a line) and a RATE_A of 0 as
@@ -167,8 +242,13 @@ func caseName(path string) string {
 // It returns an error naming the line for a missing matrix, too few
 // columns, rows of unequal length, a token that is not a number, an
 // unknown or duplicate bus number, a non-finite value where a finite one
-// is needed, an unknown bus type or cost model, and for a case without a
-// reference bus among the in-service buses.
+// is needed, an unknown bus type or cost model, Vmin > Vmax, Pmin > Pmax
+// or Qmin > Qmax, a branch impedance |R + jX| below MinImpedance, and
+// piecewise-linear breakpoints whose powers do not increase; and an error
+// for a case without a reference bus among the in-service buses, without
+// an in-service generator, or with an island of the in-service grid (a
+// bus without an in-service branch among them) that lacks a reference
+// bus or a generator.
 func Parse(r io.Reader, name string) (*Case, error) {
 	rc, err := readMATPOWER(r, name)
 	if err != nil {
@@ -207,9 +287,6 @@ func build(rc *rawCase, name string) (*Case, error) {
 	}
 	c := &Case{BaseMVA: base}
 	deg := math.Pi / 180
-	if err := rescale(rc, base, name); err != nil {
-		return nil, err
-	}
 
 	// Buses.
 	bm := rc.matrices["bus"]
@@ -217,6 +294,7 @@ func build(rc *rawCase, name string) (*Case, error) {
 		return nil, fmt.Errorf("%s:%d: bus matrix is empty", name, bm.start)
 	}
 	index := make(map[int]int, len(bm.rows)) // bus number → index, -1 if isolated
+	var iso isolated
 	for k, row := range bm.rows {
 		line := bm.lines[k]
 		if err := finiteCols(row, name, line, "bus", busI, busType, busPd, busQd, busGs, busBs, busVm, busVa, busBaseKV, busVmax, busVmin); err != nil {
@@ -238,7 +316,11 @@ func build(rc *rawCase, name string) (*Case, error) {
 		}
 		if typ == 4 {
 			index[id] = -1
+			iso.note(id, row[busPd], row[busQd])
 			continue
+		}
+		if row[busVmin] > row[busVmax] {
+			return nil, fmt.Errorf("%s:%d: bus %d has Vmin %v > Vmax %v", name, line, id, row[busVmin], row[busVmax])
 		}
 		if typ == 3 {
 			c.Refs = append(c.Refs, len(c.Buses))
@@ -299,7 +381,11 @@ func build(rc *rawCase, name string) (*Case, error) {
 		if err != nil {
 			return nil, err
 		}
-		if row[genStatus] <= 0 || !live {
+		if row[genStatus] <= 0 {
+			continue
+		}
+		if !live {
+			iso.gens++
 			continue
 		}
 		g := Gen{
@@ -337,11 +423,15 @@ func build(rc *rawCase, name string) (*Case, error) {
 		if err != nil {
 			return nil, err
 		}
-		if row[brStatus] <= 0 || !fLive || !tLive {
+		if row[brStatus] <= 0 {
 			continue
 		}
-		if row[brR] == 0 && row[brX] == 0 {
-			return nil, fmt.Errorf("%s:%d: branch %d–%d has zero impedance (R = X = 0)", name, line, c.Buses[f].ID, c.Buses[t].ID)
+		if !fLive || !tLive {
+			iso.branches++
+			continue
+		}
+		if z := math.Hypot(row[brR], row[brX]); z < MinImpedance {
+			return nil, fmt.Errorf("%s:%d: branch %d–%d has impedance |R + jX| = %v p.u., below MinImpedance = %v p.u.", name, line, c.Buses[f].ID, c.Buses[t].ID, z, MinImpedance)
 		}
 		b := Branch{
 			From: f, To: t, R: row[brR], X: row[brX], B: row[brB],
@@ -365,33 +455,144 @@ func build(rc *rawCase, name string) (*Case, error) {
 		}
 		c.Branches = append(c.Branches, b)
 	}
+	if err := c.checkIslands(name); err != nil {
+		return nil, err
+	}
+	if w := iso.warning(base); w != "" {
+		c.Warnings = append(c.Warnings, w)
+	}
+	c.Warnings = append(c.Warnings, dropped(rc)...)
 	return c, nil
 }
 
-// rescale applies the rescalings readMATPOWER recorded to the raw bus and
-// branch matrices: loads divided by rc.loadScale, and branch R, X divided
-// by Vbase²/Sbase (Vbase the first bus's BASE_KV in volts, Sbase baseMVA
-// in VA), as MATPOWER's distribution cases do.
-func rescale(rc *rawCase, base float64, name string) error {
-	bus := rc.matrices["bus"]
-	if rc.loadScale != 0 {
-		for _, row := range bus.rows {
-			row[busPd] /= rc.loadScale
-			row[busQd] /= rc.loadScale
+// MinImpedance is the smallest branch impedance |R + jX| in p.u. that
+// Parse accepts: a branch's admittance enters the balance of its buses in
+// terms of size |y| = 1/|R + jX| that cancel, so their rounding error
+// |y|·ε reaches 1e-6 p.u. (the tolerance of a projection) near
+// |R + jX| = 1e-10, and its squares overflow near 1e-154. MATPOWER's
+// case16am, whose zero reactance its authors set to 1e-8 ohm
+// (6.2e-10 p.u.), is the smallest of MATPOWER's cases.
+const MinImpedance = 1e-10
+
+// isolated counts what Parse drops with the isolated buses (type 4).
+type isolated struct {
+	ids            []int
+	pd, qd         float64 // their load, MW and MVAr
+	gens, branches int     // in-service generators and branches at them
+}
+
+func (s *isolated) note(id int, pd, qd float64) {
+	s.ids = append(s.ids, id)
+	s.pd += math.Abs(pd)
+	s.qd += math.Abs(qd)
+}
+
+// warning describes what was dropped, or returns "" when the isolated
+// buses carried no load and no in-service equipment.
+func (s *isolated) warning(base float64) string {
+	if s.pd == 0 && s.qd == 0 && s.gens == 0 && s.branches == 0 {
+		return ""
+	}
+	return fmt.Sprintf("dropped %d isolated buses (type 4: %s) with %.6g MW and %.6g MVAr of load (absolute), %d in-service generators and %d in-service branches at them",
+		len(s.ids), listIDs(s.ids), s.pd, s.qd, s.gens, s.branches)
+}
+
+// listIDs lists bus numbers, the first ten of them.
+func listIDs(ids []int) string {
+	const most = 10
+	var b strings.Builder
+	for k, id := range ids[:min(len(ids), most)] {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, id)
+	}
+	if len(ids) > most {
+		fmt.Fprintf(&b, ", … (%d in all)", len(ids))
+	}
+	return b.String()
+}
+
+// dropped returns the warnings about the matrices of the file that Parse
+// does not model: in-service DC lines and the OPF extensions A and N.
+func dropped(rc *rawCase) []string {
+	var w []string
+	if m, ok := rc.matrices["dcline"]; ok {
+		var live []string
+		for _, row := range m.rows {
+			// MATPOWER's dcline columns: F_BUS, T_BUS, BR_STATUS, PF (MW), …
+			if len(row) > 3 && row[2] > 0 {
+				d := fmt.Sprintf("%v–%v (PF %v MW", row[0], row[1], row[3])
+				if len(row) > 10 {
+					d += fmt.Sprintf(", Pmin %v, Pmax %v MW", row[9], row[10])
+				}
+				live = append(live, d+")")
+			}
+		}
+		if len(live) > 0 {
+			w = append(w, fmt.Sprintf("line %d: mpc.dcline: in-service DC lines are not modelled and were dropped, %d of them (%s): the power they carry is missing from the balance of their buses",
+				m.start, len(live), strings.Join(live, ", ")))
 		}
 	}
-	if rc.ohms != 0 {
-		if len(bus.rows) == 0 || len(bus.rows[0]) <= busBaseKV {
-			return fmt.Errorf("%s:%d: branch impedances in ohms need the first bus's BASE_KV", name, rc.ohms)
+	for _, k := range []string{"A", "N"} {
+		if m, ok := rc.matrices[k]; ok && len(m.rows) > 0 {
+			w = append(w, fmt.Sprintf("line %d: mpc.%s (an OPF extension: user constraints or costs) is not modelled and was dropped", m.start, k))
 		}
-		vbase := bus.rows[0][busBaseKV] * 1e3
-		zbase := vbase * vbase / (base * 1e6)
-		if !(zbase > 0) || math.IsInf(zbase, 1) {
-			return fmt.Errorf("%s:%d: branch impedances in ohms with base impedance %v (first bus's BASE_KV %v)", name, rc.ohms, zbase, bus.rows[0][busBaseKV])
+	}
+	return w
+}
+
+// checkIslands returns an error unless the case has an in-service
+// generator and every island of its in-service grid (the buses connected
+// by in-service branches) has a reference bus and an in-service
+// generator: an island without a reference bus has undetermined angles
+// (a bus without a branch is such an island, unless it is a reference
+// bus), and one without a generator cannot serve its load.
+func (c *Case) checkIslands(name string) error {
+	if len(c.Gens) == 0 {
+		return fmt.Errorf("%s: no in-service generator (every generator is out of service, status ≤ 0, or at an isolated bus)", name)
+	}
+	nb := len(c.Buses)
+	parent := make([]int, nb)
+	for i := range parent {
+		parent[i] = i
+	}
+	var root func(int) int
+	root = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
 		}
-		for _, row := range rc.matrices["branch"].rows {
-			row[brR] /= zbase
-			row[brX] /= zbase
+		return i
+	}
+	for _, br := range c.Branches {
+		parent[root(br.From)] = root(br.To)
+	}
+	members := map[int][]int{} // root → bus numbers, in file order
+	var order []int
+	for i, b := range c.Buses {
+		r := root(i)
+		if _, ok := members[r]; !ok {
+			order = append(order, r)
+		}
+		members[r] = append(members[r], b.ID)
+	}
+	hasRef, hasGen := map[int]bool{}, map[int]bool{}
+	for _, i := range c.Refs {
+		hasRef[root(i)] = true
+	}
+	for _, g := range c.Gens {
+		hasGen[root(g.Bus)] = true
+	}
+	for _, r := range order {
+		ids := members[r]
+		switch {
+		case len(ids) == 1 && !hasRef[r]:
+			return fmt.Errorf("%s: bus %d has no in-service branch (an isolated bus: its voltage angle is undetermined; MATPOWER drops it if its type is 4)", name, ids[0])
+		case !hasRef[r]:
+			return fmt.Errorf("%s: an island of %d buses (%s) has no in-service branch to the rest of the grid and no reference bus (type 3): its voltage angles are undetermined", name, len(ids), listIDs(ids))
+		case !hasGen[r]:
+			return fmt.Errorf("%s: the island of %d buses (%s) has no in-service generator: its load cannot be served", name, len(ids), listIDs(ids))
 		}
 	}
 	return nil
@@ -435,6 +636,9 @@ func readCost(row []float64, base float64, name string, line int) (*Cost, error)
 		pts := make([][2]float64, n)
 		for k := range n {
 			pts[k] = [2]float64{vals[2*k] / base, vals[2*k+1]}
+			if k > 0 && !(vals[2*k] > vals[2*k-2]) {
+				return nil, fmt.Errorf("%s:%d: piecewise-linear gencost: breakpoint %d at %v MW does not follow breakpoint %d at %v MW (the powers must increase)", name, line, k+1, vals[2*k], k, vals[2*k-2])
+			}
 		}
 		return &Cost{Model: 1, Points: pts}, nil
 	}

@@ -170,7 +170,7 @@ func TestParseErrors(t *testing.T) {
 		{"missing bus", "mpc.bus = [", "mpc.busx = [", "no bus matrix"},
 		{"missing branch", "mpc.branch = [", "mpc.lines = [", "no branch matrix"},
 		{"missing gen", "mpc.gen = [", "mpc.gens = [", "no gen matrix"},
-		{"non-numeric", "\t10\t3\t0\t0", "\t10\t3\tx0\t0", "tiny.m:7: matrix bus: token \"x0\": not a number"},
+		{"non-numeric", "\t10\t3\t0\t0", "\t10\t3\tx0\t0", "tiny.m:7: matrix bus: unknown name \"x0\""},
 		{"ragged row", "\t10\t3\t0\t0\t0\t0\t1\t1.0\t0\t230\t1\t1.1\t0.9;", "\t10\t3\t0\t0\t0\t0\t1\t1.0\t0\t230\t1\t1.1;", "tiny.m:7: bus row 2 has 12 columns, the first row has 13"},
 		{"too few columns", "mpc.bus = [\n\t30\t1\t50\t20\t10\t20\t1\t1.0\t0\t230\t1\t1.1\t0.9;   % bus 30: load, shunt 0.1 + 0.2j\n\t10\t3\t0\t0\t0\t0\t1\t1.0\t0\t230\t1\t1.1\t0.9;\n\t20\t2\t0\t0\t0\t0\t1\t1.0\t0\t230\t1\t1.1\t0.9\n\t40\t4\t7\t7\t0\t0\t1\t1.0\t0\t230\t1\t1.1\t0.9;",
 			"mpc.bus = [\n\t30\t1\t50\t20\t10\t20\t1\t1.0\t0\t230\t1\t1.1;\n\t10\t3\t0\t0\t0\t0\t1\t1.0\t0\t230\t1\t1.1;\n\t20\t2\t0\t0\t0\t0\t1\t1.0\t0\t230\t1\t1.1\n\t40\t4\t7\t7\t0\t0\t1\t1.0\t0\t230\t1\t1.1;",
@@ -187,8 +187,8 @@ func TestParseErrors(t *testing.T) {
 		{"gencost rows", "\t1\t0\t0\t2\t0\t0\t50\t1000;\n", "", "gencost has 3 rows, want ng = 4"},
 		{"cost model", "\t2\t0\t0\t3\t0.01", "\t7\t0\t0\t3\t0.01", "tiny.m:18: cost model 7"},
 		{"cost width", "\t1\t0\t0\t2\t0\t0\t50\t1000;", "\t1\t0\t0\t3\t0\t0\t50\t1000;", "tiny.m:21: gencost row gives 3 coefficients but has 8 columns"},
-		{"zero impedance", "\t10\t20\t0\t0.1", "\t10\t20\t0\t0", "tiny.m:24: branch 10–20 has zero impedance"},
-		{"indexed assignment", "mpc.bus_name = {", "mpc.gen(:, 2) = 0;\nmpc.bus_name = {", "tiny.m:29: unsupported statement"},
+		{"zero impedance", "\t10\t20\t0\t0.1", "\t10\t20\t0\t0", "tiny.m:24: branch 10–20 has impedance |R + jX| = 0 p.u., below MinImpedance"},
+		{"indexed assignment", "mpc.bus_name = {", "mpc.gen(:, 2) = mpc.gen(:, 2) * foo;\nmpc.bus_name = {", "tiny.m:29: unsupported statement \"mpc.gen(:, 2) = mpc.gen(:, 2) * foo\": unknown name \"foo\""},
 		{"junk after matrix", "0\t0\t0\t0\t0\t0;\n];\nmpc.gencost", "0\t0\t0\t0\t0\t0;\n] x;\nmpc.gencost", "tiny.m:16: unexpected \"x;\" after the end of matrix gen"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

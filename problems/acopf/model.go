@@ -46,15 +46,11 @@ type Model struct {
 }
 
 // NewModel returns the ACOPF of c. It returns an error when NewPowerFlow
-// or NewLimits do, or when a generator's cost is not a polynomial (a
-// case without gencost, or with piecewise-linear costs, has no objective
-// here).
+// or NewLimits do, or when Case.PolynomialCosts does (a case without
+// gencost, or with piecewise-linear costs, has no objective here).
 func NewModel(c *Case) (*Model, error) {
-	for j, g := range c.Gens {
-		if g.Cost == nil || g.Cost.Model != 2 || (g.QCost != nil && g.QCost.Model != 2) {
-			return nil, fmt.Errorf("acopf: NewModel: generator %d (bus %d) of case %q has no polynomial cost (gencost model 2); piecewise-linear costs are not supported",
-				j, c.Buses[g.Bus].ID, c.Name)
-		}
+	if err := c.PolynomialCosts(); err != nil {
+		return nil, fmt.Errorf("acopf: NewModel: %w", err)
 	}
 	pf, err := NewPowerFlow(c)
 	if err != nil {
