@@ -99,6 +99,7 @@ func BenchmarkStepControl(b *testing.B) {
 					b.ReportMetric(float64(stats.Depth), "maxsteps")
 					b.ReportMetric(float64(stats.NotConverged), "missed")
 					b.ReportMetric(float64(r), "rows")
+					b.ReportMetric(stats.Displacement.Mean, "disp")
 				})
 			}
 		}
