@@ -164,7 +164,7 @@ func (ls *lineSearch) filterSearch(w *ipm, soc func(cs []float64) (dz, dlam []fl
 			ls.augment = !armijo
 			return true
 		}
-		if try == 0 && theta >= ls.theta0 && ls.correct(w, soc, theta) {
+		if try == 0 && theta >= ls.theta0 && !math.IsInf(theta, 1) && ls.correct(w, soc, theta) {
 			return true
 		}
 		alpha /= 2
