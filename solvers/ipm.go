@@ -28,8 +28,15 @@ import (
 // W = ∇²L + diag(v_l/(z − l) + v_u/(u − z)), with δ raised until
 // Δzᵀ(W + δI)Δz > 0 (an inertia-free curvature test) and δ_c > 0 only
 // when the matrix is singular; it keeps 1% of the distance to every
-// bound (fraction to the boundary) and backtracks on the merit function
-// f − μΣlog(z − l) − μΣlog(u − z) + ν‖c‖₁ (Armijo).
+// bound (fraction to the boundary). The step length comes from IPOPT's
+// filter line search (Wächter & Biegler 2006) on the pair (θ, φ_μ),
+// θ = ‖c‖₁ and φ_μ = f − μΣlog(z − l) − μΣlog(u − z), with up to four
+// second-order corrections of a first trial point that increases θ, and,
+// where the filter refuses every step, Armijo backtracking on the ℓ₁
+// merit function φ_μ + ν‖c‖₁. A step whose every entry is below
+// 10·ε·(1 + |z_j|) is taken whole while max|c| ≤ 10⁻⁴ (IPOPT's tiny-step
+// rule), and values along a search are compared up to 10·ε relative
+// rounding. The multipliers λ move with the primal step length.
 //
 // It stops with Success when max|c| ≤ FeasTol and the unscaled
 // optimality error max(‖∇f + Jᵀλ − v_l + v_u‖∞, max_i |v_i·dist_i|) ≤ Tol
@@ -62,10 +69,15 @@ type ipm struct {
 	nz, m        int
 	z, lo, hi    []float64
 	vl, vu       []float64
+	dvl, dvu     []float64
 	lambda       []float64
 	g, grad      []float64
 	jvals, hvals []float64
 	evals        int
+	// The filter of the line search, reset when μ changes, and its
+	// bounds θ_max = 10⁴·max(1, θ(z₀)), θ_min = 10⁻⁴·max(1, θ(z₀)).
+	filter             []filterEntry
+	thetaMax, thetaMin float64
 }
 
 func newIPM(p *SparseNLP, init []float64) *ipm {
@@ -122,6 +134,7 @@ func newIPM(p *SparseNLP, init []float64) *ipm {
 		}
 	}
 	w.vl, w.vu = make([]float64, w.nz), make([]float64, w.nz)
+	w.dvl, w.dvu = make([]float64, w.nz), make([]float64, w.nz)
 	w.lambda = make([]float64, p.M)
 	return w
 }
@@ -188,32 +201,6 @@ func (w *ipm) gradient(gz []float64) {
 	}
 }
 
-// merit returns f − μΣlog(dist) + ν‖c‖₁ at z, or +Inf outside the bounds.
-func (w *ipm) merit(z []float64, mu, nu float64, c []float64) float64 {
-	var bar float64
-	for j, zj := range z {
-		if l := w.lo[j]; !math.IsInf(l, -1) {
-			if zj <= l {
-				return math.Inf(1)
-			}
-			bar -= math.Log(zj - l)
-		}
-		if u := w.hi[j]; !math.IsInf(u, 1) {
-			if zj >= u {
-				return math.Inf(1)
-			}
-			bar -= math.Log(u - zj)
-		}
-	}
-	w.residual(z, c)
-	f := w.p.Objective(w.y)
-	v := f + mu*bar + nu*floats.Norm(c, 1)
-	if math.IsNaN(v) {
-		return math.Inf(1)
-	}
-	return v
-}
-
 func (w *ipm) solve(s Settings) *Result {
 	nz, m := w.nz, w.m
 	n := nz + m
@@ -227,13 +214,13 @@ func (w *ipm) solve(s Settings) *Result {
 			w.vu[j] = mu / (w.hi[j] - w.z[j])
 		}
 	}
-	c, ctry := make([]float64, m), make([]float64, m)
+	c := make([]float64, m)
 	gz := make([]float64, nz)
 	jac := mat.NewDense(max(m, 1), nz, nil)
 	hess := mat.NewDense(nz, nz, nil)
 	kkt := mat.NewDense(n, n, nil)
 	rhs, sol := mat.NewVecDense(n, nil), mat.NewVecDense(n, nil)
-	zTry := make([]float64, nz)
+	var ls lineSearch
 	dz := make([]float64, nz)
 	rd := make([]float64, nz)
 	pos := w.position()
@@ -274,8 +261,13 @@ func (w *ipm) solve(s Settings) *Result {
 			res.Status = Success
 			break
 		}
+		if it == 0 {
+			theta := floats.Norm(c, 1)
+			w.thetaMax, w.thetaMin = 1e4*math.Max(1, theta), 1e-4*math.Max(1, theta)
+		}
 		for feas <= 10*mu && func() bool { e, _ := optError(mu); return e <= 10*mu }() && mu > s.Tol/10 {
 			mu = math.Max(s.Tol/10, math.Min(0.2*mu, math.Pow(mu, 1.5)))
+			w.filter = w.filter[:0]
 		}
 		res.Iterations = it + 1
 
@@ -371,76 +363,37 @@ func (w *ipm) solve(s Settings) *Result {
 		for k := range m {
 			dlam[k] = sol.AtVec(nz + k)
 		}
-		// Bound multipliers' steps.
-		dvl, dvu := make([]float64, nz), make([]float64, nz)
-		for j, zj := range w.z {
-			if l := w.lo[j]; !math.IsInf(l, -1) {
-				dvl[j] = mu/(zj-l) - w.vl[j] - w.vl[j]/(zj-l)*dz[j]
-			}
-			if u := w.hi[j]; !math.IsInf(u, 1) {
-				dvu[j] = mu/(u-zj) - w.vu[j] + w.vu[j]/(u-zj)*dz[j]
-			}
-		}
 		tau := math.Max(0.99, 1-mu)
-		alpha, alphaV := 1.0, 1.0
-		for j, zj := range w.z {
-			if l := w.lo[j]; !math.IsInf(l, -1) && dz[j] < 0 {
-				alpha = math.Min(alpha, -tau*(zj-l)/dz[j])
-			}
-			if u := w.hi[j]; !math.IsInf(u, 1) && dz[j] > 0 {
-				alpha = math.Min(alpha, tau*(u-zj)/dz[j])
-			}
-			if dvl[j] < 0 {
-				alphaV = math.Min(alphaV, -tau*w.vl[j]/dvl[j])
-			}
-			if dvu[j] < 0 {
-				alphaV = math.Min(alphaV, -tau*w.vu[j]/dvu[j])
+		ls.begin(w, dz, dlam, c, gz, mu, tau)
+		ok = ls.tinyStep(w, feas)
+		if !ok {
+			ok = ls.filterSearch(w, func(cs []float64) ([]float64, []float64) {
+				// The second-order correction: the same matrix, the
+				// constraints' right-hand side replaced by cs.
+				for j := range nz {
+					rhs.SetVec(j, -rd[j])
+				}
+				for k := range m {
+					rhs.SetVec(nz+k, -cs[k])
+				}
+				if err := lu.SolveVecTo(sol, false, rhs); err != nil && !isCondition(err) || !allFinite(sol.RawVector().Data) {
+					return nil, nil
+				}
+				return sol.RawVector().Data[:nz], sol.RawVector().Data[nz:]
+			})
+			if ok && ls.augment {
+				w.filter = append(w.filter, filterEntry{(1 - filterGammaTheta) * ls.theta0, ls.phi0 - filterGammaPhi*ls.theta0})
 			}
 		}
-		// Merit line search (Armijo on the ℓ₁ merit function).
-		nu = math.Max(nu, 1.1*(floats.Norm(dlam, math.Inf(1))+floats.Norm(w.lambda, math.Inf(1))))
-		phi0 := w.merit(w.z, mu, nu, ctry)
-		var dbar float64
-		for j, zj := range w.z {
-			d := gz[j]
-			if l := w.lo[j]; !math.IsInf(l, -1) {
-				d -= mu / (zj - l)
-			}
-			if u := w.hi[j]; !math.IsInf(u, 1) {
-				d += mu / (u - zj)
-			}
-			dbar += d * dz[j]
+		if !ok {
+			nu = math.Max(nu, 1.1*(floats.Norm(dlam, math.Inf(1))+floats.Norm(w.lambda, math.Inf(1))))
+			ok = ls.meritSearch(w, nu)
 		}
-		dphi := dbar - nu*floats.Norm(c, 1)
-		accepted := false
-		for ls := 0; ls < 40; ls++ {
-			copy(zTry, w.z)
-			floats.AddScaled(zTry, alpha, dz)
-			if phi := w.merit(zTry, mu, nu, ctry); phi <= phi0+1e-4*alpha*math.Min(dphi, 0) {
-				accepted = true
-				break
-			}
-			alpha /= 2
-		}
-		if !accepted {
+		if !ok {
 			res.Status = LineSearchFailure
 			break
 		}
-		copy(w.z, zTry)
-		floats.AddScaled(w.lambda, alpha, dlam)
-		for j := range w.z {
-			w.vl[j] += alphaV * dvl[j]
-			w.vu[j] += alphaV * dvu[j]
-			// Keep v within a factor 1e10 of μ/dist (IPOPT's κ_Σ).
-			if l := w.lo[j]; !math.IsInf(l, -1) {
-				d := w.z[j] - l
-				w.vl[j] = math.Max(mu/(1e10*d), math.Min(1e10*mu/d, w.vl[j]))
-			}
-			if u := w.hi[j]; !math.IsInf(u, 1) {
-				d := u - w.z[j]
-				w.vu[j] = math.Max(mu/(1e10*d), math.Min(1e10*mu/d, w.vu[j]))
-			}
-		}
+		w.take(&ls, mu, tau)
 	}
 	w.setY(w.z)
 	res.Y = append([]float64(nil), w.y...)

@@ -2,7 +2,9 @@ package acopf
 
 import (
 	"flag"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,4 +76,69 @@ func violations(m *Model, p *solvers.SparseNLP, y []float64) (pf, rel float64) {
 		rel = math.Max(rel, viol(g[i], p.GLower[i], p.GUpper[i]))
 	}
 	return pf, rel
+}
+
+// feeder8 is an 8-bus radial distribution feeder in MATPOWER's format,
+// written for this test in the style of MATPOWER's case33bw (12.66 kV,
+// 10 MVA base, loads of 0.06–0.2 MW, R/X from 0.3 to 2, the feeder head's
+// voltage fixed at 1 p.u., one generator with a linear cost): the kind of
+// case on which the pure-Go method used to stop at its iteration limit
+// (issue 56).
+const feeder8 = `function mpc = feeder8
+mpc.version = '2';
+mpc.baseMVA = 10;
+mpc.bus = [
+	1	3	0	0	0	0	1	1	0	12.66	1	1	1;
+	2	1	0.10	0.06	0	0	1	1	0	12.66	1	1.1	0.9;
+	3	1	0.09	0.04	0	0	1	1	0	12.66	1	1.1	0.9;
+	4	1	0.12	0.08	0	0	1	1	0	12.66	1	1.1	0.9;
+	5	1	0.06	0.03	0	0	1	1	0	12.66	1	1.1	0.9;
+	6	1	0.20	0.10	0	0	1	1	0	12.66	1	1.1	0.9;
+	7	1	0.20	0.10	0	0	1	1	0	12.66	1	1.1	0.9;
+	8	1	0.06	0.02	0	0	1	1	0	12.66	1	1.1	0.9;
+];
+mpc.gen = [
+	1	0	0	10	-10	1	100	1	10	0	0	0	0	0	0	0	0	0	0	0	0;
+];
+mpc.branch = [
+	1	2	0.0058	0.0029	0	0	0	0	0	0	1	-360	360;
+	2	3	0.0308	0.0157	0	0	0	0	0	0	1	-360	360;
+	3	4	0.0228	0.0116	0	0	0	0	0	0	1	-360	360;
+	4	5	0.0238	0.0121	0	0	0	0	0	0	1	-360	360;
+	5	6	0.0511	0.0441	0	0	0	0	0	0	1	-360	360;
+	6	7	0.0117	0.0386	0	0	0	0	0	0	1	-360	360;
+	3	8	0.0103	0.0091	0	0	0	0	0	0	1	-360	360;
+];
+mpc.gencost = [
+	2	0	0	3	0	20	0;
+];
+`
+
+// TestPureGoReferenceFeeder is the regression test of issue 56's
+// distribution feeders (MATPOWER's case33bw and case69 stopped at 1000
+// iterations): on feeder8 the earlier ℓ₁ merit line search stopped at
+// the iteration limit at IPOPT's objective, its steps cut to rounding
+// size. It must converge in a few iterations to the objective IPOPT
+// 3.11.9 reaches from the flat start (tol 1e-10, ReferenceOptions:
+// 16.70717287104 $/h after 3 iterations).
+func TestPureGoReferenceFeeder(t *testing.T) {
+	const ipoptObjective = 16.70717287104
+	c, err := Parse(strings.NewReader(feeder8), "feeder8.m")
+	require.NoError(t, err)
+	m, err := NewModel(c)
+	require.NoError(t, err)
+	for _, tol := range []float64{1e-6, 1e-8} {
+		t.Run(fmt.Sprint(tol), func(t *testing.T) {
+			p, err := m.NLP(m.Loads(), Formulation{})
+			require.NoError(t, err)
+			res, err := solvers.SolveSparse(p, m.FlatStart(), &solvers.Settings{Tol: tol, FeasTol: 1e-8})
+			require.NoError(t, err)
+			require.Equal(t, solvers.Success, res.Status, "after %d iterations", res.Iterations)
+			assert.LessOrEqual(t, res.Iterations, 15)
+			assert.InEpsilon(t, ipoptObjective, res.Objective, 1e-9)
+			pfRes, relViol := violations(m, p, res.Y)
+			assert.LessOrEqual(t, pfRes, 1e-8)
+			assert.LessOrEqual(t, relViol, 1e-8)
+		})
+	}
 }
