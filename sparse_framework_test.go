@@ -165,7 +165,7 @@ func BenchmarkFramework(b *testing.B) {
 	for _, g := range sizes {
 		f := newSPFramework(g)
 		rows := 16
-		x, y := f.start(rows, 0.3, 1)
+		x, y := f.start(rows, frameworkSigma, 1)
 		for _, ctl := range []struct {
 			name string
 			s    Settings
@@ -197,3 +197,6 @@ func BenchmarkFramework(b *testing.B) {
 		}
 	}
 }
+
+// frameworkSigma is the perturbation of BenchmarkFramework's joints.
+var frameworkSigma = 0.1
