@@ -222,7 +222,7 @@ func (a *AdaNP) checkShapes(x, y *mat.Dense, what string) (xr, yr blas64.General
 // forward runs a pass. dinv is W⁻¹'s diagonal for TrainableDiagonal
 // weights (length n), nil otherwise.
 func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, dinv []float64) (st Stats, err error) {
-	if a.pre != nil && !noSteps {
+	if a.sm != nil && !noSteps {
 		return a.forwardSmoothed(dst, x, yhat, tr, dinv)
 	}
 	return a.forwardPass(dst, x, yhat, tr, noSteps, dinv, nil)
@@ -230,10 +230,11 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, dinv [
 
 // passIO carries per-sample results between the stages of a smoothed
 // projection (smoothing.go): depths and flags added to this pass's, and
-// this pass's written out. Any slice may be nil.
+// this pass's results written out. Any field may be nil.
 type passIO struct {
-	addDepth, outDepth []int
-	addFlags, outFlags []uint8
+	addDepth []int
+	addFlags []uint8
+	out      *sampleResults
 }
 
 // forwardPass is forward for one stage.
@@ -308,18 +309,21 @@ func (b *batch) stats(rows int) (Stats, error) {
 	st := Stats{Samples: rows}
 	if io := b.io; io != nil {
 		for s := 0; s < rows; s++ {
-			if io.outDepth != nil {
-				io.outDepth[s] = b.depth[s]
-			}
-			if io.outFlags != nil {
-				io.outFlags[s] = b.flags[s]
-			}
 			if io.addDepth != nil {
 				b.depth[s] += io.addDepth[s]
 			}
 			if io.addFlags != nil {
 				b.flags[s] |= io.addFlags[s] & flagClamped
 			}
+		}
+		if o := io.out; o != nil {
+			copy(o.depth, b.depth[:rows])
+			copy(o.flags, b.flags[:rows])
+			copy(o.beforeMax, b.beforeMax[:rows])
+			copy(o.beforeSum, b.beforeSum[:rows])
+			copy(o.afterMax, b.afterMax[:rows])
+			copy(o.afterSum, b.afterSum[:rows])
+			copy(o.disp, b.disp[:rows])
 		}
 	}
 	for s := 0; s < rows; s++ {

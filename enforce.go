@@ -59,9 +59,9 @@ type AdaNP struct {
 
 	hasJX, hasHV, hasMHV bool
 
-	// pre is the first stage of a smoothed projection (Settings.Smoothing),
+	// sm holds the stages of a smoothed projection (Settings.Smoothing),
 	// or nil.
-	pre *AdaNP
+	sm *smoothing
 
 	// Float32 precision: lo is set (G in single precision), eval32 and
 	// hv32 are the constraint's single-precision batch methods (both nil

@@ -5,22 +5,42 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/enforce-nn/enforce/internal/dense"
 )
 
-// This file holds the continuation of Settings.Smoothing: a projection
-// made of two AdaNP stages, the first onto the constraint smoothed with a
-// larger ε_FB, the second onto the constraint itself from the first's
-// point. The stages are whole AdaNPs (each with its own trace), so every
-// path, scheduler and gradient mode composes as it is.
+// This file holds Settings.Smoothing: a projection that first tries the
+// plain projection from ŷ (at most smoothingFirstDepth steps) and, for the
+// samples that miss the tolerance, projects again from ŷ in two stages:
+// onto the constraint smoothed with ε_FB = Smoothing, then onto the
+// constraint itself from that stage's point. Every stage is a whole AdaNP
+// pass with its own trace, so every path, scheduler and gradient mode
+// composes as it is; a sample's result and gradient are those of the
+// branch it took.
 
-// smoothingTolRatio sets the first stage's tolerance, relative to its ε_FB.
-const smoothingTolRatio = 0.1
+// smoothingTolRatio sets the smoothed stage's tolerance, relative to its
+// ε_FB, and smoothingFirstDepth bounds the plain attempt's steps.
+const (
+	smoothingTolRatio   = 0.1
+	smoothingFirstDepth = 25
+)
 
-// newSmoothingStage builds a.pre for Settings.Smoothing.
+// smoothing holds the stages of Settings.Smoothing.
+type smoothing struct {
+	first  *AdaNP // the plain attempt: a's settings, at most smoothingFirstDepth steps
+	pre    *AdaNP // the smoothed stage
+	second *AdaNP // the constraint itself from the smoothed stage's point
+}
+
+// stageTraces are the traces of a smoothed projection's stages, and the
+// rows (missed) that took the smoothed branch.
+type stageTraces struct {
+	first, pre, second Trace
+	missed             []int
+}
+
+// newSmoothingStage builds a.sm for Settings.Smoothing.
 func (a *AdaNP) newSmoothingStage() error {
 	if a.s.Smoothing == 0 {
 		return nil
@@ -42,54 +62,103 @@ func (a *AdaNP) newSmoothingStage() error {
 	if err != nil {
 		return fmt.Errorf("enforce: Settings.Smoothing: %w", err)
 	}
-	s0 := a.s
-	s0.Smoothing, s0.RequireTol, s0.MinDepth = 0, false, 0
-	s0.Tol = math.Max(a.s.Tol, smoothingTolRatio*a.s.Smoothing)
-	pre, err := NewAdaNP(c0, s0)
-	if err != nil {
-		return fmt.Errorf("enforce: Settings.Smoothing's first stage: %w", err)
+	base := a.s
+	base.Smoothing, base.RequireTol = 0, false
+	s1 := base
+	s1.MaxDepth = min(base.MaxDepth, smoothingFirstDepth)
+	s1.MinDepth = min(base.MinDepth, s1.MaxDepth)
+	s0 := base
+	s0.MinDepth = 0
+	s0.Tol = math.Max(base.Tol, smoothingTolRatio*a.s.Smoothing)
+	sm := &smoothing{}
+	if sm.first, err = NewAdaNP(a.c, s1); err != nil {
+		return fmt.Errorf("enforce: Settings.Smoothing's plain attempt: %w", err)
 	}
-	a.pre = pre
+	if sm.pre, err = NewAdaNP(c0, s0); err != nil {
+		return fmt.Errorf("enforce: Settings.Smoothing's smoothed stage: %w", err)
+	}
+	if sm.second, err = NewAdaNP(a.c, base); err != nil {
+		return fmt.Errorf("enforce: Settings.Smoothing's last stage: %w", err)
+	}
+	a.sm = sm
 	return nil
 }
 
-// forwardSmoothed is forward for a smoothed projection: the first stage
-// from ŷ into a temporary, the second from there into dst, with the
-// per-sample depths added and Before and Displacement measured from ŷ.
+// gatherRows returns the rows of m listed in rows, or nil for a nil m.
+func gatherRows(m *mat.Dense, rows []int) *mat.Dense {
+	if m == nil || m.IsEmpty() {
+		return nil
+	}
+	_, c := m.Dims()
+	out := mat.NewDense(len(rows), c, nil)
+	for i, r := range rows {
+		out.SetRow(i, m.RawRowView(r))
+	}
+	return out
+}
+
+// forwardSmoothed is forward for Settings.Smoothing.
 func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float64) (Stats, error) {
-	_, yr, rows, err := a.checkShapes(x, yhat, "ŷ")
+	xr, yr, rows, err := a.checkShapes(x, yhat, "ŷ")
 	if err != nil {
 		return Stats{}, err
 	}
-	y0 := mat.NewDense(rows, a.ny, nil)
-	var tr0 *Trace
+	sm := a.sm
+	var tf, t0, t1 *Trace
 	if tr != nil {
-		if tr.pre == nil {
-			tr.pre = new(Trace)
+		tr.reset(a, xr, rows)
+		if tr.stages == nil {
+			tr.stages = new(stageTraces)
 		}
-		tr0 = tr.pre
+		tf, t0, t1 = &tr.stages.first, &tr.stages.pre, &tr.stages.second
 	}
-	io := &passIO{outDepth: make([]int, rows), outFlags: make([]uint8, rows)}
-	if _, err := a.pre.forwardPass(y0, x, yhat, tr0, false, dinv, io); err != nil {
+	res := newSampleResults(rows)
+	if _, err := sm.first.forwardPass(dst, x, yhat, tf, false, dinv, &passIO{out: res}); err != nil {
 		return Stats{}, err
 	}
-	io = &passIO{addDepth: io.outDepth, addFlags: io.outFlags}
-	st, err := a.forwardPass(dst, x, y0, tr, false, dinv, io)
-	if err != nil && !errors.As(err, new(*ToleranceError)) {
-		return Stats{}, err
+	var missed []int
+	for s, f := range res.flags {
+		if f&flagNotConverged != 0 {
+			missed = append(missed, s)
+		}
 	}
-	before, bErr := a.residualAt(x, yr, rows)
-	if bErr != nil {
-		return Stats{}, bErr
+	if tr != nil {
+		tr.stages.missed = missed
 	}
-	st.Before = before
-	st.Displacement = Residual{}
-	for s := range rows {
-		d := floatsDistance(dst.RawRowView(s), dense.Row(yr, s))
-		st.Displacement.Max = math.Max(st.Displacement.Max, d)
-		st.Displacement.Mean += d
+	if len(missed) > 0 {
+		m := len(missed)
+		xs, ys := gatherRows(x, missed), gatherRows(yhat, missed)
+		add := make([]int, m)
+		for i, s := range missed {
+			add[i] = res.depth[s]
+		}
+		r0 := newSampleResults(m)
+		y0 := mat.NewDense(m, a.ny, nil)
+		if _, err := sm.pre.forwardPass(y0, xs, ys, t0, false, dinv, &passIO{addDepth: add, out: r0}); err != nil {
+			return Stats{}, err
+		}
+		r1 := newSampleResults(m)
+		y1 := mat.NewDense(m, a.ny, nil)
+		if _, err := sm.second.forwardPass(y1, xs, y0, t1, false, dinv, &passIO{addDepth: r0.depth, addFlags: r0.flags, out: r1}); err != nil {
+			return Stats{}, err
+		}
+		for i, s := range missed {
+			dst.SetRow(s, y1.RawRowView(i))
+			res.depth[s] = r1.depth[i]
+			res.flags[s] = r1.flags[i] | res.flags[s]&flagClamped
+			res.afterMax[s], res.afterSum[s] = r1.afterMax[i], r1.afterSum[i]
+			res.disp[s] = floatsDistance(dst.RawRowView(s), dense.Row(yr, s))
+		}
 	}
-	st.Displacement.Mean /= float64(rows)
+	if tr != nil {
+		copy(tr.depth, res.depth)
+	}
+	b := &batch{a: a, depth: res.depth, flags: res.flags, beforeMax: res.beforeMax, beforeSum: res.beforeSum,
+		afterMax: res.afterMax, afterSum: res.afterSum, disp: res.disp}
+	st, err := b.stats(rows)
+	if err == nil && a.s.RequireTol && st.NotConverged > 0 {
+		err = a.toleranceError(st)
+	}
 	return st, err
 }
 
@@ -103,61 +172,64 @@ func floatsDistance(u, v []float64) float64 {
 	return math.Sqrt(s)
 }
 
-// residualAt returns the max and mean |c| over the rows of the batch at
-// (x, ŷ) with zero latent variables: Stats.Before of a projection.
-func (a *AdaNP) residualAt(x *mat.Dense, yr blas64.General, rows int) (Residual, error) {
-	ws := a.pool.Get().(*workspace)
-	defer a.pool.Put(ws)
-	var r Residual
-	y, c := ws.yNew, ws.cNew
-	for s := range rows {
-		var xs []float64
-		if x != nil && a.nx > 0 {
-			xs = x.RawRowView(s)
-		}
-		copy(y, dense.Row(yr, s))
-		clear(y[a.ny:])
-		a.eval(xs, y, c, ws.bEval)
-		mx, sum := absStats(c)
-		r.Max = math.Max(r.Max, mx)
-		r.Mean += sum
-	}
-	r.Mean /= float64(rows * a.nc)
-	return r, nil
-}
-
-// vjpSmoothed is vjp for a smoothed projection: through the second stage,
-// then the first, with the x-gradients added and GradStats of the whole.
+// vjpSmoothed is vjp for Settings.Smoothing: every row through the plain
+// attempt's trace, then the rows that took the smoothed branch through
+// its last stage and its smoothed stage, whose gradients replace theirs.
 func (a *AdaNP) vjpSmoothed(tr *Trace, grad, gyhat, gx *mat.Dense) error {
-	if tr == nil || tr.a != a || tr.pre == nil || tr.pre.a != a.pre {
+	if tr == nil || tr.a != a || tr.stages == nil {
 		return errors.New("enforce: trace was not recorded by this AdaNP")
 	}
+	if grad == nil || grad.IsEmpty() {
+		return errors.New("enforce: nil or empty gradient")
+	}
+	if r, c := grad.Dims(); r != tr.rows || c != a.ny {
+		return fmt.Errorf("enforce: gradient is %d×%d, want %d×%d", r, c, tr.rows, a.ny)
+	}
+	sm, ts := a.sm, tr.stages
 	rows := tr.rows
-	g1 := mat.NewDense(rows, a.ny, nil)
-	var gx1 *mat.Dense
-	if gx != nil {
-		gx1 = mat.NewDense(rows, a.nx, nil)
-	}
-	if err := a.vjpPass(tr, grad, g1, gx1, nil); err != nil {
-		return err
-	}
 	if gyhat == nil {
 		gyhat = mat.NewDense(rows, a.ny, nil)
 	}
-	if err := a.pre.vjpPass(tr.pre, g1, gyhat, gx, nil); err != nil {
+	if err := sm.first.vjpPass(&ts.first, grad, gyhat, gx, nil); err != nil {
 		return err
 	}
-	if gx != nil {
-		gx.Add(gx, gx1)
+	inexact := append([]bool(nil), ts.first.inexact...)
+	if m := len(ts.missed); m > 0 {
+		g := gatherRows(grad, ts.missed)
+		g1 := mat.NewDense(m, a.ny, nil)
+		g0 := mat.NewDense(m, a.ny, nil)
+		var gx1, gx0 *mat.Dense
+		if gx != nil {
+			gx1, gx0 = mat.NewDense(m, a.nx, nil), mat.NewDense(m, a.nx, nil)
+		}
+		if err := sm.second.vjpPass(&ts.second, g, g1, gx1, nil); err != nil {
+			return err
+		}
+		if err := sm.pre.vjpPass(&ts.pre, g1, g0, gx0, nil); err != nil {
+			return err
+		}
+		for i, s := range ts.missed {
+			gyhat.SetRow(s, g0.RawRowView(i))
+			if gx != nil {
+				v := gx0.RawRowView(i)
+				for k, w := range gx1.RawRowView(i) {
+					v[k] += w
+				}
+				gx.SetRow(s, v)
+			}
+			inexact[s] = ts.second.inexact[i] || ts.pre.inexact[i]
+		}
 	}
 	gs := GradStats{Samples: rows}
+	tr.inexact = resize(tr.inexact, rows)
 	for s := range rows {
-		if tr.inexact[s] || tr.pre.inexact[s] {
+		tr.inexact[s] = inexact[s]
+		if inexact[s] {
 			gs.Inexact++
 		}
 		gain := 0.0
-		if n := mat.Norm(grad.RowView(s), 2); n > 0 {
-			gain = mat.Norm(gyhat.RowView(s), 2) / n
+		if n := norm2(grad.RawRowView(s)); n > 0 {
+			gain = norm2(gyhat.RawRowView(s)) / n
 		}
 		gs.MaxGain = math.Max(gs.MaxGain, gain)
 		if gain > GainWarning {
@@ -166,4 +238,20 @@ func (a *AdaNP) vjpSmoothed(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 	}
 	tr.grad = gs
 	return nil
+}
+
+// sampleResults are a pass's per-sample results (passIO.out).
+type sampleResults struct {
+	depth                                    []int
+	flags                                    []uint8
+	beforeMax, beforeSum, afterMax, afterSum []float64
+	disp                                     []float64
+}
+
+func newSampleResults(rows int) *sampleResults {
+	return &sampleResults{
+		depth: make([]int, rows), flags: make([]uint8, rows),
+		beforeMax: make([]float64, rows), beforeSum: make([]float64, rows),
+		afterMax: make([]float64, rows), afterSum: make([]float64, rows), disp: make([]float64, rows),
+	}
 }

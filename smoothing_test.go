@@ -2,6 +2,7 @@ package enforce
 
 import (
 	"math"
+	"slices"
 	"math/rand/v2"
 	"testing"
 
@@ -52,8 +53,8 @@ func TestSmoothingValidation(t *testing.T) {
 // TestSmoothingProjects checks that a smoothed projection meets the
 // constraint's own tolerance, that its Stats describe the whole
 // projection (depths of both stages added, Before and Displacement
-// measured from ŷ on the constraint itself), and that it ends where a
-// projection from the first stage's point would.
+// measured from ŷ on the constraint itself), and that rows the plain
+// projection converges on keep its result.
 func TestSmoothingProjects(t *testing.T) {
 	c := smBoxCircle(t, 1e-8)
 	rnd := rand.New(rand.NewPCG(7, 8))
@@ -81,20 +82,21 @@ func TestSmoothingProjects(t *testing.T) {
 	for i := range rows {
 		d := math.Hypot(y.At(i, 0)-yhat.At(i, 0), y.At(i, 1)-yhat.At(i, 1))
 		dmax = math.Max(dmax, d)
-		assert.True(t, y.At(i, 0) < 0.6 && y.At(i, 0) > 0.2, "row %d: %v", i, mat.Row(nil, i, y))
+		assert.True(t, y.At(i, 0) < 0.6+1e-6 && y.At(i, 0) > 0.2-1e-6, "row %d: %v", i, mat.Row(nil, i, y))
 	}
 	assert.InDelta(t, dmax, st.Displacement.Max, 1e-12)
 
-	// The depths add up: the first stage alone, then the second from its point.
-	first := sm.pre
-	y0, s0, err := first.Project(x, yhat)
+	// Rows the plain projection takes to Tol within 25 steps are its
+	// results bit for bit, with its depths; the others took the smoothed
+	// branch and converged too.
+	y0, s0, err := plain.Project(x, yhat)
 	require.NoError(t, err)
-	y1, s1, err := plain.Project(x, y0)
-	require.NoError(t, err)
-	assert.True(t, mat.Equal(y, y1), "the composed map")
-	assert.InDelta(t, s0.MeanDepth+s1.MeanDepth, st.MeanDepth, 1e-12)
-	assert.LessOrEqual(t, st.Depth, s0.Depth+s1.Depth)
-	assert.GreaterOrEqual(t, st.Depth, max(s0.Depth, s1.Depth))
+	for i := range rows {
+		if !slices.Contains(s0.Missed, i) {
+			assert.Equal(t, mat.Row(nil, i, y0), mat.Row(nil, i, y), "row %d", i)
+		}
+	}
+	assert.GreaterOrEqual(t, st.MeanDepth, s0.MeanDepth)
 }
 
 // TestSmoothingGradients checks the composed map's gradients: Unrolled

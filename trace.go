@@ -29,10 +29,10 @@ type Trace struct {
 	eig   [][]bool
 	grad  GradStats
 	// inexact holds, per sample, whether the last VJP's gradient was
-	// inexact; pre is the trace of a smoothed projection's first stage
+	// inexact; stages holds the traces of a smoothed projection's stages
 	// (Settings.Smoothing).
 	inexact []bool
-	pre     *Trace
+	stages  *stageTraces
 	// bd holds, for BatchDiagonal weights, per depth k: the column means
 	// m of |B| over the samples that took step k, and their number.
 	bd batchDiagTrace
@@ -228,6 +228,9 @@ func (t *Trace) Bytes() int {
 	}
 	for _, e := range t.eig[:cap(t.eig)] {
 		total += cap(e)
+	}
+	if st := t.stages; st != nil {
+		total += st.first.Bytes() + st.pre.Bytes() + st.second.Bytes()
 	}
 	return total
 }

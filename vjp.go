@@ -53,7 +53,7 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 
 // vjp is VJP, and with gtheta (length ny) VJPTheta.
 func (a *AdaNP) vjp(tr *Trace, grad, gyhat, gx *mat.Dense, gtheta []float64) error {
-	if a.pre != nil {
+	if a.sm != nil {
 		return a.vjpSmoothed(tr, grad, gyhat, gx)
 	}
 	return a.vjpPass(tr, grad, gyhat, gx, gtheta)
