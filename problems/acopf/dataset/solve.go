@@ -111,3 +111,35 @@ func Reference(m *acopf.Model, o ReferenceOptions) (Solver, string, error) {
 	}
 	return solve, name, nil
 }
+
+// NewReference returns the Generator of real runs: count samples of the
+// case name (as for acopf.Load) with loads from load and seed, labelled
+// by Reference with o, its Spec filled in (CaseSHA256 from CaseSHA256).
+func NewReference(name string, seed uint64, count int, load LoadModel, o ReferenceOptions) (*Generator, error) {
+	c, err := acopf.Load(name)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := CaseSHA256(name)
+	if err != nil {
+		return nil, err
+	}
+	m, err := acopf.NewModel(c)
+	if err != nil {
+		return nil, err
+	}
+	solve, solver, err := Reference(m, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Tol == 0 {
+		o.Tol = solvers.DefaultTol
+	}
+	nx, ny := m.Dims()
+	g := &Generator{
+		Spec: Spec{Case: c.Name, CaseSHA256: sum, Formulation: FormulationName(o.Formulation), Seed: seed, Count: count,
+			Load: load, Solver: solver, Tol: o.Tol, NX: nx, NY: ny},
+		Base: m.Loads(), Solve: solve,
+	}
+	return g, g.Spec.Validate()
+}
