@@ -17,8 +17,10 @@
 // PGLib-OPF's by default) from IPOPT when built with -tags ipopt, else
 // from the pure-Go interior-point method (dense: a few hundred buses).
 // It prints one line per solved sample, with the solve's wall time, to
-// standard error. SIGINT and SIGTERM stop it after the sample in hand is
-// written (exit status 1; run it again to go on).
+// standard error. SIGINT and SIGTERM stop it at once (exit status 1), as
+// a scheduler's preemption does: the sample in hand is lost (a line cut
+// short is cut off by the next run) and solved again when the same
+// command runs again.
 //
 // merge verifies the shard files (the same header, every shard of one
 // split, every index exactly once, every line's checksum) and writes the
@@ -50,9 +52,14 @@ import (
 var errUsage = errors.New("usage")
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		fmt.Fprintf(os.Stderr, "acopf-data: %v: stopped; the samples solved so far are in the shard's file: run the same command again to go on\n", s)
+		os.Exit(1)
+	}()
+	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 	case errors.Is(err, errUsage):

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -110,4 +111,38 @@ func TestFlags(t *testing.T) {
 			assert.Contains(t, out+errOut, tc.msg)
 		})
 	}
+}
+
+// TestDeployFlags: every flag that the cluster files and the
+// documentation pass to "acopf-data generate" or "acopf-data merge" is one
+// the command defines, so that they cannot drift apart silently.
+func TestDeployFlags(t *testing.T) {
+	files := []string{"../../deploy/slurm/acopf-data.sbatch", "../../deploy/k8s/acopf-data-job.yaml",
+		"../../deploy/k8s/acopf-data-merge.yaml", "../../deploy/Containerfile", "../../docs/acopf-data.md"}
+	usage := map[string]string{}
+	for _, sub := range []string{"generate", "merge"} {
+		_, errOut, err := runArgs(t, sub, "-h")
+		require.ErrorIs(t, err, flag.ErrHelp)
+		usage[sub] = errOut
+	}
+	flagRE := regexp.MustCompile(`(?:^|\s)-([a-z]+)\b`)
+	seen := map[string]int{}
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(text), "\n") {
+			for sub, u := range usage {
+				_, rest, ok := strings.Cut(line, "acopf-data "+sub+" ")
+				if !ok {
+					continue
+				}
+				seen[sub]++
+				for _, m := range flagRE.FindAllStringSubmatch(rest, -1) {
+					assert.Regexp(t, `\n  -`+m[1]+`[ \n]`, u, "%s: %q: acopf-data %s has no flag -%s", f, line, sub, m[1])
+				}
+			}
+		}
+	}
+	assert.Positive(t, seen["generate"])
+	assert.Positive(t, seen["merge"])
 }
