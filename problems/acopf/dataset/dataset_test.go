@@ -241,6 +241,10 @@ func TestReferenceShardsMerge(t *testing.T) {
 	}
 	g, err := NewReference("case57_ieee", 1, 3, DefaultLoadModel, ReferenceOptions{})
 	require.NoError(t, err)
+	assert.Contains(t, g.Spec.Solver, solverName)
+	if strings.HasPrefix(solverName, "IPOPT") {
+		assert.Regexp(t, `^IPOPT \d+\.\d+\.\d+ \(`, g.Spec.Solver, "the header names IPOPT's version")
+	}
 	dir := t.TempDir()
 	single := runShards(t, g, dir, 1)[0]
 	paths := runShards(t, g, dir, 2)

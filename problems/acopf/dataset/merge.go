@@ -34,14 +34,14 @@ func Merge(out string, paths []string) (Spec, error) {
 	var spec Spec
 	var of int
 	shardFile := map[int]string{}
-	var at []where
+	at := map[int]where{}
 	for fi, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
 			return spec, fmt.Errorf("dataset: Merge: %w", err)
 		}
 		sc, err := scan(f, func(s *Sample, off int64, n int) error {
-			if w := at[s.Index]; w.n > 0 {
+			if w, ok := at[s.Index]; ok {
 				return fmt.Errorf("index %d appears twice (also in %s)", s.Index, paths[w.file])
 			}
 			at[s.Index] = where{fi, off, n}
@@ -49,7 +49,6 @@ func Merge(out string, paths []string) (Spec, error) {
 		}, func(sc scanned) error {
 			if fi == 0 {
 				spec, of = sc.spec, sc.shard.Of
-				at = make([]where, spec.Count)
 			}
 			if d := diff(sc.spec, spec); d != "" {
 				return fmt.Errorf("its header differs from %s's: %s", paths[0], d)
@@ -76,24 +75,24 @@ func Merge(out string, paths []string) (Spec, error) {
 			return spec, fmt.Errorf("dataset: Merge: shard %d/%d is missing (%d files given)", k, of, len(paths))
 		}
 	}
-	var missing []string
-	for i, w := range at {
-		if w.n == 0 {
-			missing = append(missing, fmt.Sprint(i))
+	if len(at) < spec.Count {
+		var missing []string
+		for i := 0; i < spec.Count && len(missing) <= 10; i++ {
+			if _, ok := at[i]; !ok {
+				missing = append(missing, fmt.Sprint(i))
+			}
 		}
-	}
-	if len(missing) > 0 {
 		if len(missing) > 10 {
 			missing = append(missing[:10], "…")
 		}
 		return spec, fmt.Errorf("dataset: Merge: %d of %d samples are missing (indices %s): their shards are unfinished; run them again",
-			len(missing), spec.Count, strings.Join(missing, ", "))
+			spec.Count-len(at), spec.Count, strings.Join(missing, ", "))
 	}
 	return spec, write(out, spec, paths, at)
 }
 
 // write writes the data set of spec to out from the lines at.
-func write(out string, spec Spec, paths []string, at []where) (err error) {
+func write(out string, spec Spec, paths []string, at map[int]where) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(out), filepath.Base(out)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("dataset: Merge: %w", err)
@@ -114,7 +113,8 @@ func write(out string, spec Spec, paths []string, at []where) (err error) {
 	bw := bufio.NewWriterSize(tmp, 1<<20)
 	bw.Write(spec.header(Shard{0, 1}))
 	var buf []byte
-	for i, w := range at {
+	for i := range spec.Count {
+		w := at[i]
 		buf = append(buf[:0], make([]byte, w.n)...)
 		if _, err := files[w.file].ReadAt(buf, w.off); err != nil {
 			return fmt.Errorf("dataset: Merge: %s: %w", paths[w.file], err)
