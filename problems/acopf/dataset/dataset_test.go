@@ -309,6 +309,14 @@ func TestResume(t *testing.T) {
 	assert.Zero(t, calls)
 	assert.Equal(t, want, read(t, p))
 
+	// A crash in the middle of writing the header.
+	require.NoError(t, os.WriteFile(p, want[:40], 0o644))
+	calls = 0
+	_, err = g.Run(context.Background(), p, Shard{1, 3})
+	require.NoError(t, err)
+	assert.Equal(t, 3, calls)
+	assert.Equal(t, want, read(t, p))
+
 	// A crash in the middle of writing the last line.
 	cut := bytes.LastIndexByte(want[:len(want)-1], '\n') + 1
 	require.NoError(t, os.WriteFile(p, want[:cut+(len(want)-cut)/2], 0o644))

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -106,7 +107,7 @@ func (g *Generator) Loads(i int) ([]float64, error) {
 // shard's (the same header; otherwise Run refuses it): its samples are
 // checked (checksums, indices of the shard, once each, loads equal to
 // LoadModel.Draw's bit for bit) and skipped, and an incomplete last line
-// (a write cut short) is cut off and its sample solved again. Run returns
+// or header (a write cut short) is cut off and its sample solved again. Run returns
 // when the shard is complete, when ctx is done (with ctx's error; the file
 // then holds every sample solved so far), or at the first error of the
 // Solver that does not wrap ErrNoSolution.
@@ -132,11 +133,30 @@ func (g *Generator) Run(ctx context.Context, path string, sh Shard) (Report, err
 	if err != nil {
 		return rep, fmt.Errorf("dataset: %w", err)
 	}
-	if st.Size() == 0 {
-		if _, err := f.Write(g.Spec.header(sh)); err != nil {
+	hdr := g.Spec.header(sh)
+	fresh := st.Size() == 0
+	if !fresh && st.Size() < int64(len(hdr)) {
+		// A header cut short by a crash is written again.
+		b, err := io.ReadAll(f)
+		if err != nil {
 			return rep, fmt.Errorf("dataset: %s: %w", path, err)
 		}
+		fresh = bytes.HasPrefix(hdr, b)
+	}
+	if fresh {
+		if err := f.Truncate(0); err != nil {
+			return rep, fmt.Errorf("dataset: %s: %w", path, err)
+		}
+		if _, err := f.WriteAt(hdr, 0); err != nil {
+			return rep, fmt.Errorf("dataset: %s: %w", path, err)
+		}
+		if _, err := f.Seek(int64(len(hdr)), io.SeekStart); err != nil {
+			return rep, fmt.Errorf("dataset: %w", err)
+		}
 	} else {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return rep, fmt.Errorf("dataset: %w", err)
+		}
 		x := make([]float64, g.Spec.NX)
 		sc, err := scan(f, func(s *Sample, _ int64, _ int) error {
 			if done[s.Index] {
