@@ -106,11 +106,12 @@ func (g *Generator) Loads(i int) ([]float64, error) {
 // file as soon as the sample is solved. If the file exists it must be this
 // shard's (the same header; otherwise Run refuses it): its samples are
 // checked (checksums, indices of the shard, once each, loads equal to
-// LoadModel.Draw's bit for bit) and skipped, and an incomplete last line
-// or header (a write cut short) is cut off and its sample solved again. Run returns
-// when the shard is complete, when ctx is done (with ctx's error; the file
-// then holds every sample solved so far), or at the first error of the
-// Solver that does not wrap ErrNoSolution.
+// LoadModel.Draw's bit for bit) and skipped (failed ones too: they are
+// not tried again), and an incomplete last line or header (a write cut
+// short) is cut off and its sample solved again. Run returns when the
+// shard is complete, when ctx is done (with ctx's error; the file then
+// holds every sample solved so far), or at the first error of the Solver
+// that does not wrap ErrNoSolution.
 func (g *Generator) Run(ctx context.Context, path string, sh Shard) (Report, error) {
 	var rep Report
 	if err := g.Spec.Validate(); err != nil {
@@ -123,82 +124,11 @@ func (g *Generator) Run(ctx context.Context, path string, sh Shard) (Report, err
 		return rep, fmt.Errorf("dataset: Generator: len(Base) = %d, want nx = %d, and a Solver", len(g.Base), g.Spec.NX)
 	}
 	rep.Size = sh.Size(g.Spec.Count)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, done, err := g.open(path, sh)
 	if err != nil {
-		return rep, fmt.Errorf("dataset: %w", err)
+		return rep, err
 	}
 	defer f.Close()
-	done := map[int]bool{}
-	st, err := f.Stat()
-	if err != nil {
-		return rep, fmt.Errorf("dataset: %w", err)
-	}
-	hdr := g.Spec.header(sh)
-	fresh := st.Size() == 0
-	if !fresh && st.Size() < int64(len(hdr)) {
-		// A header cut short by a crash is written again.
-		b, err := io.ReadAll(f)
-		if err != nil {
-			return rep, fmt.Errorf("dataset: %s: %w", path, err)
-		}
-		fresh = bytes.HasPrefix(hdr, b)
-	}
-	if fresh {
-		if err := f.Truncate(0); err != nil {
-			return rep, fmt.Errorf("dataset: %s: %w", path, err)
-		}
-		if _, err := f.WriteAt(hdr, 0); err != nil {
-			return rep, fmt.Errorf("dataset: %s: %w", path, err)
-		}
-		if _, err := f.Seek(int64(len(hdr)), io.SeekStart); err != nil {
-			return rep, fmt.Errorf("dataset: %w", err)
-		}
-	} else {
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return rep, fmt.Errorf("dataset: %w", err)
-		}
-		x := make([]float64, g.Spec.NX)
-		sc, err := scan(f, func(s *Sample, _ int64, _ int) error {
-			if done[s.Index] {
-				return fmt.Errorf("index %d appears twice", s.Index)
-			}
-			done[s.Index] = true
-			if s.Y == nil {
-				return nil
-			}
-			if _, err := g.Spec.Load.Draw(x, g.Base, g.Spec.Seed, s.Index); err != nil {
-				return err
-			}
-			for k := range x {
-				if math.Float64bits(x[k]) != math.Float64bits(s.X[k]) {
-					return fmt.Errorf("sample %d: load %d is %v, the load model draws %v", s.Index, k, s.X[k], x[k])
-				}
-			}
-			return nil
-		}, func(sc scanned) error {
-			if d := diff(sc.spec, g.Spec); d != "" || sc.shard != sh {
-				if d == "" {
-					d = fmt.Sprintf("shard %s against %s", sc.shard, sh)
-				}
-				return fmt.Errorf("the file belongs to another data set or shard (%s): move it away or write elsewhere", d)
-			}
-			return nil
-		})
-		if err != nil {
-			return rep, fmt.Errorf("dataset: resuming %s: %w", path, err)
-		}
-		if sc.partial {
-			if err := f.Truncate(sc.end); err != nil {
-				return rep, fmt.Errorf("dataset: %s: cutting off an incomplete last line: %w", path, err)
-			}
-		}
-		if _, err := f.Seek(sc.end, io.SeekStart); err != nil {
-			return rep, fmt.Errorf("dataset: %w", err)
-		}
-	}
-	if err := f.Sync(); err != nil {
-		return rep, fmt.Errorf("dataset: %s: %w", path, err)
-	}
 	rep.Found = len(done)
 	var buf []byte
 	for i := sh.K; i < g.Spec.Count; i += sh.Of {
@@ -247,6 +177,91 @@ func (g *Generator) Run(ctx context.Context, path string, sh Shard) (Report, err
 		}
 	}
 	return rep, nil
+}
+
+// open opens shard sh's file at path for appending: a new file (or one
+// holding a header cut short) gets the header; an existing one is checked
+// (see Run), cut after its last complete line and positioned there. It
+// returns the indices in the file.
+func (g *Generator) open(path string, sh Shard) (f *os.File, done map[int]bool, err error) {
+	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dataset: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			err = fmt.Errorf("dataset: %s: %w", path, err)
+		}
+	}()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	hdr := g.Spec.header(sh)
+	fresh := st.Size() == 0
+	if !fresh && st.Size() < int64(len(hdr)) {
+		// A header cut short by a crash is written again.
+		b, err := io.ReadAll(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		fresh = bytes.HasPrefix(hdr, b)
+	}
+	done = map[int]bool{}
+	end := int64(len(hdr))
+	if fresh {
+		if err := f.Truncate(0); err != nil {
+			return nil, nil, err
+		}
+		if _, err := f.WriteAt(hdr, 0); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, nil, err
+		}
+		x := make([]float64, g.Spec.NX)
+		sc, err := scan(f, func(s *Sample, _ int64, _ int) error {
+			if done[s.Index] {
+				return fmt.Errorf("index %d appears twice", s.Index)
+			}
+			done[s.Index] = true
+			if s.Y == nil {
+				return nil
+			}
+			if _, err := g.Spec.Load.Draw(x, g.Base, g.Spec.Seed, s.Index); err != nil {
+				return err
+			}
+			for k := range x {
+				if math.Float64bits(x[k]) != math.Float64bits(s.X[k]) {
+					return fmt.Errorf("sample %d: load %d is %v, the load model draws %v", s.Index, k, s.X[k], x[k])
+				}
+			}
+			return nil
+		}, func(sc scanned) error {
+			if d := diff(sc.spec, g.Spec); d != "" || sc.shard != sh {
+				if d == "" {
+					d = fmt.Sprintf("shard %s against %s", sc.shard, sh)
+				}
+				return fmt.Errorf("the file belongs to another data set or shard (%s): move it away or write elsewhere", d)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("resuming: %w", err)
+		}
+		if sc.partial {
+			if err := f.Truncate(sc.end); err != nil {
+				return nil, nil, fmt.Errorf("cutting off an incomplete last line: %w", err)
+			}
+		}
+		end = sc.end
+	}
+	if _, err := f.Seek(end, io.SeekStart); err != nil {
+		return nil, nil, err
+	}
+	return f, done, f.Sync()
 }
 
 // scanned is what scan found in a file.
