@@ -23,7 +23,7 @@ import (
 // ε_FB, and smoothingFirstDepth bounds the plain attempt's steps.
 const (
 	smoothingTolRatio   = 0.1
-	smoothingFirstDepth = 25
+	smoothingFirstDepth = 15
 )
 
 // smoothing holds the stages of Settings.Smoothing.
@@ -255,3 +255,4 @@ func newSampleResults(rows int) *sampleResults {
 		afterMax: make([]float64, rows), afterSum: make([]float64, rows), disp: make([]float64, rows),
 	}
 }
+
