@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/internal/ckptfile"
@@ -232,6 +233,7 @@ func originalUnits(s settings, d dims) settings {
 // checksum returns the hex SHA-256 of the compact form of a JSON value.
 func checksum(raw []byte) (string, error) {
 	var buf bytes.Buffer
+	buf.Grow(len(raw))
 	if err := json.Compact(&buf, raw); err != nil {
 		return "", err
 	}
@@ -310,12 +312,27 @@ func (m *Model) Save(w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("train: Save: %w", err)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(&envelope{Format: formatName, Version: formatVersion, SHA256: sum, Model: raw}); err != nil {
+	if err := writeIndented(w, &envelope{Format: formatName, Version: formatVersion, SHA256: sum, Model: raw}); err != nil {
 		return fmt.Errorf("train: Save: %w", err)
 	}
 	return nil
+}
+
+// writeIndented writes v to w as a json.Encoder with SetIndent("", "  ")
+// does, the same bytes, with fewer copies of a large document: the
+// encoder's buffers grow by appending, json.Indent sizes its output once.
+func writeIndented(w io.Writer, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
+	return err
 }
 
 // SaveFile writes the model to the named file with Save, atomically: it
@@ -590,17 +607,13 @@ func decode(r io.Reader) (*saved, error) {
 	if r == nil {
 		return nil, errors.New("train: nil reader")
 	}
-	data, err := io.ReadAll(r)
+	data, err := readAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("train: reading a saved model: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
+	raw, err := document(data)
+	if err != nil {
 		return nil, fmt.Errorf("train: reading a saved model: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("train: reading a saved model: data after the document at byte %d", dec.InputOffset())
 	}
 	var head struct {
 		Format  string `json:"format"`
@@ -629,7 +642,7 @@ func decode(r io.Reader) (*saved, error) {
 		return &saved{body: f.body, backbone: backboneMLP, weights: f.Weights}, nil
 	case formatVersion:
 		var env envelope
-		if err := strict(raw, &env); err != nil {
+		if err := env.decode(raw); err != nil {
 			return nil, err
 		}
 		sum, err := checksum(env.Model)
@@ -653,6 +666,59 @@ func decode(r io.Reader) (*saved, error) {
 	}
 	return nil, fmt.Errorf("train: saved model has format version %d, this package reads versions 1 and %d", head.Version, formatVersion)
 }
+
+// readAll reads r to its end, in one allocation when r tells its length
+// (a bytes.Reader or bytes.Buffer holding a saved model, say), since a
+// model with a large constraint is tens of megabytes.
+func readAll(r io.Reader) ([]byte, error) {
+	if l, ok := r.(interface{ Len() int }); ok {
+		buf := bytes.NewBuffer(make([]byte, 0, l.Len()+bytes.MinRead))
+		_, err := buf.ReadFrom(r)
+		return buf.Bytes(), err
+	}
+	return io.ReadAll(r)
+}
+
+// document returns the JSON value that data holds, with nothing but white
+// space around it, without copying it; it returns an error for data that
+// hold no JSON value or hold data after it.
+func document(data []byte) ([]byte, error) {
+	if json.Valid(data) {
+		return data, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("data after the document at byte %d", dec.InputOffset())
+}
+
+// decode decodes a version-2 document into e, rejecting unknown fields as
+// strict does, without strict's buffered copies of the document (a
+// json.Decoder's buffer grows to twice its size): the model inside, tens
+// of megabytes for a large constraint, is then decoded by strict.
+func (e *envelope) decode(raw []byte) error {
+	var keys map[string]skipped
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return fmt.Errorf("train: reading a saved model: %w", err)
+	}
+	for k := range keys {
+		if !slices.ContainsFunc([]string{"format", "version", "sha256", "model"}, func(f string) bool { return strings.EqualFold(k, f) }) {
+			return fmt.Errorf("train: reading a saved model: json: unknown field %q", k)
+		}
+	}
+	if err := json.Unmarshal(raw, e); err != nil {
+		return fmt.Errorf("train: reading a saved model: %w", err)
+	}
+	return nil
+}
+
+// skipped is a JSON value decoded without being read.
+type skipped struct{}
+
+// UnmarshalJSON does nothing.
+func (*skipped) UnmarshalJSON([]byte) error { return nil }
 
 // strict decodes raw into v, rejecting unknown fields.
 func strict(raw []byte, v any) error {

@@ -32,9 +32,14 @@ type view struct {
 	c      enforce.Constraint
 	nx, ny int // presented sizes
 	nc     int
-	cnx    int // the constraint's own nx: 0 or nx
-	cn     int // the constraint's own ny: ny + latent
-	pool   sync.Pool
+	cnx    int       // the constraint's own nx: 0 or nx
+	cn     int       // the constraint's own ny: ny + latent
+	ys     sync.Pool // *[]float64 of cn: y with its latent variables
+	jys    sync.Pool // *[]float64 of nc·cn: a dense Jacobian with latent columns, for callers that ask for one
+	// values is the constraint's Sparse.Eval when it declares a sparse
+	// Jacobian, else nil: residuals are then evaluated by it, in
+	// O(nc + ny + nnz) memory whatever the constraint's Eval needs.
+	values func(x, y, c, vals []float64)
 
 	be    func(rows int, x, y, c, jy []float64) // c's EvalBatch, when batched evaluation applies; else nil
 	chunk int                                   // rows per EvalBatch call in meanNorm
@@ -93,11 +98,18 @@ func newView(c enforce.Constraint, nx int) *view {
 	k := enforce.CapabilitiesOf(c)
 	ny := cn - k.Latent
 	v := &view{c: c, nx: nx, ny: ny, nc: nc, cnx: cnx, cn: cn}
-	v.pool.New = func() any {
-		buf := make([]float64, cn+nc*cn)
+	v.ys.New = func() any {
+		buf := make([]float64, cn)
+		return &buf
+	}
+	v.jys.New = func() any {
+		buf := make([]float64, nc*cn)
 		return &buf
 	}
 	v.loss = v
+	if k.Sparse != nil {
+		v.values = k.Sparse.Eval
+	}
 	if p, ok := c.(affine.Provider); ok && cn == ny {
 		v.aff = p.AffineResidual()
 	}
@@ -114,28 +126,42 @@ func newView(c enforce.Constraint, nx int) *view {
 func (v *view) Dims() (nx, ny, nc int) { return v.nx, v.ny, v.nc }
 
 // Eval evaluates the constraint at (x, y) with latent variables at zero.
+// Without jy, a constraint that declares a sparse Jacobian is evaluated by
+// its Sparse.Eval, and the view needs O(ny) scratch: the residuals of a
+// sparse constraint (meanNorm), with inequalities or not, follow its
+// nonzeros, never an nc×ny Jacobian.
 func (v *view) Eval(x, y, c, jy []float64) {
 	x = x[:v.cnx]
 	if v.cn == v.ny {
-		v.c.Eval(x, y, c, jy)
+		v.eval(x, y, c, jy)
 		return
 	}
-	bp := v.pool.Get().(*[]float64)
-	buf := *bp
-	yy := buf[:v.cn]
+	yp := v.ys.Get().(*[]float64)
+	defer v.ys.Put(yp)
+	yy := *yp
 	copy(yy, y)
 	clear(yy[v.ny:])
-	var jj []float64
-	if jy != nil {
-		jj = buf[v.cn:]
+	if jy == nil {
+		v.eval(x, yy, c, nil)
+		return
 	}
+	jp := v.jys.Get().(*[]float64)
+	defer v.jys.Put(jp)
+	jj := *jp
 	v.c.Eval(x, yy, c, jj)
-	if jy != nil {
-		for i := range v.nc {
-			copy(jy[i*v.ny:(i+1)*v.ny], jj[i*v.cn:i*v.cn+v.ny])
-		}
+	for i := range v.nc {
+		copy(jy[i*v.ny:(i+1)*v.ny], jj[i*v.cn:i*v.cn+v.ny])
 	}
-	v.pool.Put(bp)
+}
+
+// eval evaluates the constraint itself (its own x and y), by its
+// Sparse.Eval when it has one and jy is nil.
+func (v *view) eval(x, y, c, jy []float64) {
+	if jy == nil && v.values != nil {
+		v.values(x, y, c, nil)
+		return
+	}
+	v.c.Eval(x, y, c, jy)
 }
 
 // meanNorm returns (1/N)Σ_i ‖c(x_i, y_i)‖₂ over the rows of x and y. It is
