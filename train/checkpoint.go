@@ -97,12 +97,13 @@ type checkpointEnvelope struct {
 	Checkpoint json.RawMessage `json:"checkpoint"`
 }
 
-// checkpointDoc is the content of a checkpoint.
+// checkpointDoc is the content of a checkpoint. readCheckpoint decodes
+// it field by field: a new field must be added there too.
 type checkpointDoc struct {
 	// Config is the runConfig of the model, compared with the Config
 	// given to Resume.
 	Config json.RawMessage `json:"config"`
-	// Model is the model as Save writes it.
+	// Model is the model as Save writes it (compact).
 	Model   json.RawMessage `json:"model"`
 	Adam    adamState       `json:"adam"`
 	Elapsed time.Duration   `json:"elapsedNS"`
@@ -488,14 +489,13 @@ func readCheckpoint(path string) (*checkpointDoc, error) {
 	damaged := func(err error) error {
 		return fmt.Errorf("train: Resume: %s is damaged or not a checkpoint: %w", path, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var env checkpointEnvelope
-	if err := dec.Decode(&env); err != nil {
+	raw, err := document(data)
+	if err != nil {
 		return nil, damaged(err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, damaged(fmt.Errorf("data after the document at byte %d", dec.InputOffset()))
+	var env checkpointEnvelope
+	if err := unmarshalKnown(raw, &env); err != nil {
+		return nil, damaged(err)
 	}
 	if env.Format != checkpointFormat {
 		return nil, fmt.Errorf("train: Resume: %s is not a checkpoint (format %q, want %q)", path, env.Format, checkpointFormat)
@@ -510,11 +510,29 @@ func readCheckpoint(path string) (*checkpointDoc, error) {
 	if sum != env.SHA256 {
 		return nil, damaged(fmt.Errorf("its SHA-256 is %s, the file records %s", sum, env.SHA256))
 	}
-	var doc checkpointDoc
-	d := json.NewDecoder(bytes.NewReader(env.Checkpoint))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&doc); err != nil {
+	// The model, most of the document, is decoded without a json.Decoder
+	// (unmarshalKnown), the solver and the position strictly.
+	var top struct {
+		Config  json.RawMessage `json:"config"`
+		Model   json.RawMessage `json:"model"`
+		Adam    json.RawMessage `json:"adam"`
+		Elapsed time.Duration   `json:"elapsedNS"`
+		Fit     json.RawMessage `json:"fit"`
+	}
+	if err := unmarshalKnown(env.Checkpoint, &top); err != nil {
 		return nil, damaged(err)
+	}
+	doc := checkpointDoc{Config: top.Config, Model: top.Model, Elapsed: top.Elapsed}
+	for _, part := range []struct {
+		raw json.RawMessage
+		v   any
+	}{{top.Adam, &doc.Adam}, {top.Fit, &doc.Fit}} {
+		if part.raw == nil {
+			continue
+		}
+		if err := strict(part.raw, part.v); err != nil {
+			return nil, damaged(err)
+		}
 	}
 	return &doc, nil
 }
@@ -562,11 +580,9 @@ func (c *checkpointer) write(epochs, batch int, rng []byte, acc *accumulator, hi
 	if doc.Config, err = m.runConfig(); err != nil {
 		return c.fail(err)
 	}
-	var model bytes.Buffer
-	if err := m.Save(&model); err != nil {
+	if doc.Model, err = m.marshal(); err != nil {
 		return c.fail(err)
 	}
-	doc.Model = model.Bytes()
 	doc.Adam.Iter = m.solver.Iter()
 	mm, vv := m.solver.Moments()
 	for i := range mm {
@@ -577,11 +593,7 @@ func (c *checkpointer) write(epochs, batch int, rng []byte, acc *accumulator, hi
 	if err != nil {
 		return c.fail(err)
 	}
-	sum, err := checksum(raw)
-	if err != nil {
-		return c.fail(err)
-	}
-	out, err := json.Marshal(&checkpointEnvelope{Format: checkpointFormat, Version: checkpointVersion, SHA256: sum, Checkpoint: raw})
+	out, err := json.Marshal(&checkpointEnvelope{Format: checkpointFormat, Version: checkpointVersion, SHA256: digest(raw), Checkpoint: raw})
 	if err != nil {
 		return c.fail(err)
 	}

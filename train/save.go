@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -237,8 +238,14 @@ func checksum(raw []byte) (string, error) {
 	if err := json.Compact(&buf, raw); err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	return hex.EncodeToString(sum[:]), nil
+	return digest(buf.Bytes()), nil
+}
+
+// digest returns the hex SHA-256 of a compact JSON value (json.Marshal's
+// output is compact): checksum without the copy that compacts it.
+func digest(compact []byte) string {
+	sum := sha256.Sum256(compact)
+	return hex.EncodeToString(sum[:])
 }
 
 // Save writes the model to w as a JSON document (format version 2): the
@@ -267,6 +274,27 @@ func (m *Model) Save(w io.Writer) error {
 	if !m.fitted {
 		return fmt.Errorf("train: Save: %w", ErrNotFitted)
 	}
+	raw, err := m.marshal()
+	if err != nil {
+		return fmt.Errorf("train: Save: %w", err)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return fmt.Errorf("train: Save: %w", err)
+	}
+	out.WriteByte('\n')
+	if _, err := w.Write(out.Bytes()); err != nil {
+		return fmt.Errorf("train: Save: %w", err)
+	}
+	return nil
+}
+
+// marshal returns the document Save writes, compact (json.Marshal's
+// form; Save indents it as a json.Encoder with SetIndent("", "  ") would,
+// to the same bytes, with json.Indent sizing its output once rather than
+// an encoder's buffers growing by appending). Checkpoints hold it as it
+// is.
+func (m *Model) marshal() ([]byte, error) {
 	cfg := m.Config()
 	doc := modelV2{
 		body: body{
@@ -300,39 +328,15 @@ func (m *Model) Save(w io.Writer) error {
 	for i, ps := range m.Params() {
 		v, _ := float64s(m.params[i].Data())
 		if !allFinite(v) {
-			return fmt.Errorf("train: Save: learnable %q is not finite", ps.Name)
+			return nil, fmt.Errorf("learnable %q is not finite", ps.Name)
 		}
 		doc.Params = append(doc.Params, param{Name: ps.Name, Shape: ps.Shape, Values: v})
 	}
 	raw, err := json.Marshal(&doc)
 	if err != nil {
-		return fmt.Errorf("train: Save: %w", err)
+		return nil, err
 	}
-	sum, err := checksum(raw)
-	if err != nil {
-		return fmt.Errorf("train: Save: %w", err)
-	}
-	if err := writeIndented(w, &envelope{Format: formatName, Version: formatVersion, SHA256: sum, Model: raw}); err != nil {
-		return fmt.Errorf("train: Save: %w", err)
-	}
-	return nil
-}
-
-// writeIndented writes v to w as a json.Encoder with SetIndent("", "  ")
-// does, the same bytes, with fewer copies of a large document: the
-// encoder's buffers grow by appending, json.Indent sizes its output once.
-func writeIndented(w io.Writer, v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, raw, "", "  "); err != nil {
-		return err
-	}
-	out.WriteByte('\n')
-	_, err = w.Write(out.Bytes())
-	return err
+	return json.Marshal(&envelope{Format: formatName, Version: formatVersion, SHA256: digest(raw), Model: raw})
 }
 
 // SaveFile writes the model to the named file with Save, atomically: it
@@ -642,8 +646,8 @@ func decode(r io.Reader) (*saved, error) {
 		return &saved{body: f.body, backbone: backboneMLP, weights: f.Weights}, nil
 	case formatVersion:
 		var env envelope
-		if err := env.decode(raw); err != nil {
-			return nil, err
+		if err := unmarshalKnown(raw, &env); err != nil {
+			return nil, fmt.Errorf("train: reading a saved model: %w", err)
 		}
 		sum, err := checksum(env.Model)
 		if err != nil {
@@ -694,24 +698,34 @@ func document(data []byte) ([]byte, error) {
 	return nil, fmt.Errorf("data after the document at byte %d", dec.InputOffset())
 }
 
-// decode decodes a version-2 document into e, rejecting unknown fields as
-// strict does, without strict's buffered copies of the document (a
-// json.Decoder's buffer grows to twice its size): the model inside, tens
-// of megabytes for a large constraint, is then decoded by strict.
-func (e *envelope) decode(raw []byte) error {
+// unmarshalKnown decodes the JSON object raw into the struct v points to,
+// rejecting a key that names none of its fields (matched as encoding/json
+// matches them, ignoring case), as a json.Decoder with
+// DisallowUnknownFields does at the top level, without the decoder's
+// buffered copies of the document (its buffer grows to twice the
+// document's size): for envelopes holding a model of tens of megabytes,
+// whose own fields are then decoded by strict. The struct's fields must
+// have json tags naming them; fields of its fields are not checked.
+func unmarshalKnown(raw []byte, v any) error {
 	var keys map[string]skipped
 	if err := json.Unmarshal(raw, &keys); err != nil {
-		return fmt.Errorf("train: reading a saved model: %w", err)
+		return err
 	}
+	t := reflect.TypeOf(v).Elem()
 	for k := range keys {
-		if !slices.ContainsFunc([]string{"format", "version", "sha256", "model"}, func(f string) bool { return strings.EqualFold(k, f) }) {
-			return fmt.Errorf("train: reading a saved model: json: unknown field %q", k)
+		known := false
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if strings.EqualFold(k, name) {
+				known = true
+				break
+			}
+		}
+		if !known {
+			return fmt.Errorf("json: unknown field %q", k)
 		}
 	}
-	if err := json.Unmarshal(raw, e); err != nil {
-		return fmt.Errorf("train: reading a saved model: %w", err)
-	}
-	return nil
+	return json.Unmarshal(raw, v)
 }
 
 // skipped is a JSON value decoded without being read.

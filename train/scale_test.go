@@ -17,12 +17,15 @@ import (
 
 // Sizes of the memory-bounded tests: a sparse constraint of scaleNC
 // equations with 4 nonzeros per row (sparseRing, 2·scaleNC outputs), and
-// the bound on the heap that Save, Load, Fit and Predict may add, issue
-// 56's target with room to spare (they need about 250 MB at this size;
-// before, Save alone evaluated three dense nc×ny Jacobians of 6.4 GB).
+// bounds on the heap growth: saveLoadBound for Save and Load, issue 56's
+// target (they need about 230 MB at this size; before, each evaluated
+// three dense nc×ny Jacobians of 6.4 GB), and runBound for a whole run
+// (Fit with a checkpoint, Resume, Save, Load, Predict: about 320 MB), a
+// tenth of one dense Jacobian.
 const (
-	scaleNC        = 20000
-	scaleHeapBound = 400 << 20
+	scaleNC       = 20000
+	saveLoadBound = 400 << 20
+	runBound      = 640 << 20
 )
 
 // heapMeter runs stages in order and bounds the growth of the live heap
@@ -79,7 +82,7 @@ func scaleConfig(c enforce.Constraint, n int) Config {
 // TestSaveLoadSparseMemory saves and loads a model whose sparse
 // constraint has 2·10⁴ equations (4·10⁴ outputs): the constraint's
 // fingerprint follows the nonzeros, so the two together add at most
-// scaleHeapBound to the heap (issue 56: 9.5 GB before), and the loaded
+// saveLoadBound to the heap (issue 56: 9.5 GB before), and the loaded
 // model holds the same weights.
 func TestSaveLoadSparseMemory(t *testing.T) {
 	if raceEnabled {
@@ -101,14 +104,15 @@ func TestSaveLoadSparseMemory(t *testing.T) {
 	})
 	t.Logf("file %d MB; Save allocates %d MB, Load %d MB; peak heap growth ≤ %d MB",
 		buf.Len()>>20, saveBytes>>20, loadBytes>>20, h.peak>>20)
-	assert.LessOrEqual(t, h.peak, uint64(scaleHeapBound))
+	assert.LessOrEqual(t, h.peak, uint64(saveLoadBound))
 	assert.Equal(t, weightBits(m), weightBits(loaded))
 }
 
 // TestFitSaveLoadPredictSparseMemory trains (AdaNP projecting every
-// batch), saves, loads and predicts with a model on the sparse constraint
-// of TestSaveLoadSparseMemory: nothing on the way needs an nc×ny or nc²
-// array, so the whole sequence adds at most scaleHeapBound to the heap,
+// batch, with a checkpoint at the end), resumes from the checkpoint,
+// saves, loads and predicts with a model on the sparse constraint of
+// TestSaveLoadSparseMemory: nothing on the way needs an nc×ny or nc²
+// array, so the whole sequence adds at most runBound to the heap,
 // and the predictions meet the tolerance.
 func TestFitSaveLoadPredictSparseMemory(t *testing.T) {
 	if testing.Short() {
@@ -119,18 +123,25 @@ func TestFitSaveLoadPredictSparseMemory(t *testing.T) {
 	}
 	c := sparseRing(t, scaleNC)
 	x, y := scaleData(4, scaleNC)
+	cfg := scaleConfig(c, scaleNC)
+	cfg.Checkpoint.Dir = t.TempDir()
 	var h heapMeter
 	var m, loaded *Model
 	var hist History
 	h.run(func() {
 		var err error
-		m, err = New(scaleConfig(c, scaleNC))
+		m, err = New(cfg)
 		require.NoError(t, err)
 		hist, err = m.Fit(x, y)
 		require.NoError(t, err)
 	})
 	require.Len(t, hist, 1)
 	assert.Equal(t, 1.0, hist[0].Projected)
+	h.run(func() {
+		resumed, err := Resume(cfg.Checkpoint.Dir, cfg)
+		require.NoError(t, err)
+		assert.Equal(t, weightBits(m), weightBits(resumed))
+	})
 	var buf bytes.Buffer
 	h.run(func() { require.NoError(t, m.Save(&buf)) })
 	h.run(func() {
@@ -145,7 +156,7 @@ func TestFitSaveLoadPredictSparseMemory(t *testing.T) {
 		require.NoError(t, err)
 	})
 	t.Logf("peak heap growth ≤ %d MB; %v", h.peak>>20, st)
-	assert.LessOrEqual(t, h.peak, uint64(scaleHeapBound))
+	assert.LessOrEqual(t, h.peak, uint64(runBound))
 	assert.True(t, st.Converged(), "%v", st)
 	assert.LessOrEqual(t, st.After.Max, enforce.DefaultTol)
 }
