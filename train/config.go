@@ -212,8 +212,9 @@ type Config struct {
 	// further (Resume, given the Config, can).
 	PenaltyConstraint enforce.Constraint
 
-	// LearnRate is Adam's step size (default DefaultLearnRate). Every loss
-	// term is a batch mean, so the solver's batch size is left at 1.
+	// LearnRate is Adam's step size (default DefaultLearnRate), finite and
+	// at least MinLearnRate. Every loss term is a batch mean, so the
+	// solver's batch size is left at 1.
 	LearnRate float64
 	// BatchSize is the number of samples per optimisation step; zero
 	// means the whole training set (full batch, as in the paper's fitting
@@ -442,8 +443,8 @@ func resolve(cfg Config) (resolved, error) {
 	if cfg.LearnRate == 0 {
 		r.LearnRate = DefaultLearnRate
 	}
-	if !(r.LearnRate > 0) || math.IsInf(r.LearnRate, 1) {
-		return r, fmt.Errorf("train: Config.LearnRate = %v must be positive and finite", cfg.LearnRate)
+	if !(r.LearnRate >= MinLearnRate) || math.IsInf(r.LearnRate, 1) {
+		return r, fmt.Errorf("train: Config.LearnRate = %v must be finite and at least MinLearnRate = %v", cfg.LearnRate, MinLearnRate)
 	}
 	if cfg.Epochs == 0 {
 		r.Epochs = DefaultEpochs
