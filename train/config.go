@@ -284,9 +284,14 @@ type Config struct {
 	// epoch with the lowest validation loss (also when Fit runs all its
 	// epochs): Fit returns the History of the epochs run, without an
 	// error. Adam's moments are not rolled back. Zero means no early
-	// stopping; a negative value is an error. The best weights are kept in
-	// memory only: a Fit call that Resume continues starts its count
-	// afresh.
+	// stopping; a negative value is an error. Checkpoints (Checkpoint)
+	// record the best weights and the count, so a Fit call that Resume
+	// continues (given the same validation set) stops at the same epoch
+	// with the same weights as if it had not been interrupted; the
+	// checkpoint written when Patience stops the call holds the best
+	// epoch's weights, and Fit on a model resumed from it returns the
+	// call's History without training. A checkpoint written before
+	// checkpoints recorded them resumes with the count started afresh.
 	Patience int
 
 	// DivergenceFactor is how far the loss may rise before Fit and

@@ -150,7 +150,7 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 		return nil, err
 	}
 	hist := run.History
-	if run.Epochs == m.cfg.Epochs {
+	if run.Epochs == m.cfg.Epochs || run.Stopped {
 		return hist, nil // resumed after the end of the call
 	}
 	start := m.now()
@@ -181,9 +181,18 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 			w = os.Stderr
 		}
 	}
+	// Early stopping (Config.Patience) on the validation set, continuing
+	// the count of the call a checkpoint recorded.
+	validate := kind == kindFit && m.valX != nil
+	stopping := validate && m.cfg.Patience > 0
+	early := earlyState{BestVal: math.Inf(1)}
+	if stopping && run.Early != nil {
+		early = *run.Early
+	}
 	// after writes a checkpoint, if the model writes them and one is due
-	// (or final), and runs the test hook.
-	after := func(final bool, epochs, batch int, rng []byte, acc *accumulator) error {
+	// (or final, stopped being the end of an early-stopped call), and runs
+	// the test hook.
+	after := func(final, stopped bool, epochs, batch int, rng []byte, acc *accumulator) error {
 		if ck != nil && (final || ck.due()) {
 			if rng == nil {
 				var err error
@@ -191,7 +200,11 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 					return err
 				}
 			}
-			if err := ck.write(epochs, batch, rng, acc, hist); err != nil {
+			var es *earlyState
+			if stopping && early.Best != nil {
+				es = &early
+			}
+			if err := ck.write(epochs, batch, rng, acc, hist, es, stopped); err != nil {
 				return fmt.Errorf("train: %w", err)
 			}
 		}
@@ -208,11 +221,6 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 	if len(hist) > 0 {
 		ref, haveRef = hist[0].Loss, true
 	}
-	// Early stopping (Config.Patience) on the validation set.
-	validate := kind == kindFit && m.valX != nil
-	stopping := validate && m.cfg.Patience > 0
-	bestVal, since := math.Inf(1), 0
-	var best [][]float64
 	for e := run.Epochs + 1; e <= m.cfg.Epochs; e++ {
 		eta, err := m.rateAt(e, hist)
 		if err != nil {
@@ -241,7 +249,7 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 				ref, haveRef = acc.loss/acc.rows, true
 			}
 			if b+1 < batches {
-				if err := after(false, e-1, b+1, epochRNG, &acc); err != nil {
+				if err := after(false, false, e-1, b+1, epochRNG, &acc); err != nil {
 					return hist, err
 				}
 			}
@@ -261,20 +269,27 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 			return hist, fmt.Errorf("train: epoch %d: training diverged: the loss rose from %.4g (first batch) to %.4g, more than Config.DivergenceFactor = %g times; try a smaller LearnRate", e, ref, ep.Loss, f)
 		}
 		first, acc = 0, accumulator{}
-		if err := after(e == m.cfg.Epochs, e, 0, nil, &acc); err != nil {
-			return hist, err
-		}
+		stop := false
 		if stopping {
-			if ep.ValLoss < bestVal {
-				bestVal, since, best = ep.ValLoss, 0, m.Weights()
-			} else if since++; since >= m.cfg.Patience {
-				break
+			if ep.ValLoss < early.BestVal {
+				early = earlyState{BestVal: ep.ValLoss, Best: m.Weights()}
+			} else if early.Since++; early.Since >= m.cfg.Patience {
+				stop = true
 			}
 		}
-	}
-	if best != nil {
-		if err := m.SetWeights(best); err != nil {
+		final := stop || e == m.cfg.Epochs
+		if final && early.Best != nil {
+			// The end of the call: the best epoch's weights, before the
+			// final checkpoint records them.
+			if err := m.SetWeights(early.Best); err != nil {
+				return hist, err
+			}
+		}
+		if err := after(final, stop, e, 0, nil, &acc); err != nil {
 			return hist, err
+		}
+		if stop {
+			break
 		}
 	}
 	return hist, nil
