@@ -173,14 +173,18 @@ type accState struct {
 	DepthRows float64 `json:"depthRows"`
 	Batches   int     `json:"batches"`
 	Projected int     `json:"projected"`
+	// Added with Epoch.MaxResidual and Missed; absent (zero) in older
+	// checkpoints.
+	MaxRes float64 `json:"maxRes,omitempty"`
+	Missed int     `json:"missed,omitempty"`
 }
 
 func (a *accumulator) state() accState {
-	return accState{a.rows, a.loss, a.task, a.disp, a.res, a.depth, a.depthRows, a.batches, a.projected}
+	return accState{a.rows, a.loss, a.task, a.disp, a.res, a.depth, a.depthRows, a.batches, a.projected, a.maxRes, a.missed}
 }
 
 func (s accState) accumulator() accumulator {
-	return accumulator{s.Rows, s.Loss, s.Task, s.Disp, s.Res, s.Depth, s.DepthRows, s.Batches, s.Projected}
+	return accumulator{s.Rows, s.Loss, s.Task, s.Disp, s.Res, s.Depth, s.DepthRows, s.Batches, s.Projected, s.MaxRes, s.Missed}
 }
 
 // runConfig is the part of a model's configuration that training depends

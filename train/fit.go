@@ -29,6 +29,18 @@ type Epoch struct {
 	// Residual is (1/N)Σ‖c(x, y)‖₂ of the output the task loss sees (ỹ in
 	// ENFORCE mode, ŷ otherwise), in original units.
 	Residual float64
+	// MaxResidual is the largest |c_k(x, y)| of that output over the
+	// epoch's training samples, in original units.
+	MaxResidual float64
+	// Missed is the number of the epoch's training samples whose
+	// projection missed the training tolerance (Config.Train's Tol in its
+	// Measure): those enforce.Stats.NotConverged counts in the batches
+	// AdaNP projected (zero outside ENFORCE mode). When more than half the
+	// samples projected in an epoch miss it, Fit writes a warning to
+	// Config.Progress (unless Quiet), once per call: the projection is not
+	// converging, often because the outputs differ in scale by orders of
+	// magnitude (see Config.Standardize).
+	Missed int
 	// Depth is the mean number of NP steps per sample over the batches
 	// AdaNP projected (zero if none was).
 	Depth float64
@@ -214,6 +226,7 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 		return nil
 	}
 
+	warned := false // the warning of Epoch.Missed, once per call
 	hist = slices.Grow(hist, m.cfg.Epochs-len(hist))
 	first, acc := run.Batch, run.Acc.accumulator()
 	// ref is ℓ₀ of the divergence rule (Config.DivergenceFactor).
@@ -256,6 +269,10 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 		}
 		ep := acc.epoch(e)
 		ep.LearnRate = eta
+		if w != nil && !warned && 2*ep.Missed > int(acc.depthRows) {
+			warned = true
+			m.warnMissed(w, ep, int(acc.depthRows))
+		}
 		if validate {
 			if ep.ValLoss, err = m.valLoss(); err != nil {
 				return hist, fmt.Errorf("train: epoch %d: %w", e, err)
@@ -301,6 +318,8 @@ type accumulator struct {
 	loss, task, disp, res float64 // Σ rows·value
 	depth, depthRows      float64 // over projected batches
 	batches, projected    int
+	maxRes                float64 // the largest |c_k| so far
+	missed                int     // Σ Stats.NotConverged over projected batches
 }
 
 func (a *accumulator) epoch(e int) Epoch {
@@ -310,6 +329,8 @@ func (a *accumulator) epoch(e int) Epoch {
 		Task:         a.task / a.rows,
 		Displacement: a.disp / a.rows,
 		Residual:     a.res / a.rows,
+		MaxResidual:  a.maxRes,
+		Missed:       a.missed,
 		Projected:    float64(a.projected) / float64(a.batches),
 	}
 	if a.depthRows > 0 {
@@ -343,17 +364,22 @@ func (m *Model) step(r *runner, acc *accumulator) error {
 	acc.loss += rows * loss
 	acc.task += rows * task
 	yhat, yt := g.yhatV, g.ytildeV
-	res, err := m.view.meanNorm(g.cur, yt)
+	res, maxRes, err := m.view.norms(g.cur, yt)
 	if err != nil {
 		return fmt.Errorf("the constraint residual: %w", err)
 	}
 	acc.res += rows * res
+	if maxRes > acc.maxRes || maxRes != maxRes {
+		acc.maxRes = maxRes
+	}
 	if g.Op != nil {
 		acc.disp += rows * g.displacement(yhat, yt)
 		if g.Op.Projected() {
+			st := g.Op.Stats()
 			acc.projected++
-			acc.depth += rows * g.Op.Stats().MeanDepth
+			acc.depth += rows * st.MeanDepth
 			acc.depthRows += rows
+			acc.missed += st.NotConverged
 		}
 	}
 	grads := make([]any, len(g.Learnables))
@@ -440,11 +466,21 @@ func scalarValue(n *gorgonia.Node) (float64, error) {
 	return 0, fmt.Errorf("node %q holds a %T, want float64 or float32", n.Name(), n.Value().Data())
 }
 
+// warnMissed writes the warning of Epoch.Missed for epoch ep, in which
+// AdaNP projected projected samples.
+func (m *Model) warnMissed(w io.Writer, ep Epoch, projected int) {
+	s := m.train.Settings()
+	fmt.Fprintf(w, "%-7s epoch %d: warning: %d of the %d training samples AdaNP projected missed the training tolerance %v ≤ %g "+
+		"(largest |c| %.3g): the projection is not converging; if the outputs differ in scale by orders of magnitude, "+
+		"set Config.Standardize, else raise Config.Train.MaxDepth or Tol\n",
+		m.cfg.Mode, ep.Epoch, ep.Missed, projected, s.Measure, s.Tol, ep.MaxResidual)
+}
+
 // logEpoch writes one progress line.
 func (m *Model) logEpoch(w io.Writer, ep Epoch) {
-	fmt.Fprintf(w, "%-7s epoch %*d/%d  loss %.4e  task %.4e  disp %.3e  res %.3e  depth %5.2f  projected %3.0f%%\n",
+	fmt.Fprintf(w, "%-7s epoch %*d/%d  loss %.4e  task %.4e  disp %.3e  res %.3e  max|c| %.3e  depth %5.2f  projected %3.0f%%  missed %d\n",
 		m.cfg.Mode, len(fmt.Sprint(m.cfg.Epochs)), ep.Epoch, m.cfg.Epochs,
-		ep.Loss, ep.Task, ep.Displacement, ep.Residual, ep.Depth, 100*ep.Projected)
+		ep.Loss, ep.Task, ep.Displacement, ep.Residual, ep.MaxResidual, ep.Depth, 100*ep.Projected, ep.Missed)
 	if m.valX != nil && ep.ValLoss != 0 {
 		fmt.Fprintf(w, "%-7s epoch %*d/%d  validation loss %.4e\n", m.cfg.Mode, len(fmt.Sprint(m.cfg.Epochs)), ep.Epoch, m.cfg.Epochs, ep.ValLoss)
 	}

@@ -110,11 +110,11 @@ func (m *Model) rateAt(e int, past History) (float64, error) {
 }
 
 // csvHeader names the columns of History.WriteCSV.
-var csvHeader = []string{"epoch", "loss", "task", "displacement", "residual", "depth", "projected", "val_loss", "learn_rate"}
+var csvHeader = []string{"epoch", "loss", "task", "displacement", "residual", "max_residual", "depth", "projected", "missed", "val_loss", "learn_rate"}
 
 // WriteCSV writes the history to w as CSV: a header row
 //
-//	epoch,loss,task,displacement,residual,depth,projected,val_loss,learn_rate
+//	epoch,loss,task,displacement,residual,max_residual,depth,projected,missed,val_loss,learn_rate
 //
 // and one row per epoch, every number in the shortest form that parses
 // back to the same float64 (so data.LoadCSV reads it back exactly). It
@@ -126,8 +126,8 @@ func (h History) WriteCSV(w io.Writer) error {
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, e := range h {
-		rec := []string{strconv.Itoa(e.Epoch), f(e.Loss), f(e.Task), f(e.Displacement), f(e.Residual), f(e.Depth),
-			f(e.Projected), f(e.ValLoss), f(e.LearnRate)}
+		rec := []string{strconv.Itoa(e.Epoch), f(e.Loss), f(e.Task), f(e.Displacement), f(e.Residual), f(e.MaxResidual), f(e.Depth),
+			f(e.Projected), strconv.Itoa(e.Missed), f(e.ValLoss), f(e.LearnRate)}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

@@ -159,21 +159,21 @@ func TestScheduleUnderflow(t *testing.T) {
 // epoch that data.LoadCSV reads back exactly.
 func TestHistoryWriteCSV(t *testing.T) {
 	h := History{
-		{Epoch: 1, Loss: 0.1, Task: 1.0 / 3, Displacement: 2e-300, Residual: 1e-7, Depth: 2.5, Projected: 1, ValLoss: 0.2, LearnRate: 1e-3},
-		{Epoch: 2, Loss: math.Pi, Task: -0, Displacement: 0, Residual: 12345.678, Depth: 0, Projected: 0.25, LearnRate: 5e-4},
+		{Epoch: 1, Loss: 0.1, Task: 1.0 / 3, Displacement: 2e-300, Residual: 1e-7, MaxResidual: 3e-7, Depth: 2.5, Projected: 1, Missed: 3, ValLoss: 0.2, LearnRate: 1e-3},
+		{Epoch: 2, Loss: math.Pi, Task: -0, Displacement: 0, Residual: 12345.678, MaxResidual: 1e5, Depth: 0, Projected: 0.25, LearnRate: 5e-4},
 	}
 	var buf bytes.Buffer
 	require.NoError(t, h.WriteCSV(&buf))
 	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
 	require.Len(t, lines, 3)
-	assert.Equal(t, "epoch,loss,task,displacement,residual,depth,projected,val_loss,learn_rate", string(lines[0]))
+	assert.Equal(t, "epoch,loss,task,displacement,residual,max_residual,depth,projected,missed,val_loss,learn_rate", string(lines[0]))
 
 	path := filepath.Join(t.TempDir(), "history.csv")
 	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
 	d, err := data.LoadCSV(path, csvHeader, nil)
 	require.NoError(t, err)
 	for i, e := range h {
-		want := []float64{float64(e.Epoch), e.Loss, e.Task, e.Displacement, e.Residual, e.Depth, e.Projected, e.ValLoss, e.LearnRate}
+		want := []float64{float64(e.Epoch), e.Loss, e.Task, e.Displacement, e.Residual, e.MaxResidual, e.Depth, e.Projected, float64(e.Missed), e.ValLoss, e.LearnRate}
 		assert.Equal(t, want, d.X.RawRowView(i))
 	}
 
