@@ -32,9 +32,10 @@ const (
 // fingerprint records c(x, y) and two products with the Jacobian
 // B = ∂c/∂y at a few probe points (x, y), so that Load can tell a
 // constraint of the same sizes but other values from the one the model
-// was trained with. The products J·v and Bᵀ·w, with v and w fixed random
+// was trained with. The products B·v and Bᵀ·w, with v and w fixed random
 // vectors stored with the point, stand for B in O(nc + ny) numbers
-// instead of nc·ny.
+// instead of nc·ny (evalProbe computes them from B's nonzeros when the
+// constraint declares its pattern).
 type fingerprint struct {
 	Points []probe `json:"points"`
 }
