@@ -1,6 +1,7 @@
 package data
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -17,8 +18,10 @@ import (
 // quoting) whose first row names the columns. It returns the columns named
 // xCols, in that order, as X and those named yCols as Y (nil when yCols is
 // empty, for unsupervised data); other columns are ignored and may hold
-// anything. Names are compared after trimming spaces (and a UTF-8 byte
-// order mark on the first one).
+// anything. Names are compared after trimming spaces. A UTF-8 byte order
+// mark at the start of the file (as Excel's "CSV UTF-8" and R's
+// write.csv(fileEncoding = "UTF-8-BOM") write) is skipped before the file
+// is parsed, so the first name may be quoted after it.
 //
 // Every selected value must be a finite decimal number such as 12, -0.5 or
 // 1.5e-3: LoadCSV returns an error naming the file, line and column for an
@@ -39,7 +42,7 @@ func LoadCSV(path string, xCols, yCols []string) (Dataset, error) {
 		return Dataset{}, fmt.Errorf("data: LoadCSV: %w", err)
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
+	r := csv.NewReader(skipBOM(f))
 	header, err := r.Read()
 	if err == io.EOF {
 		return Dataset{}, fmt.Errorf("data: %s: empty file (want a header row)", path)
@@ -49,9 +52,6 @@ func LoadCSV(path string, xCols, yCols []string) (Dataset, error) {
 	}
 	index := make(map[string]int, len(header))
 	for j, name := range header {
-		if j == 0 {
-			name = strings.TrimPrefix(name, "\ufeff")
-		}
 		name = strings.TrimSpace(name)
 		if _, dup := index[name]; dup && name != "" {
 			index[name] = -1 // ambiguous, rejected if requested
@@ -111,6 +111,19 @@ func LoadCSV(path string, xCols, yCols []string) (Dataset, error) {
 		}
 	}
 	return d, nil
+}
+
+// bom is the UTF-8 encoding of the byte order mark U+FEFF.
+const bom = "\ufeff"
+
+// skipBOM returns a reader of r's bytes after a leading UTF-8 byte order
+// mark, if r starts with one.
+func skipBOM(r io.Reader) io.Reader {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(len(bom)); err == nil && string(b) == bom {
+		br.Discard(len(bom))
+	}
+	return br
 }
 
 // ParseFloat parses a finite decimal number as LoadCSV reads every value:

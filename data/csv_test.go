@@ -98,3 +98,32 @@ func TestParseFloatRange(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadCSVByteOrderMark checks that a UTF-8 byte order mark at the
+// start of the file is skipped before parsing: the first header name may
+// then be quoted, as R's write.csv(fileEncoding = "UTF-8-BOM") writes it
+// (rejected before as a bare quote in a field), and a file holding only
+// the mark is empty.
+func TestLoadCSVByteOrderMark(t *testing.T) {
+	for _, tc := range []struct {
+		name, content string
+	}{
+		{"unquoted", "\ufeffx,y\n1,2\n3,4\n"},
+		{"quoted (R write.csv)", "\ufeff\"x\",\"y\"\n1,2\n3,4\n"},
+		{"quoted, row names", "\ufeff\"\",\"x\",\"y\"\n\"1\",1,2\n\"2\",3,4\n"},
+		{"no mark", "\"x\",\"y\"\n1,2\n3,4\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "data.csv")
+			require.NoError(t, os.WriteFile(p, []byte(tc.content), 0o644))
+			d, err := LoadCSV(p, []string{"x"}, []string{"y"})
+			require.NoError(t, err)
+			assert.Equal(t, []float64{1, 3}, d.X.RawMatrix().Data)
+			assert.Equal(t, []float64{2, 4}, d.Y.RawMatrix().Data)
+		})
+	}
+	p := filepath.Join(t.TempDir(), "data.csv")
+	require.NoError(t, os.WriteFile(p, []byte("\ufeff"), 0o644))
+	_, err := LoadCSV(p, []string{"x"}, nil)
+	assert.ErrorContains(t, err, "empty file")
+}

@@ -2,7 +2,6 @@ package problems
 
 import (
 	"embed"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -98,7 +97,7 @@ func readTable(path string, want []string, nx int) (Dataset, error) {
 
 // readTableFrom is readTable reading from f; path names it in errors.
 func readTableFrom(f io.Reader, path string, want []string, nx int) (Dataset, error) {
-	r := csv.NewReader(f)
+	r := newCSVReader(f)
 	header, err := r.Read()
 	if err != nil {
 		return Dataset{}, fmt.Errorf("problems: %s: reading header: %w", path, err)
@@ -155,7 +154,7 @@ func readTableFrom(f io.Reader, path string, want []string, nx int) (Dataset, er
 // readSplit reads a `row,split` CSV file assigning each of the n data rows
 // to "train", "val" or "test". Each set lists its rows in increasing order.
 func readSplit(f io.Reader, path string, n int) (Split, error) {
-	recs, err := csv.NewReader(f).ReadAll()
+	recs, err := newCSVReader(f).ReadAll()
 	if err != nil {
 		return Split{}, fmt.Errorf("problems: %s: %w", path, err)
 	}

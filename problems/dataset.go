@@ -1,6 +1,9 @@
 package problems
 
 import (
+	"bufio"
+	"encoding/csv"
+	"io"
 	"math/rand/v2"
 
 	"github.com/enforce-nn/enforce/data"
@@ -30,6 +33,22 @@ func RandomSplit(n int, trainFrac, valFrac float64, seed uint64) Split {
 // Deprecated: use data.LoadCSV.
 func LoadCSV(path string, xCols, yCols []string) (Dataset, error) {
 	return data.LoadCSV(path, xCols, yCols)
+}
+
+// bom is the UTF-8 encoding of the byte order mark U+FEFF.
+const bom = "\ufeff"
+
+// newCSVReader returns a CSV reader of r that skips a UTF-8 byte order
+// mark at its start, as data.LoadCSV does, so that the engineering loaders
+// (readTable, readSplit) read a copy of the data saved by Excel ("CSV
+// UTF-8") or by R with fileEncoding = "UTF-8-BOM", whose first header
+// name may be quoted after the mark.
+func newCSVReader(r io.Reader) *csv.Reader {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(len(bom)); err == nil && string(b) == bom {
+		br.Discard(len(bom))
+	}
+	return csv.NewReader(br)
 }
 
 // Random streams (the second PCG seed) used by the generators, so that one

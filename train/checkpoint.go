@@ -40,14 +40,18 @@ const DefaultCheckpointEvery = 5 * time.Minute
 // on: the model as Save writes it (every learnable tensor and the
 // standardisation), the Adam solver's moments and step count, the state of
 // the shuffling stream, the position in the Fit call (epoch and batch),
-// the statistics of the epoch in progress, the History so far, the time
-// spent training (Model.TrainingTime), the Config it was trained with and
+// the statistics of the epoch in progress, the History so far, the state
+// of early stopping (Config.Patience: the best epoch's weights and the
+// count of epochs since), the time spent training (Model.TrainingTime),
+// the Config it was trained with and
 // a SHA-256 fingerprint of the training data. (A custom Backbone's own
 // state beyond its learnables, a random stream of its own say, is not
 // saved; train's backbones have none.) Fit writes one after the
 // first batch that ends Every or more after the previous checkpoint (or
 // the start of the call), so a checkpoint may fall in the middle of an
-// epoch, and one at the end of the call. Each replaces the previous one
+// epoch, and one at the end of the call, also when Config.Patience stops
+// it early (with the best epoch's weights, which Fit leaves in the
+// model). Each replaces the previous one
 // atomically (a temporary file in Dir, flushed to stable storage, renamed
 // over the file), so an interruption at any moment leaves the last
 // complete checkpoint in place. A checkpoint file that is a symbolic link
@@ -97,12 +101,13 @@ type checkpointEnvelope struct {
 	Checkpoint json.RawMessage `json:"checkpoint"`
 }
 
-// checkpointDoc is the content of a checkpoint.
+// checkpointDoc is the content of a checkpoint. readCheckpoint decodes
+// it field by field: a new field must be added there too.
 type checkpointDoc struct {
 	// Config is the runConfig of the model, compared with the Config
 	// given to Resume.
 	Config json.RawMessage `json:"config"`
-	// Model is the model as Save writes it.
+	// Model is the model as Save writes it (compact).
 	Model   json.RawMessage `json:"model"`
 	Adam    adamState       `json:"adam"`
 	Elapsed time.Duration   `json:"elapsedNS"`
@@ -138,6 +143,23 @@ type fitState struct {
 	Acc accState `json:"acc"`
 	// History are the completed epochs.
 	History History `json:"history"`
+	// Added with early stopping in checkpoints; absent in older files,
+	// whose resumed calls start the count of Config.Patience afresh.
+	// Early is the state of early stopping after the completed epochs
+	// (absent without Patience, a validation set or a validated epoch),
+	// and Stopped marks the final checkpoint of a call that Patience
+	// stopped after Epochs epochs: a resumed Fit returns at once.
+	Early   *earlyState `json:"early,omitempty"`
+	Stopped bool        `json:"stopped,omitempty"`
+}
+
+// earlyState is the state of early stopping (Config.Patience): the lowest
+// validation loss so far, the weights of its epoch and the number of
+// epochs since.
+type earlyState struct {
+	BestVal float64     `json:"bestVal"`
+	Best    [][]float64 `json:"best"`
+	Since   int         `json:"since"`
 }
 
 // accState is an accumulator with exported fields.
@@ -151,14 +173,18 @@ type accState struct {
 	DepthRows float64 `json:"depthRows"`
 	Batches   int     `json:"batches"`
 	Projected int     `json:"projected"`
+	// Added with Epoch.MaxResidual and Missed; absent (zero) in older
+	// checkpoints.
+	MaxRes float64 `json:"maxRes,omitempty"`
+	Missed int     `json:"missed,omitempty"`
 }
 
 func (a *accumulator) state() accState {
-	return accState{a.rows, a.loss, a.task, a.disp, a.res, a.depth, a.depthRows, a.batches, a.projected}
+	return accState{a.rows, a.loss, a.task, a.disp, a.res, a.depth, a.depthRows, a.batches, a.projected, a.maxRes, a.missed}
 }
 
 func (s accState) accumulator() accumulator {
-	return accumulator{s.Rows, s.Loss, s.Task, s.Disp, s.Res, s.Depth, s.DepthRows, s.Batches, s.Projected}
+	return accumulator{s.Rows, s.Loss, s.Task, s.Disp, s.Res, s.Depth, s.DepthRows, s.Batches, s.Projected, s.MaxRes, s.Missed}
 }
 
 // runConfig is the part of a model's configuration that training depends
@@ -376,8 +402,10 @@ func (m *Model) TrainingTime() time.Duration {
 // epochs and returns the whole History of the call, the epochs before the
 // interruption included, so that weights, History and predictions are
 // the same bits as those of an uninterrupted run. If the checkpoint was
-// written at the end of the call, that Fit returns its History without
-// training. Later calls train on as usual.
+// written at the end of the call (after its last epoch, or when
+// Config.Patience stopped it), that Fit returns its History without
+// training. Later calls train on as usual. Early stopping needs the
+// validation set again (SetValidation on the resumed model, before Fit).
 //
 // Resume returns an error wrapping fs.ErrNotExist when dir holds no
 // checkpoint (a caller may then start afresh with New), and an error for
@@ -451,6 +479,19 @@ func (m *Model) restoreState(doc *checkpointDoc) error {
 		return fmt.Errorf("position %d samples, epoch %d of %d, batch %d is impossible", s.Rows, s.Epochs, m.cfg.Epochs, s.Batch)
 	case len(s.History) != s.Epochs:
 		return fmt.Errorf("%d epochs completed but a History of %d", s.Epochs, len(s.History))
+	case s.Stopped && (s.Batch != 0 || s.Epochs == 0):
+		return fmt.Errorf("a call stopped early at epoch %d, batch %d", s.Epochs, s.Batch)
+	}
+	if e := s.Early; e != nil {
+		if math.IsNaN(e.BestVal) || e.Since < 0 || len(e.Best) != len(m.params) {
+			return fmt.Errorf("the early-stopping state is inconsistent: best validation loss %v, %d epochs since, weights of %d learnables for %d",
+				e.BestVal, e.Since, len(e.Best), len(m.params))
+		}
+		for i, w := range e.Best {
+			if len(w) != m.params[i].Shape().TotalSize() || !allFinite(w) {
+				return fmt.Errorf("the best epoch's weights of %q have %d values, not all finite or not %d", m.names[i], len(w), m.params[i].Shape().TotalSize())
+			}
+		}
 	}
 	for i, e := range s.History {
 		if e.Epoch != i+1 {
@@ -488,14 +529,13 @@ func readCheckpoint(path string) (*checkpointDoc, error) {
 	damaged := func(err error) error {
 		return fmt.Errorf("train: Resume: %s is damaged or not a checkpoint: %w", path, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var env checkpointEnvelope
-	if err := dec.Decode(&env); err != nil {
+	raw, err := document(data)
+	if err != nil {
 		return nil, damaged(err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, damaged(fmt.Errorf("data after the document at byte %d", dec.InputOffset()))
+	var env checkpointEnvelope
+	if err := unmarshalKnown(raw, &env); err != nil {
+		return nil, damaged(err)
 	}
 	if env.Format != checkpointFormat {
 		return nil, fmt.Errorf("train: Resume: %s is not a checkpoint (format %q, want %q)", path, env.Format, checkpointFormat)
@@ -510,11 +550,29 @@ func readCheckpoint(path string) (*checkpointDoc, error) {
 	if sum != env.SHA256 {
 		return nil, damaged(fmt.Errorf("its SHA-256 is %s, the file records %s", sum, env.SHA256))
 	}
-	var doc checkpointDoc
-	d := json.NewDecoder(bytes.NewReader(env.Checkpoint))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&doc); err != nil {
+	// The model, most of the document, is decoded without a json.Decoder
+	// (unmarshalKnown), the solver and the position strictly.
+	var top struct {
+		Config  json.RawMessage `json:"config"`
+		Model   json.RawMessage `json:"model"`
+		Adam    json.RawMessage `json:"adam"`
+		Elapsed time.Duration   `json:"elapsedNS"`
+		Fit     json.RawMessage `json:"fit"`
+	}
+	if err := unmarshalKnown(env.Checkpoint, &top); err != nil {
 		return nil, damaged(err)
+	}
+	doc := checkpointDoc{Config: top.Config, Model: top.Model, Elapsed: top.Elapsed}
+	for _, part := range []struct {
+		raw json.RawMessage
+		v   any
+	}{{top.Adam, &doc.Adam}, {top.Fit, &doc.Fit}} {
+		if part.raw == nil {
+			continue
+		}
+		if err := strict(part.raw, part.v); err != nil {
+			return nil, damaged(err)
+		}
 	}
 	return &doc, nil
 }
@@ -551,22 +609,22 @@ func (c *checkpointer) due() bool {
 
 // write writes a checkpoint after epochs complete epochs and batch
 // batches of the next, whose shuffling stream started at rng and whose
-// statistics are acc.
-func (c *checkpointer) write(epochs, batch int, rng []byte, acc *accumulator, hist History) error {
+// statistics are acc, with the state of early stopping (nil without it)
+// and whether it stopped the call.
+func (c *checkpointer) write(epochs, batch int, rng []byte, acc *accumulator, hist History, early *earlyState, stopped bool) error {
 	m := c.m
 	now := m.now()
 	s := c.base
 	s.Epochs, s.Batch, s.RNG, s.Acc, s.History = epochs, batch, rng, acc.state(), hist
+	s.Early, s.Stopped = early, stopped
 	doc := checkpointDoc{Elapsed: m.trained + now.Sub(c.start), Fit: s}
 	var err error
 	if doc.Config, err = m.runConfig(); err != nil {
 		return c.fail(err)
 	}
-	var model bytes.Buffer
-	if err := m.Save(&model); err != nil {
+	if doc.Model, err = m.marshal(); err != nil {
 		return c.fail(err)
 	}
-	doc.Model = model.Bytes()
 	doc.Adam.Iter = m.solver.Iter()
 	mm, vv := m.solver.Moments()
 	for i := range mm {
@@ -577,11 +635,7 @@ func (c *checkpointer) write(epochs, batch int, rng []byte, acc *accumulator, hi
 	if err != nil {
 		return c.fail(err)
 	}
-	sum, err := checksum(raw)
-	if err != nil {
-		return c.fail(err)
-	}
-	out, err := json.Marshal(&checkpointEnvelope{Format: checkpointFormat, Version: checkpointVersion, SHA256: sum, Checkpoint: raw})
+	out, err := json.Marshal(&checkpointEnvelope{Format: checkpointFormat, Version: checkpointVersion, SHA256: digest(raw), Checkpoint: raw})
 	if err != nil {
 		return c.fail(err)
 	}

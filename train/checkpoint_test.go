@@ -466,7 +466,7 @@ func BenchmarkCheckpointWrite(b *testing.B) {
 	b.Run("checkpoint", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := ck.write(1, 0, []byte{}, &accumulator{}, hist); err != nil {
+			if err := ck.write(1, 0, []byte{}, &accumulator{}, hist, nil, false); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -504,6 +504,13 @@ func TestResumeInconsistentState(t *testing.T) {
 		{"history too short", "History", func(d *checkpointDoc) { d.Fit.Epochs = 1 }},
 		{"negative time", "negative", func(d *checkpointDoc) { d.Elapsed = -1 }},
 		{"bad stream", "shuffling stream", func(d *checkpointDoc) { d.Fit.RNG = []byte("x") }},
+		{"stopped inside an epoch", "stopped early", func(d *checkpointDoc) { d.Fit.Stopped, d.Fit.Batch = true, 1 }},
+		{"best weights of another model", "early-stopping state is inconsistent", func(d *checkpointDoc) {
+			d.Fit.Early = &earlyState{BestVal: 1, Best: [][]float64{{1}}}
+		}},
+		{"best weights of other sizes", "not all finite or not", func(d *checkpointDoc) {
+			d.Fit.Early = &earlyState{BestVal: 1, Best: make([][]float64, len(d.Adam.M))}
+		}},
 		{"weights of another model", "learnables", func(d *checkpointDoc) {
 			m, err := New(Config{Sizes: []int{1, 3, 2}, Hidden: layers.Tanh, Constraint: cfg.Constraint, Standardize: true})
 			require.NoError(t, err)

@@ -212,8 +212,9 @@ type Config struct {
 	// further (Resume, given the Config, can).
 	PenaltyConstraint enforce.Constraint
 
-	// LearnRate is Adam's step size (default DefaultLearnRate). Every loss
-	// term is a batch mean, so the solver's batch size is left at 1.
+	// LearnRate is Adam's step size (default DefaultLearnRate), finite and
+	// at least MinLearnRate. Every loss term is a batch mean, so the
+	// solver's batch size is left at 1.
 	LearnRate float64
 	// BatchSize is the number of samples per optimisation step; zero
 	// means the whole training set (full batch, as in the paper's fitting
@@ -283,9 +284,14 @@ type Config struct {
 	// epoch with the lowest validation loss (also when Fit runs all its
 	// epochs): Fit returns the History of the epochs run, without an
 	// error. Adam's moments are not rolled back. Zero means no early
-	// stopping; a negative value is an error. The best weights are kept in
-	// memory only: a Fit call that Resume continues starts its count
-	// afresh.
+	// stopping; a negative value is an error. Checkpoints (Checkpoint)
+	// record the best weights and the count, so a Fit call that Resume
+	// continues (given the same validation set) stops at the same epoch
+	// with the same weights as if it had not been interrupted; the
+	// checkpoint written when Patience stops the call holds the best
+	// epoch's weights, and Fit on a model resumed from it returns the
+	// call's History without training. A checkpoint written before
+	// checkpoints recorded them resumes with the count started afresh.
 	Patience int
 
 	// DivergenceFactor is how far the loss may rise before Fit and
@@ -442,8 +448,8 @@ func resolve(cfg Config) (resolved, error) {
 	if cfg.LearnRate == 0 {
 		r.LearnRate = DefaultLearnRate
 	}
-	if !(r.LearnRate > 0) || math.IsInf(r.LearnRate, 1) {
-		return r, fmt.Errorf("train: Config.LearnRate = %v must be positive and finite", cfg.LearnRate)
+	if !(r.LearnRate >= MinLearnRate) || math.IsInf(r.LearnRate, 1) {
+		return r, fmt.Errorf("train: Config.LearnRate = %v must be finite and at least MinLearnRate = %v", cfg.LearnRate, MinLearnRate)
 	}
 	if cfg.Epochs == 0 {
 		r.Epochs = DefaultEpochs

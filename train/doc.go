@@ -94,7 +94,8 @@
 // A run that takes hours should survive the end of its process. With
 // Config.Checkpoint{Dir, Every} set, Fit and FitUnsupervised write a
 // checkpoint to Dir every Every of wall-clock time (5 minutes by default),
-// possibly in the middle of an epoch, and at the end of the call: the
+// possibly in the middle of an epoch, and at the end of the call (also
+// when Config.Patience stops it early, with the best epoch's weights): the
 // weights and standardisation, the Adam moments and step count, the
 // shuffling stream, the position (epoch and batch), the History so far,
 // the time spent training, the Config and a fingerprint of the training
@@ -125,8 +126,12 @@
 //
 // Fit writes one line per Config.LogEvery epochs to Config.Progress
 // (os.Stderr by default): epoch, loss, task loss, displacement, residual,
-// mean AdaNP depth and the fraction of batches projected. It returns the
-// same numbers for every epoch as a History.
+// largest |c|, mean AdaNP depth, the fraction of batches projected and the
+// number of training samples whose projection missed the training
+// tolerance. It returns the same numbers for every epoch as a History.
+// When more than half the samples projected in an epoch miss the
+// tolerance, it also writes a warning, once per call (often the outputs
+// differ in scale by orders of magnitude: set Config.Standardize).
 //
 // # Prediction
 //
@@ -176,6 +181,9 @@
 // different model; version 1 files (no checksum) still load and predict
 // as before. SaveFile replaces a file atomically (temporary file, fsync,
 // rename). The constraint is code: Load takes it as an argument and
-// checks its dimensions. Restore loads weights into an existing model and
-// rejects a file for another architecture.
+// checks its dimensions and a fingerprint of its values, evaluated in the
+// constraint's sparsity pattern when it declares one, so that a model of a
+// large sparse constraint saves and loads in memory that follows the
+// nonzeros. Restore loads weights into an existing model and rejects a
+// file for another architecture.
 package train

@@ -29,6 +29,18 @@ type Epoch struct {
 	// Residual is (1/N)Σ‖c(x, y)‖₂ of the output the task loss sees (ỹ in
 	// ENFORCE mode, ŷ otherwise), in original units.
 	Residual float64
+	// MaxResidual is the largest |c_k(x, y)| of that output over the
+	// epoch's training samples, in original units.
+	MaxResidual float64
+	// Missed is the number of the epoch's training samples whose
+	// projection missed the training tolerance (Config.Train's Tol in its
+	// Measure): those enforce.Stats.NotConverged counts in the batches
+	// AdaNP projected (zero outside ENFORCE mode). When more than half the
+	// samples projected in an epoch miss it, Fit writes a warning to
+	// Config.Progress (unless Quiet), once per call: the projection is not
+	// converging, often because the outputs differ in scale by orders of
+	// magnitude (see Config.Standardize).
+	Missed int
 	// Depth is the mean number of NP steps per sample over the batches
 	// AdaNP projected (zero if none was).
 	Depth float64
@@ -150,7 +162,7 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 		return nil, err
 	}
 	hist := run.History
-	if run.Epochs == m.cfg.Epochs {
+	if run.Epochs == m.cfg.Epochs || run.Stopped {
 		return hist, nil // resumed after the end of the call
 	}
 	start := m.now()
@@ -181,9 +193,18 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 			w = os.Stderr
 		}
 	}
+	// Early stopping (Config.Patience) on the validation set, continuing
+	// the count of the call a checkpoint recorded.
+	validate := kind == kindFit && m.valX != nil
+	stopping := validate && m.cfg.Patience > 0
+	early := earlyState{BestVal: math.Inf(1)}
+	if stopping && run.Early != nil {
+		early = *run.Early
+	}
 	// after writes a checkpoint, if the model writes them and one is due
-	// (or final), and runs the test hook.
-	after := func(final bool, epochs, batch int, rng []byte, acc *accumulator) error {
+	// (or final, stopped being the end of an early-stopped call), and runs
+	// the test hook.
+	after := func(final, stopped bool, epochs, batch int, rng []byte, acc *accumulator) error {
 		if ck != nil && (final || ck.due()) {
 			if rng == nil {
 				var err error
@@ -191,7 +212,11 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 					return err
 				}
 			}
-			if err := ck.write(epochs, batch, rng, acc, hist); err != nil {
+			var es *earlyState
+			if stopping && early.Best != nil {
+				es = &early
+			}
+			if err := ck.write(epochs, batch, rng, acc, hist, es, stopped); err != nil {
 				return fmt.Errorf("train: %w", err)
 			}
 		}
@@ -201,6 +226,7 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 		return nil
 	}
 
+	warned := false // the warning of Epoch.Missed, once per call
 	hist = slices.Grow(hist, m.cfg.Epochs-len(hist))
 	first, acc := run.Batch, run.Acc.accumulator()
 	// ref is ℓ₀ of the divergence rule (Config.DivergenceFactor).
@@ -208,11 +234,6 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 	if len(hist) > 0 {
 		ref, haveRef = hist[0].Loss, true
 	}
-	// Early stopping (Config.Patience) on the validation set.
-	validate := kind == kindFit && m.valX != nil
-	stopping := validate && m.cfg.Patience > 0
-	bestVal, since := math.Inf(1), 0
-	var best [][]float64
 	for e := run.Epochs + 1; e <= m.cfg.Epochs; e++ {
 		eta, err := m.rateAt(e, hist)
 		if err != nil {
@@ -241,13 +262,17 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 				ref, haveRef = acc.loss/acc.rows, true
 			}
 			if b+1 < batches {
-				if err := after(false, e-1, b+1, epochRNG, &acc); err != nil {
+				if err := after(false, false, e-1, b+1, epochRNG, &acc); err != nil {
 					return hist, err
 				}
 			}
 		}
 		ep := acc.epoch(e)
 		ep.LearnRate = eta
+		if w != nil && !warned && 2*ep.Missed > int(acc.depthRows) {
+			warned = true
+			m.warnMissed(w, ep, int(acc.depthRows))
+		}
 		if validate {
 			if ep.ValLoss, err = m.valLoss(); err != nil {
 				return hist, fmt.Errorf("train: epoch %d: %w", e, err)
@@ -261,20 +286,27 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 			return hist, fmt.Errorf("train: epoch %d: training diverged: the loss rose from %.4g (first batch) to %.4g, more than Config.DivergenceFactor = %g times; try a smaller LearnRate", e, ref, ep.Loss, f)
 		}
 		first, acc = 0, accumulator{}
-		if err := after(e == m.cfg.Epochs, e, 0, nil, &acc); err != nil {
-			return hist, err
-		}
+		stop := false
 		if stopping {
-			if ep.ValLoss < bestVal {
-				bestVal, since, best = ep.ValLoss, 0, m.Weights()
-			} else if since++; since >= m.cfg.Patience {
-				break
+			if ep.ValLoss < early.BestVal {
+				early = earlyState{BestVal: ep.ValLoss, Best: m.Weights()}
+			} else if early.Since++; early.Since >= m.cfg.Patience {
+				stop = true
 			}
 		}
-	}
-	if best != nil {
-		if err := m.SetWeights(best); err != nil {
+		final := stop || e == m.cfg.Epochs
+		if final && early.Best != nil {
+			// The end of the call: the best epoch's weights, before the
+			// final checkpoint records them.
+			if err := m.SetWeights(early.Best); err != nil {
+				return hist, err
+			}
+		}
+		if err := after(final, stop, e, 0, nil, &acc); err != nil {
 			return hist, err
+		}
+		if stop {
+			break
 		}
 	}
 	return hist, nil
@@ -286,6 +318,8 @@ type accumulator struct {
 	loss, task, disp, res float64 // Σ rows·value
 	depth, depthRows      float64 // over projected batches
 	batches, projected    int
+	maxRes                float64 // the largest |c_k| so far
+	missed                int     // Σ Stats.NotConverged over projected batches
 }
 
 func (a *accumulator) epoch(e int) Epoch {
@@ -295,6 +329,8 @@ func (a *accumulator) epoch(e int) Epoch {
 		Task:         a.task / a.rows,
 		Displacement: a.disp / a.rows,
 		Residual:     a.res / a.rows,
+		MaxResidual:  a.maxRes,
+		Missed:       a.missed,
 		Projected:    float64(a.projected) / float64(a.batches),
 	}
 	if a.depthRows > 0 {
@@ -328,17 +364,22 @@ func (m *Model) step(r *runner, acc *accumulator) error {
 	acc.loss += rows * loss
 	acc.task += rows * task
 	yhat, yt := g.yhatV, g.ytildeV
-	res, err := m.view.meanNorm(g.cur, yt)
+	res, maxRes, err := m.view.norms(g.cur, yt)
 	if err != nil {
 		return fmt.Errorf("the constraint residual: %w", err)
 	}
 	acc.res += rows * res
+	if maxRes > acc.maxRes || maxRes != maxRes {
+		acc.maxRes = maxRes
+	}
 	if g.Op != nil {
 		acc.disp += rows * g.displacement(yhat, yt)
 		if g.Op.Projected() {
+			st := g.Op.Stats()
 			acc.projected++
-			acc.depth += rows * g.Op.Stats().MeanDepth
+			acc.depth += rows * st.MeanDepth
 			acc.depthRows += rows
+			acc.missed += st.NotConverged
 		}
 	}
 	grads := make([]any, len(g.Learnables))
@@ -425,11 +466,21 @@ func scalarValue(n *gorgonia.Node) (float64, error) {
 	return 0, fmt.Errorf("node %q holds a %T, want float64 or float32", n.Name(), n.Value().Data())
 }
 
+// warnMissed writes the warning of Epoch.Missed for epoch ep, in which
+// AdaNP projected projected samples.
+func (m *Model) warnMissed(w io.Writer, ep Epoch, projected int) {
+	s := m.train.Settings()
+	fmt.Fprintf(w, "%-7s epoch %d: warning: %d of the %d training samples AdaNP projected missed the training tolerance %v ≤ %g "+
+		"(largest |c| %.3g): the projection is not converging; if the outputs differ in scale by orders of magnitude, "+
+		"set Config.Standardize, else raise Config.Train.MaxDepth or Tol\n",
+		m.cfg.Mode, ep.Epoch, ep.Missed, projected, s.Measure, s.Tol, ep.MaxResidual)
+}
+
 // logEpoch writes one progress line.
 func (m *Model) logEpoch(w io.Writer, ep Epoch) {
-	fmt.Fprintf(w, "%-7s epoch %*d/%d  loss %.4e  task %.4e  disp %.3e  res %.3e  depth %5.2f  projected %3.0f%%\n",
+	fmt.Fprintf(w, "%-7s epoch %*d/%d  loss %.4e  task %.4e  disp %.3e  res %.3e  max|c| %.3e  depth %5.2f  projected %3.0f%%  missed %d\n",
 		m.cfg.Mode, len(fmt.Sprint(m.cfg.Epochs)), ep.Epoch, m.cfg.Epochs,
-		ep.Loss, ep.Task, ep.Displacement, ep.Residual, ep.Depth, 100*ep.Projected)
+		ep.Loss, ep.Task, ep.Displacement, ep.Residual, ep.MaxResidual, ep.Depth, 100*ep.Projected, ep.Missed)
 	if m.valX != nil && ep.ValLoss != 0 {
 		fmt.Fprintf(w, "%-7s epoch %*d/%d  validation loss %.4e\n", m.cfg.Mode, len(fmt.Sprint(m.cfg.Epochs)), ep.Epoch, m.cfg.Epochs, ep.ValLoss)
 	}

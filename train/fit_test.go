@@ -63,7 +63,7 @@ func TestFitHistory(t *testing.T) {
 	require.Len(t, lines, 3, "epochs 4, 8 and the last")
 	assert.Contains(t, lines[0], "epoch  4/10")
 	assert.Contains(t, lines[2], "epoch 10/10")
-	for _, field := range []string{"loss", "task", "disp", "res", "depth", "projected"} {
+	for _, field := range []string{"loss", "task", "disp", "res", "max|c|", "depth", "projected", "missed"} {
 		assert.Contains(t, lines[0], field)
 	}
 	for i, e := range h {

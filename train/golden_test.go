@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/problems"
 )
 
@@ -71,4 +73,36 @@ func TestLoadGoldenFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoadGoldenSparse loads a model of a sparse constraint
+// (sparseRing(6), enforce.PathSparse) saved before the fingerprint
+// followed the nonzeros: its fingerprint, computed then from dense
+// Jacobians, checks against the one evaluated now in the sparse pattern,
+// so it loads with the same constraint and predicts what it predicted, and
+// is refused for a ring of another coupling. The file is in train's
+// testdata folder; never regenerate it.
+func TestLoadGoldenSparse(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "model_v2_sparse.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"fingerprint"`)
+	// ŷ and ỹ at x = (0.7, 0.2) and (1.3, 0.9), printed when the file was
+	// written (commit 90e37c5).
+	x := mat.NewDense(2, 2, []float64{0.7, 0.2, 1.3, 0.9})
+	yhat := []float64{0.25488318413745287, -0.15434039517469358, 0.05248268166082382, 0.33197616475422165, -0.10015020704633362, -0.07604658147622907, -0.25683597886160625, 0.003831524067666022, -0.20164467112556092, 0.17937350703019622, 0.06726830231427419, -0.24872515807604234, 0.5311349584379881, -0.36792115206309256, 0.30351456405697985, 0.5122813936508258, 0.018695211104900168, -0.11135795178760924, -0.4469348409820775, -0.03575846230302645, -0.33112952058916983, 0.35653946847325496, 0.12212870600880045, -0.4710732665669661}
+	ytilde := []float64{0.727185217416413, -0.01916851318128044, 0.5810951886212787, 0.3561763359727908, 0.7753428786042886, -0.11470217734500221, 0.8016373796750565, -0.1308901748549587, 0.7114864925449463, 0.07329386317267639, 0.8395060361667538, -0.1996103677895624, 1.2055545109077521, 0.2125540729762865, 0.9195498854503014, 0.6684574949721803, 1.3546947518946797, -0.025631628372390514, 1.439698215619601, -0.06710412657026625, 1.2901443008876596, 0.18745924884844734, 1.8505592983458519, -0.3791519979674734}
+
+	m, err := Load(bytes.NewReader(raw), sparseRing(t, 6))
+	require.NoError(t, err)
+	assert.Equal(t, enforce.PathSparse, m.InferAdaNP().Settings().Path)
+	got, err := m.Backbone(x)
+	require.NoError(t, err)
+	assert.InDeltaSlice(t, yhat, got.RawMatrix().Data, 1e-14)
+	pred, st, err := m.Predict(x)
+	require.NoError(t, err)
+	assert.InDeltaSlice(t, ytilde, pred.RawMatrix().Data, 1e-6)
+	assert.LessOrEqual(t, st.After.Max, enforce.DefaultTol)
+
+	_, err = Load(bytes.NewReader(raw), sparseRingCoupled(t, 6, 0.2001))
+	assert.ErrorIs(t, err, ErrConstraintMismatch)
 }

@@ -357,3 +357,45 @@ func TestSettingsRoundTripNewFields(t *testing.T) {
 	assert.Equal(t, enforce.FinalProjector, v1.settings().Grad)
 	assert.Equal(t, enforce.Unrolled, fromSettings(enforce.Settings{}).v1Grad().settings().Grad)
 }
+
+// TestSaveWritesEncoderBytes checks that Save writes the bytes a
+// json.Encoder with SetIndent("", "  ") writes for its envelope (what Save
+// wrote before it indented the document itself), and that Load, which no
+// longer reads the envelope with a json.Decoder, still rejects an unknown
+// envelope field and accepts the known ones in any letter case, as
+// encoding/json matches struct fields.
+func TestSaveWritesEncoderBytes(t *testing.T) {
+	m := trainedModel(t, Config{Hidden: layers.Tanh, Standardize: true, Epochs: 2})
+	var got bytes.Buffer
+	require.NoError(t, m.Save(&got))
+	var env envelope
+	require.NoError(t, json.Unmarshal(got.Bytes(), &env))
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetIndent("", "  ")
+	require.NoError(t, enc.Encode(&env))
+	assert.Equal(t, want.String(), got.String())
+
+	for _, tc := range []struct {
+		key string
+		ok  bool
+	}{{"Format", true}, {"SHA256", true}, {"checksum", false}} {
+		var doc map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(got.Bytes(), &doc))
+		field := strings.ToLower(tc.key)
+		if field == "checksum" {
+			doc[field] = json.RawMessage(`"x"`)
+		} else {
+			doc[tc.key], doc[field] = doc[field], nil
+			delete(doc, field)
+		}
+		raw, err := json.Marshal(doc)
+		require.NoError(t, err)
+		_, err = Load(bytes.NewReader(raw), problems.FittingEquality{}.Equalities())
+		if tc.ok {
+			assert.NoError(t, err, tc.key)
+		} else {
+			assert.ErrorContains(t, err, `unknown field "checksum"`)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package train
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -43,6 +44,12 @@ func TestSchedules(t *testing.T) {
 	assert.Panics(t, func() { CosineDecay(4, 1.5) })
 	assert.Panics(t, func() { ReduceOnPlateau(0, 0.5) })
 	assert.Panics(t, func() { ReduceOnPlateau(2, 1) })
+	for _, tiny := range []float64{MinLearnRate / 2, math.SmallestNonzeroFloat64} {
+		assert.Panics(t, func() { StepDecay(1, tiny) }, "%v", tiny)
+		assert.Panics(t, func() { CosineDecay(4, tiny) }, "%v", tiny)
+		assert.Panics(t, func() { ReduceOnPlateau(2, tiny) }, "%v", tiny)
+	}
+	assert.NotPanics(t, func() { StepDecay(1, MinLearnRate); CosineDecay(4, MinLearnRate); ReduceOnPlateau(2, MinLearnRate) })
 
 	// ReduceOnPlateau with patience 2: the loss improves at epochs 1, 2
 	// and 5, and stalls at 3–4 (one reduction) and at 6–9 (two more).
@@ -100,8 +107,51 @@ func TestFitSchedule(t *testing.T) {
 		require.NoError(t, err)
 		h, err := m.Fit(d.X, d.Y)
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "epoch 3: Config.Schedule returned the factor")
+		if bad == 0 {
+			assert.Contains(t, err.Error(), "epoch 3: the learning rate underflows: Config.Schedule returned the factor 0")
+		} else {
+			assert.Contains(t, err.Error(), "epoch 3: Config.Schedule returned the factor")
+		}
 		assert.Len(t, h, 2)
+	}
+}
+
+// TestScheduleUnderflow checks the rule of Schedule: an epoch whose rate
+// LearnRate·factor falls below MinLearnRate (zero or a subnormal: it
+// underflowed) stops Fit with an error naming the epoch before training
+// it, at the epochs Schedule's documentation states. Before, Fit trained
+// on at the rate 1e-303, 1e-310 or 0, and stopped only once the factor
+// itself reached zero, with an error that did not say why.
+func TestScheduleUnderflow(t *testing.T) {
+	p := problems.FittingEquality{}
+	d := p.Sample(20, 1)
+	for _, tc := range []struct {
+		rate   float64
+		epochs int // trained before the error
+	}{{0, 2}, {1e-10, 1}, {1e-30, 1}} {
+		m, err := New(Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(), Epochs: 4, Quiet: true,
+			LearnRate: tc.rate, Schedule: StepDecay(1, 1e-300)})
+		require.NoError(t, err)
+		h, err := m.Fit(d.X, d.Y)
+		require.Error(t, err, "LearnRate %v", tc.rate)
+		assert.Contains(t, err.Error(), fmt.Sprintf("epoch %d: the learning rate underflows", tc.epochs+1))
+		assert.Len(t, h, tc.epochs)
+		for _, e := range h {
+			assert.GreaterOrEqual(t, e.LearnRate, MinLearnRate)
+		}
+	}
+
+	m, err := New(Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(), Quiet: true, Schedule: StepDecay(1, 0.5)})
+	require.NoError(t, err)
+	rate, err := m.rateAt(1013, nil)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, rate, MinLearnRate)
+	_, err = m.rateAt(1014, nil)
+	assert.ErrorContains(t, err, "epoch 1014: the learning rate underflows")
+
+	for _, bad := range []float64{MinLearnRate / 2, 1e-310} {
+		_, err := New(Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(), LearnRate: bad})
+		assert.ErrorContains(t, err, "at least MinLearnRate", "%v", bad)
 	}
 }
 
@@ -109,21 +159,21 @@ func TestFitSchedule(t *testing.T) {
 // epoch that data.LoadCSV reads back exactly.
 func TestHistoryWriteCSV(t *testing.T) {
 	h := History{
-		{Epoch: 1, Loss: 0.1, Task: 1.0 / 3, Displacement: 2e-300, Residual: 1e-7, Depth: 2.5, Projected: 1, ValLoss: 0.2, LearnRate: 1e-3},
-		{Epoch: 2, Loss: math.Pi, Task: -0, Displacement: 0, Residual: 12345.678, Depth: 0, Projected: 0.25, LearnRate: 5e-4},
+		{Epoch: 1, Loss: 0.1, Task: 1.0 / 3, Displacement: 2e-300, Residual: 1e-7, MaxResidual: 3e-7, Depth: 2.5, Projected: 1, Missed: 3, ValLoss: 0.2, LearnRate: 1e-3},
+		{Epoch: 2, Loss: math.Pi, Task: -0, Displacement: 0, Residual: 12345.678, MaxResidual: 1e5, Depth: 0, Projected: 0.25, LearnRate: 5e-4},
 	}
 	var buf bytes.Buffer
 	require.NoError(t, h.WriteCSV(&buf))
 	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
 	require.Len(t, lines, 3)
-	assert.Equal(t, "epoch,loss,task,displacement,residual,depth,projected,val_loss,learn_rate", string(lines[0]))
+	assert.Equal(t, "epoch,loss,task,displacement,residual,max_residual,depth,projected,missed,val_loss,learn_rate", string(lines[0]))
 
 	path := filepath.Join(t.TempDir(), "history.csv")
 	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
 	d, err := data.LoadCSV(path, csvHeader, nil)
 	require.NoError(t, err)
 	for i, e := range h {
-		want := []float64{float64(e.Epoch), e.Loss, e.Task, e.Displacement, e.Residual, e.Depth, e.Projected, e.ValLoss, e.LearnRate}
+		want := []float64{float64(e.Epoch), e.Loss, e.Task, e.Displacement, e.Residual, e.MaxResidual, e.Depth, e.Projected, float64(e.Missed), e.ValLoss, e.LearnRate}
 		assert.Equal(t, want, d.X.RawRowView(i))
 	}
 

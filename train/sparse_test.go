@@ -16,7 +16,12 @@ import (
 
 // sparseRing is a SparseFunc system on a ring of n nodes with outputs
 // (u_i, v_i): u_i + 0.2·(2u_i − u_{i−1} − u_{i+1}) + u_i·v_i = x₁ + 0.1·x₂.
-func sparseRing(t *testing.T, n int) enforce.Constraint {
+func sparseRing(t testing.TB, n int) enforce.Constraint {
+	return sparseRingCoupled(t, n, 0.2)
+}
+
+// sparseRingCoupled is sparseRing with the coupling k in place of 0.2.
+func sparseRingCoupled(t testing.TB, n int, k float64) enforce.Constraint {
 	pattern := make([][]int, n)
 	for i := range pattern {
 		l, r := (i+n-1)%n, (i+1)%n
@@ -26,7 +31,7 @@ func sparseRing(t *testing.T, n int) enforce.Constraint {
 		for i := range c {
 			u, v := y[2*i], y[2*i+1]
 			l, r := y[2*((i+n-1)%n)], y[2*((i+1)%n)]
-			c[i] = hd.Sub(hd.Add(u, hd.Scale(0.2, hd.Sub(hd.Scale(2, u), hd.Add(l, r))), hd.Mul(u, v)),
+			c[i] = hd.Sub(hd.Add(u, hd.Scale(k, hd.Sub(hd.Scale(2, u), hd.Add(l, r))), hd.Mul(u, v)),
 				hd.Add(x[0], hd.Scale(0.1, x[1])))
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -203,4 +204,94 @@ func TestSquareConstraint(t *testing.T) {
 			assert.True(t, mat.EqualApprox(y, pred, 1e-5), "ENFORCE predicts the solution")
 		}
 	}
+}
+
+// scaleApart returns a constraint y₂ = 10⁴·(y₁² + x) and n samples of it,
+// whose outputs lie 10⁴ apart in scale (y₁ in [1, 2], y₂ near 10⁴–5·10⁴).
+func scaleApart(t *testing.T, n int) (enforce.Constraint, *mat.Dense, *mat.Dense) {
+	t.Helper()
+	c, err := enforce.Func(1, 2, 1, func(x, y, c []hd.Number) {
+		c[0] = hd.Sub(y[1], hd.Scale(1e4, hd.Add(hd.Mul(y[0], y[0]), x[0])))
+	})
+	require.NoError(t, err)
+	x, y := mat.NewDense(n, 1, nil), mat.NewDense(n, 2, nil)
+	for i := range n {
+		xi, y1 := float64(i)/float64(n), 1+float64((7*i)%n)/float64(n)
+		x.Set(i, 0, xi)
+		y.Set(i, 0, y1)
+		y.Set(i, 1, 1e4*(y1*y1+xi))
+	}
+	return c, x, y
+}
+
+// TestFitWarnsWhenProjectionMisses checks Epoch.Missed and
+// Epoch.MaxResidual and the warning: trained without Standardize on
+// outputs 10⁴ apart, nearly every training sample's projection misses the
+// training tolerance (all but one here; before, nothing said so: History
+// held only the mean residual); Missed counts them, MaxResidual is far
+// above the tolerance, and Fit warns once, on Progress, naming the fix. With Standardize none misses and nothing is
+// written but the progress lines; with Quiet nothing at all.
+func TestFitWarnsWhenProjectionMisses(t *testing.T) {
+	c, x, y := scaleApart(t, 64)
+	for _, tc := range []struct {
+		name        string
+		standardize bool
+		quiet       bool
+		warns       bool
+	}{{"raw outputs", false, false, true}, {"raw outputs, Quiet", false, true, false}, {"standardised", true, false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log bytes.Buffer
+			m, err := New(Config{Sizes: []int{1, 8, 2}, Hidden: layers.Tanh, Constraint: c, Epochs: 3, BatchSize: 16,
+				Standardize: tc.standardize, Quiet: tc.quiet, Progress: &log})
+			require.NoError(t, err)
+			h, err := m.Fit(x, y)
+			require.NoError(t, err)
+			require.Len(t, h, 3)
+			for _, e := range h {
+				require.Equal(t, 1.0, e.Projected)
+				assert.GreaterOrEqual(t, e.MaxResidual, e.Residual, "max|c| ≥ mean ‖c‖ for one equation")
+				if tc.standardize {
+					assert.Zero(t, e.Missed)
+					assert.LessOrEqual(t, e.MaxResidual, 1e-3)
+				} else {
+					assert.Greater(t, e.Missed, 56, "(nearly) every sample misses")
+					assert.LessOrEqual(t, e.Missed, 64)
+					assert.Greater(t, e.MaxResidual, 1.0)
+				}
+			}
+			warnings := strings.Count(log.String(), "warning:")
+			if tc.warns {
+				assert.Equal(t, 1, warnings, log.String())
+				assert.Contains(t, log.String(), fmt.Sprintf("epoch 1: warning: %d of the 64 training samples AdaNP projected missed the training tolerance mean|c| ≤ 0.0001", h[0].Missed))
+				assert.Contains(t, log.String(), "set Config.Standardize")
+			} else {
+				assert.Zero(t, warnings, log.String())
+			}
+			if tc.quiet {
+				assert.Empty(t, log.String())
+			}
+		})
+	}
+}
+
+// TestEpochMaxResidual checks Epoch.MaxResidual against the residuals of
+// the output the loss sees, recomputed from the graph of a one-batch,
+// one-epoch run (MLP mode: ỹ = ŷ, the backbone's output before the step).
+func TestEpochMaxResidual(t *testing.T) {
+	c, x, y := scaleApart(t, 16)
+	m, err := New(Config{Sizes: []int{1, 8, 2}, Hidden: layers.Tanh, Constraint: c, Epochs: 1, Mode: MLP, Quiet: true})
+	require.NoError(t, err)
+	require.NoError(t, m.SetWeights(m.Weights()))
+	before, err := m.Backbone(x)
+	require.NoError(t, err)
+	h, err := m.Fit(x, y)
+	require.NoError(t, err)
+	want := 0.0
+	cv := make([]float64, 1)
+	for i := range 16 {
+		c.Eval(x.RawRowView(i), before.RawRowView(i), cv, nil)
+		want = math.Max(want, math.Abs(cv[0]))
+	}
+	assert.InDelta(t, want, h[0].MaxResidual, 1e-9*want)
+	assert.Zero(t, h[0].Missed, "nothing projected in MLP mode")
 }

@@ -40,5 +40,5 @@ func ExampleModel_SetValidation() {
 	// Output:
 	// at most 50 epochs: true
 	// rate at epoch 1: 0.01 validation loss recorded: true
-	// epoch,loss,task,displacement,residual,depth,projected,val_loss,learn_rate
+	// epoch,loss,task,displacement,residual,max_residual,depth,projected,missed,val_loss,learn_rate
 }

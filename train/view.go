@@ -21,30 +21,35 @@ import (
 // gradient with respect to x, which is data.
 //
 // When the constraint has no latent variables and its enforce.Capabilities
-// have EvalBatch (enforce.Quadratic), meanNorm and the loss terms
+// have EvalBatch (enforce.Quadratic), norms and the loss terms
 // evaluate it a chunk of rows at a time with EvalBatch instead of one row
 // at a time: for Quadratic at (N_O, N_C) = (200, 150) that reads the 48 MB
 // of A_i once per chunk instead of once per sample. When it is affine with
 // a batched evaluator (enforce.Linear, a Stack of them) and has no latent
-// variables, meanNorm and the loss terms (through AffineResidual) evaluate
+// variables, norms and the loss terms (through AffineResidual) evaluate
 // the residuals of a batch with matrix products.
 type view struct {
 	c      enforce.Constraint
 	nx, ny int // presented sizes
 	nc     int
-	cnx    int // the constraint's own nx: 0 or nx
-	cn     int // the constraint's own ny: ny + latent
-	pool   sync.Pool
+	cnx    int       // the constraint's own nx: 0 or nx
+	cn     int       // the constraint's own ny: ny + latent
+	ys     sync.Pool // *[]float64 of cn: y with its latent variables
+	jys    sync.Pool // *[]float64 of nc·cn: a dense Jacobian with latent columns, for callers that ask for one
+	// values is the constraint's Sparse.Eval when it declares a sparse
+	// Jacobian, else nil: residuals are then evaluated by it, in
+	// O(nc + ny + nnz) memory whatever the constraint's Eval needs.
+	values func(x, y, c, vals []float64)
 
 	be    func(rows int, x, y, c, jy []float64) // c's EvalBatch, when batched evaluation applies; else nil
-	chunk int                                   // rows per EvalBatch call in meanNorm
-	bufs  sync.Pool                             // *batchBuf, meanNorm's scratch
+	chunk int                                   // rows per EvalBatch call in norms
+	bufs  sync.Pool                             // *batchBuf, norms' scratch
 	loss  enforce.Constraint                    // what the loss terms see: v, or a batchView of v
 	aff   *affine.Residual                      // c's batched affine evaluator, or nil
 }
 
-// perSampleAffine makes meanNorm evaluate affine constraints one row at a
-// time, as before meanNormAffine: tests and benchmarks compare the two
+// perSampleAffine makes norms evaluate affine constraints one row at a
+// time, as before normsAffine: tests and benchmarks compare the two
 // paths.
 var perSampleAffine bool
 
@@ -56,12 +61,12 @@ var _ affine.Provider = (*view)(nil)
 func (v *view) AffineResidual() *affine.Residual { return v.aff }
 
 // batchEntries bounds the Jacobian entries of one EvalBatch chunk in
-// meanNorm (64 MB): a whole batch of 200 at (N_O, N_C) = (200, 150), which
+// norms (64 MB): a whole batch of 200 at (N_O, N_C) = (200, 150), which
 // measured 1.5× faster there than chunks of 34 rows (8 MB), since each
 // chunk sweeps all of A.
 const batchEntries = 1 << 23
 
-// batchBuf is meanNorm's scratch for one chunk, grown on demand:
+// batchBuf is norms' scratch for one chunk, grown on demand:
 // constraint values, their Jacobians (computed by Quadratic.EvalBatch in
 // any case, so passing a buffer saves it an allocation) and copies of
 // strided rows.
@@ -93,11 +98,18 @@ func newView(c enforce.Constraint, nx int) *view {
 	k := enforce.CapabilitiesOf(c)
 	ny := cn - k.Latent
 	v := &view{c: c, nx: nx, ny: ny, nc: nc, cnx: cnx, cn: cn}
-	v.pool.New = func() any {
-		buf := make([]float64, cn+nc*cn)
+	v.ys.New = func() any {
+		buf := make([]float64, cn)
+		return &buf
+	}
+	v.jys.New = func() any {
+		buf := make([]float64, nc*cn)
 		return &buf
 	}
 	v.loss = v
+	if k.Sparse != nil {
+		v.values = k.Sparse.Eval
+	}
 	if p, ok := c.(affine.Provider); ok && cn == ny {
 		v.aff = p.AffineResidual()
 	}
@@ -114,40 +126,63 @@ func newView(c enforce.Constraint, nx int) *view {
 func (v *view) Dims() (nx, ny, nc int) { return v.nx, v.ny, v.nc }
 
 // Eval evaluates the constraint at (x, y) with latent variables at zero.
+// Without jy, a constraint that declares a sparse Jacobian is evaluated by
+// its Sparse.Eval, and the view needs O(ny) scratch: the residuals of a
+// sparse constraint (norms), with inequalities or not, follow its
+// nonzeros, never an nc×ny Jacobian.
 func (v *view) Eval(x, y, c, jy []float64) {
 	x = x[:v.cnx]
 	if v.cn == v.ny {
-		v.c.Eval(x, y, c, jy)
+		v.eval(x, y, c, jy)
 		return
 	}
-	bp := v.pool.Get().(*[]float64)
-	buf := *bp
-	yy := buf[:v.cn]
+	yp := v.ys.Get().(*[]float64)
+	defer v.ys.Put(yp)
+	yy := *yp
 	copy(yy, y)
 	clear(yy[v.ny:])
-	var jj []float64
-	if jy != nil {
-		jj = buf[v.cn:]
+	if jy == nil {
+		v.eval(x, yy, c, nil)
+		return
 	}
+	jp := v.jys.Get().(*[]float64)
+	defer v.jys.Put(jp)
+	jj := *jp
 	v.c.Eval(x, yy, c, jj)
-	if jy != nil {
-		for i := range v.nc {
-			copy(jy[i*v.ny:(i+1)*v.ny], jj[i*v.cn:i*v.cn+v.ny])
-		}
+	for i := range v.nc {
+		copy(jy[i*v.ny:(i+1)*v.ny], jj[i*v.cn:i*v.cn+v.ny])
 	}
-	v.pool.Put(bp)
 }
 
-// meanNorm returns (1/N)Σ_i ‖c(x_i, y_i)‖₂ over the rows of x and y. It is
-// safe for concurrent use (the scratch is pooled) if the constraint is.
-// It returns an error if the constraint's code panics on the batched
-// affine path (meanNormAffine); elsewhere a panic propagates.
+// eval evaluates the constraint itself (its own x and y), by its
+// Sparse.Eval when it has one and jy is nil.
+func (v *view) eval(x, y, c, jy []float64) {
+	if jy == nil && v.values != nil {
+		v.values(x, y, c, nil)
+		return
+	}
+	v.c.Eval(x, y, c, jy)
+}
+
+// meanNorm returns (1/N)Σ_i ‖c(x_i, y_i)‖₂ over the rows of x and y (see
+// norms).
 func (v *view) meanNorm(x, y *mat.Dense) (float64, error) {
+	mean, _, err := v.norms(x, y)
+	return mean, err
+}
+
+// norms returns (1/N)Σ_i ‖c(x_i, y_i)‖₂ over the rows of x and y and the
+// largest |c_k(x_i, y_i)| (NaN if a residual is NaN). It is safe for
+// concurrent use (the scratch is pooled) if the constraint is. It returns
+// an error if the constraint's code panics on the batched affine path
+// (normsAffine); elsewhere a panic propagates.
+func (v *view) norms(x, y *mat.Dense) (mean, maxAbs float64, err error) {
 	if v.aff != nil && !perSampleAffine {
-		return v.meanNormAffine(x, y)
+		return v.normsAffine(x, y)
 	}
 	if v.be != nil {
-		return v.meanNormBatch(x, y), nil
+		mean, maxAbs = v.normsBatch(x, y)
+		return mean, maxAbs, nil
 	}
 	r, _ := y.Dims()
 	c := make([]float64, v.nc)
@@ -155,14 +190,25 @@ func (v *view) meanNorm(x, y *mat.Dense) (float64, error) {
 	for i := range r {
 		v.Eval(x.RawRowView(i), y.RawRowView(i), c, nil)
 		sum += norm(c)
+		maxAbs = largest(maxAbs, c)
 	}
-	return sum / float64(r), nil
+	return sum / float64(r), maxAbs, nil
 }
 
-// meanNormAffine is meanNorm with the batched affine evaluator: the
-// residuals of the whole batch, Y·Cᵀ − R, then their norms, summed in row
-// order as in meanNorm's per-row path.
-func (v *view) meanNormAffine(x, y *mat.Dense) (float64, error) {
+// largest returns the larger of m and the largest |c_k|, NaN if either is.
+func largest(m float64, c []float64) float64 {
+	for _, ck := range c {
+		if a := math.Abs(ck); a > m || a != a {
+			m = a
+		}
+	}
+	return m
+}
+
+// normsAffine is norms with the batched affine evaluator: the residuals
+// of the whole batch, Y·Cᵀ − R, then their norms, summed in row order as
+// in norms' per-row path.
+func (v *view) normsAffine(x, y *mat.Dense) (mean, maxAbs float64, err error) {
 	r, _ := y.Dims()
 	b := v.bufs.Get().(*batchBuf)
 	defer v.bufs.Put(b)
@@ -176,16 +222,16 @@ func (v *view) meanNormAffine(x, y *mat.Dense) (float64, error) {
 	}
 	raw := y.RawMatrix()
 	if err := v.aff.Eval(r, xs, ldx, raw.Data, raw.Stride, b.c); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var sum float64
 	for s := range r {
 		sum += norm(b.c[s*nc : (s+1)*nc])
 	}
-	return sum / float64(r), nil
+	return sum / float64(r), largest(0, b.c), nil
 }
 
-// norm returns ‖c‖₂, the same arithmetic on both of meanNorm's paths.
+// norm returns ‖c‖₂, the same arithmetic on all of norms' paths.
 func norm(c []float64) float64 {
 	var ss float64
 	for _, ci := range c {
@@ -194,9 +240,9 @@ func norm(c []float64) float64 {
 	return math.Sqrt(ss)
 }
 
-// meanNormBatch is meanNorm with EvalBatch, v.chunk rows per call. The
-// norms are summed in row order, as in meanNorm's per-row path.
-func (v *view) meanNormBatch(x, y *mat.Dense) float64 {
+// normsBatch is norms with EvalBatch, v.chunk rows per call. The norms
+// are summed in row order, as in norms' per-row path.
+func (v *view) normsBatch(x, y *mat.Dense) (mean, maxAbs float64) {
 	r, _ := y.Dims()
 	b := v.bufs.Get().(*batchBuf)
 	defer v.bufs.Put(b)
@@ -216,8 +262,9 @@ func (v *view) meanNormBatch(x, y *mat.Dense) float64 {
 		for s := range k {
 			sum += norm(c[s*nc : (s+1)*nc])
 		}
+		maxAbs = largest(maxAbs, c)
 	}
-	return sum / float64(r)
+	return sum / float64(r), maxAbs
 }
 
 // grow returns buf if it holds n entries, else a new slice of n.

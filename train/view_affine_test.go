@@ -64,13 +64,14 @@ func TestMeanNormAffine(t *testing.T) {
 			for _, strided := range []bool{false, true} {
 				for _, rows := range []int{1, 25, 130} {
 					x, y := randDense(rng, rows, tc.nx, strided), randDense(rng, rows, ny, strided)
-					got, err := v.meanNorm(x, y)
+					got, gotMax, err := v.norms(x, y)
 					require.NoError(t, err)
 					perSampleAffine = true
-					want, err := v.meanNorm(x, y)
+					want, wantMax, err := v.norms(x, y)
 					perSampleAffine = false
 					require.NoError(t, err)
 					assert.InDelta(t, 0, (got-want)/want, 1e-12, "strided %t, rows %d: %v, want %v", strided, rows, got, want)
+					assert.InDelta(t, 0, (gotMax-wantMax)/wantMax, 1e-12, "max|c|, strided %t, rows %d: %v, want %v", strided, rows, gotMax, wantMax)
 				}
 			}
 			x, y := randDense(rng, 200, tc.nx, false), randDense(rng, 200, ny, false)

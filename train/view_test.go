@@ -108,12 +108,13 @@ func TestMeanNormBatch(t *testing.T) {
 				for _, chunk := range []int{v.chunk, 7} {
 					const rows = 25
 					x, y := randDense(rng, rows, tc.nx, strided), randDense(rng, rows, cny, strided)
-					want, err := ref.meanNorm(x, y)
+					want, wantMax, err := ref.norms(x, y)
 					require.NoError(t, err)
 					v.chunk = chunk
-					got, err := v.meanNorm(x, y)
+					got, gotMax, err := v.norms(x, y)
 					require.NoError(t, err)
 					assert.InDelta(t, 0, (got-want)/want, 1e-12, "strided %t, chunk %d: %v, want %v", strided, chunk, got, want)
+					assert.InDelta(t, 0, (gotMax-wantMax)/wantMax, 1e-12, "max|c|, strided %t, chunk %d: %v, want %v", strided, chunk, gotMax, wantMax)
 				}
 			}
 
