@@ -255,4 +255,3 @@ func newSampleResults(rows int) *sampleResults {
 		afterMax: make([]float64, rows), afterSum: make([]float64, rows), disp: make([]float64, rows),
 	}
 }
-
