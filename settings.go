@@ -388,20 +388,28 @@ type Settings struct {
 	// rejects the combination), and supports neither BatchDiagonal weights
 	// nor Precision Float32 on the dense path.
 	Damping float64 `json:",omitempty"`
-	// Smoothing, when positive, continues the smoothing ε_FB of a
-	// constraint made by WithInequalities: each sample is first projected
-	// onto the same system smoothed with ε_FB = Smoothing (larger than the
-	// constraint's own), to the tolerance max(Tol, Smoothing/10), and then,
-	// from that point, onto the constraint itself to Tol. A large ε_FB
-	// converges in few steps from far off, where the active set of the
-	// inequalities must change, and a small one converges from nearby, so
-	// the two stages get both (docs/numerics.md, "Step control"). Each
-	// stage starts the multipliers at zero and uses these Settings
-	// otherwise (its own Tol); Stats describe the whole projection
-	// (depths add up, Before and Displacement are measured from ŷ on the
-	// constraint itself), and gradients are those of the composed map:
-	// every mode back-propagates through the second stage and then the
-	// first, so Unrolled stays exact. NewAdaNP rejects Smoothing for a
+	// Smoothing, when positive, is a fallback for the samples that the
+	// plain projection does not bring to Tol, for a constraint made by
+	// WithInequalities: each sample is first projected as without it, for
+	// at most 15 steps (MaxDepth if smaller); a sample still above Tol is
+	// projected again from ŷ, in two stages: onto the same system with its
+	// Fischer–Burmeister rows smoothed with ε_FB = Smoothing (larger than
+	// the constraint's own), to the tolerance max(Tol, Smoothing/10), and
+	// then, from that point, onto the constraint itself to Tol, each stage
+	// with these Settings otherwise and its multipliers starting at zero.
+	// A large ε_FB converges in few steps from far off, where the active
+	// set of the inequalities must change a lot and the plain rows stall;
+	// but its margin ε_FB/(2λ) at the active inequalities moves the point
+	// inward, and the last stage starts from there, so a sample that took
+	// the fallback lands farther from ŷ than a plain projection that
+	// converges would (docs/numerics.md, "Step control", measures both).
+	// Samples that converge in the first attempt are its results, bit for
+	// bit. Stats describe the whole projection (a sample's depth counts
+	// the steps of every stage it took; Before and Displacement are
+	// measured from ŷ on the constraint itself), and gradients are those
+	// of the branch each sample took: through the first attempt, or
+	// through the last stage and then the smoothed one, in every gradient
+	// mode, so Unrolled stays exact. NewAdaNP rejects Smoothing for a
 	// constraint not made by WithInequalities, one at or below the
 	// constraint's ε_FB, and BatchDiagonal or TrainableDiagonal weights.
 	Smoothing float64 `json:",omitempty"`

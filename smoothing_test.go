@@ -86,7 +86,7 @@ func TestSmoothingProjects(t *testing.T) {
 	}
 	assert.InDelta(t, dmax, st.Displacement.Max, 1e-12)
 
-	// Rows the plain projection takes to Tol within 25 steps are its
+	// Rows the plain projection takes to Tol within 15 steps are its
 	// results bit for bit, with its depths; the others took the smoothed
 	// branch and converged too.
 	y0, s0, err := plain.Project(x, yhat)
