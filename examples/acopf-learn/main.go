@@ -1,0 +1,213 @@
+// Command acopf-learn evaluates predictors of the AC optimal power flow on
+// a labelled test set of examples/acopf-data (issue 53), each prediction
+// projected by AdaNP onto PGLib-OPF's full constraint set (the power flow,
+// the voltage and generation bounds, the branches' thermal and
+// angle-difference limits: acopf.ConstraintOptions.BranchLimits), and
+// prints the summary row of RESULTS.md for each:
+//
+//	| grid | buses | method | gap % | max eq | max ineq | infeasible | ms per instance | IPOPT s per instance |
+//
+// "gap %" is the mean objective of the projected predictions over the
+// mean optimal objective of the test set, minus one; "max eq" and "max
+// ineq" the largest power-flow residual and the largest excess over any
+// inequality (acopf.Model.Violations, p.u. and radians) over the test set;
+// "infeasible" the number of test instances above 1e-6 on any of them;
+// "ms per instance" the wall time of projecting the batch (a batch of the
+// whole test set) over its size; "IPOPT s per instance" the mean wall time
+// of the reference solver on the first -ipopt instances of the same set,
+// in the same run (with -tags ipopt: IPOPT; otherwise the pure-Go solver,
+// practical to a few hundred buses).
+//
+// The methods so far:
+//
+//   - "case optimum + AdaNP (no training)": the case's cached reference
+//     optimum as the prediction for every instance, projected at the
+//     instance's loads: what the projection alone gives, the baseline a
+//     trained model must beat.
+//
+// Usage:
+//
+//	go run -tags ipopt ./examples/acopf-learn -data test.tsv -ipopt 5
+//
+// A run in which every instance is infeasible exits with status 1.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/examples/internal/harness"
+	"github.com/enforce-nn/enforce/problems/acopf"
+	"github.com/enforce-nn/enforce/problems/acopf/dataset"
+)
+
+type options struct {
+	data      string
+	ipopt     int
+	smoothing float64
+	damping   float64
+	fbeps     float64
+	out       string
+}
+
+func defaults() options {
+	return options{ipopt: 3, smoothing: 1e-2, damping: enforce.DefaultDamping, fbeps: acopf.ProjectionFBEpsilon, out: harness.DefaultOut("acopf-learn")}
+}
+
+func flags(o *options) *harness.Flags {
+	f := harness.New("acopf-learn", "Learned ACOPF on PGLib grids: predictors projected by AdaNP onto the full PGLib constraint set, evaluated on a labelled test set of examples/acopf-data (the summary row of RESULTS.md).")
+	f.StringVar(&o.data, "data", o.data, "the labelled test set (a file written by acopf-data generate or merge)")
+	f.IntVar(&o.ipopt, "ipopt", o.ipopt, "time the reference solver on this many test instances in the same run (0: none)")
+	f.Float64Var(&o.smoothing, "smoothing", o.smoothing, "enforce.Settings.Smoothing of the projection (0: off)")
+	f.Float64Var(&o.damping, "damping", o.damping, "enforce.Settings.Damping of the projection (0: off)")
+	f.Float64Var(&o.fbeps, "fbeps", o.fbeps, "the limits' Fischer–Burmeister smoothing ε (acopf.ConstraintOptions.FBEps)")
+	f.Out(&o.out)
+	return f
+}
+
+var cli = harness.Command(defaults, flags, run)
+
+func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// row is one line of the summary table.
+type row struct {
+	method                     string
+	gap, maxEq, maxIneq        float64
+	infeasible, n              int
+	msPerInstance, ipoptPerSec float64
+}
+
+func run(o options, stdout, progress io.Writer) error {
+	if o.data == "" {
+		return errors.New("-data: name a labelled test set (examples/acopf-data)")
+	}
+	f, err := os.Open(o.data)
+	if err != nil {
+		return err
+	}
+	d, err := dataset.Read(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	c, err := acopf.Load(d.Spec.Case)
+	if err != nil {
+		return err
+	}
+	m, err := acopf.NewModel(c)
+	if err != nil {
+		return err
+	}
+	var test []dataset.Sample
+	for _, s := range d.Samples {
+		if s.Y != nil {
+			test = append(test, s)
+		}
+	}
+	if len(test) == 0 {
+		return fmt.Errorf("%s: no solved instance", o.data)
+	}
+	fmt.Fprintf(stdout, "%s: %d labelled test instances of %d (%s, seed %d)\n", d.Spec.Case, len(test), len(d.Samples), d.Spec.Load, d.Spec.Seed)
+
+	ipopt, err := timeReference(m, test, o.ipopt, progress)
+	if err != nil {
+		return err
+	}
+	opt, err := acopf.ReferenceOptimum(d.Spec.Case)
+	if err != nil {
+		return err
+	}
+	nx, ny := m.Dims()
+	x, yhat := mat.NewDense(len(test), nx, nil), mat.NewDense(len(test), ny, nil)
+	for i, s := range test {
+		x.SetRow(i, s.X)
+		yhat.SetRow(i, opt.Y)
+	}
+	r, err := evaluate(o, m, test, x, yhat, "case optimum + AdaNP (no training)", stdout)
+	if err != nil {
+		return err
+	}
+	r.ipoptPerSec = ipopt
+	rows := []row{r}
+	fmt.Fprintln(stdout, "| grid | buses | method | gap % | max eq | max ineq | infeasible | ms per instance | IPOPT s per instance |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|---|---|")
+	all := true
+	for _, r := range rows {
+		ip := "–"
+		if !math.IsNaN(r.ipoptPerSec) {
+			ip = fmt.Sprintf("%.2f", r.ipoptPerSec)
+		}
+		fmt.Fprintf(stdout, "| %s | %d | %s | %+.2f | %.1e | %.1e | %d of %d | %.0f | %s |\n",
+			d.Spec.Case, len(c.Buses), r.method, r.gap, r.maxEq, r.maxIneq, r.infeasible, r.n, r.msPerInstance, ip)
+		all = all && r.infeasible == r.n
+	}
+	if all {
+		return errors.New("every instance of every method is infeasible")
+	}
+	return nil
+}
+
+// evaluate projects yhat at the loads x with AdaNP onto the full PGLib
+// constraint set and measures the row of method.
+func evaluate(o options, m *acopf.Model, test []dataset.Sample, x, yhat *mat.Dense, method string, stdout io.Writer) (row, error) {
+	k, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true})
+	if err != nil {
+		return row{}, err
+	}
+	a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping})
+	if err != nil {
+		return row{}, err
+	}
+	start := time.Now()
+	y, st, err := a.Project(x, yhat)
+	wall := time.Since(start)
+	if err != nil {
+		return row{}, err
+	}
+	fmt.Fprintf(stdout, "%s: projection %v\n", method, st)
+	r := row{method: method, n: len(test), msPerInstance: 1e3 * wall.Seconds() / float64(len(test))}
+	var obj, opt float64
+	for i, s := range test {
+		yi := y.RawRowView(i)
+		obj += m.Objective(yi)
+		opt += s.Objective
+		v := m.Violations(s.X, yi)
+		r.maxEq = math.Max(r.maxEq, v.Eq())
+		r.maxIneq = math.Max(r.maxIneq, v.Ineq())
+		if !(v.Eq() <= 1e-6 && v.Ineq() <= 1e-6) {
+			r.infeasible++
+		}
+	}
+	r.gap = 100 * (obj/opt - 1)
+	return r, nil
+}
+
+// timeReference returns the mean wall time of the reference solver over
+// the first n test instances (NaN for n = 0).
+func timeReference(m *acopf.Model, test []dataset.Sample, n int, progress io.Writer) (float64, error) {
+	if n <= 0 {
+		return math.NaN(), nil
+	}
+	solve, name, err := dataset.Reference(m, dataset.ReferenceOptions{})
+	if err != nil {
+		return 0, err
+	}
+	n = min(n, len(test))
+	var total time.Duration
+	for _, s := range test[:n] {
+		start := time.Now()
+		if _, _, err := solve(s.X); err != nil {
+			return 0, fmt.Errorf("reference solver (%s): %w", name, err)
+		}
+		total += time.Since(start)
+	}
+	fmt.Fprintf(progress, "reference: %s, %d instances\n", name, n)
+	return total.Seconds() / float64(n), nil
+}
