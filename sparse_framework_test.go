@@ -45,7 +45,7 @@ func newSPFramework(g int) *spFramework {
 		f.rowPtr = append(f.rowPtr, len(f.col))
 	}
 	f.k = Capabilities{
-		HessVec: f.hessVec, MixedHessVec: f.mixedHessVec,
+		HessVec: f.hessVec, MixedHessVec: f.mixedHessVec, JacobianX: f.jacobianX,
 		Sparse: &SparseJacobian{RowPtr: f.rowPtr, Col: f.col, Eval: f.evalSparse, JacobianXTVec: f.jacobianXTVec},
 	}
 	return f
@@ -94,6 +94,12 @@ func (f *spFramework) hessVec(x, y, w, v, out []float64) {
 }
 
 func (f *spFramework) mixedHessVec(x, y, w, v, out []float64) { out[0] = 0 }
+
+func (f *spFramework) jacobianX(x, y, jx []float64) {
+	for e := range f.bars {
+		jx[e] = -2 * x[0]
+	}
+}
 
 func (f *spFramework) jacobianXTVec(x, y, w, out []float64) {
 	var s float64
