@@ -36,10 +36,12 @@ func everySetting(t *testing.T, ny int) enforce.Settings {
 		"Diag":       diag,
 		"Grad":       enforce.Projector,
 		"Recompute":  true,
-		"Precision":  enforce.Float32,
+		"Precision":  enforce.Float64, // Float32 excludes Damping on the dense path; TestSaveLoadFloat32Bits saves it
 		"MaxStep":    12.5,
 		"LineSearch": true,
 		"RequireTol": true,
+		"Damping":    0.02,
+		"Smoothing":  0.5,               // above the problem's ε_FB
 		"Path":       enforce.PathDense, // the problem's constraint is not sparse
 	}
 	var s enforce.Settings
@@ -74,16 +76,18 @@ func everySetting(t *testing.T, ny int) enforce.Settings {
 // checked too) that the loaded model has the same settings, as given and
 // as its AdaNPs use them.
 func TestSaveLoadEverySetting(t *testing.T) {
-	p := problems.FittingEquality{}
-	s := everySetting(t, 2)
-	m, err := New(Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(),
+	p := problems.FittingInequality{} // WithInequalities: Smoothing needs one
+	c, err := p.Constraint()
+	require.NoError(t, err)
+	s := everySetting(t, 1)
+	m, err := New(Config{Sizes: []int{1, 4, 1}, Hidden: layers.Tanh, Constraint: c,
 		Train: s, Infer: s, Quiet: true})
 	require.NoError(t, err, "everySetting's values must be valid")
 	require.NoError(t, m.SetWeights(m.Weights()))
 
 	var buf bytes.Buffer
 	require.NoError(t, m.Save(&buf))
-	loaded, err := Load(&buf, p.Equalities())
+	loaded, err := Load(&buf, c)
 	require.NoError(t, err)
 
 	for _, tc := range []struct {
