@@ -35,8 +35,11 @@ import (
 // where the filter refuses every step, Armijo backtracking on the ℓ₁
 // merit function φ_μ + ν‖c‖₁. A step whose every entry is below
 // 10·ε·(1 + |z_j|) is taken whole while max|c| ≤ 10⁻⁴ (IPOPT's tiny-step
-// rule), and values along a search are compared up to 10·ε relative
-// rounding. The multipliers λ move with the primal step length.
+// rule), and values along a search are compared up to their rounding:
+// φ_μ up to 10·ε·|φ_μ|, θ up to 10·ε·(θ + Σ_i |b_i| + Σ_ij |J_ij|·|z_j|),
+// the magnitude of the terms that c adds up (b the constants GLower of
+// the equality rows, J the Jacobian of c over z). The multipliers λ move
+// with the primal step length.
 //
 // It stops with Success when max|c| ≤ FeasTol and the unscaled
 // optimality error max(‖∇f + Jᵀλ − v_l + v_u‖∞, max_i |v_i·dist_i|) ≤ Tol
@@ -364,7 +367,7 @@ func (w *ipm) solve(s Settings) *Result {
 			dlam[k] = sol.AtVec(nz + k)
 		}
 		tau := math.Max(0.99, 1-mu)
-		ls.begin(w, dz, dlam, c, gz, mu, tau)
+		ls.begin(w, dz, dlam, c, gz, jac, mu, tau)
 		ok = ls.tinyStep(w, feas)
 		if !ok {
 			ok = ls.filterSearch(w, func(cs []float64) ([]float64, []float64) {

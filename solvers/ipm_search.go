@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
 )
 
 // The constants of the filter line search, IPOPT's defaults (Wächter &
@@ -40,7 +41,10 @@ type lineSearch struct {
 	// theta0 = ‖c(z)‖₁, phi0 = φ_μ(z) and dphi = ∇φ_μ(z)ᵀdz, φ_μ the
 	// barrier function f − μΣlog(z − l) − μΣlog(u − z).
 	theta0, phi0, dphi float64
-	alphaMax           float64
+	// thetaTol is the rounding tolerance of comparisons of θ: see
+	// thetaRounding.
+	thetaTol float64
+	alphaMax float64
 
 	alpha          float64
 	stepZ, stepLam []float64
@@ -60,9 +64,32 @@ func leq(a, b, base float64) bool {
 // eps is the machine epsilon of float64.
 const eps = 0x1p-52
 
-// begin prepares the search along (dz, dlam) at w.z, where c = c(w.z) and
-// gz = ∇f over z.
-func (ls *lineSearch) begin(w *ipm, dz, dlam, c, gz []float64, mu, tau float64) {
+// thetaRounding returns the rounding error to allow in comparisons of
+// θ = ‖c‖₁ at z: 10·ε·(θ + Σ_i(|b_i| + Σ_j |J_ij|·|z_j|)), J the m×nz
+// Jacobian of c at z and b_i the constant subtracted in row i (GLower_i
+// of an equality row). Σ_j |J_ij|·|z_j| estimates the magnitude of the
+// terms that c_i adds up (a monomial term contributes its degree times
+// its magnitude where no other term of the same derivative cancels it),
+// so 10·ε of the sum is what the evaluation of c can round by. IPOPT's
+// tolerance, 10·ε·θ, allows nothing where the terms cancel: at a
+// feasible point θ is that rounding itself, and whether a trial point
+// rounds to a larger or a smaller θ would decide the search.
+func (w *ipm) thetaRounding(jac *mat.Dense, theta float64) float64 {
+	scale := theta
+	for i := range w.m {
+		if w.slackOf[i] < 0 {
+			scale += math.Abs(w.p.GLower[i])
+		}
+		for j, a := range jac.RawRowView(i) {
+			scale += math.Abs(a * w.z[j])
+		}
+	}
+	return 10 * eps * scale
+}
+
+// begin prepares the search along (dz, dlam) at w.z, where c = c(w.z),
+// gz = ∇f over z and jac the Jacobian of c over z.
+func (ls *lineSearch) begin(w *ipm, dz, dlam, c, gz []float64, jac *mat.Dense, mu, tau float64) {
 	ls.dz, ls.dlam, ls.c, ls.mu, ls.tau = dz, dlam, c, mu, tau
 	if len(ls.zTry) != len(dz) {
 		ls.zTry = make([]float64, len(dz))
@@ -72,6 +99,7 @@ func (ls *lineSearch) begin(w *ipm, dz, dlam, c, gz []float64, mu, tau float64) 
 	}
 	ls.alphaMax = w.maxStep(w.z, dz, tau)
 	ls.theta0 = floats.Norm(c, 1)
+	ls.thetaTol = w.thetaRounding(jac, ls.theta0)
 	w.setY(w.z)
 	ls.phi0 = w.p.Objective(w.y) + mu*w.logBarrier(w.z)
 	ls.dphi = 0
@@ -117,13 +145,15 @@ func (ls *lineSearch) tinyStep(w *ipm, feas float64) bool {
 // and ‖c‖₁ = theta reached with the step length alpha (of the Newton
 // direction, also for its second-order corrections). armijo reports
 // whether the point was accepted by Armijo's rule under the switching
-// condition (an f-type step, which leaves the filter as it is).
+// condition (an f-type step, which leaves the filter as it is). θ is
+// compared with θ₀ and with the filter's entries up to thetaTol, φ with
+// φ₀ up to 10·ε·|φ₀|.
 func (ls *lineSearch) acceptable(w *ipm, alpha, phi, theta float64) (ok, armijo bool) {
 	if math.IsInf(phi, 1) || theta > w.thetaMax {
 		return false, false
 	}
 	for _, e := range w.filter {
-		if theta >= e.theta && phi >= e.phi {
+		if theta-e.theta >= ls.thetaTol && phi >= e.phi {
 			return false, false
 		}
 	}
@@ -132,7 +162,7 @@ func (ls *lineSearch) acceptable(w *ipm, alpha, phi, theta float64) (ok, armijo 
 	if ls.theta0 <= w.thetaMin && switching {
 		return armijo, armijo
 	}
-	ok = leq(theta, (1-filterGammaTheta)*ls.theta0, ls.theta0) || leq(phi, ls.phi0-filterGammaPhi*ls.theta0, ls.phi0)
+	ok = theta-(1-filterGammaTheta)*ls.theta0 <= ls.thetaTol || leq(phi, ls.phi0-filterGammaPhi*ls.theta0, ls.phi0)
 	return ok, ok && switching && armijo
 }
 

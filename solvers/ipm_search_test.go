@@ -154,10 +154,12 @@ func TestSecondOrderCorrection(t *testing.T) {
 			w.residual(w.z, c)
 			gz := make([]float64, 2)
 			w.gradient(gz)
+			jac := mat.NewDense(1, 2, nil)
+			w.jacobian(jac)
 			dz, dlam := solve(c)
 			assert.InDeltaSlice(t, []float64{math.Sin(th) * math.Sin(th), -math.Sin(th) * math.Cos(th)}, dz, 1e-12)
 			var ls lineSearch
-			ls.begin(w, dz, dlam, c, gz, 0.1, 0.99)
+			ls.begin(w, dz, dlam, c, gz, jac, 0.1, 0.99)
 			// The full step is refused: it raises both θ and φ.
 			phi, theta := w.barrier([]float64{y[0] + dz[0], y[1] + dz[1]}, 0.1, make([]float64, 1))
 			require.Greater(t, theta, ls.theta0)
@@ -171,6 +173,60 @@ func TestSecondOrderCorrection(t *testing.T) {
 			assert.NotEqual(t, dz, ls.stepZ)
 			_, theta = w.barrier(ls.zTry, 0.1, make([]float64, 1))
 			assert.Less(t, theta, 1e-2*math.Sin(th)*math.Sin(th), "‖c‖₁ after the corrected step, against sin²t before")
+		})
+	}
+}
+
+// TestThetaRounding: the tolerance of θ's comparisons is 10·ε·(θ + Σ|b| +
+// Σ|J_ij·z_j|). HS071 at z = (1.5, 4.5, 4, 1.5, s = 40.5): row 1 is
+// y₁y₂y₃y₄ − s, whose Σ|J_ij·z_j| is 4·40.5 + 40.5 = 202.5; row 2 is
+// Σy² − 40 with Σ|J_ij·z_j| = 2·40.75 = 81.5 and |b| = 40; θ = 0.75.
+func TestThetaRounding(t *testing.T) {
+	w, _ := newSearch(t, nil, 0, 0, 0)
+	require.Equal(t, []float64{1.5, 4.5, 4, 1.5, 40.5}, w.z)
+	c := make([]float64, w.m)
+	w.residual(w.z, c)
+	jac := mat.NewDense(w.m, w.nz, nil)
+	w.jacobian(jac)
+	theta := math.Abs(c[0]) + math.Abs(c[1])
+	require.InDelta(t, 0.75, theta, 1e-14)
+	assert.InEpsilon(t, 10*eps*(0.75+202.5+81.5+40), w.thetaRounding(jac, theta), 1e-12)
+}
+
+// TestFilterThetaRounding is the stall of feeder8 (problems/acopf) under
+// OpenBLAS, with the values of its iteration 4: z feasible to rounding
+// (θ₀ = 5.24·10⁻¹⁴), a Newton step of 2·10⁻¹⁴ that corrects λ by 10⁻³ and
+// raises φ by 4.6·10⁻¹², and a trial point whose θ rounds to 1.19·10⁻¹³.
+// Compared up to 10·ε·θ₀ (IPOPT) the filter refused the full step and
+// every step that rounded θ up, so λ, moving with α, stopped short and
+// the search stalled for 1000 iterations; compared up to the rounding of
+// c's terms (3.5·10⁻¹² there) the step is taken. A trial point whose θ
+// exceeds θ₀ by more than that rounding is still refused.
+func TestFilterThetaRounding(t *testing.T) {
+	const theta0, phi0, dphi = 5.24051e-14, 16.707237141573941, 4.63162e-12
+	entry := filterEntry{(1 - filterGammaTheta) * theta0, phi0 - filterGammaPhi*theta0}
+	ipopt, rounding := 10*eps*theta0, 3.53e-12
+	for _, tc := range []struct {
+		name       string
+		thetaTol   float64
+		filter     []filterEntry
+		theta, phi float64
+		want       bool
+	}{
+		{"θ rounded up, IPOPT's tolerance", ipopt, nil, 1.18829e-13, phi0 + dphi, false},
+		{"θ rounded up, c's rounding", rounding, nil, 1.18829e-13, phi0 + dphi, true},
+		{"θ rounded up, φ within rounding, filter entry at z, IPOPT's tolerance", ipopt, []filterEntry{entry}, 1.18829e-13, phi0 + 1e-14, false},
+		{"θ rounded up, φ within rounding, filter entry at z, c's rounding", rounding, []filterEntry{entry}, 1.18829e-13, phi0 + 1e-14, true},
+		{"θ beyond c's rounding", rounding, nil, 1e-11, phi0 + dphi, false},
+		{"θ beyond c's rounding, φ within rounding, filter entry at z", rounding, []filterEntry{entry}, 1e-11, phi0 + 1e-14, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, ls := newSearch(t, []float64{2e-14, 0, 0, 0, 0}, theta0, phi0, dphi)
+			w.filter = tc.filter
+			ls.thetaTol = tc.thetaTol
+			ok, armijo := ls.acceptable(w, 1, tc.phi, tc.theta)
+			assert.Equal(t, tc.want, ok, "accepted")
+			assert.False(t, armijo, "no Armijo step: φ rises")
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/enforce-nn/enforce/solvers"
 )
@@ -140,5 +141,37 @@ func TestPureGoReferenceFeeder(t *testing.T) {
 			assert.LessOrEqual(t, pfRes, 1e-8)
 			assert.LessOrEqual(t, relViol, 1e-8)
 		})
+	}
+}
+
+// TestPureGoReferenceFeederLoads is the regression test of the filter's
+// stall at rounding level: feeder8 with its loads scaled by 0.30, 0.31,
+// …, 1.50. Each solve reaches a point feasible to rounding (θ ≈ 10⁻¹³)
+// in 3–4 iterations; there the filter line search compared θ only up to
+// 10·ε·θ, so whether a trial point rounded to a larger θ decided the
+// search, and 14 of these 121 solves in the default build (7 others with
+// the openblas tag, feeder8 itself among them) stopped at the iteration
+// limit with λ frozen. θ is now compared up to the rounding of c's terms.
+func TestPureGoReferenceFeederLoads(t *testing.T) {
+	c, err := Parse(strings.NewReader(feeder8), "feeder8.m")
+	require.NoError(t, err)
+	m, err := NewModel(c)
+	require.NoError(t, err)
+	for k := 30; k <= 150; k++ {
+		x := m.Loads()
+		for i := range x {
+			x[i] *= float64(k) / 100
+		}
+		p, err := m.NLP(x, Formulation{})
+		require.NoError(t, err)
+		res, err := solvers.SolveSparse(p, m.FlatStart(), &solvers.Settings{Tol: 1e-8, FeasTol: 1e-8})
+		require.NoError(t, err)
+		require.Equal(t, solvers.Success, res.Status, "loads ×%.2f: after %d iterations", float64(k)/100, res.Iterations)
+		assert.LessOrEqual(t, res.Iterations, 15, "loads ×%.2f", float64(k)/100)
+		assert.LessOrEqual(t, res.MaxViolation, 1e-8, "loads ×%.2f", float64(k)/100)
+		_, _, npf := m.PowerFlow().Dims()
+		pf := make([]float64, npf)
+		m.PowerFlow().Eval(x, res.Y, pf, nil)
+		assert.LessOrEqual(t, floats.Norm(pf, math.Inf(1)), 1e-8, "loads ×%.2f: power-flow residual", float64(k)/100)
 	}
 }
