@@ -99,6 +99,12 @@ func gatherRows(m *mat.Dense, rows []int) *mat.Dense {
 
 // forwardSmoothed is forward for Settings.Smoothing.
 func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float64) (Stats, error) {
+	if _, _, _, err := a.checkShapes(x, yhat, "ŷ"); err != nil {
+		return Stats{}, err
+	}
+	// ŷ is read again after the first attempt has written dst, which
+	// may be ŷ itself (ProjectTo(y, x, y), as Refine calls it).
+	yhat = mat.DenseCopyOf(yhat)
 	xr, yr, rows, err := a.checkShapes(x, yhat, "ŷ")
 	if err != nil {
 		return Stats{}, err

@@ -142,3 +142,23 @@ func TestSmoothingGradients(t *testing.T) {
 	require.NoError(t, err)
 	assert.Error(t, p.VJP(&tr, a, mat.NewDense(rows, 2, nil), nil))
 }
+
+// TestSmoothingInPlace: ProjectTo with dst = ŷ gives the result of a
+// separate destination (the fallback reads ŷ after the first attempt).
+func TestSmoothingInPlace(t *testing.T) {
+	c := smBoxCircle(t, 1e-8)
+	// MaxDepth 2: the first attempt misses the far rows, which take the
+	// fallback.
+	p, err := NewAdaNP(c, Settings{Smoothing: 1e-2, MaxDepth: 2})
+	require.NoError(t, err)
+	x := mat.NewDense(3, 1, []float64{1, 1.5, 2})
+	yhat := mat.NewDense(3, 2, []float64{5, -4, -3, 3, 0.1, 0.1})
+	want, st, err := p.Project(x, yhat)
+	require.NoError(t, err)
+	require.Greater(t, st.Depth, 2, "a row took the fallback")
+	got := mat.DenseCopyOf(yhat)
+	st2, err := p.ProjectTo(got, x, got)
+	require.NoError(t, err)
+	assert.True(t, mat.Equal(want, got))
+	assert.Equal(t, st, st2)
+}
