@@ -108,6 +108,7 @@ func TestOpGradientThroughGraph(t *testing.T) {
 		{"quadratic/unrolled", quad, Unrolled, Settings{}},
 		{"quadratic/unrolled/autodiagonal/globalised/recompute", quad, Unrolled,
 			Settings{Weights: AutoDiagonal, LineSearch: true, MaxStep: 0.2, Recompute: true}},
+		{"quadratic/unrolled/damping", quad, Unrolled, Settings{Damping: 0.1}},
 		{"affine/unrolled", aff, Unrolled, Settings{}},
 		{"affine/projector", aff, Projector, Settings{}},
 		{"affine/implicit", aff, Implicit, Settings{}},
