@@ -88,8 +88,9 @@
 // (Settings.Path; PathAuto chooses by a measured crossover): B is held as
 // its nonzeros and G is factored by a sparse LDLᵀ or supernodal Cholesky
 // after one symbolic analysis, so cost and memory follow the nonzeros
-// instead of nc·ny and nc² (docs/sparse.md). A constraint written with
-// Func declares no pattern and always takes the dense path.
+// instead of nc·ny and nc² (docs/sparse.md). For a Func of at least 16
+// equations NewAdaNP detects the pattern itself (see Func), and the first
+// projection checks any pattern, declared or detected, at one sample.
 //
 // # Gradients
 //
