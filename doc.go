@@ -16,6 +16,9 @@
 //	docs/numerics.md     Settings; which gradients are exact (the table
 //	                     Gradients, with the test of each claim); numerical
 //	                     behaviour
+//	docs/sparse.md       large sparse constraints: declaring a pattern,
+//	                     SparseFunc, CheckSparse, the sparse path, memory
+//	docs/acopf.md        AC optimal power flow on grids of up to 10 000 buses
 //	docs/performance.md  measured speed, against the reference implementation
 //	examples/README.md   runnable programs and the paper's experiments
 //	ARCHITECTURE.md      for maintainers: where each part of the code lives
@@ -66,6 +69,28 @@
 // Settings.LineSearch and Settings.MaxStep (off by default) globalise the
 // steps for predictions far from the constraint set, where full
 // Gauss–Newton steps can land far from the nearest feasible point.
+//
+// A sample that ends above the tolerance (its Settings.MaxDepth steps
+// spent, stalled, or stopped before a non-finite step) keeps its last
+// iterate and is reported, not hidden: Stats.NotConverged counts such
+// samples and Stats.Missed lists their rows, so that Refine or Interior
+// can finish them. With Settings.RequireTol, Project returns a
+// *ToleranceError naming them instead.
+//
+// # Sparse constraints
+//
+// A constraint whose Jacobian B = ∂c/∂y has a few nonzeros per row declares
+// their pattern (Capabilities.Sparse, a SparseJacobian) or is written with
+// SparseFunc, Go code over hyperdual numbers with the outputs each equation
+// reads listed per equation; CheckSparse compares the declared Jacobian
+// with the full one at a point and returns a *PatternError naming each
+// entry the pattern omits or gets wrong. AdaNP then takes the sparse path
+// (Settings.Path; PathAuto chooses by a measured crossover): B is held as
+// its nonzeros and G is factored by a sparse LDLᵀ or supernodal Cholesky
+// after one symbolic analysis, so cost and memory follow the nonzeros
+// instead of nc·ny and nc² (docs/sparse.md). For a Func of at least 16
+// equations NewAdaNP detects the pattern itself (see Func), and the first
+// projection checks any pattern, declared or detected, at one sample.
 //
 // # Gradients
 //
