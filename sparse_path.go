@@ -205,3 +205,16 @@ func (a *AdaNP) Path() Path {
 	}
 	return PathDense
 }
+
+// SparseJacobian returns the sparse Jacobian the projection's sparse path
+// evaluates: the constraint's declared Capabilities.Sparse, or, for a
+// Func, the pattern NewAdaNP detected (see Func). It returns nil where
+// the projection takes the dense path. Code that evaluates ∂c/∂y of a
+// large constraint outside the projection (train's fingerprint) uses it
+// to stay in O(nnz) memory.
+func (a *AdaNP) SparseJacobian() *SparseJacobian {
+	if a.sp == nil {
+		return nil
+	}
+	return a.sp.sj
+}

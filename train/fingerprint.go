@@ -57,7 +57,7 @@ type probe struct {
 // mapped to original units (mean + std·u), so that the points lie where
 // the data do. A point where c or B is not finite is skipped (JSON cannot
 // hold it); it returns nil when no point is left or c panics.
-func newFingerprint(c enforce.Constraint, sx, sy *layers.Standardizer) (fp *fingerprint) {
+func newFingerprint(c enforce.Constraint, sj *enforce.SparseJacobian, sx, sy *layers.Standardizer) (fp *fingerprint) {
 	defer func() {
 		if recover() != nil {
 			fp = nil
@@ -80,7 +80,7 @@ func newFingerprint(c enforce.Constraint, sx, sy *layers.Standardizer) (fp *fing
 	for range probePoints {
 		p := probe{X: draw(nx, sx), Y: draw(n, sy), V: draw(n, nil), W: draw(nc, nil)}
 		clear(p.Y[n-latent:])
-		p.C, p.BV, p.BtW = evalProbe(c, p.X, p.Y, p.V, p.W)
+		p.C, p.BV, p.BtW = evalProbe(c, sj, p.X, p.Y, p.V, p.W)
 		if allFinite(p.C) && allFinite(p.BV) && allFinite(p.BtW) {
 			fp.Points = append(fp.Points, p)
 		}
@@ -92,16 +92,17 @@ func newFingerprint(c enforce.Constraint, sx, sy *layers.Standardizer) (fp *fing
 }
 
 // evalProbe returns c(x, y), B·v and Bᵀ·w. A constraint that declares
-// its Jacobian's sparsity pattern (enforce.Capabilities.Sparse) is
-// evaluated in that pattern, in O(nc + ny + nnz) memory and time; any
+// its Jacobian's sparsity pattern (enforce.Capabilities.Sparse), or whose
+// model's AdaNP detected one (sj, from AdaNP.SparseJacobian: a Func on the
+// sparse path), is evaluated in that pattern, in O(nc + ny + nnz) memory and time; any
 // other through its dense nc×ny Jacobian. Both sum the products of a row
 // of B·v and of a column of Bᵀ·w in the same order (columns, then rows,
 // increasing), so they give the same values for the same Jacobian: a
 // file saved with one evaluation checks with the other.
-func evalProbe(c enforce.Constraint, x, y, v, w []float64) (cv, bv, btw []float64) {
+func evalProbe(c enforce.Constraint, sj *enforce.SparseJacobian, x, y, v, w []float64) (cv, bv, btw []float64) {
 	_, n, nc := c.Dims()
 	cv, bv, btw = make([]float64, nc), make([]float64, nc), make([]float64, n)
-	if s := enforce.CapabilitiesOf(c).Sparse; s != nil {
+	if s := sparseOf(c, sj); s != nil {
 		vals := make([]float64, s.RowPtr[nc])
 		s.Eval(x, y, cv, vals)
 		for i := range nc {
@@ -130,7 +131,7 @@ func evalProbe(c enforce.Constraint, x, y, v, w []float64) (cv, bv, btw []float6
 // fingerprintTol of the larger magnitude of each compared vector. A nil
 // fingerprint (a file written before fingerprints, or a constraint not
 // finite at any probe point) checks nothing.
-func (fp *fingerprint) check(c enforce.Constraint) (err error) {
+func (fp *fingerprint) check(c enforce.Constraint, sj *enforce.SparseJacobian) (err error) {
 	if fp == nil {
 		return nil
 	}
@@ -144,7 +145,7 @@ func (fp *fingerprint) check(c enforce.Constraint) (err error) {
 		if len(p.X) != nx || len(p.Y) != n || len(p.V) != n || len(p.W) != nc || len(p.C) != nc || len(p.BV) != nc || len(p.BtW) != n {
 			return fmt.Errorf("the file's constraint fingerprint has probe point %d of other sizes", k)
 		}
-		cv, bv, btw := evalProbe(c, p.X, p.Y, p.V, p.W)
+		cv, bv, btw := evalProbe(c, sj, p.X, p.Y, p.V, p.W)
 		for _, cmp := range []struct {
 			what      string
 			got, want []float64
@@ -172,4 +173,27 @@ func closeVec(a, b []float64) (int, bool) {
 		}
 	}
 	return 0, true
+}
+
+// sparseOf returns the sparse Jacobian to evaluate c with: the one c
+// declares, else sj (nil: the dense Jacobian).
+func sparseOf(c enforce.Constraint, sj *enforce.SparseJacobian) *enforce.SparseJacobian {
+	if s := enforce.CapabilitiesOf(c).Sparse; s != nil {
+		return s
+	}
+	return sj
+}
+
+// sparseJacobian returns the sparse Jacobian of m's projections where
+// they take the sparse path (nil otherwise): the pattern its constraint
+// declares or the one NewAdaNP detected for a Func.
+func (m *Model) sparseJacobian() *enforce.SparseJacobian {
+	for _, a := range []*enforce.AdaNP{m.InferAdaNP(), m.TrainAdaNP()} {
+		if a != nil {
+			if sj := a.SparseJacobian(); sj != nil {
+				return sj
+			}
+		}
+	}
+	return nil
 }

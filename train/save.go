@@ -330,7 +330,7 @@ func (m *Model) marshal() ([]byte, error) {
 			Precision:      m.cfg.precision(),
 			XScale:         toScale(m.sx),
 			YScale:         toScale(m.sy),
-			Fingerprint:    newFingerprint(m.cfg.Constraint, m.sx, m.sy),
+			Fingerprint:    newFingerprint(m.cfg.Constraint, m.sparseJacobian(), m.sx, m.sy),
 		},
 		Backbone: backboneMLP,
 	}
@@ -551,7 +551,7 @@ func (m *Model) Restore(r io.Reader) error {
 // restore sets the weights and standardisation of f, checking them first;
 // m is unchanged on error.
 func (m *Model) restore(f *saved) error {
-	if err := f.Fingerprint.check(m.cfg.Constraint); err != nil {
+	if err := f.Fingerprint.check(m.cfg.Constraint, m.sparseJacobian()); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
 	sx, sy := f.XScale.standardizer(), f.YScale.standardizer()

@@ -217,3 +217,49 @@ func BenchmarkSaveLoadSparse(b *testing.B) {
 		}
 	}
 }
+
+// funcRing is sparseRing written with enforce.Func: no declared pattern,
+// so its AdaNP detects one (enforce.Func) and takes the sparse path.
+func funcRing(t testing.TB, n int) enforce.Constraint { return funcRingK(t, n, 0.2) }
+
+// TestSaveLoadFuncMemory is TestSaveLoadSparseMemory for a Func: its
+// fingerprint follows the pattern the model's AdaNP detected
+// (AdaNP.SparseJacobian) instead of three dense nc×ny Jacobians (3.2 GB
+// each at this size), and a loaded model checks it the same way.
+func TestSaveLoadFuncMemory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates for itself")
+	}
+	c := funcRing(t, scaleNC)
+	m, err := New(scaleConfig(c, scaleNC))
+	require.NoError(t, err)
+	require.NotNil(t, m.InferAdaNP().SparseJacobian(), "the Func's pattern was detected")
+	require.NoError(t, m.SetWeights(m.Weights()))
+	var h heapMeter
+	var buf bytes.Buffer
+	h.run(func() { require.NoError(t, m.Save(&buf)) })
+	h.run(func() {
+		_, err = Load(bytes.NewReader(buf.Bytes()), c)
+		require.NoError(t, err)
+	})
+	t.Logf("peak heap growth ≤ %d MB", h.peak>>20)
+	assert.LessOrEqual(t, h.peak, uint64(saveLoadBound))
+	// Another Func of the same sizes is told apart.
+	other := funcRingK(t, scaleNC, 0.3)
+	_, err = Load(bytes.NewReader(buf.Bytes()), other)
+	assert.ErrorIs(t, err, ErrConstraintMismatch)
+}
+
+// funcRingK is funcRing with the coupling k in place of 0.2.
+func funcRingK(t testing.TB, n int, k float64) enforce.Constraint {
+	c, err := enforce.Func(2, 2*n, n, func(x, y, c []hd.Number) {
+		for i := range c {
+			u, v := y[2*i], y[2*i+1]
+			l, r := y[2*((i+n-1)%n)], y[2*((i+1)%n)]
+			c[i] = hd.Sub(hd.Add(u, hd.Scale(k, hd.Sub(hd.Scale(2, u), hd.Add(l, r))), hd.Mul(u, v)),
+				hd.Add(x[0], hd.Scale(0.1, x[1])))
+		}
+	})
+	require.NoError(t, err)
+	return c
+}
