@@ -18,7 +18,7 @@ const (
 	// its pattern, and the dense path's multiply–adds per step are at
 	// least the sparse path's
 	// (counted after the symbolic analysis: a measured crossover, see
-	// docs/sparse.md); the dense path otherwise, and always with
+	// docs/sparse-benchmarks.md); the dense path otherwise, and always with
 	// BatchDiagonal or TrainableDiagonal weights, which the sparse path
 	// does not implement.
 	PathAuto Path = iota
@@ -133,7 +133,7 @@ func (a *AdaNP) detectedPattern() *sparseFunc {
 	return fc.detectPattern()
 }
 
-// PathAuto's rule, measured by BenchmarkPathCrossover (docs/sparse.md):
+// PathAuto's rule, measured by BenchmarkPathCrossover (docs/sparse-benchmarks.md):
 // with more than half of B's entries in the pattern, the dense path is
 // taken without a symbolic analysis; otherwise the pattern is analysed,
 // and the sparse path is taken where the dense path's multiply–adds per
@@ -178,7 +178,7 @@ type SparseInfo struct {
 	// PairRows counts the rows eliminated in closed form before the
 	// sparse factorisation: rows with two entries, one in a column no
 	// other row has, as WithInequalities makes of a bound on one output
-	// (docs/sparse.md). NNZL and Flops count the whole factor, these
+	// (docs/sparse-benchmarks.md). NNZL and Flops count the whole factor, these
 	// rows first.
 	PairRows int
 }

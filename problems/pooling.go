@@ -220,8 +220,9 @@ func (Pooling) PxInterval(x []float64) (lo, hi float64) {
 // four balances and both specifications. Where PxInterval is NaN, or the
 // interval is empty (no output satisfies the constraints, so there is no
 // such prediction), every element of y is NaN. Its squared error on a
-// data set is the floor that no surrogate can beat on average, and
-// FloorMSE gives the floor's expectation.
+// data set is the floor that no surrogate can beat in expectation (on a
+// finite data set one can land below it by chance), and FloorMSE gives
+// the floor's expectation.
 func (p Pooling) ConditionalMean(x, y []float64) {
 	_, _ = x[3], y[4]
 	lo, hi := p.PxInterval(x)

@@ -13,7 +13,7 @@ import (
 // Manhattan distance 2): the factor's flops with AMD on G against (a) the
 // quasi-definite augmented system [W Bᵀ; B −εI] ordered by AMD and (b) a
 // geometric nested dissection of the grid (separators two lines wide, the
-// leaves and separators each ordered by AMD). docs/sparse.md quotes the
+// leaves and separators each ordered by AMD). docs/sparse-benchmarks.md quotes the
 // numbers `go test -v -run TestOrderingStudy ./internal/sparse` prints.
 
 // augmentedPattern returns the lower triangle, in CSC, of the pattern of
