@@ -278,7 +278,7 @@ type Stats struct {
 	// iterate and are counted in NotConverged if above Tol.
 	Stopped int
 	// Stalled counts samples that stopped because they made no progress:
-	// with LineSearch, no step length along the direction decreased ‖c‖²;
+	// with LineSearch or Damping, no step length along the direction decreased ‖c‖²;
 	// without, ten steps in a row did not improve the residual measure by
 	// 1%. They keep their last iterate and are counted in NotConverged.
 	Stalled int
