@@ -11,6 +11,29 @@ import (
 	"github.com/enforce-nn/enforce"
 )
 
+// knownFarMisses lists, per grid, the far starts of farStarts(m, 8, 1)
+// that Smoothing 1e-2 and DefaultDamping do not bring to 1e-6: on
+// case2869_pegase row 9 (an untrained-network-like start) stops at
+// max|c| 0.89 after 215 steps, also with Smoothing 1e-1, 3e-2 or 3e-3
+// (measured 2026-12-06). The test fails when a row joins or leaves the list.
+var knownFarMisses = map[string][]int{"pglib_opf_case2869_pegase": {9}}
+
+// without returns m without the listed rows (increasing).
+func without(m *mat.Dense, rows []int) *mat.Dense {
+	r, c := m.Dims()
+	out := mat.NewDense(r-len(rows), c, nil)
+	k := 0
+	for i := range r {
+		if len(rows) > 0 && rows[0] == i {
+			rows = rows[1:]
+			continue
+		}
+		out.SetRow(k, m.RawRowView(i))
+		k++
+	}
+	return out
+}
+
 // farStarts returns rows far from the power flow: the flat start, the
 // case file's own operating point, and rows drawn as an untrained
 // network's outputs would be (Vm = 1 + 0.01ξ, Va = 0.01ξ rad, Pg and Qg at
@@ -52,12 +75,16 @@ func farStarts(m *Model, random int, seed uint64) (x, y *mat.Dense) {
 // smoothing continued from 1e-2 (Settings.Smoothing) and damped
 // steps (Settings.Damping) projects every row of the shipped PGLib grids to 1e-6 p.u. on
 // the power flow and the limits (RequireTol: a row that missed would be
-// an error naming it). Without the continuation the flat start of
+// an error naming it); with -acopf.big also case2869_pegase (but for
+// knownFarMisses) and case10000_goc (seconds). Without the continuation the flat start of
 // case1354_pegase stalls (the last check).
 func TestFarStartConverges(t *testing.T) {
 	cases := []string{"pglib_opf_case57_ieee", "pglib_opf_case118_ieee", "pglib_opf_case300_ieee", "pglib_opf_case1354_pegase"}
 	if testing.Short() {
 		cases = cases[:2]
+	}
+	if *bigGrids {
+		cases = append(cases, "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc")
 	}
 	for _, name := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -67,12 +94,17 @@ func TestFarStartConverges(t *testing.T) {
 			require.NoError(t, err)
 			k, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon})
 			require.NoError(t, err)
-			a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: 1e-2, Damping: enforce.DefaultDamping, RequireTol: true})
+			known := knownFarMisses[name]
+			a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: 1e-2, Damping: enforce.DefaultDamping, RequireTol: known == nil})
 			require.NoError(t, err)
 			x, y := farStarts(m, 8, 1)
 			out, st, err := a.Project(x, y)
 			require.NoError(t, err, "%v", st)
-			assert.True(t, st.Converged())
+			assert.Equal(t, known, st.Missed, "%v", st)
+			if known != nil {
+				t.Logf("%s: rows %v miss the tolerance (a known gap of issue 53, item 2)", name, known)
+				x, out = without(x, known), without(out, known)
+			}
 			assert.Greater(t, st.Before.Max, 1.0, "the starts are far")
 			plain, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse})
 			require.NoError(t, err)
