@@ -79,7 +79,7 @@ func farStarts(m *Model, random int, seed uint64) (x, y *mat.Dense) {
 // knownFarMisses) and case10000_goc (seconds). Without the continuation the flat start of
 // case1354_pegase stalls (the last check).
 func TestFarStartConverges(t *testing.T) {
-	cases := []string{"pglib_opf_case57_ieee", "pglib_opf_case118_ieee", "pglib_opf_case300_ieee", "pglib_opf_case1354_pegase"}
+	cases := []string{"matpower6_case57", "pglib_opf_case57_ieee", "pglib_opf_case118_ieee", "pglib_opf_case300_ieee", "pglib_opf_case1354_pegase"}
 	if testing.Short() {
 		cases = cases[:2]
 	}
