@@ -422,6 +422,19 @@ func contiguous(m blas64.General, rows, cols int, buf *[]float64) []float64 {
 	return *buf
 }
 
+// gatherRows returns the rows of m listed in rows, or nil for a nil m.
+func gatherRows(m *mat.Dense, rows []int) *mat.Dense {
+	if m == nil || m.IsEmpty() {
+		return nil
+	}
+	_, c := m.Dims()
+	out := mat.NewDense(len(rows), c, nil)
+	for i, r := range rows {
+		out.SetRow(i, m.RawRowView(r))
+	}
+	return out
+}
+
 // Run projects samples [lo, hi), one at a time.
 func (b *batch) Run(lo, hi int) {
 	ws := b.a.pool.Get().(*workspace)
@@ -776,12 +789,7 @@ func (b *batch) continues(st *sampleState) bool {
 func (b *batch) finish(ws *workspace, s int, st *sampleState) {
 	a := b.a
 	yhat := dense.Row(b.yhat, s)
-	var d2 float64
-	for j, v := range yhat {
-		t := st.y[j] - v
-		d2 += t * t
-	}
-	b.disp[s] = math.Sqrt(d2)
+	b.disp[s] = distance(st.y[:a.ny], yhat)
 	if b.final {
 		b.recordFinal(ws, s, st, yhat)
 	}
@@ -791,6 +799,17 @@ func (b *batch) finish(ws *workspace, s int, st *sampleState) {
 	if st.measure > a.s.Tol {
 		b.flags[s] |= flagNotConverged
 	}
+}
+
+// distance returns ‖u − v‖₂ (summed in order, without scaling: the
+// Stats.Displacement of every pass).
+func distance(u, v []float64) float64 {
+	var d2 float64
+	for j, x := range u {
+		t := x - v[j]
+		d2 += t * t
+	}
+	return math.Sqrt(d2)
 }
 
 // recordFinal records, for Implicit and FinalProjector gradients, the

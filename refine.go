@@ -94,18 +94,11 @@ func Refine(x, y *mat.Dense, missed []int, stages ...*AdaNP) (RefineStats, error
 		if len(rs.Missed) == 0 {
 			break
 		}
-		n := len(rs.Missed)
 		var xs *mat.Dense
 		if nx > 0 {
-			xs = mat.NewDense(n, nx, nil)
+			xs = gatherRows(x, rs.Missed)
 		}
-		ys := mat.NewDense(n, ny, nil)
-		for j, i := range rs.Missed {
-			if xs != nil {
-				xs.SetRow(j, x.RawRowView(i))
-			}
-			ys.SetRow(j, y.RawRowView(i))
-		}
+		ys := gatherRows(y, rs.Missed)
 		st, err := a.ProjectTo(ys, xs, ys)
 		var te *ToleranceError
 		if err != nil && !errors.As(err, &te) {

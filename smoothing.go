@@ -84,31 +84,16 @@ func (a *AdaNP) newSmoothingStage() error {
 	return nil
 }
 
-// gatherRows returns the rows of m listed in rows, or nil for a nil m.
-func gatherRows(m *mat.Dense, rows []int) *mat.Dense {
-	if m == nil || m.IsEmpty() {
-		return nil
-	}
-	_, c := m.Dims()
-	out := mat.NewDense(len(rows), c, nil)
-	for i, r := range rows {
-		out.SetRow(i, m.RawRowView(r))
-	}
-	return out
-}
-
 // forwardSmoothed is forward for Settings.Smoothing.
 func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float64) (Stats, error) {
-	if _, _, _, err := a.checkShapes(x, yhat, "ŷ"); err != nil {
+	xr, _, rows, err := a.checkShapes(x, yhat, "ŷ")
+	if err != nil {
 		return Stats{}, err
 	}
 	// ŷ is read again after the first attempt has written dst, which
 	// may be ŷ itself (ProjectTo(y, x, y), as Refine calls it).
 	yhat = mat.DenseCopyOf(yhat)
-	xr, yr, rows, err := a.checkShapes(x, yhat, "ŷ")
-	if err != nil {
-		return Stats{}, err
-	}
+	yr := yhat.RawMatrix()
 	sm := a.sm
 	var tf, t0, t1 *Trace
 	if tr != nil {
@@ -153,7 +138,7 @@ func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float
 			res.depth[s] = r1.depth[i]
 			res.flags[s] = r1.flags[i] | res.flags[s]&flagClamped
 			res.afterMax[s], res.afterSum[s] = r1.afterMax[i], r1.afterSum[i]
-			res.disp[s] = floatsDistance(dst.RawRowView(s), dense.Row(yr, s))
+			res.disp[s] = distance(dst.RawRowView(s), dense.Row(yr, s))
 		}
 	}
 	if tr != nil {
@@ -168,16 +153,6 @@ func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float
 	return st, err
 }
 
-// floatsDistance returns ‖u − v‖₂.
-func floatsDistance(u, v []float64) float64 {
-	var s float64
-	for i, x := range u {
-		d := x - v[i]
-		s += d * d
-	}
-	return math.Sqrt(s)
-}
-
 // vjpSmoothed is vjp for Settings.Smoothing: every row through the plain
 // attempt's trace, then the rows that took the smoothed branch through
 // its last stage and its smoothed stage, whose gradients replace theirs.
@@ -185,12 +160,7 @@ func (a *AdaNP) vjpSmoothed(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 	if tr == nil || tr.a != a || tr.stages == nil {
 		return errors.New("enforce: trace was not recorded by this AdaNP")
 	}
-	if grad == nil || grad.IsEmpty() {
-		return errors.New("enforce: nil or empty gradient")
-	}
-	if r, c := grad.Dims(); r != tr.rows || c != a.ny {
-		return fmt.Errorf("enforce: gradient is %d×%d, want %d×%d", r, c, tr.rows, a.ny)
-	}
+	// The first attempt's vjpPass validates grad against the trace.
 	sm, ts := a.sm, tr.stages
 	rows := tr.rows
 	if gyhat == nil {
