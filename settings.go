@@ -308,8 +308,9 @@ const (
 	DefaultMaxDepth = 100
 )
 
-// DefaultDamping is a starting θ for Settings.Damping (see
-// docs/numerics.md, "Step control", for the measurements behind it).
+// DefaultDamping is a starting θ for Settings.Damping: the value the
+// measurements of docs/numerics.md ("Step control") used; no other value
+// was compared there.
 const DefaultDamping = 1e-3
 
 // Settings configures AdaNP. The zero value gives the paper's inference
@@ -369,9 +370,12 @@ type Settings struct {
 	//	δ = D·Bᵀ(B·D·Bᵀ + (ε + ν)I)⁻¹c,   ν = θ·‖c‖₂,
 	//
 	// (the minimum-norm form of (BᵀB + νW)⁻¹Bᵀc for W = I), which turns
-	// from the Gauss–Newton step (ν → 0, as near the set, where ‖c‖ → 0
-	// keeps Newton's quadratic rate) toward steepest descent of ‖c‖² (ν
-	// large), and never needs the eigenvalue clamp. Each step is then
+	// from the Gauss–Newton step (ν → 0 near the set, where ‖c‖ → 0
+	// makes the step Newton's again) toward steepest descent of ‖c‖² (ν
+	// large). G is positive definite whenever ν > 0, but near the set ν is
+	// small and a rank-deficient B can still need the sparse path's raised ε
+	// or the dense path's eigenvalue clamp (counted in Stats.Clamped, as
+	// without damping). Each step is then
 	// backtracked as with LineSearch (which Damping implies), and θ, a
 	// per-sample number starting at Damping, adapts to the ratio ρ of the
 	// actual decrease of ½‖c‖² to the decrease its linearisation predicts:
@@ -382,7 +386,7 @@ type Settings struct {
 	// the dependence of ν on y (and x) through ‖c‖. Projector gradients
 	// hold ν fixed with B; Implicit and FinalProjector, which depend only on
 	// the final point, mean what they mean without damping. DefaultDamping
-	// is the value docs/numerics.md measured. Zero (the default) takes the
+	// is the value docs/numerics.md used. Zero (the default) takes the
 	// paper's undamped steps. Damping needs a constraint whose Jacobian
 	// is not constant (one full step solves a Linear constraint; NewAdaNP
 	// rejects the combination), and supports neither BatchDiagonal weights
