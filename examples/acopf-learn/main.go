@@ -78,10 +78,10 @@ func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // row is one line of the summary table.
 type row struct {
-	method                     string
-	gap, maxEq, maxIneq        float64
-	infeasible, n              int
-	msPerInstance, ipoptPerSec float64
+	method                      string
+	gap, maxEq, maxIneq         float64
+	infeasible, n               int
+	msPerInstance, ipoptSeconds float64
 }
 
 func run(o options, stdout, progress io.Writer) error {
@@ -134,18 +134,24 @@ func run(o options, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r.ipoptPerSec = ipopt
-	rows := []row{r}
-	fmt.Fprintln(stdout, "| grid | buses | method | gap % | max eq | max ineq | infeasible | ms per instance | IPOPT s per instance |")
-	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|---|---|")
+	r.ipoptSeconds = ipopt
+	return writeTable(stdout, d.Spec.Case, len(c.Buses), []row{r})
+}
+
+// writeTable prints the summary table of rows for the grid, and returns
+// an error if every instance of every row is infeasible (a run that must
+// not look like a result).
+func writeTable(w io.Writer, grid string, buses int, rows []row) error {
+	fmt.Fprintln(w, "| grid | buses | method | gap % | max eq | max ineq | infeasible | ms per instance | IPOPT s per instance |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	all := true
 	for _, r := range rows {
 		ip := "–"
-		if !math.IsNaN(r.ipoptPerSec) {
-			ip = fmt.Sprintf("%.2f", r.ipoptPerSec)
+		if !math.IsNaN(r.ipoptSeconds) {
+			ip = fmt.Sprintf("%.2f", r.ipoptSeconds)
 		}
-		fmt.Fprintf(stdout, "| %s | %d | %s | %+.2f | %.1e | %.1e | %d of %d | %.0f | %s |\n",
-			d.Spec.Case, len(c.Buses), r.method, r.gap, r.maxEq, r.maxIneq, r.infeasible, r.n, r.msPerInstance, ip)
+		fmt.Fprintf(w, "| %s | %d | %s | %+.2f | %.1e | %.1e | %d of %d | %.0f | %s |\n",
+			grid, buses, r.method, r.gap, r.maxEq, r.maxIneq, r.infeasible, r.n, r.msPerInstance, ip)
 		all = all && r.infeasible == r.n
 	}
 	if all {

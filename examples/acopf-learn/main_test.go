@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,4 +40,16 @@ func TestNoData(t *testing.T) {
 	var out, errOut bytes.Buffer
 	assert.Equal(t, 1, cli([]string{"-out", ""}, &out, &errOut))
 	assert.Contains(t, errOut.String(), "-data")
+}
+
+// TestAllInfeasibleFails: a table whose every instance is infeasible is
+// an error (the command exits 1), one feasible instance is not.
+func TestAllInfeasibleFails(t *testing.T) {
+	var out bytes.Buffer
+	bad := row{method: "m", n: 3, infeasible: 3, ipoptSeconds: math.NaN()}
+	assert.Error(t, writeTable(&out, "g", 5, []row{bad}))
+	assert.Contains(t, out.String(), "| 3 of 3 |")
+	good := bad
+	good.infeasible = 2
+	assert.NoError(t, writeTable(&out, "g", 5, []row{bad, good}))
 }
