@@ -369,7 +369,7 @@ func (a *AdaNP) Project(x, yhat *mat.Dense) (*mat.Dense, Stats, error) {
 // every later projection return a *PatternError naming the rows and
 // leave dst unchanged; CheckSparse locates the entries. The check costs
 // O(nnz + nc + ny), one evaluation of the declared Jacobian and one
-// hyperdual evaluation (two to four evaluations of c for finite
+// hyperdual evaluation (two to ten evaluations of c for finite
 // differences), and runs again at later projections until a sample gives
 // it a verdict (samples that are not finite give none).
 func (a *AdaNP) ProjectTo(dst, x, yhat *mat.Dense) (Stats, error) {

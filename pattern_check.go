@@ -24,12 +24,16 @@ type patternCheck struct {
 // row's scale Σ_q |B_q·u_Col(q)| + |c_i|: the exact hyperdual product
 // (SparseFunc, Func) differs from the compressed one by rounding only;
 // finite differences by their truncation and rounding errors, which the
-// check tells from a missing entry by a second step a quarter as long.
+// check tells from a missing entry by shorter steps (fdRows).
 const (
 	patternTolExact = 1e-8
 	patternTolFD    = 1e-6
-	patternStepFD   = 1e-5
 )
+
+// patternStepsFD are the finite-difference steps of the check, relative to
+// max(1, |y_j|): each after the first is taken only for the rows still in
+// doubt (see fdRows).
+var patternStepsFD = [...]float64{1e-5, 1e-5 / 4, 1e-5 / 64, 1e-5 / 1024, 1e-5 / 16384}
 
 // checkPattern runs, at the first projection of an AdaNP whose
 // constraint declares Capabilities.Sparse, the default check of the
@@ -43,9 +47,10 @@ const (
 // entries. For a SparseFunc (and a Func whose pattern NewAdaNP detected)
 // the uncompressed product is one hyperdual evaluation of its function
 // carrying two directions; for any other constraint it is a central
-// finite difference of Sparse.Eval's c along u, confirmed by a second
-// step. A sample costs one Sparse.Eval with values and one hyperdual
-// evaluation, or two to four evaluations of c: O(nnz + nc + ny) memory
+// finite difference of Sparse.Eval's c along u, confirmed by steps down
+// to 1/16384 as long while a row is in doubt (fdRows). A sample costs
+// one Sparse.Eval with values and one hyperdual evaluation, or two to ten
+// evaluations of c: O(nnz + nc + ny) memory
 // and time for a constraint whose evaluation is, never nc·ny.
 //
 // A sample whose x, ŷ, c or declared values are not finite gives no
@@ -203,37 +208,54 @@ func (p *patternProbe) exactRows(x []float64) []int {
 }
 
 // fdRows returns the rows whose central finite difference of c along u
-// differs from B·u both with step h and with step h/4 by about the same
-// amount (a missing entry's J_ij·u_j does not depend on h; truncation and
-// rounding errors do), an empty slice if none, nil if c is not finite at
-// a step.
+// differs from B·u at every step of patternStepsFD, by about the same
+// amount at the last two (a missing entry's J_ij·u_j does not depend on h;
+// truncation and rounding errors do), an empty slice if none, nil if c is
+// not finite at a step. A row whose difference falls within the tolerance
+// at any step is right. The steps shrink to 1/16384 of the first because a
+// steep smoothed kink (a Fischer–Burmeister row of a limit with a large
+// gradient, g within a step of 0) is crossed by the first steps, where the
+// differences of h and h/4 can agree although the Jacobian is right; only
+// the rows still in doubt cost the further evaluations.
 func (p *patternProbe) fdRows(x []float64) []int {
-	d1 := p.fdDiff(x, patternStepFD)
-	if d1 == nil {
-		return nil
-	}
-	var cand []int
-	var first []float64
-	for i, d := range d1 {
-		if math.Abs(d) > patternTolFD*p.scale[i] {
-			cand = append(cand, i)
-			first = append(first, d)
-		}
-	}
 	bad := []int{}
-	if len(cand) == 0 {
-		return bad
-	}
-	d2 := p.fdDiff(x, patternStepFD/4)
-	if d2 == nil {
-		return nil
-	}
-	for k, i := range cand {
-		if math.Abs(d2[i]) > patternTolFD*p.scale[i] && math.Abs(d2[i]-first[k]) <= 0.1*math.Abs(first[k]) {
-			bad = append(bad, i)
+	var cand []int
+	var last []float64
+	for level, h := range patternStepsFD {
+		d := p.fdDiff(x, h)
+		if d == nil {
+			return nil
+		}
+		if level == 0 {
+			for i, di := range d {
+				if math.Abs(di) > patternTolFD*p.scale[i] {
+					cand = append(cand, i)
+					last = append(last, di)
+				}
+			}
+			if len(cand) == 0 {
+				return bad
+			}
+			continue
+		}
+		final := level == len(patternStepsFD)-1
+		keep := cand[:0]
+		kept := last[:0]
+		for k, i := range cand {
+			if math.Abs(d[i]) <= patternTolFD*p.scale[i] {
+				continue // resolved: truncation or rounding at the longer step
+			}
+			if final && math.Abs(d[i]-last[k]) > 0.1*math.Abs(last[k]) {
+				continue // still changing with h: not a missing entry
+			}
+			keep, kept = append(keep, i), append(kept, d[i])
+		}
+		cand, last = keep, kept
+		if len(cand) == 0 {
+			return bad
 		}
 	}
-	return bad
+	return append(bad, cand...)
 }
 
 // fdDiff returns (c(y + h·u) − c(y − h·u))/(2h) − B·u in p.cp, nil if c

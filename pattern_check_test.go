@@ -249,3 +249,33 @@ func TestPatternErrorRows(t *testing.T) {
 	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, pe.Rows)
 	assert.Nil(t, pe.Entries)
 }
+
+// TestPatternCheckSteepKink: a right pattern whose Fischer–Burmeister row
+// has a steep inequality (∂g/∂y = 7000, as a thermal limit of a 1354-bus
+// grid scaled by 1/(2·rate)) with g within a finite-difference step of its
+// kink at the sample: both of the check's first two steps cross the
+// smoothed kink (width √ε_FB = 1e-3 in g), and their differences agree
+// although the declared Jacobian is right. The check must shrink the step
+// until it resolves the kink instead of reporting a missing dependence
+// (it did, on acopf's branch limits at a trained network's predictions).
+func TestPatternCheckSteepKink(t *testing.T) {
+	const steep, limit = 7000.0, 0.1
+	eq, err := SparseFunc(0, 3, 1, [][]int{{1, 2}}, func(_, y, c []hd.Number) {
+		c[0] = hd.Sub(hd.Mul(y[1], y[2]), hd.Const(1))
+	})
+	require.NoError(t, err)
+	g, err := SparseFunc(0, 3, 1, [][]int{{0}}, func(_, y, c []hd.Number) {
+		c[0] = hd.Scale(steep, hd.Sub(y[0], hd.Const(limit)))
+	})
+	require.NoError(t, err)
+	fb, err := WithInequalities(eq, g, 1e-6)
+	require.NoError(t, err)
+	a, err := NewAdaNP(fb, Settings{Path: PathSparse})
+	require.NoError(t, err)
+	for _, off := range []float64{0, 1e-9, -1e-9, 3e-8, -3e-8, 1e-7} {
+		yhat := mat.NewDense(1, 3, []float64{limit + off, 1.5, 0.5})
+		_, _, err := a.Project(nil, yhat)
+		require.NoError(t, err, "y0 = limit%+g", off)
+		a.pattern = patternCheck{} // check again at the next point
+	}
+}
