@@ -101,7 +101,7 @@ func newConstraintLossOp(p penalty, c enforce.Constraint, lambda float64) (*cons
 		nx:      nx,
 		ny:      ny,
 		nc:      nc,
-		jx:      k.JacobianX != nil,
+		jx:      k.JacobianX != nil || (k.Sparse != nil && k.Sparse.JacobianXTVec != nil),
 	}, nil
 }
 
@@ -362,7 +362,9 @@ func scalarOf(v gorgonia.Value) (float64, error) {
 // Samples are evaluated in parallel blocks when the batch is large enough
 // (the Constraint contract makes Eval safe for concurrent use); if the
 // constraint is affine with a batched evaluator (enforce.Linear), with
-// matrix products over the batch (evalAffine); or, if it has a batched
+// matrix products over the batch (evalAffine); if it declares a sparse
+// Jacobian (enforce.Capabilities.Sparse), along its nonzeros
+// (evalRangeSparse: no nc×ny matrix at any size); or, if it has a batched
 // evaluation (enforce.Capabilities.EvalBatch), in chunks of rows with
 // EvalBatch (which parallelises itself). The per-sample penalties are
 // summed in sample order, so the result does not depend on the number of
@@ -378,6 +380,10 @@ func (op *constraintLossOp) eval(x, y []float64, n int, gx, gy []float64, w floa
 	per := make([]float64, n)
 	if op.aff != nil && !perSampleAffine {
 		err = op.evalAffine(x, y, n, per, gx, gy, w)
+	} else if sj := op.k.Sparse; sj != nil {
+		err = parallelBlocks(n, max(1, minBlockWork/(op.nc+op.nx+op.ny+len(sj.Col))), func(lo, hi int) error {
+			return op.evalRangeSparse(sj, x, y, lo, hi, per, gx, gy, w)
+		})
 	} else if be := op.k.EvalBatch; be != nil {
 		err = op.evalBatch(be, x, y, n, min(n, max(1, batchEntries/(op.nc*op.ny))), per, gx, gy, w)
 	} else {
@@ -548,6 +554,70 @@ func (op *constraintLossOp) evalRange(x, y []float64, lo, hi int, per, gx, gy []
 		op.c.Eval(x[i*nx:(i+1)*nx], y[i*ny:(i+1)*ny], c, jy)
 		if err := op.sample(x, y, i, c, jy, jx, per, gx, gy, w); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// evalRangeSparse is evalRange for a constraint that declares a sparse
+// Jacobian: the values and gradients follow its nonzeros (Sparse.Eval,
+// and Sparse.JacobianXTVec for x when it has one), in O(nc + nnz + nx)
+// scratch per block, never an nc×ny matrix.
+func (op *constraintLossOp) evalRangeSparse(sj *enforce.SparseJacobian, x, y []float64, lo, hi int, per, gx, gy []float64, w float64) error {
+	nx, ny, nc := op.nx, op.ny, op.nc
+	c := make([]float64, nc)
+	var vals, kc, jx []float64
+	if gy != nil {
+		vals = make([]float64, len(sj.Col))
+	}
+	if gx != nil {
+		if sj.JacobianXTVec != nil {
+			kc = make([]float64, nc)
+		} else {
+			jx = make([]float64, nc*nx)
+		}
+	}
+	rp, col := sj.RowPtr, sj.Col
+	for i := lo; i < hi; i++ {
+		xi, yi := x[i*nx:(i+1)*nx], y[i*ny:(i+1)*ny]
+		sj.Eval(xi, yi, c, vals)
+		k, err := op.value(i, c, per, w)
+		if err != nil {
+			return err
+		}
+		if gy != nil {
+			g := gy[i*ny : (i+1)*ny]
+			clear(g)
+			for r, cr := range c {
+				v := k * cr
+				for q := rp[r]; q < rp[r+1]; q++ {
+					g[col[q]] += v * vals[q]
+				}
+			}
+			for _, v := range g {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("%v: ∂c/∂y at sample %d: k·Jᵀc is not finite (a declared Jacobian value is not finite, or k = %v)", op, i, k)
+				}
+			}
+		}
+		if gx == nil {
+			continue
+		}
+		if jx != nil {
+			if err := op.gradX(x, y, i, c, jx, gx, k); err != nil {
+				return err
+			}
+			continue
+		}
+		for r, cr := range c {
+			kc[r] = k * cr
+		}
+		g := gx[i*nx : (i+1)*nx]
+		sj.JacobianXTVec(xi, yi, kc, g)
+		for _, v := range g {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%v: ∂c/∂x at sample %d: k·(∂c/∂x)ᵀc is not finite", op, i)
+			}
 		}
 	}
 	return nil

@@ -167,3 +167,39 @@ func (l loopBatch) EvalBatch(rows int, x, y, c, jy []float64) {
 		l.Eval(x[s*nx:(s+1)*nx], y[s*ny:(s+1)*ny], c[s*nc:(s+1)*nc], js)
 	}
 }
+
+// sparseCircles is twoCircles declaring its sparse Jacobian (the entry
+// (0, 2) is structurally zero) and, unless denseX, ∂c/∂x through
+// JacobianXTVec instead of JacobianX; its Eval panics if asked for a
+// dense Jacobian, so a loss must follow the nonzeros.
+type sparseCircles struct {
+	twoCircles
+	denseX bool
+}
+
+func (s sparseCircles) Eval(x, y, c, jy []float64) {
+	if jy != nil {
+		panic("sparseCircles: a dense Jacobian was asked for")
+	}
+	s.twoCircles.Eval(x, y, c, nil)
+}
+
+func (s sparseCircles) Capabilities() enforce.Capabilities {
+	sj := &enforce.SparseJacobian{RowPtr: []int{0, 2, 5}, Col: []int{0, 1, 0, 1, 2},
+		Eval: func(x, y, c, vals []float64) {
+			s.twoCircles.Eval(x, y, c, nil)
+			if vals != nil {
+				copy(vals, []float64{2 * y[0], 2 * y[1], math.Cos(y[0]), y[2], y[1]})
+			}
+		}}
+	k := enforce.Capabilities{Sparse: sj}
+	if s.denseX {
+		k.JacobianX = s.JacobianX
+	} else {
+		sj.JacobianXTVec = func(x, y, w, out []float64) {
+			out[0] = -2*x[0]*w[0] - x[1]*w[1]
+			out[1] = -x[0] * w[1]
+		}
+	}
+	return k
+}

@@ -73,6 +73,8 @@ func TestConstraintLossGradients(t *testing.T) {
 			{"circle-pointer", &circle{r: 1.5}, true, 2},
 			{"without-jx", withoutJX{twoCircles{}}, false, 1},
 			{"declines-jx", declinesJX{}, false, 1},
+			{"sparse", sparseCircles{}, true, 0.7},
+			{"sparse-dense-jx", sparseCircles{denseX: true}, true, 0.7},
 		} {
 			t.Run(b.p.String()+"/"+tc.name, func(t *testing.T) {
 				nx, ny, _ := tc.c.Dims()

@@ -17,7 +17,8 @@ import (
 // does before projecting). The loss terms losses.Residual and
 // losses.SoftPenalty see this view (through loss), so they work for every
 // constraint a Model accepts. It declares no capability (the batchView of
-// a constraint with EvalBatch declares EvalBatch only): the graph needs no
+// a constraint with EvalBatch declares EvalBatch only, the sparseView of a
+// sparse constraint its pattern on the predicted outputs): the graph needs no
 // gradient with respect to x, which is data.
 //
 // When the constraint has no latent variables and its enforce.Capabilities
@@ -83,6 +84,71 @@ func (b batchView) Capabilities() enforce.Capabilities {
 	return enforce.Capabilities{EvalBatch: b.EvalBatch}
 }
 
+// sparseView is the view as the loss terms see it when the constraint
+// declares a sparse Jacobian: it declares the pattern restricted to the
+// predicted outputs (latent columns dropped: their values are zero and the
+// network has no gradient there), so that losses follows the nonzeros
+// instead of asking Eval for an nc×ny Jacobian (12 GB at acopf's
+// case1354 with its limits, for a batch of 16).
+type sparseView struct {
+	*view
+	sj   *enforce.SparseJacobian // the restricted pattern
+	keep []int                   // the restricted entries' indices in the constraint's values
+	nnz  int                     // the constraint's number of nonzeros
+	full sync.Pool               // *[]float64 of nnz
+}
+
+func newSparseView(v *view, sj *enforce.SparseJacobian) *sparseView {
+	s := &sparseView{view: v, nnz: len(sj.Col)}
+	rp := make([]int, v.nc+1)
+	var col []int
+	for i := range v.nc {
+		for q := sj.RowPtr[i]; q < sj.RowPtr[i+1]; q++ {
+			if j := sj.Col[q]; j < v.ny {
+				col = append(col, j)
+				s.keep = append(s.keep, q)
+			}
+		}
+		rp[i+1] = len(col)
+	}
+	s.full.New = func() any {
+		buf := make([]float64, s.nnz)
+		return &buf
+	}
+	s.sj = &enforce.SparseJacobian{RowPtr: rp, Col: col, Eval: s.values}
+	return s
+}
+
+// Capabilities declares the restricted sparse Jacobian.
+func (s *sparseView) Capabilities() enforce.Capabilities {
+	return enforce.Capabilities{Sparse: s.sj}
+}
+
+// values evaluates c and, when vals is not nil, the restricted nonzeros at
+// (x, y) with the latent variables at zero.
+func (s *sparseView) values(x, y, c, vals []float64) {
+	x = x[:s.cnx]
+	yy := y
+	if s.cn != s.ny {
+		yp := s.ys.Get().(*[]float64)
+		defer s.ys.Put(yp)
+		yy = *yp
+		copy(yy, y)
+		clear(yy[s.ny:])
+	}
+	if vals == nil {
+		s.view.values(x, yy, c, nil)
+		return
+	}
+	fp := s.full.Get().(*[]float64)
+	defer s.full.Put(fp)
+	full := *fp
+	s.view.values(x, yy, c, full)
+	for q, p := range s.keep {
+		vals[q] = full[p]
+	}
+}
+
 // EvalBatch evaluates rows samples (x rows×nx, y rows×ny, row-major) with
 // the constraint's EvalBatch. It is safe for concurrent use if the
 // constraint's EvalBatch is.
@@ -112,6 +178,9 @@ func newView(c enforce.Constraint, nx int) *view {
 	}
 	if p, ok := c.(affine.Provider); ok && cn == ny {
 		v.aff = p.AffineResidual()
+	}
+	if k.Sparse != nil {
+		v.loss = newSparseView(v, k.Sparse)
 	}
 	if be := k.EvalBatch; be != nil && cn == ny {
 		v.be = be
