@@ -279,3 +279,45 @@ func TestPatternCheckSteepKink(t *testing.T) {
 		a.pattern = patternCheck{} // check again at the next point
 	}
 }
+
+// TestCheckSparseSteepKink: CheckSparse accepts the right pattern of
+// TestPatternCheckSteepKink's constraint near its kink, and still names a
+// wrong declared value there.
+func TestCheckSparseSteepKink(t *testing.T) {
+	const steep, limit = 7000.0, 0.1
+	eq, err := SparseFunc(0, 3, 1, [][]int{{1, 2}}, func(_, y, c []hd.Number) {
+		c[0] = hd.Sub(hd.Mul(y[1], y[2]), hd.Const(1))
+	})
+	require.NoError(t, err)
+	g, err := SparseFunc(0, 3, 1, [][]int{{0}}, func(_, y, c []hd.Number) {
+		c[0] = hd.Scale(steep, hd.Sub(y[0], hd.Const(limit)))
+	})
+	require.NoError(t, err)
+	fb, err := WithInequalities(eq, g, 1e-6)
+	require.NoError(t, err)
+	for _, off := range []float64{1e-9, -1e-9, 3e-8, -3e-8, 1e-7} {
+		y := []float64{limit + off, 1.5, 0.5, 0}
+		require.NoError(t, CheckSparse(fb, nil, y, 0), "y0 = limit%+g", off)
+	}
+	// A wrong value in the steep row is still found.
+	k := CapabilitiesOf(fb)
+	sj := *k.Sparse
+	inner := sj.Eval
+	sj.Eval = func(x, y, c, vals []float64) {
+		inner(x, y, c, vals)
+		if vals != nil {
+			vals[sj.RowPtr[1]] *= 1.5
+		}
+	}
+	wrong := &capWrap{Constraint: fb, k: Capabilities{Sparse: &sj, Latent: k.Latent}}
+	var pe *PatternError
+	require.ErrorAs(t, CheckSparse(wrong, nil, []float64{limit + 0.01, 1.5, 0.5, 0}, 0), &pe)
+}
+
+// capWrap presents a constraint with the given capabilities.
+type capWrap struct {
+	Constraint
+	k Capabilities
+}
+
+func (w *capWrap) Capabilities() Capabilities { return w.k }

@@ -90,7 +90,9 @@ func (e *PatternError) Error() string {
 // function per two outputs, seeded column by column without the colouring,
 // compared with tolerance tol (1e-12 when tol ≤ 0). For any other
 // constraint it is central finite differences of SparseJacobian.Eval's c,
-// two evaluations per output with steps 6e-6·max(1, |y_j|), compared with
+// two evaluations per output with steps 6e-6·max(1, |y_j|) (a column that
+// disagrees is differenced again with steps down to 1/65536 of that, so
+// that a steep smoothed kink is not mistaken for a wrong entry), compared with
 // tol (1e-6 when tol ≤ 0) relative to 1 + |reference| + the scale of c; a
 // finite difference cannot tell a dependence smaller than that tolerance
 // from zero. Entries differ when |got − want| > tol·(1 + |want|) (plus the
@@ -147,31 +149,43 @@ func CheckSparse(c Constraint, x, y []float64, tol float64) (err error) {
 	var found []PatternEntry
 	count := 0
 	inPattern := make([]bool, nc)
-	compare := func(j int, ref []float64) error {
+	// compare checks column j against the reference ref; with record
+	// false it only reports whether an entry disagrees.
+	compare := func(j int, ref []float64, record bool) (bad bool, err error) {
 		for _, d := range declared[j] {
 			inPattern[d.row] = true
+		}
+		defer func() {
+			for _, d := range declared[j] {
+				inPattern[d.row] = false
+			}
+		}()
+		for _, d := range declared[j] {
 			got, want := vals[d.q], ref[d.row]
 			if math.Abs(got-want) > tol*(1+math.Abs(want)+slack) {
-				count++
-				found = append(found, PatternEntry{Row: d.row, Col: j, Declared: true, Got: got, Want: want})
+				bad = true
+				if record {
+					count++
+					found = append(found, PatternEntry{Row: d.row, Col: j, Declared: true, Got: got, Want: want})
+				}
 			}
 		}
 		for i, want := range ref {
 			if math.IsNaN(want) || math.IsInf(want, 0) {
-				return fmt.Errorf("enforce: CheckSparse: the reference ∂c_%d/∂y_%d is not finite", i, j)
+				return bad, fmt.Errorf("enforce: CheckSparse: the reference ∂c_%d/∂y_%d is not finite", i, j)
 			}
 			if !inPattern[i] && math.Abs(want) > tol*(1+slack) {
-				count++
-				found = append(found, PatternEntry{Row: i, Col: j, Want: want})
+				bad = true
+				if record {
+					count++
+					found = append(found, PatternEntry{Row: i, Col: j, Want: want})
+				}
 			}
-		}
-		for _, d := range declared[j] {
-			inPattern[d.row] = false
 		}
 		if len(found) > 4*maxPatternEntries {
 			found = largest(found, maxPatternEntries)
 		}
-		return nil
+		return bad, nil
 	}
 	ref := make([]float64, nc)
 	if exact {
@@ -191,30 +205,53 @@ func CheckSparse(c Constraint, x, y []float64, tol float64) (err error) {
 			for i := range ref {
 				ref[i], ref2[i] = s.c[i].E1mag, s.c[i].E2mag
 			}
-			if err := compare(j, ref); err != nil {
+			if _, err := compare(j, ref, true); err != nil {
 				return err
 			}
 			if j+1 < ny {
-				if err := compare(j+1, ref2); err != nil {
+				if _, err := compare(j+1, ref2, true); err != nil {
 					return err
 				}
 			}
 		}
 	} else {
 		yp := append([]float64(nil), y...)
-		cp, cm := make([]float64, nc), make([]float64, nc)
+		cp, cm, ref2 := make([]float64, nc), make([]float64, nc), make([]float64, nc)
 		for j := range ny {
-			h := 6e-6 * math.Max(1, math.Abs(y[j]))
-			yp[j] = y[j] + h
-			sj.Eval(x, yp, cp, nil)
-			yp[j] = y[j] - h
-			sj.Eval(x, yp, cm, nil)
-			yp[j] = y[j]
-			for i := range ref {
-				ref[i] = (cp[i] - cm[i]) / (2 * h)
+			// A column that disagrees is differenced again with shorter
+			// steps: a steep smoothed kink (a Fischer–Burmeister row with a
+			// large ∂g/∂y near g = 0) is crossed by the first; a wrong entry
+			// disagrees at every step.
+			// An entry wrong at every step is reported with the first
+			// step's reference, the least affected by rounding.
+			good := false
+			for k, step := range checkSparseSteps {
+				h := step * math.Max(1, math.Abs(y[j]))
+				yp[j] = y[j] + h
+				sj.Eval(x, yp, cp, nil)
+				yp[j] = y[j] - h
+				sj.Eval(x, yp, cm, nil)
+				yp[j] = y[j]
+				r := ref
+				if k > 0 {
+					r = ref2
+				}
+				for i := range r {
+					r[i] = (cp[i] - cm[i]) / (2 * h)
+				}
+				bad, err := compare(j, r, false)
+				if err != nil {
+					return err
+				}
+				if !bad {
+					good = true
+					break
+				}
 			}
-			if err := compare(j, ref); err != nil {
-				return err
+			if !good {
+				if _, err := compare(j, ref, true); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -223,6 +260,11 @@ func CheckSparse(c Constraint, x, y []float64, tol float64) (err error) {
 	}
 	return &PatternError{Entries: largest(found, maxPatternEntries), Count: count}
 }
+
+// checkSparseSteps are CheckSparse's finite-difference steps, relative to
+// max(1, |y_j|): the first for every column, the others for a column that
+// disagrees at the previous one.
+var checkSparseSteps = [...]float64{6e-6, 6e-6 / 16, 6e-6 / 256, 6e-6 / 4096, 6e-6 / 65536}
 
 // largest returns the n entries of e with the largest |Got − Want|, in
 // decreasing order.
