@@ -99,6 +99,12 @@ type scalars struct {
 	// Settings.Damping: θ (per sample, adapted after each step), the ν
 	// of the current step's G, and ‖Bδ‖² for the predicted decrease.
 	theta, nu, quad float64
+	// Settings.Chord: chord steps left with the stored factor, whether the
+	// pending trial is one and ‖c‖₂ where it started, and whether a D is
+	// stored with the factor.
+	chordLeft     int
+	chord, chordD bool
+	chordFrom     float64
 }
 
 // batch is the state of one forward pass, shared by its workers; each
@@ -598,9 +604,19 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 		st.measure = a.s.Measure.reduce(st.c)
 		return nextStep
 	}
+	chordTrial := st.chord
+	if chordTrial {
+		st.chord = false
+		if !(finite && norm2(cT) <= chordRate*st.chordFrom) {
+			// A chord step that does not halve ‖c‖: start again from y
+			// with a fresh factorisation.
+			st.chordLeft = 0
+			return b.reevaluate(st)
+		}
+	}
 	ok := finite
 	var mT float64
-	if ok && a.search() {
+	if ok && a.search() && !chordTrial {
 		mT = merit(cT)
 		ok = armijo(mT, st.m0, st.slope, st.alpha)
 	}
@@ -631,7 +647,7 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 		b.finish(ws, s, st)
 		return nextDone
 	}
-	if a.s.Damping > 0 {
+	if a.s.Damping > 0 && !chordTrial {
 		st.adaptDamping(mT)
 	}
 	st.take(cT)

@@ -177,6 +177,9 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 	if err := a.checkDamping(k); err != nil {
 		return nil, err
 	}
+	if err := a.checkChord(); err != nil {
+		return nil, err
+	}
 	if err := a.newSmoothingStage(); err != nil {
 		return nil, err
 	}
@@ -443,6 +446,7 @@ type workspace struct {
 	g32                             dense.Gram32Scratch
 	g64                             dense.GramScratch
 	sp                              *sparseWork // the sparse path's factor
+	chordB, chordD                  []float64   // Settings.Chord: B's values and D of the stored factor
 }
 
 func (a *AdaNP) newWorkspace() *workspace {

@@ -417,6 +417,26 @@ type Settings struct {
 	// constraint not made by WithInequalities, one at or below the
 	// constraint's ε_FB, and BatchDiagonal or TrainableDiagonal weights.
 	Smoothing float64 `json:",omitempty"`
+	// Chord, when positive, lets up to Chord steps after each
+	// factorisation of G reuse it (chord steps): from iterate y the step is
+	//
+	//	δ = D_j·B_jᵀ·G_j⁻¹·c(y),
+	//
+	// with B_j, D_j and G_j (its ε and damping ν included) those of the
+	// last step that factored, so that it costs a solve with the stored
+	// factor instead of a factorisation. A chord step is kept only if it
+	// reduces ‖c‖₂ to at most half (no backtracking, no change to
+	// Damping's θ); otherwise it is discarded, the residual and Jacobian
+	// at y are evaluated again and a fresh step is taken from y, which
+	// allows the next Chord chord steps. Chord steps count in the depth
+	// like any other. It acts on the sparse path, with Implicit or
+	// FinalProjector gradients (which depend only on the final point, so
+	// they mean what they mean without it; chord steps are not recorded for
+	// Unrolled or Projector gradients, and NewAdaNP rejects those, and
+	// BatchDiagonal or TrainableDiagonal weights).
+	// docs/numerics.md ("Step control") measures what it saves. Zero (the
+	// default) factors at every step.
+	Chord int `json:",omitempty"`
 
 	// RequireTol makes a sample that misses the tolerance an error: a
 	// projection (Project, ProjectTo, ProjectTrace, the graph Op) in which
@@ -467,6 +487,8 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 		return s, fmt.Errorf("enforce: Settings.Damping must be non-negative and finite, got %v", s.Damping)
 	case s.Smoothing < 0 || math.IsNaN(s.Smoothing) || math.IsInf(s.Smoothing, 1):
 		return s, fmt.Errorf("enforce: Settings.Smoothing must be non-negative and finite, got %v", s.Smoothing)
+	case s.Chord < 0:
+		return s, fmt.Errorf("enforce: Settings.Chord must be non-negative, got %d", s.Chord)
 	}
 	if s.Weights == BatchDiagonal && s.Damping > 0 {
 		return s, errors.New("enforce: batch-diagonal weights do not support Settings.Damping")

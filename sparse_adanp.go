@@ -51,6 +51,7 @@ type sparseWork struct {
 // backward pass that factors the same G again makes the same one.
 func (w *sparseWork) factor(g *sparse.Gram, vals, winv []float64, eps float64) error {
 	w.cur = nil
+	factorizations.Add(1)
 	if w.f32 != nil {
 		err := w.f32.Factor(vals, winv, eps)
 		if err == nil {
@@ -146,6 +147,9 @@ func (a *AdaNP) newSparseWorkspace() *workspace {
 		hMu: vn(), hW: vn(), bbar: make([]float64, nnz),
 		u: vn(), r: vn(), z: vn(), pk: vn(), hpk: vn(),
 		sp: &sparseWork{ind: vc()},
+	}
+	if a.s.Chord > 0 {
+		ws.chordB, ws.chordD = make([]float64, nnz), vn()
 	}
 	if a.sp.single {
 		ws.sp.f32 = a.sp.gram.NewFactorSingle()
@@ -297,12 +301,18 @@ func (b *batch) stepSparse(ws *workspace, s int, st *sampleState) next {
 		b.finish(ws, s, st)
 		return nextDone
 	}
+	if st.chordLeft > 0 && ws.sp.cur != nil && b.chordStep(ws, st) {
+		return nextEval
+	}
 	vals := st.J
 	d, eps, clamped, ok := a.sparseDirection(ws, st.c, vals, st.delta, st.damp(a))
 	if !ok {
 		b.flags[s] |= flagStopped
 		b.finish(ws, s, st)
 		return nextDone
+	}
+	if a.s.Chord > 0 {
+		b.keepFactor(ws, st, vals, d)
 	}
 	if clamped {
 		b.flags[s] |= flagClamped
