@@ -179,6 +179,8 @@ func BenchmarkFramework(b *testing.B) {
 			{"full", Settings{}},
 			{"linesearch", Settings{LineSearch: true}},
 			{"damping", Settings{Damping: DefaultDamping}},
+			{"damping+chord2", Settings{Damping: DefaultDamping, Chord: 2, Grad: FinalProjector}},
+			{"damping+chord4", Settings{Damping: DefaultDamping, Chord: 4, Grad: FinalProjector}},
 		} {
 			s := ctl.s
 			s.Path = PathSparse
@@ -190,11 +192,15 @@ func BenchmarkFramework(b *testing.B) {
 			b.Run(fmt.Sprintf("nc=%d/%s", nc, ctl.name), func(b *testing.B) {
 				b.ReportAllocs()
 				var st Stats
+				var fact int64
 				for b.Loop() {
+					before := factorizations.Load()
 					if _, st, err = a.Project(x, y); err != nil {
 						b.Fatal(err)
 					}
+					fact = factorizations.Load() - before
 				}
+				b.ReportMetric(float64(fact)/float64(rows), "factorisations/sample")
 				b.ReportMetric(st.MeanDepth, "steps/sample")
 				b.ReportMetric(float64(st.Depth), "maxsteps")
 				b.ReportMetric(float64(st.NotConverged), "missed")
