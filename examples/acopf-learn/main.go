@@ -55,10 +55,15 @@ type options struct {
 	damping   float64
 	fbeps     float64
 	out       string
+
+	trainData string // -train: the labelled training set; empty: no training
+	seeds     string
+	recipe    recipe
 }
 
 func defaults() options {
-	return options{ipopt: 3, smoothing: 1e-2, damping: enforce.DefaultDamping, fbeps: acopf.ProjectionFBEpsilon, out: harness.DefaultOut("acopf-learn")}
+	return options{ipopt: 3, smoothing: 1e-2, damping: enforce.DefaultDamping, fbeps: acopf.ProjectionFBEpsilon, out: harness.DefaultOut("acopf-learn"),
+		seeds: "1", recipe: recipe{supEpochs: 300, epochs: 5, supBatch: 32, batch: 16, supLR: 1e-3, lr: 1e-5, stdFloor: -1, lambdaC: -1, width: 0, grad: "final-projector"}}
 }
 
 func flags(o *options) *harness.Flags {
@@ -68,6 +73,22 @@ func flags(o *options) *harness.Flags {
 	f.Float64Var(&o.smoothing, "smoothing", o.smoothing, "enforce.Settings.Smoothing of the projection (0: off)")
 	f.Float64Var(&o.damping, "damping", o.damping, "enforce.Settings.Damping of the projection (0: off)")
 	f.Float64Var(&o.fbeps, "fbeps", o.fbeps, "the limits' Fischer–Burmeister smoothing ε (acopf.ConstraintOptions.FBEps)")
+	f.StringVar(&o.trainData, "train", o.trainData, "a labelled training set (acopf-data, another seed than the test set's): train the recipe's models and add their rows")
+	f.StringVar(&o.seeds, "seeds", o.seeds, "the model seeds, separated by commas")
+	f.IntVar(&o.recipe.width, "width", o.recipe.width, "the MLP's two hidden layers' width; 0: the ridge regression (a linear network through n hidden units, n the training instances, fitted in closed form)")
+	f.IntVar(&o.recipe.supEpochs, "sup-epochs", o.recipe.supEpochs, "epochs of the supervised warm start (no projection)")
+	f.IntVar(&o.recipe.supBatch, "sup-batch", o.recipe.supBatch, "batch size of the supervised warm start")
+	f.Float64Var(&o.recipe.supLR, "sup-lr", o.recipe.supLR, "Adam's step of the supervised warm start")
+	f.IntVar(&o.recipe.epochs, "epochs", o.recipe.epochs, "epochs of training on the cost through AdaNP (every batch projected; 0: the warm start only)")
+	f.IntVar(&o.recipe.batch, "batch", o.recipe.batch, "batch size of training through AdaNP")
+	f.Float64Var(&o.recipe.lr, "lr", o.recipe.lr, "Adam's step of training through AdaNP")
+	f.Float64Var(&o.recipe.lambdaD, "lambda-d", o.recipe.lambdaD, "train.Config.LambdaD of training through AdaNP (0: train's default; negative: none)")
+	f.Float64Var(&o.recipe.lambdaC, "lambda-c", o.recipe.lambdaC, "train.Config.LambdaC of training through AdaNP (0: train's default; negative: none)")
+	f.Float64Var(&o.recipe.trainTol, "train-tol", o.recipe.trainTol, "the training projection's tolerance on max|c| (0: train's default, mean|c| ≤ 1e-4)")
+	f.StringVar(&o.recipe.grad, "grad", o.recipe.grad, "the gradient through AdaNP in training: unrolled, implicit, projector or final-projector")
+	f.Float64Var(&o.recipe.stdFloor, "std-floor", o.recipe.stdFloor, "train.Config.OutputStdFloor: outputs whose spread over the labels is below it are only mean-centred")
+	f.IntVar(&o.recipe.ntrain, "ntrain", o.recipe.ntrain, "use the first N labelled training instances (0: all)")
+	f.StringVar(&o.recipe.checkpoint, "checkpoint", o.recipe.checkpoint, "a folder for resumable checkpoints of every model (empty: none)")
 	f.Out(&o.out)
 	return f
 }
@@ -135,7 +156,32 @@ func run(o options, stdout, progress io.Writer) error {
 		return err
 	}
 	r.ipoptSeconds = ipopt
-	return writeTable(stdout, d.Spec.Case, len(c.Buses), []row{r})
+	rows := []row{r}
+	if o.trainData != "" {
+		seeds, err := seedList(o.seeds)
+		if err != nil {
+			return err
+		}
+		dt, tr, err := readLabelled(o.trainData)
+		if err != nil {
+			return err
+		}
+		if dt.Spec.Case != d.Spec.Case {
+			return fmt.Errorf("-train %s is of %s, the test set of %s", o.trainData, dt.Spec.Case, d.Spec.Case)
+		}
+		if dt.Spec.Seed == d.Spec.Seed {
+			return fmt.Errorf("-train %s has the test set's seed %d: its loads would be the test loads", o.trainData, d.Spec.Seed)
+		}
+		more, err := trainRows(o, o.recipe, seeds, m, tr, test, x, stdout, progress)
+		if err != nil {
+			return err
+		}
+		for i := range more {
+			more[i].ipoptSeconds = ipopt
+		}
+		rows = append(rows, more...)
+	}
+	return writeTable(stdout, d.Spec.Case, len(c.Buses), rows)
 }
 
 // writeTable prints the summary table of rows for the grid, and returns

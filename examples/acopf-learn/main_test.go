@@ -3,15 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
 
+	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems/acopf/dataset"
+	"github.com/enforce-nn/enforce/train"
 )
 
 // TestBaselineRow runs the command on a small labelled set of case57
@@ -52,4 +58,99 @@ func TestAllInfeasibleFails(t *testing.T) {
 	good := bad
 	good.infeasible = 2
 	assert.NoError(t, writeTable(&out, "g", 5, []row{bad, good}))
+}
+
+// TestFitRidge: the dual-form ridge regression reproduces a linear map
+// from fewer samples than inputs on the span of its training inputs, its
+// two factors have equal RMS entries, and λ is one of the grid's values.
+func TestFitRidge(t *testing.T) {
+	const n, nx, ny = 30, 50, 7
+	rnd := rand.New(rand.NewPCG(1, 2))
+	x, y := mat.NewDense(n, nx, nil), mat.NewDense(n, ny, nil)
+	m := mat.NewDense(nx, ny, nil)
+	for i := range nx {
+		for j := range ny {
+			m.Set(i, j, rnd.NormFloat64())
+		}
+	}
+	for i := range n {
+		for j := range nx {
+			x.Set(i, j, 1+0.1*rnd.NormFloat64())
+		}
+	}
+	y.Mul(x, m)
+	tm, err := train.New(train.Config{Mode: train.MLP, Constraint: lineConstraint{nx, ny}, Standardize: true, OutputStdFloor: -1,
+		Backbone: func(g *gorgonia.ExprGraph) (train.Backbone, error) {
+			return layers.NewMLP(g, []int{nx, n, ny}, layers.Identity, layers.Identity)
+		}})
+	require.NoError(t, err)
+	lambda, err := fitRidge(tm, x, y)
+	require.NoError(t, err)
+	assert.Greater(t, lambda, 0.0)
+	w := tm.Weights()
+	assert.InDelta(t, rms(w[0]), rms(w[2]), 1e-12*rms(w[0]))
+	pred, err := tm.Backbone(x)
+	require.NoError(t, err)
+	var d mat.Dense
+	d.Sub(pred, y)
+	assert.Less(t, mat.Norm(&d, 2)/mat.Norm(y, 2), 0.05, "the fit on the training rows")
+}
+
+// lineConstraint is a placeholder constraint of the right dimensions for
+// the supervised model of TestFitRidge (c = y_0 − x_0).
+type lineConstraint struct{ nx, ny int }
+
+func (l lineConstraint) Dims() (nx, ny, nc int) { return l.nx, l.ny, 1 }
+func (l lineConstraint) Eval(x, y, c, jy []float64) {
+	c[0] = y[0] - x[0]
+	if jy != nil {
+		clear(jy)
+		jy[0] = 1
+	}
+}
+
+// TestTrainRecipe runs the training recipe on small labelled sets of
+// case57 (labelled by the build's reference solver): the ridge warm start,
+// one epoch of the cost through AdaNP with every batch projected, both
+// rows in the table; a second run with the same -checkpoint folder resumes
+// the finished run and prints the same trained row; a training set with the
+// test set's seed is refused.
+func TestTrainRecipe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("labels 16 instances with the reference solver")
+	}
+	dir := t.TempDir()
+	label := func(seed uint64, n int) string {
+		g, err := dataset.NewReference("pglib_opf_case57_ieee", seed, n, dataset.LoadModel{CommonLo: 0.95, CommonHi: 1.05, Local: 0.05}, dataset.ReferenceOptions{})
+		require.NoError(t, err)
+		path := filepath.Join(dir, fmt.Sprintf("seed%d.tsv", seed))
+		_, err = g.Run(context.Background(), path, dataset.Shard{K: 0, Of: 1})
+		require.NoError(t, err)
+		return path
+	}
+	testSet, trainSet := label(1, 4), label(2, 12)
+	ckpt := filepath.Join(dir, "ckpt")
+	args := []string{"-data", testSet, "-train", trainSet, "-ipopt", "0", "-out", "", "-epochs", "1", "-batch", "6", "-train-tol", "1e-6", "-checkpoint", ckpt}
+	trained := func() string {
+		var out, errOut bytes.Buffer
+		code := cli(args, &out, &errOut)
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+		s := out.String()
+		assert.Contains(t, s, "| pglib_opf_case57_ieee | 57 | ridge (")
+		assert.Contains(t, s, "projected 100%")
+		for _, line := range strings.Split(s, "\n") {
+			if strings.Contains(line, "| ENFORCE: ridge") {
+				f := strings.Split(line, "|")
+				return strings.Join(f[:len(f)-3], "|") // without the times
+			}
+		}
+		t.Fatalf("no trained row:\n%s", s)
+		return ""
+	}
+	first := trained()
+	assert.Equal(t, first, trained(), "the resumed run's row")
+
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 1, cli([]string{"-data", testSet, "-train", testSet, "-out", ""}, &out, &errOut))
+	assert.Contains(t, errOut.String(), "test set's seed")
 }

@@ -1,0 +1,464 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/layers"
+	"github.com/enforce-nn/enforce/problems/acopf"
+	"github.com/enforce-nn/enforce/problems/acopf/dataset"
+	"github.com/enforce-nn/enforce/train"
+)
+
+// recipe is the training of issue 53, item 3: a supervised warm start of
+// an MLP on the loads (no projection), then the ENFORCE model with the
+// warm-started weights trained on the generation cost of its projected
+// predictions (FitUnsupervised), every batch projected onto PGLib's full
+// constraint set.
+type recipe struct {
+	width             int
+	supEpochs, epochs int
+	supBatch, batch   int
+	supLR, lr         float64
+	lambdaD, lambdaC  float64
+	trainTol          float64
+	stdFloor          float64
+	grad              string
+	ntrain            int
+	checkpoint        string
+}
+
+// seedList parses "1,2,3".
+func seedList(s string) ([]uint64, error) {
+	var out []uint64
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil || v == 0 {
+			return nil, fmt.Errorf("-seeds %q: want positive integers separated by commas", s)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("-seeds %q: no seed", s)
+	}
+	return out, nil
+}
+
+func parseGrad(s string) (enforce.GradMode, error) {
+	for _, g := range []enforce.GradMode{enforce.Unrolled, enforce.Implicit, enforce.Projector, enforce.FinalProjector} {
+		if g.String() == s {
+			return g, nil
+		}
+	}
+	return 0, fmt.Errorf("-grad %q: unrolled, implicit, projector or final-projector (enforce.GradMode's names)", s)
+}
+
+// readLabelled reads a data set of examples/acopf-data and returns its
+// solved samples.
+func readLabelled(path string) (*dataset.Dataset, []dataset.Sample, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := dataset.Read(f)
+	f.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []dataset.Sample
+	for _, s := range d.Samples {
+		if s.Y != nil {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil, fmt.Errorf("%s: no solved instance", path)
+	}
+	return d, out, nil
+}
+
+func sampleRows(s []dataset.Sample, y bool) *mat.Dense {
+	v := s[0].X
+	if y {
+		v = s[0].Y
+	}
+	d := mat.NewDense(len(s), len(v), nil)
+	for i := range s {
+		if y {
+			d.SetRow(i, s[i].Y)
+		} else {
+			d.SetRow(i, s[i].X)
+		}
+	}
+	return d
+}
+
+// costObjective returns the generation cost over scale as a
+// train.Objective (float64 graphs): Σ_j (a2_j·Pg_j² + a1_j·Pg_j + a0_j)/scale
+// per sample, Pg in p.u. as acopf.Model.Objective evaluates it. Only
+// polynomial costs of degree ≤ 2 in Pg are supported.
+func costObjective(m *acopf.Model, scale float64) (train.Objective, error) {
+	_, ny := m.Dims()
+	nb := len(m.Case.Buses)
+	q, l := make([]float64, ny), make([]float64, ny)
+	var a0 float64
+	for j, gen := range m.Case.Gens {
+		if gen.QCost != nil {
+			return nil, fmt.Errorf("generator %d has a reactive cost: not supported by the training objective", j)
+		}
+		if gen.Cost == nil || gen.Cost.Model != 2 || len(gen.Cost.Poly) > 3 {
+			return nil, fmt.Errorf("generator %d: the training objective supports polynomial costs of degree ≤ 2 only", j)
+		}
+		p := gen.Cost.Poly
+		k := 2*nb + j
+		if len(p) > 0 {
+			a0 += p[0] / scale
+		}
+		if len(p) > 1 {
+			l[k] = p[1] / scale
+		}
+		if len(p) > 2 {
+			q[k] = p[2] / scale
+		}
+	}
+	return func(_, y *gorgonia.Node) (*gorgonia.Node, error) {
+		if y.Dtype() != tensor.Float64 {
+			return nil, errors.New("acopf-learn: the cost objective is built for float64 graphs")
+		}
+		g := y.Graph()
+		vec := func(v []float64, name string) *gorgonia.Node {
+			return gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(len(v)), gorgonia.WithName(name),
+				gorgonia.WithValue(tensor.New(tensor.WithShape(len(v)), tensor.WithBacking(append([]float64(nil), v...)))))
+		}
+		sq, err := gorgonia.HadamardProd(y, y)
+		if err != nil {
+			return nil, err
+		}
+		fq, err := gorgonia.Mul(sq, vec(q, "cost_q"))
+		if err != nil {
+			return nil, err
+		}
+		fl, err := gorgonia.Mul(y, vec(l, "cost_l"))
+		if err != nil {
+			return nil, err
+		}
+		f, err := gorgonia.Add(fq, fl)
+		if err != nil || a0 == 0 {
+			return f, err
+		}
+		return gorgonia.Add(f, gorgonia.NewConstant(a0))
+	}, nil
+}
+
+// projection returns the AdaNP settings of training (tol > 0: max|c| ≤
+// tol; 0: train's default, mean|c| ≤ 1e-4) and inference (tol 0: max|c| ≤
+// 1e-6):
+// the sparse path onto the full PGLib set, in original units (W = I),
+// Smoothing and Damping as the options say.
+func projection(o options, ny int, tol float64, g enforce.GradMode) enforce.Settings {
+	diag := make([]float64, ny)
+	for i := range diag {
+		diag[i] = 1
+	}
+	s := enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping,
+		Weights: enforce.Diagonal, Diag: diag, Tol: tol, Grad: g}
+	if tol > 0 {
+		s.Measure = enforce.MaxAbs // as inference measures
+	}
+	return s
+}
+
+// resume returns the model of cfg continued from its checkpoint folder
+// when one is there, or a new one (resumed false).
+func resume(cfg train.Config) (*train.Model, bool, error) {
+	if cfg.Checkpoint.Dir == "" {
+		tm, err := train.New(cfg)
+		return tm, false, err
+	}
+	tm, err := train.Resume(cfg.Checkpoint.Dir, cfg)
+	if errors.Is(err, fs.ErrNotExist) {
+		tm, err = train.New(cfg)
+		return tm, false, err
+	}
+	return tm, err == nil, err
+}
+
+// logEpochs writes a History as one line per epoch.
+func logEpochs(w io.Writer, prefix string, h train.History) {
+	for _, e := range h {
+		fmt.Fprintf(w, "%s epoch %d: loss %.6g task %.6g disp %.3g residual %.3g max|c| %.2g depth %.2f projected %.0f%% missed %d\n",
+			prefix, e.Epoch, e.Loss, e.Task, e.Displacement, e.Residual, e.MaxResidual, e.Depth, 100*e.Projected, e.Missed)
+	}
+}
+
+// trainRows trains the recipe for each seed and returns the summary rows
+// of the supervised network and of the trained ENFORCE model, evaluated on
+// the test set (x, test).
+func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, train_ []dataset.Sample, test []dataset.Sample, xTest *mat.Dense, stdout, progress io.Writer) ([]row, error) {
+	grad, err := parseGrad(r.grad)
+	if err != nil {
+		return nil, err
+	}
+	if r.ntrain > 0 && r.ntrain < len(train_) {
+		train_ = train_[:r.ntrain]
+	}
+	k, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true})
+	if err != nil {
+		return nil, err
+	}
+	nx, ny := m.Dims()
+	xTr, yTr := sampleRows(train_, false), sampleRows(train_, true)
+	var optMean float64
+	for _, s := range train_ {
+		optMean += s.Objective
+	}
+	optMean /= float64(len(train_))
+	obj, err := costObjective(m, optMean)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stdout, "training set: %d labelled instances (objective scaled by their mean optimum %.6g)\n", len(train_), optMean)
+	var rows []row
+	for _, seed := range seeds {
+		ckpt := func(phase string) train.Checkpoint {
+			if r.checkpoint == "" {
+				return train.Checkpoint{}
+			}
+			return train.Checkpoint{Dir: filepath.Join(r.checkpoint, fmt.Sprintf("%s-%s-seed%d", m.Case.Name, phase, seed))}
+		}
+		// Phase 1: the supervised warm start, no projection.
+		sup := train.Config{Sizes: []int{nx, r.width, r.width, ny}, Hidden: layers.ReLU, Standardize: true,
+			OutputStdFloor: r.stdFloor, Mode: train.MLP, Constraint: k, LearnRate: r.supLR, BatchSize: r.supBatch, Epochs: r.supEpochs,
+			Seed: seed, Progress: progress, LogEvery: max(1, r.supEpochs/10), Checkpoint: ckpt("supervised")}
+		if r.width == 0 {
+			// The ridge regression in its dual form: a linear network
+			// nx → n → ny (n training samples), no activation.
+			n := len(train_)
+			sup.Sizes, sup.Hidden = nil, 0
+			sup.Backbone = func(g *gorgonia.ExprGraph) (train.Backbone, error) {
+				return layers.NewMLP(g, []int{nx, n, ny}, layers.Identity, layers.Identity)
+			}
+		}
+		var mlp *train.Model
+		var supSecs float64
+		if r.width == 0 {
+			sup.Checkpoint = train.Checkpoint{}
+			if mlp, err = train.New(sup); err != nil {
+				return nil, err
+			}
+			start := time.Now()
+			lambda, err := fitRidge(mlp, xTr, yTr)
+			if err != nil {
+				return nil, fmt.Errorf("seed %d, ridge warm start: %w", seed, err)
+			}
+			supSecs = time.Since(start).Seconds()
+			w := mlp.Weights()
+			fmt.Fprintf(stdout, "seed %d: ridge regression in standardised units, λ = %g chosen on a fifth of the training set held out, %.1f s; RMS weight %.3g\n", seed, lambda, supSecs, rms(w[0]))
+		} else {
+			if mlp, _, err = resume(sup); err != nil {
+				return nil, err
+			}
+			if _, err := mlp.Fit(xTr, yTr); err != nil {
+				return nil, fmt.Errorf("seed %d, supervised warm start: %w", seed, err)
+			}
+			supSecs = mlp.TrainingTime().Seconds()
+		}
+		// Phase 2: ENFORCE on the objective, every batch projected.
+		enf := train.Config{Sizes: sup.Sizes, Hidden: sup.Hidden, Backbone: sup.Backbone, Standardize: true, OutputStdFloor: r.stdFloor,
+			Mode: train.ENFORCE, Constraint: k, LearnRate: r.lr, BatchSize: r.batch, Epochs: r.epochs,
+			Seed: seed, AlwaysProject: true, LambdaD: r.lambdaD, LambdaC: r.lambdaC,
+			Train: projection(o, ny, r.trainTol, grad), Infer: projection(o, ny, 0, 0),
+			Progress: progress, LogEvery: 1, Checkpoint: ckpt("enforce")}
+		tm, resumed, err := resume(enf)
+		if err != nil {
+			return nil, err
+		}
+		if !resumed {
+			sx, sy := mlp.Standardizers()
+			if err := tm.SetStandardizers(sx, sy); err != nil {
+				return nil, err
+			}
+			if err := tm.SetWeights(mlp.Weights()); err != nil {
+				return nil, err
+			}
+		}
+		// The supervised network's row, projected as the trained one is.
+		warm := fmt.Sprintf("ridge (%d labels)", len(train_))
+		if r.width > 0 {
+			warm = fmt.Sprintf("MLP %d-%d (%d labels)", r.width, r.width, len(train_))
+		}
+		supRow, err := evaluateModel(o, m, mlp, tm.InferAdaNP(), test, xTest, fmt.Sprintf("%s + AdaNP, seed %d", warm, seed), stdout)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, supRow)
+		if r.epochs == 0 {
+			continue
+		}
+		h, err := tm.FitUnsupervised(xTr, obj)
+		logEpochs(stdout, fmt.Sprintf("seed %d, objective through AdaNP:", seed), h)
+		if err != nil {
+			return nil, fmt.Errorf("seed %d, training through the projection: %w", seed, err)
+		}
+		fmt.Fprintf(stdout, "seed %d: supervised %.0f s, objective through AdaNP %.0f s (%d epochs, grad %s)\n", seed, supSecs, tm.TrainingTime().Seconds(), len(h), grad)
+		er, err := evaluateModel(o, m, tm, tm.InferAdaNP(), test, xTest, fmt.Sprintf("ENFORCE: %s, then cost through AdaNP (%d epochs), seed %d", warm, r.epochs, seed), stdout)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, er)
+	}
+	return rows, nil
+}
+
+// evaluateModel predicts with tm's backbone and projects with a (the
+// inference projection of the trained model), both timed together.
+func evaluateModel(o options, m *acopf.Model, tm *train.Model, a *enforce.AdaNP, test []dataset.Sample, x *mat.Dense, method string, stdout io.Writer) (row, error) {
+	start := time.Now()
+	yhat, err := tm.Backbone(x)
+	if err != nil {
+		return row{}, err
+	}
+	y, st, err := a.Project(x, yhat)
+	wall := time.Since(start)
+	if err != nil {
+		return row{}, err
+	}
+	fmt.Fprintf(stdout, "%s: projection %v\n", method, st)
+	return measure(m, test, y, method, wall), nil
+}
+
+// measure is the summary row of projected predictions y.
+func measure(m *acopf.Model, test []dataset.Sample, y *mat.Dense, method string, wall time.Duration) row {
+	r := row{method: method, n: len(test), msPerInstance: 1e3 * wall.Seconds() / float64(len(test)), ipoptSeconds: math.NaN()}
+	var obj, opt float64
+	for i, s := range test {
+		yi := y.RawRowView(i)
+		obj += m.Objective(yi)
+		opt += s.Objective
+		v := m.Violations(s.X, yi)
+		r.maxEq = math.Max(r.maxEq, v.Eq())
+		r.maxIneq = math.Max(r.maxIneq, v.Ineq())
+		if !(v.Eq() <= 1e-6 && v.Ineq() <= 1e-6) {
+			r.infeasible++
+		}
+	}
+	r.gap = 100 * (obj/opt - 1)
+	return r
+}
+
+// fitRidge sets the weights of tm, a linear network nx → n → ny (n the
+// number of samples) that standardises, to the ridge regression of y on x
+// in standardised units, fitting the standardisation first, in its dual
+// form: W0 = Xsᵀ, W1 = (XsXsᵀ + λI)⁻¹Ys, zero biases, so that ŷs = xs·W0·W1
+// with an n×n system (n ≪ nx on big grids) and nx·n + n·ny weights
+// instead of nx·ny. λ is
+// chosen among λ₀·{1e-4, …, 10} (λ₀ = tr(XsXsᵀ)/n) by the squared error
+// on the last fifth of the samples fitted on the rest, then W is refitted
+// on all. It returns λ.
+func fitRidge(tm *train.Model, x, y *mat.Dense) (float64, error) {
+	if err := tm.FitStandardizers(x, y); err != nil {
+		return 0, err
+	}
+	sx, sy := tm.Standardizers()
+	n, nx := x.Dims()
+	_, ny := y.Dims()
+	if n < 5 {
+		return 0, fmt.Errorf("%d training samples: ridge's held-out choice of λ needs at least 5", n)
+	}
+	xs, ys := mat.NewDense(n, nx, nil), mat.NewDense(n, ny, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < nx; j++ {
+			xs.Set(i, j, (x.At(i, j)-sx.Mean[j])/sx.Std[j])
+		}
+		for j := 0; j < ny; j++ {
+			ys.Set(i, j, (y.At(i, j)-sy.Mean[j])/sy.Std[j])
+		}
+	}
+	// dual returns A = (XaXaᵀ + λI)⁻¹Ya, so that W = XaᵀA.
+	dual := func(xa, ya *mat.Dense, lambda float64) (*mat.Dense, error) {
+		m, _ := xa.Dims()
+		var k mat.SymDense
+		k.SymOuterK(1, xa)
+		for i := 0; i < m; i++ {
+			k.SetSym(i, i, k.At(i, i)+lambda)
+		}
+		var ch mat.Cholesky
+		if !ch.Factorize(&k) {
+			return nil, errors.New("ridge: the Gram matrix is not positive definite")
+		}
+		var a mat.Dense
+		if err := ch.SolveTo(&a, ya); err != nil {
+			return nil, err
+		}
+		return &a, nil
+	}
+	var k0 float64
+	for i := 0; i < n; i++ {
+		r := xs.RawRowView(i)
+		k0 += mat.Dot(mat.NewVecDense(nx, r), mat.NewVecDense(nx, r))
+	}
+	k0 /= float64(n)
+	nt := n - n/5
+	best, bestErr := 0.0, math.Inf(1)
+	for _, f := range []float64{1e-4, 1e-3, 1e-2, 1e-1, 1, 10} {
+		lambda := f * k0
+		xa := xs.Slice(0, nt, 0, nx).(*mat.Dense)
+		a, err := dual(xa, ys.Slice(0, nt, 0, ny).(*mat.Dense), lambda)
+		if err != nil {
+			continue
+		}
+		var kv, p mat.Dense
+		kv.Mul(xs.Slice(nt, n, 0, nx), xa.T())
+		p.Mul(&kv, a)
+		p.Sub(&p, ys.Slice(nt, n, 0, ny))
+		e := mat.Norm(&p, 2)
+		if e < bestErr {
+			best, bestErr = lambda, e
+		}
+	}
+	if math.IsInf(bestErr, 1) {
+		return 0, errors.New("ridge: no λ gave a positive definite system")
+	}
+	a, err := dual(xs, ys, best)
+	if err != nil {
+		return 0, err
+	}
+	// Balance the two factors (W0·s, W1/s with equal RMS entries): Adam
+	// moves every weight by about its step size, so a factor of tiny
+	// entries would be destroyed by steps the other tolerates.
+	var w0 mat.Dense
+	w0.CloneFrom(xs.T())
+	r0, r1 := rms(w0.RawMatrix().Data), rms(a.RawMatrix().Data)
+	if r0 > 0 && r1 > 0 {
+		s := math.Sqrt(r1 / r0)
+		w0.Scale(s, &w0)
+		a.Scale(1/s, a)
+	}
+	return best, tm.SetWeights([][]float64{w0.RawMatrix().Data, make([]float64, n), a.RawMatrix().Data, make([]float64, ny)})
+}
+
+// rms is the root mean square of v.
+func rms(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x * x
+	}
+	return math.Sqrt(s / float64(max(1, len(v))))
+}
