@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/hd"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems"
 )
@@ -34,15 +35,16 @@ func everySetting(t *testing.T, ny int) enforce.Settings {
 		"Reg":        1e-9,
 		"Weights":    enforce.Diagonal,
 		"Diag":       diag,
-		"Grad":       enforce.Projector,
+		"Grad":       enforce.Implicit, // Chord accepts Implicit and FinalProjector
 		"Recompute":  true,
 		"Precision":  enforce.Float64, // Float32 excludes Damping on the dense path; TestSaveLoadFloat32Bits saves it
 		"MaxStep":    12.5,
 		"LineSearch": true,
 		"RequireTol": true,
 		"Damping":    0.02,
-		"Smoothing":  0.5,               // above the problem's ε_FB
-		"Path":       enforce.PathDense, // the problem's constraint is not sparse
+		"Smoothing":  0.5,                // above the problem's ε_FB
+		"Path":       enforce.PathSparse, // Chord needs it
+		"Chord":      2,
 	}
 	var s enforce.Settings
 	v := reflect.ValueOf(&s).Elem()
@@ -76,8 +78,13 @@ func everySetting(t *testing.T, ny int) enforce.Settings {
 // checked too) that the loaded model has the same settings, as given and
 // as its AdaNPs use them.
 func TestSaveLoadEverySetting(t *testing.T) {
-	p := problems.FittingInequality{} // WithInequalities: Smoothing needs one
-	c, err := p.Constraint()
+	// A sparse WithInequalities constraint (Smoothing needs one, Chord
+	// the sparse path): y = x with y ≤ 0.5.
+	eq, err := enforce.SparseFunc(1, 1, 1, [][]int{{0}}, func(x, y, c []hd.Number) { c[0] = hd.Sub(y[0], x[0]) })
+	require.NoError(t, err)
+	g, err := enforce.SparseFunc(1, 1, 1, [][]int{{0}}, func(_, y, c []hd.Number) { c[0] = hd.Sub(y[0], hd.Const(0.5)) })
+	require.NoError(t, err)
+	c, err := enforce.WithInequalities(eq, g, 1e-3)
 	require.NoError(t, err)
 	s := everySetting(t, 1)
 	m, err := New(Config{Sizes: []int{1, 4, 1}, Hidden: layers.Tanh, Constraint: c,
