@@ -259,21 +259,11 @@ func TestPatternErrorRows(t *testing.T) {
 // until it resolves the kink instead of reporting a missing dependence
 // (it did, on acopf's branch limits at a trained network's predictions).
 func TestPatternCheckSteepKink(t *testing.T) {
-	const steep, limit = 7000.0, 0.1
-	eq, err := SparseFunc(0, 3, 1, [][]int{{1, 2}}, func(_, y, c []hd.Number) {
-		c[0] = hd.Sub(hd.Mul(y[1], y[2]), hd.Const(1))
-	})
-	require.NoError(t, err)
-	g, err := SparseFunc(0, 3, 1, [][]int{{0}}, func(_, y, c []hd.Number) {
-		c[0] = hd.Scale(steep, hd.Sub(y[0], hd.Const(limit)))
-	})
-	require.NoError(t, err)
-	fb, err := WithInequalities(eq, g, 1e-6)
-	require.NoError(t, err)
+	fb := steepKink(t)
 	a, err := NewAdaNP(fb, Settings{Path: PathSparse})
 	require.NoError(t, err)
 	for _, off := range []float64{0, 1e-9, -1e-9, 3e-8, -3e-8, 1e-7} {
-		yhat := mat.NewDense(1, 3, []float64{limit + off, 1.5, 0.5})
+		yhat := mat.NewDense(1, 3, []float64{steepLimit + off, 1.5, 0.5})
 		_, _, err := a.Project(nil, yhat)
 		require.NoError(t, err, "y0 = limit%+g", off)
 		a.pattern = patternCheck{} // check again at the next point
@@ -284,19 +274,9 @@ func TestPatternCheckSteepKink(t *testing.T) {
 // TestPatternCheckSteepKink's constraint near its kink, and still names a
 // wrong declared value there.
 func TestCheckSparseSteepKink(t *testing.T) {
-	const steep, limit = 7000.0, 0.1
-	eq, err := SparseFunc(0, 3, 1, [][]int{{1, 2}}, func(_, y, c []hd.Number) {
-		c[0] = hd.Sub(hd.Mul(y[1], y[2]), hd.Const(1))
-	})
-	require.NoError(t, err)
-	g, err := SparseFunc(0, 3, 1, [][]int{{0}}, func(_, y, c []hd.Number) {
-		c[0] = hd.Scale(steep, hd.Sub(y[0], hd.Const(limit)))
-	})
-	require.NoError(t, err)
-	fb, err := WithInequalities(eq, g, 1e-6)
-	require.NoError(t, err)
+	fb := steepKink(t)
 	for _, off := range []float64{1e-9, -1e-9, 3e-8, -3e-8, 1e-7} {
-		y := []float64{limit + off, 1.5, 0.5, 0}
+		y := []float64{steepLimit + off, 1.5, 0.5, 0}
 		require.NoError(t, CheckSparse(fb, nil, y, 0), "y0 = limit%+g", off)
 	}
 	// A wrong value in the steep row is still found.
@@ -311,7 +291,7 @@ func TestCheckSparseSteepKink(t *testing.T) {
 	}
 	wrong := &capWrap{Constraint: fb, k: Capabilities{Sparse: &sj, Latent: k.Latent}}
 	var pe *PatternError
-	require.ErrorAs(t, CheckSparse(wrong, nil, []float64{limit + 0.01, 1.5, 0.5, 0}, 0), &pe)
+	require.ErrorAs(t, CheckSparse(wrong, nil, []float64{steepLimit + 0.01, 1.5, 0.5, 0}, 0), &pe)
 }
 
 // capWrap presents a constraint with the given capabilities.
@@ -321,3 +301,24 @@ type capWrap struct {
 }
 
 func (w *capWrap) Capabilities() Capabilities { return w.k }
+
+// steepLimit is the limit of steepKink's inequality.
+const steepLimit = 0.1
+
+// steepKink is y1·y2 = 1 with the inequality 7000·(y0 − steepLimit) ≤ 0
+// in Fischer–Burmeister form (ε_FB 1e-6): a steep row whose kink a
+// finite-difference step crosses near y0 = steepLimit.
+func steepKink(t *testing.T) Constraint {
+	t.Helper()
+	eq, err := SparseFunc(0, 3, 1, [][]int{{1, 2}}, func(_, y, c []hd.Number) {
+		c[0] = hd.Sub(hd.Mul(y[1], y[2]), hd.Const(1))
+	})
+	require.NoError(t, err)
+	g, err := SparseFunc(0, 3, 1, [][]int{{0}}, func(_, y, c []hd.Number) {
+		c[0] = hd.Scale(7000, hd.Sub(y[0], hd.Const(steepLimit)))
+	})
+	require.NoError(t, err)
+	fb, err := WithInequalities(eq, g, 1e-6)
+	require.NoError(t, err)
+	return fb
+}

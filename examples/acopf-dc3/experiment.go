@@ -261,7 +261,7 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 	if o.pfOnly && len(refineEps) > 0 {
 		return fmt.Errorf("-refine-fbeps %q with -pf-only: the power flow alone has no smoothing to refine", o.refineFBEps)
 	}
-	grad, err := parseGrad(o.grad)
+	grad, err := harness.ParseGrad(o.grad)
 	if err != nil {
 		return err
 	}
@@ -716,16 +716,6 @@ func allRows(n int) []int {
 		rows[i] = i
 	}
 	return rows
-}
-
-// parseGrad reads -grad.
-func parseGrad(s string) (enforce.GradMode, error) {
-	for _, g := range []enforce.GradMode{enforce.Unrolled, enforce.Projector, enforce.Implicit, enforce.FinalProjector} {
-		if s == g.String() {
-			return g, nil
-		}
-	}
-	return 0, fmt.Errorf("-grad %q: want unrolled, projector, implicit or final-projector", s)
 }
 
 // newModel returns a new model for cfg, or, with -checkpoint, the one

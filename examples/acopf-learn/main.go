@@ -109,12 +109,7 @@ func run(o options, stdout, progress io.Writer) error {
 	if o.data == "" {
 		return errors.New("-data: name a labelled test set (examples/acopf-data)")
 	}
-	f, err := os.Open(o.data)
-	if err != nil {
-		return err
-	}
-	d, err := dataset.Read(f)
-	f.Close()
+	d, test, err := readLabelled(o.data)
 	if err != nil {
 		return err
 	}
@@ -125,15 +120,6 @@ func run(o options, stdout, progress io.Writer) error {
 	m, err := acopf.NewModel(c)
 	if err != nil {
 		return err
-	}
-	var test []dataset.Sample
-	for _, s := range d.Samples {
-		if s.Y != nil {
-			test = append(test, s)
-		}
-	}
-	if len(test) == 0 {
-		return fmt.Errorf("%s: no solved instance", o.data)
 	}
 	fmt.Fprintf(stdout, "%s: %d labelled test instances of %d (%s, seed %d)\n", d.Spec.Case, len(test), len(d.Samples), d.Spec.Load, d.Spec.Seed)
 
@@ -224,21 +210,7 @@ func evaluate(o options, m *acopf.Model, test []dataset.Sample, x, yhat *mat.Den
 		return row{}, err
 	}
 	fmt.Fprintf(stdout, "%s: projection %v\n", method, st)
-	r := row{method: method, n: len(test), msPerInstance: 1e3 * wall.Seconds() / float64(len(test))}
-	var obj, opt float64
-	for i, s := range test {
-		yi := y.RawRowView(i)
-		obj += m.Objective(yi)
-		opt += s.Objective
-		v := m.Violations(s.X, yi)
-		r.maxEq = math.Max(r.maxEq, v.Eq())
-		r.maxIneq = math.Max(r.maxIneq, v.Ineq())
-		if !(v.Eq() <= 1e-6 && v.Ineq() <= 1e-6) {
-			r.infeasible++
-		}
-	}
-	r.gap = 100 * (obj/opt - 1)
-	return r, nil
+	return measure(m, test, y, method, wall), nil
 }
 
 // timeReference returns the mean wall time of the reference solver over

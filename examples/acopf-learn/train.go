@@ -17,6 +17,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/examples/internal/harness"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems/acopf"
 	"github.com/enforce-nn/enforce/problems/acopf/dataset"
@@ -59,15 +60,6 @@ func seedList(s string) ([]uint64, error) {
 		return nil, fmt.Errorf("-seeds %q: no seed", s)
 	}
 	return out, nil
-}
-
-func parseGrad(s string) (enforce.GradMode, error) {
-	for _, g := range []enforce.GradMode{enforce.Unrolled, enforce.Implicit, enforce.Projector, enforce.FinalProjector} {
-		if g.String() == s {
-			return g, nil
-		}
-	}
-	return 0, fmt.Errorf("-grad %q: unrolled, implicit, projector or final-projector (enforce.GradMode's names)", s)
 }
 
 // readLabelled reads a data set of examples/acopf-data and returns its
@@ -212,7 +204,7 @@ func logEpochs(w io.Writer, prefix string, h train.History) {
 // of the supervised network and of the trained ENFORCE model, evaluated on
 // the test set (x, test).
 func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, train_ []dataset.Sample, test []dataset.Sample, xTest *mat.Dense, stdout, progress io.Writer) ([]row, error) {
-	grad, err := parseGrad(r.grad)
+	grad, err := harness.ParseGrad(r.grad)
 	if err != nil {
 		return nil, err
 	}

@@ -39,3 +39,14 @@ func (v precisionValue) Set(s string) error {
 func PrecisionVar(f *Flags, p *enforce.Precision) {
 	f.Var(precisionValue{p}, "precision", PrecisionUsage)
 }
+
+// ParseGrad reads a -grad flag's value: an enforce.GradMode by its name
+// (GradMode.String).
+func ParseGrad(s string) (enforce.GradMode, error) {
+	for _, g := range []enforce.GradMode{enforce.Unrolled, enforce.Projector, enforce.Implicit, enforce.FinalProjector} {
+		if s == g.String() {
+			return g, nil
+		}
+	}
+	return 0, fmt.Errorf("-grad %q: want unrolled, projector, implicit or final-projector", s)
+}
