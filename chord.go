@@ -14,7 +14,9 @@ const chordRate = 0.5
 // the tests and benchmarks that measure what Settings.Chord saves.
 var factorizations atomic.Int64
 
-// checkChord rejects Settings.Chord where it cannot act as documented.
+// checkChord rejects Settings.Chord where it cannot act as documented
+// (BatchDiagonal and TrainableDiagonal weights are rejected before: the
+// first by their gradient modes, the second by the sparse path).
 func (a *AdaNP) checkChord() error {
 	if a.s.Chord == 0 {
 		return nil
@@ -24,8 +26,6 @@ func (a *AdaNP) checkChord() error {
 		return errors.New("enforce: Settings.Chord is implemented on the sparse path (a constraint with Capabilities.Sparse, Path Auto or Sparse)")
 	case a.s.Grad == Unrolled || a.s.Grad == Projector:
 		return fmt.Errorf("enforce: Settings.Chord supports the Implicit and FinalProjector gradients, which depend only on the final point, not %v (chord steps are not recorded for unrolling)", a.s.Grad)
-	case a.s.Weights == BatchDiagonal || a.s.Weights == TrainableDiagonal:
-		return fmt.Errorf("enforce: Settings.Chord does not support %v weights", a.s.Weights)
 	}
 	return nil
 }

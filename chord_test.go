@@ -22,6 +22,8 @@ func TestChordValidation(t *testing.T) {
 		{"dense path", Settings{Chord: 2, Grad: FinalProjector, Path: PathDense}, "sparse path"},
 		{"unrolled", Settings{Chord: 2, Path: PathSparse}, "Implicit and FinalProjector"},
 		{"projector", Settings{Chord: 2, Path: PathSparse, Grad: Projector}, "Implicit and FinalProjector"},
+		{"trainable weights", Settings{Chord: 2, Path: PathSparse, Grad: Implicit, Weights: TrainableDiagonal}, "trainable-diagonal"},
+		{"batch weights", Settings{Chord: 2, Path: PathSparse, Grad: Implicit, Weights: BatchDiagonal}, "batch-diagonal"},
 	} {
 		_, err := NewAdaNP(f, tc.s)
 		assert.ErrorContains(t, err, tc.want, tc.name)
