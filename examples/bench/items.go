@@ -61,6 +61,14 @@ const (
 	modelSeed = 1
 )
 
+// The (200, 150) data of -tableb-ntrain: examples/nonconvex-quadratic's
+// instance and inputs at its default -seed 1 (instance 1 of the runs of
+// Table B's budget) and its default -ntest.
+const (
+	tablebSeed  = 1
+	tablebNTest = 833
+)
+
 // backbonePrecision names the arithmetic of our backbone in the items
 // that train or run it: float32 (train.Config.Precision, set in
 // trainConfig), as the reference's torch modules are.
@@ -456,9 +464,19 @@ type arrayInfo struct {
 //	step200.A, …, step200.x, step200.y  the quadratic (200, 150) instance of
 //	step100.…                           the step items, the batch x and the
 //	                                    point ŷ the step starts from
+//	tableb.A, …, tableb.P               with tablebNTrain > 0 only: the
+//	tableb.train, tableb.test           (200, 150) instance and inputs of
+//	                                    examples/nonconvex-quadratic (below)
 //
 // Q and P are the objective's ½yᵀdiag(Q)y + pᵀsin y.
-func writeInstances(dir string, scale int) error {
+//
+// With tablebNTrain > 0 it also writes what examples/nonconvex-quadratic
+// -seed 1 -sizes 4 -ntrain tablebNTrain trains and tests on (optexp.Run
+// draws the inputs with the instance's SampleX at the seeds -seed + 100
+// and -seed + 200): the (200, 150) instance of seed tablebSeed, its
+// tablebNTrain training inputs and tablebNTest test inputs, unscaled by
+// -scale (reference/tableb.py trains the reference on them).
+func writeInstances(dir string, scale, tablebNTrain int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -519,6 +537,17 @@ func writeInstances(dir string, scale int) error {
 			return err
 		}
 		if err := firstErr(putQuad(s.prefix, q), putMat(s.prefix+".x", tc.X), putMat(s.prefix+".y", tc.YHat)); err != nil {
+			return err
+		}
+	}
+	if tablebNTrain > 0 {
+		q, err := problems.NewNonconvexQuadratic(200, 150, tablebSeed)
+		if err != nil {
+			return err
+		}
+		if err := firstErr(putQuad("tableb", q),
+			putMat("tableb.train", q.SampleX(tablebNTrain, tablebSeed+100)),
+			putMat("tableb.test", q.SampleX(tablebNTest, tablebSeed+200))); err != nil {
 			return err
 		}
 	}

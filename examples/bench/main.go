@@ -18,6 +18,7 @@
 //	go run -tags openblas ./examples/bench                    # OpenBLAS (apt-get install libopenblas-dev)
 //	go run ./examples/bench -quick                            # batches divided by 8 (-scale 8), a smoke test
 //	go run ./examples/bench -instances DIR                    # the work items' data, for reference/compare.py
+//	go run ./examples/bench -instances DIR -tableb-ntrain 1000  # and the (200, 150) data, for reference/tableb.py
 //	go run ./examples/bench -items                            # serve the work items to reference/compare.py
 //
 // Each repetition times a depth-1 and a depth-3 projection of the same batch
@@ -71,7 +72,10 @@ type options struct {
 	items     bool
 	inner     int
 	instances string
-	in        io.Reader
+	// tablebNTrain, with instances, adds examples/nonconvex-quadratic's
+	// (200, 150) instance and inputs with that many training inputs.
+	tablebNTrain int
+	in           io.Reader
 	// cpuprofile, when set, is where a CPU profile of the whole run is
 	// written (runtime/pprof).
 	cpuprofile string
@@ -86,6 +90,7 @@ func flags(o *options) *harness.Flags {
 	f.BoolVar(&o.items, "items", o.items, "serve the same-run comparison (reference/compare.py): read work-item names from stdin, one per line, and answer each with its time as a JSON line")
 	f.IntVar(&o.inner, "inner", o.inner, "with -items: timings per request of the short items (the answer is their best)")
 	f.StringVar(&o.instances, "instances", o.instances, "write the instances and inputs of the work items into this folder (for reference/compare.py) and exit")
+	f.IntVar(&o.tablebNTrain, "tableb-ntrain", o.tablebNTrain, "with -instances: also write examples/nonconvex-quadratic's (200, 150) instance of -seed 1 with the first N training inputs it draws at -ntrain N and its 833 test inputs (for reference/tableb.py; 0: not written)")
 	f.StringVar(&o.cpuprofile, "cpuprofile", o.cpuprofile, "write a CPU profile of the run (all modes but -instances) to this file, for go tool pprof")
 	f.Quick("scale", "8")
 	return f
@@ -101,8 +106,10 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case o.scale < 1:
 			return fmt.Errorf("-scale %d: want at least 1", o.scale)
+		case o.tablebNTrain < 0 || o.tablebNTrain > 0 && o.instances == "":
+			return fmt.Errorf("-tableb-ntrain %d: want at least 0, and -instances", o.tablebNTrain)
 		case o.instances != "":
-			return writeInstances(o.instances, o.scale)
+			return writeInstances(o.instances, o.scale, o.tablebNTrain)
 		}
 		if o.cpuprofile != "" {
 			stop, err := startProfile(o.cpuprofile)

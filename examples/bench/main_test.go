@@ -223,6 +223,58 @@ func TestInstances(t *testing.T) {
 	assert.Equal(t, q.A[49].At(99, 0), at(49, 99, 0))
 }
 
+// TestInstancesTableB checks -tableb-ntrain: the (200, 150) instance and
+// the inputs examples/nonconvex-quadratic draws at -seed 1 (training at
+// seed 101, test at seed 201), unscaled by -scale, and that the flag wants
+// -instances.
+func TestInstancesTableB(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, cli([]string{"-instances", dir, "-scale", "100", "-tableb-ntrain", "7"}, &stdout, &stderr), stderr.String())
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	require.NoError(t, err)
+	var m struct{ Arrays map[string]arrayInfo }
+	require.NoError(t, json.Unmarshal(b, &m))
+	q, err := problems.NewNonconvexQuadratic(200, 150, 1)
+	require.NoError(t, err)
+	read := func(name string, shape ...int) []float64 {
+		info, ok := m.Arrays[name]
+		require.True(t, ok, name)
+		require.Equal(t, shape, info.Shape, name)
+		raw, err := os.ReadFile(filepath.Join(dir, info.File))
+		require.NoError(t, err, name)
+		v := make([]float64, len(raw)/8)
+		for i := range v {
+			v[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+		}
+		return v
+	}
+	assert.Equal(t, q.SampleX(7, 101).RawMatrix().Data, read("tableb.train", 7, 150))
+	assert.Equal(t, q.SampleX(833, 201).RawMatrix().Data, read("tableb.test", 833, 150))
+	a := read("tableb.A", 150, 200, 200)
+	assert.Equal(t, q.A[149].At(199, 3), a[(149*200+199)*200+3])
+	assert.Equal(t, q.D, read("tableb.D", 150))
+	assert.Equal(t, q.Q, read("tableb.Q", 200))
+
+	assert.NotEqual(t, 0, cli([]string{"-tableb-ntrain", "7"}, &stdout, &stderr), "without -instances")
+	assert.NotEqual(t, 0, cli([]string{"-instances", dir, "-tableb-ntrain", "-1"}, &stdout, &stderr))
+}
+
+// TestTableBScriptWithoutReference runs reference/tableb.py, where python3
+// is installed, without a reference checkout: it must say so and exit with
+// status 0, as compare.py does.
+func TestTableBScriptWithoutReference(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	cmd := exec.Command(py, filepath.Join("reference", "tableb.py"))
+	cmd.Env = append(os.Environ(), "ENFORCE_REFERENCE=")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "nothing trained")
+}
+
 // TestCompareScriptWithoutReference runs reference/compare.py, where
 // python3 is installed, without a reference checkout: it must say so and
 // exit with status 0 (CI has neither torch nor the reference).
