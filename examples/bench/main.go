@@ -19,6 +19,7 @@
 //	go run ./examples/bench -quick                            # batches divided by 8 (-scale 8), a smoke test
 //	go run ./examples/bench -instances DIR                    # the work items' data, for reference/compare.py
 //	go run ./examples/bench -instances DIR -tableb-ntrain 1000  # and the (200, 150) data, for reference/tableb.py
+//	go run ./examples/bench -tableb-train 1,2 -tableb-set always,nores  # ours on that data with some of the reference's settings
 //	go run ./examples/bench -items                            # serve the work items to reference/compare.py
 //
 // Each repetition times a depth-1 and a depth-3 projection of the same batch
@@ -75,7 +76,12 @@ type options struct {
 	// tablebNTrain, with instances, adds examples/nonconvex-quadratic's
 	// (200, 150) instance and inputs with that many training inputs.
 	tablebNTrain int
-	in           io.Reader
+	// tablebTrain, tablebSet, tablebEpochs and tablebIpopt are
+	// -tableb-train's seeds and settings (tableb.go).
+	tablebTrain, tablebSet string
+	tablebEpochs           int
+	tablebIpopt            float64
+	in                     io.Reader
 	// cpuprofile, when set, is where a CPU profile of the whole run is
 	// written (runtime/pprof).
 	cpuprofile string
@@ -91,6 +97,10 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.inner, "inner", o.inner, "with -items: timings per request of the short items (the answer is their best)")
 	f.StringVar(&o.instances, "instances", o.instances, "write the instances and inputs of the work items into this folder (for reference/compare.py) and exit")
 	f.IntVar(&o.tablebNTrain, "tableb-ntrain", o.tablebNTrain, "with -instances: also write examples/nonconvex-quadratic's (200, 150) instance of -seed 1 with the first N training inputs it draws at -ntrain N and its 833 test inputs (for reference/tableb.py; 0: not written)")
+	f.StringVar(&o.tablebTrain, "tableb-train", o.tablebTrain, "train our ENFORCE on the (200, 150) data of -tableb-ntrain (default 1000) for these comma-separated model seeds, as examples/nonconvex-quadratic does but with the reference's settings in -tableb-set, print its test numbers and exit")
+	f.StringVar(&o.tablebSet, "tableb-set", o.tablebSet, "with -tableb-train: comma-separated settings switched to the reference's: standardize, always, nores, float32")
+	f.IntVar(&o.tablebEpochs, "tableb-epochs", o.tablebEpochs, "with -tableb-train: epochs")
+	f.Float64Var(&o.tablebIpopt, "tableb-ipopt", o.tablebIpopt, "with -tableb-train: the IPOPT mean on the first 20 test inputs the gap is measured against (examples/nonconvex-quadratic prints it)")
 	f.StringVar(&o.cpuprofile, "cpuprofile", o.cpuprofile, "write a CPU profile of the run (all modes but -instances) to this file, for go tool pprof")
 	f.Quick("scale", "8")
 	return f
@@ -100,14 +110,20 @@ func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // cli runs the command with the arguments args and returns its exit status.
 func cli(args []string, stdout, stderr io.Writer) int {
-	o := options{reps: 3, scale: 1, precision: "both", inner: 3, in: os.Stdin}
+	o := options{reps: 3, scale: 1, precision: "both", inner: 3, in: os.Stdin, tablebEpochs: 50, tablebIpopt: -31.95}
 	f := flags(&o)
 	return f.Main(args, stderr, func() (err error) {
 		switch {
 		case o.scale < 1:
 			return fmt.Errorf("-scale %d: want at least 1", o.scale)
-		case o.tablebNTrain < 0 || o.tablebNTrain > 0 && o.instances == "":
-			return fmt.Errorf("-tableb-ntrain %d: want at least 0, and -instances", o.tablebNTrain)
+		case o.tablebNTrain < 0 || o.tablebNTrain > 0 && o.instances == "" && o.tablebTrain == "":
+			return fmt.Errorf("-tableb-ntrain %d: want at least 0, and -instances or -tableb-train", o.tablebNTrain)
+		case o.tablebTrain != "":
+			to, err := parseTableB(o.tablebTrain, o.tablebSet, o.tablebNTrain, o.tablebEpochs, o.tablebIpopt)
+			if err != nil {
+				return err
+			}
+			return trainTableB(stdout, stderr, to)
 		case o.instances != "":
 			return writeInstances(o.instances, o.scale, o.tablebNTrain)
 		}

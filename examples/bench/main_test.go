@@ -260,6 +260,30 @@ func TestInstancesTableB(t *testing.T) {
 	assert.NotEqual(t, 0, cli([]string{"-instances", dir, "-tableb-ntrain", "-1"}, &stdout, &stderr))
 }
 
+// TestTableBTrain checks -tableb-train's flags and runs one epoch on one
+// batch with every reference setting switched on: a line per seed, with
+// every prediction feasible to the inference tolerance.
+func TestTableBTrain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a (200, 150) model")
+	}
+	var stdout, stderr bytes.Buffer
+	for _, bad := range [][]string{
+		{"-tableb-train", "x"},
+		{"-tableb-train", "1", "-tableb-set", "nosuch"},
+		{"-tableb-train", "1", "-tableb-ntrain", "100"},
+		{"-tableb-train", "1", "-tableb-epochs", "0"},
+	} {
+		assert.NotEqual(t, 0, cli(bad, &stdout, &stderr), "%v", bad)
+	}
+	stdout.Reset()
+	require.Equal(t, 0, cli([]string{"-tableb-train", "3", "-tableb-ntrain", "200", "-tableb-epochs", "1",
+		"-tableb-set", "standardize,always,nores,float32"}, &stdout, &stderr), stderr.String())
+	assert.Contains(t, stdout.String(), "standardize, always, nores, float32")
+	assert.Contains(t, stdout.String(), "[tableb seed 3] test: obj.")
+	assert.Contains(t, stdout.String(), "0 of 833 above 1e-3")
+}
+
 // TestTableBScriptWithoutReference runs reference/tableb.py, where python3
 // is installed, without a reference checkout: it must say so and exit with
 // status 0, as compare.py does.

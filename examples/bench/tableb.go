@@ -1,0 +1,178 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/layers"
+	"github.com/enforce-nn/enforce/problems"
+	"github.com/enforce-nn/enforce/train"
+)
+
+// tablebOptions are the settings of -tableb-train: which model seeds to
+// train, on how many training inputs, for how many epochs, with which of
+// the reference's settings (set), and the IPOPT mean the gap is measured
+// against (NaN: no gap).
+type tablebOptions struct {
+	seeds     []uint64
+	nTrain    int
+	epochs    int
+	set       []string
+	ipoptMean float64
+}
+
+// tablebSettings are the names -tableb-set accepts: each switches one
+// setting of examples/nonconvex-quadratic's ENFORCE to the reference's
+// (benchmark_problems/config_benchmarking.py, as reference/tableb.py
+// builds it).
+var tablebSettings = map[string]string{
+	"standardize": "inputs standardised with the training inputs' mean and population σ (Config.Standardize)",
+	"always":      "every training batch projected, no activation rule (Config.AlwaysProject)",
+	"nores":       "no residual term in the loss or the rule (LambdaC < 0)",
+	"float32":     "float32 backbone and AdaNP, training and inference",
+}
+
+// parseTableB reads -tableb-train's seeds and -tableb-set's settings.
+func parseTableB(seeds, set string, nTrain, epochs int, ipoptMean float64) (tablebOptions, error) {
+	o := tablebOptions{nTrain: nTrain, epochs: epochs, ipoptMean: ipoptMean}
+	if o.nTrain == 0 {
+		o.nTrain = 1000
+	}
+	if o.nTrain < 200 || o.epochs < 1 {
+		return o, fmt.Errorf("-tableb-train: want -tableb-ntrain ≥ 200 (one batch) and -tableb-epochs ≥ 1")
+	}
+	for _, s := range strings.Split(seeds, ",") {
+		v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return o, fmt.Errorf("-tableb-train %q: %w", seeds, err)
+		}
+		o.seeds = append(o.seeds, v)
+	}
+	for _, s := range strings.Split(set, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		if _, ok := tablebSettings[s]; !ok {
+			return o, fmt.Errorf("-tableb-set: unknown setting %q (want standardize, always, nores, float32)", s)
+		}
+		o.set = append(o.set, s)
+	}
+	return o, nil
+}
+
+// tablebConfig is examples/nonconvex-quadratic's ENFORCE model at (200,
+// 150) (optexp's trainModel: 2×200 ReLU with PyTorch's initialisation,
+// Adam 1e-4, batch 200, λ_C = 1, the activation rule, raw inputs,
+// float64, tolerances 1e-3) for model seed seed, with the settings in set
+// switched to the reference's.
+func tablebConfig(q *problems.NonconvexQuadratic, seed uint64, epochs int, set []string) train.Config {
+	trainSet := train.TrainSettings()
+	trainSet.Tol = 1e-3
+	cfg := train.Config{
+		Sizes: []int{q.NC, 200, 200, q.NO}, Hidden: layers.ReLU, PyTorchInit: true,
+		Constraint: q.Equalities(), Mode: train.ENFORCE, LambdaC: 1,
+		Train: trainSet, Infer: enforce.Settings{Tol: 1e-3},
+		LearnRate: 1e-4, BatchSize: 200, Epochs: epochs, Seed: seed, LogEvery: max(1, epochs/5),
+	}
+	for _, s := range set {
+		switch s {
+		case "standardize":
+			cfg.Standardize = true
+		case "always":
+			cfg.AlwaysProject = true
+		case "nores":
+			cfg.LambdaC = -1
+		case "float32":
+			cfg.Precision, cfg.Train.Precision, cfg.Infer.Precision = enforce.Float32, enforce.Float32, enforce.Float32
+		}
+	}
+	return cfg
+}
+
+// trainTableB trains our ENFORCE on the (200, 150) instance and inputs of
+// examples/nonconvex-quadratic -seed 1 (those -tableb-ntrain exports) for
+// each model seed and prints, as that program evaluates, the mean
+// objective on all test inputs and on the first 20 (the inputs IPOPT
+// solved), the gap to o.ipoptMean, max|c| over the test inputs and the
+// predictions above 1e-3. Progress goes to progress.
+func trainTableB(w, progress io.Writer, o tablebOptions) error {
+	q, err := problems.NewNonconvexQuadratic(200, 150, tablebSeed)
+	if err != nil {
+		return err
+	}
+	xTrain, xTest := q.SampleX(o.nTrain, tablebSeed+100), q.SampleX(tablebNTest, tablebSeed+200)
+	set := "none (examples/nonconvex-quadratic's ENFORCE)"
+	if len(o.set) > 0 {
+		set = strings.Join(o.set, ", ")
+	}
+	fmt.Fprintf(w, "(200, 150) instance of -seed 1, %d training / %d test inputs, %d epochs; the reference's settings: %s\n",
+		o.nTrain, tablebNTest, o.epochs, set)
+	for _, seed := range o.seeds {
+		cfg := tablebConfig(q, seed, o.epochs, o.set)
+		cfg.Progress = prefixedWriter{progress, fmt.Sprintf("[tableb seed %d] ", seed)}
+		m, err := train.New(cfg)
+		if err == nil && cfg.Standardize {
+			err = m.FitStandardizers(xTrain, nil)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := m.FitUnsupervised(xTrain, func(_, y *gorgonia.Node) (*gorgonia.Node, error) { return q.ObjectiveNode(y) }); err != nil {
+			return err
+		}
+		y, _, err := m.Predict(xTest)
+		if err != nil {
+			return err
+		}
+		obj, obj20, maxC, above := tablebEvaluate(q, xTest, y, 20)
+		gap := (obj20 - o.ipoptMean) / math.Abs(o.ipoptMean)
+		fmt.Fprintf(w, "[tableb seed %d] test: obj. %.4f (first 20: %.4f), gap to IPOPT %+.2f%%, max|c| %.3g, %d of %d above 1e-3; train %.2f min\n",
+			seed, obj, obj20, 100*gap, maxC, above, tablebNTest, m.TrainingTime().Minutes())
+	}
+	return nil
+}
+
+// tablebEvaluate returns the mean objective of the predictions y over all
+// rows and over the first n, the largest |c| and how many rows have a
+// |c_i| above 1e-3.
+func tablebEvaluate(q *problems.NonconvexQuadratic, x, y *mat.Dense, n int) (obj, objN, maxC float64, above int) {
+	rows, _ := y.Dims()
+	c := make([]float64, q.NC)
+	for i := range rows {
+		f := q.Objective(nil, y.RawRowView(i))
+		obj += f / float64(rows)
+		if i < n {
+			objN += f / float64(n)
+		}
+		q.Equalities().Eval(x.RawRowView(i), y.RawRowView(i), c, nil)
+		rowMax := 0.0
+		for _, v := range c {
+			rowMax = math.Max(rowMax, math.Abs(v))
+		}
+		maxC = math.Max(maxC, rowMax)
+		if rowMax > 1e-3 {
+			above++
+		}
+	}
+	return obj, objN, maxC, above
+}
+
+// prefixedWriter prefixes every write (one progress line) with a label.
+type prefixedWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixedWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix); err != nil {
+		return 0, err
+	}
+	return p.w.Write(b)
+}
