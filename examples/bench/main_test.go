@@ -278,8 +278,8 @@ func TestTableBTrain(t *testing.T) {
 	}
 	stdout.Reset()
 	require.Equal(t, 0, cli([]string{"-tableb-train", "3", "-tableb-ntrain", "200", "-tableb-epochs", "1",
-		"-tableb-set", "standardize,always,nores,float32"}, &stdout, &stderr), stderr.String())
-	assert.Contains(t, stdout.String(), "standardize, always, nores, float32")
+		"-tableb-set", "standardize,always,nores,float32,meandisp"}, &stdout, &stderr), stderr.String())
+	assert.Contains(t, stdout.String(), "standardize, always, nores, float32, meandisp")
 	assert.Contains(t, stdout.String(), "[tableb seed 3] test: obj.")
 	assert.Contains(t, stdout.String(), "0 of 833 above 1e-3")
 }

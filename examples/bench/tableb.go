@@ -37,6 +37,7 @@ var tablebSettings = map[string]string{
 	"always":      "every training batch projected, no activation rule (Config.AlwaysProject)",
 	"nores":       "no residual term in the loss or the rule (LambdaC < 0)",
 	"float32":     "float32 backbone and AdaNP, training and inference",
+	"meandisp":    "the displacement as the reference's torch.mean((ŷ−ỹ)²), a mean over the N_O outputs too: λ_D = 0.5/N_O in our (1/N)Σ‖ŷ−ỹ‖²",
 }
 
 // parseTableB reads -tableb-train's seeds and -tableb-set's settings.
@@ -60,7 +61,7 @@ func parseTableB(seeds, set string, nTrain, epochs int, ipoptMean float64) (tabl
 			continue
 		}
 		if _, ok := tablebSettings[s]; !ok {
-			return o, fmt.Errorf("-tableb-set: unknown setting %q (want standardize, always, nores, float32)", s)
+			return o, fmt.Errorf("-tableb-set: unknown setting %q (want standardize, always, nores, float32, meandisp)", s)
 		}
 		o.set = append(o.set, s)
 	}
@@ -91,6 +92,8 @@ func tablebConfig(q *problems.NonconvexQuadratic, seed uint64, epochs int, set [
 			cfg.LambdaC = -1
 		case "float32":
 			cfg.Precision, cfg.Train.Precision, cfg.Infer.Precision = enforce.Float32, enforce.Float32, enforce.Float32
+		case "meandisp":
+			cfg.LambdaD = train.DefaultLambdaD / float64(q.NO)
 		}
 	}
 	return cfg

@@ -48,7 +48,6 @@ results are averaged) or is given (--ipopt-mean).
 
 import argparse
 import contextlib
-import io
 import json
 import os
 import statistics
@@ -134,25 +133,21 @@ def train_seed(ref, a, torch, np, seed, args, ipopt, log):
     y = torch.zeros(x.shape[0], no)  # no labels: the loss is the objective
     trainer = ref.Trainer(model, ref.TrainingConfig(batch_size=200, epochs=args.epochs, learning_rate=1e-4,
                                                     random_seed=seed))
-    buf = io.StringIO()
     t0 = time.perf_counter()
-    with contextlib.redirect_stdout(buf):
+    with contextlib.redirect_stdout(log):  # its Trainer prints a line per epoch
         trainer.fit(x, y)
     train_sec = time.perf_counter() - t0
-    log.write(buf.getvalue())
 
     model.eval()
     xt = (ref._t(xte) - model.mean_input) / model.std_input
     preds, iters = [], []
-    buf = io.StringIO()
     t0 = time.perf_counter()
-    with torch.no_grad(), contextlib.redirect_stdout(buf):
+    with torch.no_grad(), contextlib.redirect_stdout(log):
         for start in range(0, xt.shape[0], 200):  # as its Evaluator, batch_size = BATCH_SIZE
             ytilde, _, it = model.predict(xt[start:start + 200])
             preds.append(ytilde)
             iters.append(it)
     infer_sec = time.perf_counter() - t0
-    log.write(buf.getvalue())
     _, yu = model.unscale(xt, torch.cat(preds, dim=0))
     y64 = yu.numpy().astype(np.float64)
     f, absc = evaluate64(a, np, xte, y64)
@@ -220,7 +215,7 @@ def main():
         rows = []
         for seed in seeds:
             logpath = os.path.join(args.out, f"seed{seed}.log") if args.out else os.devnull
-            with open(logpath, "w") as log:
+            with open(logpath, "w", buffering=1) as log:
                 r = train_seed(ref, a, torch, np, seed, args, mean_ipopt, log)
             r["load_after"] = compare.loadavg()
             rows.append(r)
