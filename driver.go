@@ -143,6 +143,10 @@ type batch struct {
 
 	// io, when set, links this pass to another stage (passIO).
 	io *passIO
+
+	// lat, when it has rows, holds the latent variables' start of every
+	// sample (ProjectLatent); finish writes their final values back.
+	lat blas64.General
 }
 
 // panicLog records the panics of user code by sample, from any worker.
@@ -229,7 +233,7 @@ func (a *AdaNP) checkShapes(x, y *mat.Dense, what string) (xr, yr blas64.General
 // weights (length n), nil otherwise.
 func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, dinv []float64) (st Stats, err error) {
 	if a.sm != nil && !noSteps {
-		return a.forwardSmoothed(dst, x, yhat, tr, dinv)
+		return a.forwardSmoothed(dst, x, yhat, tr, dinv, nil)
 	}
 	return a.forwardPass(dst, x, yhat, tr, noSteps, dinv, nil)
 }
@@ -238,6 +242,9 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, dinv [
 // projection (smoothing.go): depths and flags added to this pass's, and
 // this pass's results written out. Any field may be nil.
 type passIO struct {
+	// latent, when set, starts the latent variables of every row and
+	// receives their final values (ProjectLatent).
+	latent *mat.Dense
 	addDepth []int
 	addFlags []uint8
 	out      *sampleResults
@@ -263,7 +270,7 @@ func (a *AdaNP) forwardPass(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, di
 		b = a.batches.Get().(*batch)
 	}
 	defer func() {
-		b.tr, b.dcur, b.checked, b.io = nil, nil, false, nil
+		b.tr, b.dcur, b.checked, b.io, b.lat = nil, nil, false, nil, blas64.General{}
 		if !a.lastBatch.CompareAndSwap(nil, b) {
 			a.batches.Put(b)
 		}
@@ -272,6 +279,10 @@ func (a *AdaNP) forwardPass(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, di
 	b.x, b.yhat, b.dst, b.tr, b.noSteps = xr, yr, dst.RawMatrix(), tr, noSteps
 	b.dcur = dinv
 	b.io = io
+	b.lat = blas64.General{}
+	if io != nil && io.latent != nil {
+		b.lat = io.latent.RawMatrix()
+	}
 	b.record = tr != nil && !a.rec.finalOnly
 	b.final = tr != nil && a.rec.finalOnly
 	if tr != nil {
@@ -338,6 +349,8 @@ func (b *batch) stats(rows int) (Stats, error) {
 		case f&flagPanic != 0:
 			msg, _ := b.panics.get(s)
 			return Stats{}, fmt.Errorf("enforce: sample %d: constraint code panicked: %s", s, msg)
+		case f&flagBadInput != 0 && b.lat.Rows > 0:
+			return Stats{}, fmt.Errorf("enforce: sample %d: x, ŷ or its latent start is not finite", s)
 		case f&flagBadInput != 0:
 			return Stats{}, fmt.Errorf("enforce: sample %d: x or ŷ is not finite", s)
 		case f&flagBadConstraint != 0:
@@ -514,16 +527,20 @@ func absStats(c []float64) (mx, sum float64) {
 	return mx, sum
 }
 
-// start loads sample s: yT = ŷ (with zero latent variables), pending
-// its first evaluation, which accept then takes as y. It reports false if
-// x or ŷ is not finite.
+// start loads sample s: yT = ŷ (with zero latent variables, or those of
+// ProjectLatent), pending its first evaluation, which accept then takes
+// as y. It reports false if x, ŷ or the latent start is not finite.
 func (b *batch) start(s int, st *sampleState) bool {
 	a := b.a
 	xs, yhat := dense.Row(b.x, s), dense.Row(b.yhat, s)
 	copy(st.yT, yhat)
-	clear(st.yT[a.ny:])
+	if b.lat.Rows > 0 {
+		copy(st.yT[a.ny:], dense.Row(b.lat, s))
+	} else {
+		clear(st.yT[a.ny:])
+	}
 	st.scalars = scalars{init: true, lo: a.lo, theta: a.s.Damping}
-	if !allFinite(xs) || !allFinite(yhat) {
+	if !allFinite(xs) || !allFinite(yhat) || !allFinite(st.yT[a.ny:]) {
 		b.flags[s] |= flagBadInput
 		return false
 	}
@@ -810,6 +827,9 @@ func (b *batch) finish(ws *workspace, s int, st *sampleState) {
 		b.recordFinal(ws, s, st, yhat)
 	}
 	copy(dense.Row(b.dst, s), st.y[:a.ny])
+	if b.lat.Rows > 0 && !b.noSteps {
+		copy(dense.Row(b.lat, s), st.y[a.ny:])
+	}
 	b.depth[s] = st.depth
 	b.afterMax[s], b.afterSum[s] = absStats(st.c)
 	if st.measure > a.s.Tol {

@@ -382,6 +382,59 @@ func (a *AdaNP) ProjectTo(dst, x, yhat *mat.Dense) (Stats, error) {
 	return a.forward(dst, x, yhat, nil, false, nil)
 }
 
+// ProjectLatent is ProjectTo with the start of the latent variables given,
+// for a constraint that declares them (Capabilities.Latent; the
+// multipliers of WithInequalities): latent is rows×Latent, holds the start
+// of each sample on entry, where ProjectTo starts from zero, and on return
+// holds the latent variables of the projected point (the multipliers that
+// go with ỹ, ready to start the next projection of a nearby ŷ). A row of
+// latent that is not finite is an error, as a row of ŷ is. With latent
+// nil ProjectLatent is
+// ProjectTo; with Settings.Smoothing every stage starts from latent's
+// values, the last from the smoothed stage's.
+//
+// A good start saves the steps that move the multipliers from zero: on
+// Fischer–Burmeister systems those are most of the steps from a point
+// that already meets the inequalities (docs/numerics.md). The start
+// selects among the solutions AdaNP can reach, so ỹ depends on it; it
+// is an input without a gradient (ProjectLatent records no trace).
+// ProjectLatent returns an error if the constraint has no latent
+// variables or latent's shape does not match.
+func (a *AdaNP) ProjectLatent(dst, x, yhat, latent *mat.Dense) (Stats, error) {
+	if latent == nil {
+		return a.ProjectTo(dst, x, yhat)
+	}
+	if a.latent == 0 {
+		return Stats{}, errors.New("enforce: ProjectLatent: the constraint has no latent variables")
+	}
+	if yhat == nil || yhat.IsEmpty() {
+		return Stats{}, errors.New("enforce: nil or empty ŷ (a batch needs at least one row)")
+	}
+	rows, _ := yhat.Dims()
+	if latent.IsEmpty() {
+		return Stats{}, fmt.Errorf("enforce: ProjectLatent: latent is empty, want %d×%d", rows, a.latent)
+	}
+	if r, c := latent.Dims(); r != rows || c != a.latent {
+		return Stats{}, fmt.Errorf("enforce: ProjectLatent: latent is %d×%d, want %d×%d", r, c, rows, a.latent)
+	}
+	if err := a.checkPattern(x, yhat); err != nil {
+		return Stats{}, err
+	}
+	if a.sm != nil {
+		if _, _, _, err := a.checkShapes(x, yhat, "ŷ"); err != nil {
+			return Stats{}, err
+		}
+		if dst == nil || dst.IsEmpty() {
+			return Stats{}, errors.New("enforce: nil or empty destination")
+		}
+		if r, c := dst.Dims(); r != rows || c != a.ny {
+			return Stats{}, fmt.Errorf("enforce: destination is %d×%d, want %d×%d", r, c, rows, a.ny)
+		}
+		return a.forwardSmoothed(dst, x, yhat, nil, nil, latent)
+	}
+	return a.forwardPass(dst, x, yhat, nil, false, nil, &passIO{latent: latent})
+}
+
 // Check reports the residual of y for inputs x without projecting: Stats
 // with Depth 0 and Before equal to After. Samples above the tolerance are
 // counted in NotConverged and listed in Missed; Settings.RequireTol does

@@ -85,7 +85,11 @@ func (a *AdaNP) newSmoothingStage() error {
 }
 
 // forwardSmoothed is forward for Settings.Smoothing.
-func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float64) (Stats, error) {
+//
+// With lat (ProjectLatent), the plain attempt and the smoothed stage start
+// the latent variables from lat, the last stage from the smoothed stage's
+// final values, and lat receives each row's final values.
+func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float64, lat *mat.Dense) (Stats, error) {
 	xr, _, rows, err := a.checkShapes(x, yhat, "ŷ")
 	if err != nil {
 		return Stats{}, err
@@ -104,7 +108,11 @@ func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float
 		tf, t0, t1 = &tr.stages.first, &tr.stages.pre, &tr.stages.second
 	}
 	res := newSampleResults(rows)
-	if _, err := sm.first.forwardPass(dst, x, yhat, tf, false, dinv, &passIO{out: res}); err != nil {
+	var lat0 *mat.Dense
+	if lat != nil {
+		lat0 = mat.DenseCopyOf(lat) // the first attempt overwrites lat
+	}
+	if _, err := sm.first.forwardPass(dst, x, yhat, tf, false, dinv, &passIO{out: res, latent: lat}); err != nil {
 		return Stats{}, err
 	}
 	var missed []int
@@ -123,18 +131,25 @@ func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float
 		for i, s := range missed {
 			add[i] = res.depth[s]
 		}
+		var ls *mat.Dense
+		if lat != nil {
+			ls = gatherRows(lat0, missed)
+		}
 		r0 := newSampleResults(m)
 		y0 := mat.NewDense(m, a.ny, nil)
-		if _, err := sm.pre.forwardPass(y0, xs, ys, t0, false, dinv, &passIO{addDepth: add, out: r0}); err != nil {
+		if _, err := sm.pre.forwardPass(y0, xs, ys, t0, false, dinv, &passIO{addDepth: add, out: r0, latent: ls}); err != nil {
 			return Stats{}, err
 		}
 		r1 := newSampleResults(m)
 		y1 := mat.NewDense(m, a.ny, nil)
-		if _, err := sm.second.forwardPass(y1, xs, y0, t1, false, dinv, &passIO{addDepth: r0.depth, addFlags: r0.flags, out: r1}); err != nil {
+		if _, err := sm.second.forwardPass(y1, xs, y0, t1, false, dinv, &passIO{addDepth: r0.depth, addFlags: r0.flags, out: r1, latent: ls}); err != nil {
 			return Stats{}, err
 		}
 		for i, s := range missed {
 			dst.SetRow(s, y1.RawRowView(i))
+			if lat != nil {
+				lat.SetRow(s, ls.RawRowView(i))
+			}
 			res.depth[s] = r1.depth[i]
 			res.flags[s] = r1.flags[i] | res.flags[s]&flagClamped
 			res.afterMax[s], res.afterSum[s] = r1.afterMax[i], r1.afterSum[i]

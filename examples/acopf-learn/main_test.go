@@ -154,3 +154,37 @@ func TestTrainRecipe(t *testing.T) {
 	assert.Equal(t, 1, cli([]string{"-data", testSet, "-train", testSet, "-out", ""}, &out, &errOut))
 	assert.Contains(t, errOut.String(), "test set's seed")
 }
+
+// TestProjectionWeights checks the "spread" weights against their
+// definition (the median spread over each output's, floored at a tenth
+// of the median), "unit", and the errors.
+func TestProjectionWeights(t *testing.T) {
+	// Columns with spreads 1, 2, 4 (population σ of ±σ) and 0.
+	y := mat.NewDense(2, 4, []float64{
+		1, 5, -4, 7,
+		-1, 1, 4, 7,
+	})
+	w, err := projectionWeights("spread", y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// σ = (1, 2, 4, 0), median (the upper of the middle two) 2; the
+	// zero spread is floored at 0.2.
+	want := []float64{2, 1, 0.5, 10}
+	for j := range want {
+		if math.Abs(w[j]-want[j]) > 1e-12 {
+			t.Errorf("spread: w = %v, want %v", w, want)
+			break
+		}
+	}
+	u, err := projectionWeights("unit", y)
+	if err != nil || u[0] != 1 || u[3] != 1 {
+		t.Errorf("unit: %v, %v", u, err)
+	}
+	if _, err := projectionWeights("sigma", y); err == nil {
+		t.Error("an unknown kind was accepted")
+	}
+	if _, err := projectionWeights("spread", mat.NewDense(2, 3, []float64{1, 1, 1, 1, 1, 1})); err == nil {
+		t.Error("labels without spread were accepted")
+	}
+}

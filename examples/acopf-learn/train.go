@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,7 @@ type recipe struct {
 	trainTol          float64
 	stdFloor          float64
 	grad              string
+	weights           string // "spread" or "unit" (projectionWeights)
 	ntrain            int
 	checkpoint        string
 }
@@ -159,16 +161,62 @@ func costObjective(m *acopf.Model, scale float64) (train.Objective, error) {
 	}, nil
 }
 
+// spreadFloor is the floor, relative to the median, on the training
+// labels' standard deviations from which projectionWeights "spread"
+// builds W.
+const spreadFloor = 0.1
+
+// projectionWeights returns W's diagonal for the trained models'
+// projections: for "unit", W = I (the distance in p.u. and radians); for
+// "spread", W_j = σ̃/max(σ_j, σ̃/10), with σ_j the standard deviation of
+// output j over the training labels y and σ̃ their median, so that
+// outputs that vary little between optima (voltage magnitudes) move
+// little and those that vary much (generation) carry the correction
+// (docs/acopf-learn.md measures both).
+func projectionWeights(kind string, y *mat.Dense) ([]float64, error) {
+	n, ny := y.Dims()
+	w := make([]float64, ny)
+	switch kind {
+	case "unit":
+		for j := range w {
+			w[j] = 1
+		}
+		return w, nil
+	case "spread":
+	default:
+		return nil, fmt.Errorf("-weights %q: want spread or unit", kind)
+	}
+	sd := make([]float64, ny)
+	for j := range sd {
+		var mean, v float64
+		for i := 0; i < n; i++ {
+			mean += y.At(i, j)
+		}
+		mean /= float64(n)
+		for i := 0; i < n; i++ {
+			d := y.At(i, j) - mean
+			v += d * d
+		}
+		sd[j] = math.Sqrt(v / float64(n))
+	}
+	sorted := append([]float64(nil), sd...)
+	sort.Float64s(sorted)
+	med := sorted[ny/2]
+	if !(med > 0) {
+		return nil, fmt.Errorf("-weights spread: the median spread of the %d training labels' outputs is %v: too few distinct labels", n, med)
+	}
+	for j, s := range sd {
+		w[j] = med / math.Max(s, spreadFloor*med)
+	}
+	return w, nil
+}
+
 // projection returns the AdaNP settings of training (tol > 0: max|c| ≤
 // tol; 0: train's default, mean|c| ≤ 1e-4) and inference (tol 0: max|c| ≤
 // 1e-6):
-// the sparse path onto the full PGLib set, in original units (W = I),
+// the sparse path onto the full PGLib set with W = diag(diag),
 // Smoothing and Damping as the options say.
-func projection(o options, ny int, tol float64, g enforce.GradMode) enforce.Settings {
-	diag := make([]float64, ny)
-	for i := range diag {
-		diag[i] = 1
-	}
+func projection(o options, diag []float64, tol float64, g enforce.GradMode) enforce.Settings {
 	s := enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping,
 		Weights: enforce.Diagonal, Diag: diag, Tol: tol, Grad: g}
 	if tol > 0 {
@@ -217,6 +265,10 @@ func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, train_ []dat
 	}
 	nx, ny := m.Dims()
 	xTr, yTr := sampleRows(train_, false), sampleRows(train_, true)
+	diag, err := projectionWeights(r.weights, yTr)
+	if err != nil {
+		return nil, err
+	}
 	var optMean float64
 	for _, s := range train_ {
 		optMean += s.Objective
@@ -276,7 +328,7 @@ func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, train_ []dat
 		enf := train.Config{Sizes: sup.Sizes, Hidden: sup.Hidden, Backbone: sup.Backbone, Standardize: true, OutputStdFloor: r.stdFloor,
 			Mode: train.ENFORCE, Constraint: k, LearnRate: r.lr, BatchSize: r.batch, Epochs: r.epochs,
 			Seed: seed, AlwaysProject: true, LambdaD: r.lambdaD, LambdaC: r.lambdaC,
-			Train: projection(o, ny, r.trainTol, grad), Infer: projection(o, ny, 0, 0),
+			Train: projection(o, diag, r.trainTol, grad), Infer: projection(o, diag, 0, 0),
 			Progress: progress, LogEvery: 1, Checkpoint: ckpt("enforce")}
 		tm, resumed, err := resume(enf)
 		if err != nil {
