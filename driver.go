@@ -244,7 +244,7 @@ func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, dinv [
 type passIO struct {
 	// latent, when set, starts the latent variables of every row and
 	// receives their final values (ProjectLatent).
-	latent *mat.Dense
+	latent   *mat.Dense
 	addDepth []int
 	addFlags []uint8
 	out      *sampleResults
