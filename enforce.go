@@ -389,15 +389,18 @@ func (a *AdaNP) ProjectTo(dst, x, yhat *mat.Dense) (Stats, error) {
 // holds the latent variables of the projected point (the multipliers that
 // go with ỹ, ready to start the next projection of a nearby ŷ). A row of
 // latent that is not finite is an error, as a row of ŷ is. With latent
-// nil ProjectLatent is
-// ProjectTo; with Settings.Smoothing every stage starts from latent's
-// values, the last from the smoothed stage's.
+// nil, or zero, ProjectLatent is ProjectTo. With Settings.Smoothing the
+// first attempt starts from latent; the samples that take the smoothed
+// fallback project from zero multipliers, as ProjectTo does, and latent
+// receives their last stage's.
 //
-// A good start saves the steps that move the multipliers from zero: on
-// Fischer–Burmeister systems those are most of the steps from a point
-// that already meets the inequalities (docs/numerics.md). The start
-// selects among the solutions AdaNP can reach, so ỹ depends on it; it
-// is an input without a gradient (ProjectLatent records no trace).
+// A good start saves the steps that move the multipliers from zero, where
+// ŷ is near the point whose multipliers they are; on the power grids of
+// docs/numerics.md about one step of six from an optimum, and from
+// predictions whose active set differs a warm start costs steps and
+// convergence: measure before using it. The start selects among the
+// solutions AdaNP can reach, so ỹ depends on it; it is an input without
+// a gradient (ProjectLatent records no trace).
 // ProjectLatent returns an error if the constraint has no latent
 // variables or latent's shape does not match.
 func (a *AdaNP) ProjectLatent(dst, x, yhat, latent *mat.Dense) (Stats, error) {
