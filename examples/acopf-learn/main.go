@@ -54,6 +54,7 @@ type options struct {
 	smoothing float64
 	damping   float64
 	fbeps     float64
+	maxDepth  int
 	out       string
 
 	trainData string // -train: the labelled training set; empty: no training
@@ -62,7 +63,7 @@ type options struct {
 }
 
 func defaults() options {
-	return options{ipopt: 3, smoothing: 1e-2, damping: enforce.DefaultDamping, fbeps: acopf.ProjectionFBEpsilon, out: harness.DefaultOut("acopf-learn"),
+	return options{ipopt: 3, maxDepth: 300, smoothing: 1e-2, damping: enforce.DefaultDamping, fbeps: acopf.ProjectionFBEpsilon, out: harness.DefaultOut("acopf-learn"),
 		seeds: "1", recipe: recipe{supEpochs: 300, epochs: 5, supBatch: 32, batch: 16, supLR: 1e-3, lr: 1e-5, stdFloor: -1, lambdaC: -1, width: 0, grad: "final-projector", weights: "spread"}}
 }
 
@@ -72,6 +73,7 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.ipopt, "ipopt", o.ipopt, "time the reference solver on this many test instances in the same run (0: none)")
 	f.Float64Var(&o.smoothing, "smoothing", o.smoothing, "enforce.Settings.Smoothing of the projection (0: off)")
 	f.Float64Var(&o.damping, "damping", o.damping, "enforce.Settings.Damping of the projection (0: off)")
+	f.IntVar(&o.maxDepth, "maxdepth", o.maxDepth, "enforce.Settings.MaxDepth of the inference projection (the steps of every stage of Smoothing together; 100 before 2026-12-06 21:20)")
 	f.Float64Var(&o.fbeps, "fbeps", o.fbeps, "the limits' Fischer–Burmeister smoothing ε (acopf.ConstraintOptions.FBEps)")
 	f.StringVar(&o.trainData, "train", o.trainData, "a labelled training set (acopf-data, another seed than the test set's): train the recipe's models and add their rows")
 	f.StringVar(&o.seeds, "seeds", o.seeds, "the model seeds, separated by commas")
@@ -200,7 +202,7 @@ func evaluate(o options, m *acopf.Model, test []dataset.Sample, x, yhat *mat.Den
 	if err != nil {
 		return row{}, err
 	}
-	a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping})
+	a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping, MaxDepth: o.maxDepth})
 	if err != nil {
 		return row{}, err
 	}

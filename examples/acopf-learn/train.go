@@ -213,7 +213,7 @@ func projectionWeights(kind string, y *mat.Dense) ([]float64, error) {
 
 // projection returns the AdaNP settings of training (tol > 0: max|c| ≤
 // tol; 0: train's default, mean|c| ≤ 1e-4) and inference (tol 0: max|c| ≤
-// 1e-6):
+// 1e-6, at most -maxdepth steps):
 // the sparse path onto the full PGLib set with W = diag(diag),
 // Smoothing and Damping as the options say.
 func projection(o options, diag []float64, tol float64, g enforce.GradMode) enforce.Settings {
@@ -221,6 +221,8 @@ func projection(o options, diag []float64, tol float64, g enforce.GradMode) enfo
 		Weights: enforce.Diagonal, Diag: diag, Tol: tol, Grad: g}
 	if tol > 0 {
 		s.Measure = enforce.MaxAbs // as inference measures
+	} else {
+		s.MaxDepth = o.maxDepth
 	}
 	return s
 }
