@@ -14,11 +14,10 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
-	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/dc3"
+	"github.com/enforce-nn/enforce/examples/internal/acopfcost"
 	"github.com/enforce-nn/enforce/examples/internal/harness"
 	"github.com/enforce-nn/enforce/examples/internal/report"
 	"github.com/enforce-nn/enforce/layers"
@@ -101,61 +100,8 @@ func evaluate(m *acopf.Model, x, y *mat.Dense, refObj []float64) metrics {
 
 // objective returns DC3's scaled generation cost as a train.Objective:
 // f(y) = Σ_j (a2_j·Pg_j² + a1_j·Pg_j + a0_j)/10⁴ with the costs in p.u.
-func objective(m *acopf.Model) train.Objective {
-	_, ny := m.Dims()
-	nb := len(m.Case.Buses)
-	q, l := make([]float64, ny), make([]float64, ny)
-	var a0 float64
-	for j, gen := range m.Case.Gens {
-		p := gen.Cost.Poly
-		k := 2*nb + j
-		if len(p) > 0 {
-			a0 += p[0] / objScale
-		}
-		if len(p) > 1 {
-			l[k] = p[1] / objScale
-		}
-		if len(p) > 2 {
-			q[k] = p[2] / objScale
-		}
-	}
-	return func(_, y *gorgonia.Node) (*gorgonia.Node, error) {
-		g := y.Graph()
-		dt := y.Dtype()
-		vec := func(v []float64, name string) *gorgonia.Node {
-			var back any = v
-			if dt == tensor.Float32 {
-				f := make([]float32, len(v))
-				for i := range v {
-					f[i] = float32(v[i])
-				}
-				back = f
-			}
-			return gorgonia.NewVector(g, dt, gorgonia.WithShape(len(v)), gorgonia.WithName(name),
-				gorgonia.WithValue(tensor.New(tensor.WithShape(len(v)), tensor.WithBacking(back))))
-		}
-		sq, err := gorgonia.HadamardProd(y, y)
-		if err != nil {
-			return nil, err
-		}
-		fq, err := gorgonia.Mul(sq, vec(q, "acopf_q"))
-		if err != nil {
-			return nil, err
-		}
-		fl, err := gorgonia.Mul(y, vec(l, "acopf_l"))
-		if err != nil {
-			return nil, err
-		}
-		f, err := gorgonia.Add(fq, fl)
-		if err != nil || a0 == 0 {
-			return f, err
-		}
-		var c any = a0
-		if dt == tensor.Float32 {
-			c = float32(a0)
-		}
-		return gorgonia.Add(f, gorgonia.NewConstant(c))
-	}
+func objective(m *acopf.Model) (train.Objective, error) {
+	return acopfcost.Objective(m, objScale)
 }
 
 // softConstraint is DC3's soft penalty as one constraint without latent
@@ -390,7 +336,10 @@ func experiment(o options, m *acopf.Model, d *dataset, stdout, progress io.Write
 				// standardisation of x and y on the training set).
 				_, err = tm.Fit(xTrain, rows(d.Y[:nTr]))
 			} else {
-				_, err = tm.FitUnsupervised(xTrain, objective(m))
+				var obj train.Objective
+				if obj, err = objective(m); err == nil {
+					_, err = tm.FitUnsupervised(xTrain, obj)
+				}
 			}
 			if err != nil {
 				return fmt.Errorf("%s seed %d: %w", name, s+1, err)

@@ -27,7 +27,11 @@ const nnsolverMethod = "DC3-NNSolver"
 // correction counted in the time per batch as for "DC3".
 func runNNSolver(m *acopf.Model, o options, s int, xTrain, xTest *mat.Dense, refObj []float64, corr dc3.Correction, progress io.Writer) (metrics, error) {
 	seed := s + 1
-	loss := dc3.ACOPFLoss{Objective: objective(m), EqWeight: dc3.ACOPFEqWeight, IneqWeight: dc3.ACOPFIneqWeight}
+	obj, err := objective(m)
+	if err != nil {
+		return metrics{}, err
+	}
+	loss := dc3.ACOPFLoss{Objective: obj, EqWeight: dc3.ACOPFEqWeight, IneqWeight: dc3.ACOPFIneqWeight}
 	if o.corr == "train+test" {
 		loss.Correction = &corr
 	}
@@ -36,7 +40,6 @@ func runNNSolver(m *acopf.Model, o options, s int, xTrain, xTest *mat.Dense, ref
 		Progress: prefixed{progress, fmt.Sprintf("[%s seed %d] ", nnsolverMethod, seed)}, LogEvery: max(1, o.epochs/5),
 	}
 	var nn *dc3.Model
-	var err error
 	if o.checkpoint != "" {
 		variant := strings.ReplaceAll(o.corr, "+", "-")
 		if corr.ExactGradient {

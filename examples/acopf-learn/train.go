@@ -15,9 +15,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/examples/internal/acopfcost"
 	"github.com/enforce-nn/enforce/examples/internal/harness"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems/acopf"
@@ -102,63 +102,6 @@ func sampleRows(s []dataset.Sample, y bool) *mat.Dense {
 		}
 	}
 	return d
-}
-
-// costObjective returns the generation cost over scale as a
-// train.Objective (float64 graphs): Σ_j (a2_j·Pg_j² + a1_j·Pg_j + a0_j)/scale
-// per sample, Pg in p.u. as acopf.Model.Objective evaluates it. Only
-// polynomial costs of degree ≤ 2 in Pg are supported.
-func costObjective(m *acopf.Model, scale float64) (train.Objective, error) {
-	_, ny := m.Dims()
-	nb := len(m.Case.Buses)
-	q, l := make([]float64, ny), make([]float64, ny)
-	var a0 float64
-	for j, gen := range m.Case.Gens {
-		if gen.QCost != nil {
-			return nil, fmt.Errorf("generator %d has a reactive cost: not supported by the training objective", j)
-		}
-		if gen.Cost == nil || gen.Cost.Model != 2 || len(gen.Cost.Poly) > 3 {
-			return nil, fmt.Errorf("generator %d: the training objective supports polynomial costs of degree ≤ 2 only", j)
-		}
-		p := gen.Cost.Poly
-		k := 2*nb + j
-		if len(p) > 0 {
-			a0 += p[0] / scale
-		}
-		if len(p) > 1 {
-			l[k] = p[1] / scale
-		}
-		if len(p) > 2 {
-			q[k] = p[2] / scale
-		}
-	}
-	return func(_, y *gorgonia.Node) (*gorgonia.Node, error) {
-		if y.Dtype() != tensor.Float64 {
-			return nil, errors.New("acopf-learn: the cost objective is built for float64 graphs")
-		}
-		g := y.Graph()
-		vec := func(v []float64, name string) *gorgonia.Node {
-			return gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(len(v)), gorgonia.WithName(name),
-				gorgonia.WithValue(tensor.New(tensor.WithShape(len(v)), tensor.WithBacking(append([]float64(nil), v...)))))
-		}
-		sq, err := gorgonia.HadamardProd(y, y)
-		if err != nil {
-			return nil, err
-		}
-		fq, err := gorgonia.Mul(sq, vec(q, "cost_q"))
-		if err != nil {
-			return nil, err
-		}
-		fl, err := gorgonia.Mul(y, vec(l, "cost_l"))
-		if err != nil {
-			return nil, err
-		}
-		f, err := gorgonia.Add(fq, fl)
-		if err != nil || a0 == 0 {
-			return f, err
-		}
-		return gorgonia.Add(f, gorgonia.NewConstant(a0))
-	}, nil
 }
 
 // spreadFloor is the floor, relative to the median, on the training
@@ -276,7 +219,7 @@ func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, train_ []dat
 		optMean += s.Objective
 	}
 	optMean /= float64(len(train_))
-	obj, err := costObjective(m, optMean)
+	obj, err := acopfcost.Objective(m, optMean)
 	if err != nil {
 		return nil, err
 	}
