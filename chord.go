@@ -3,6 +3,7 @@ package enforce
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 )
 
@@ -48,15 +49,21 @@ func (b *batch) keepFactor(ws *workspace, st *sampleState, vals, d []float64) {
 // if δ is not finite (a fresh step is then taken).
 func (b *batch) chordStep(ws *workspace, st *sampleState) bool {
 	a := b.a
-	copy(ws.mu, st.c)
-	ws.sp.cur.Solve(ws.mu)
-	a.sp.mulTransVec(st.delta, ws.chordB, ws.mu)
-	var d []float64
-	if st.chordD {
-		d = ws.chordD
-	}
-	if !scaleFinite(st.delta, d) {
-		return false
+	if a.s.ChordCG > 0 {
+		if !b.cgStep(ws, st) {
+			return false
+		}
+	} else {
+		copy(ws.mu, st.c)
+		ws.sp.cur.Solve(ws.mu)
+		a.sp.mulTransVec(st.delta, ws.chordB, ws.mu)
+		var d []float64
+		if st.chordD {
+			d = ws.chordD
+		}
+		if !scaleFinite(st.delta, d) {
+			return false
+		}
 	}
 	st.chordLeft--
 	st.chord = true
@@ -65,4 +72,74 @@ func (b *batch) chordStep(ws *workspace, st *sampleState) bool {
 	st.alpha = st.alpha0
 	trial(st.yT, st.y, st.delta, st.alpha)
 	return true
+}
+
+// cgForcing caps the forcing term η of Settings.ChordCG's solves.
+const cgForcing = 0.1
+
+// cgStep computes, for Settings.ChordCG, the inexact Newton direction at
+// iterate st: μ solving G(y)·μ = c(y), G(y) = B·D·Bᵀ + εI with B the
+// Jacobian at y (st.J), by conjugate gradients preconditioned by the
+// stored factor (ws.sp.cur), to ‖G(y)μ − c‖₂ ≤ min(cgForcing, √‖c‖₂)·‖c‖₂,
+// and δ = D·Bᵀ·μ into st.delta. It reports false where the Jacobian at y
+// is not at hand, the solve does not reach the forcing term within
+// ChordCG iterations, a curvature pᵀGp is not positive, or δ is not
+// finite: a fresh step is then taken.
+func (b *batch) cgStep(ws *workspace, st *sampleState) bool {
+	a := b.a
+	if !st.jAtY || st.J == nil {
+		return false
+	}
+	vals := st.J
+	d := a.sparseWeights(ws, vals)
+	shift := st.damp(a)
+	cn := norm2(st.c)
+	target := math.Min(cgForcing, math.Sqrt(cn)) * cn
+	mu, r, z, p, q, t := ws.mu, ws.cgR, ws.cgZ, ws.cgP, ws.cgQ, ws.cgT
+	clear(mu)
+	copy(r, st.c)
+	copy(z, r)
+	ws.sp.cur.Solve(z)
+	copy(p, z)
+	rz := dot(r, z)
+	done := false
+	for range a.s.ChordCG {
+		// q = G(y)·p = B·D·Bᵀ·p + shift·p.
+		a.sp.mulTransVec(t, vals, p)
+		if d != nil {
+			for k := range t {
+				t[k] *= d[k]
+			}
+		}
+		a.sp.mulVec(q, vals, t)
+		for i := range q {
+			q[i] += shift * p[i]
+		}
+		pq := dot(p, q)
+		if !(pq > 0) || math.IsInf(pq, 1) {
+			return false
+		}
+		alpha := rz / pq
+		for i := range mu {
+			mu[i] += alpha * p[i]
+			r[i] -= alpha * q[i]
+		}
+		if norm2(r) <= target {
+			done = true
+			break
+		}
+		copy(z, r)
+		ws.sp.cur.Solve(z)
+		rzNew := dot(r, z)
+		beta := rzNew / rz
+		rz = rzNew
+		for i := range p {
+			p[i] = z[i] + beta*p[i]
+		}
+	}
+	if !done {
+		return false
+	}
+	a.sp.mulTransVec(st.delta, vals, mu)
+	return scaleFinite(st.delta, d)
 }

@@ -24,18 +24,22 @@ func TestChordValidation(t *testing.T) {
 		{"projector", Settings{Chord: 2, Path: PathSparse, Grad: Projector}, "Implicit and FinalProjector"},
 		{"trainable weights", Settings{Chord: 2, Path: PathSparse, Grad: Implicit, Weights: TrainableDiagonal}, "trainable-diagonal"},
 		{"batch weights", Settings{Chord: 2, Path: PathSparse, Grad: Implicit, Weights: BatchDiagonal}, "batch-diagonal"},
+		{"negative CG", Settings{Chord: 2, ChordCG: -1, Path: PathSparse, Grad: FinalProjector}, "ChordCG must be non-negative"},
+		{"CG without chord", Settings{ChordCG: 5, Path: PathSparse, Grad: FinalProjector}, "needs Settings.Chord"},
 	} {
 		_, err := NewAdaNP(f, tc.s)
 		assert.ErrorContains(t, err, tc.want, tc.name)
 	}
 	_, err := NewAdaNP(f, Settings{Chord: 2, Path: PathSparse, Grad: FinalProjector})
 	assert.NoError(t, err)
+	_, err = NewAdaNP(f, Settings{Chord: 2, ChordCG: 5, Path: PathSparse, Grad: Implicit})
+	assert.NoError(t, err)
 }
 
 // TestChordSteps: on the framework family from far (σ = 0.1, where full
 // steps need several), chord steps reach the tolerance on every sample,
 // with fewer factorisations than factoring every step, alone and with
-// Damping, equalities and Fischer–Burmeister inequalities alike; a
+// Damping, in Float32, and as inexact Newton steps (ChordCG); a
 // FinalProjector gradient through a chord projection is that of its final
 // point (equal to a fresh projector's there).
 func TestChordSteps(t *testing.T) {
@@ -68,8 +72,12 @@ func TestChordSteps(t *testing.T) {
 		chord := base
 		chord.Chord = 3
 		fewer, stChord := count(chord)
-		t.Logf("damping %g: %d factorisations, %.2f steps per sample; chord: %d, %.2f", damping, full, stFull.MeanDepth, fewer, stChord.MeanDepth)
+		cg := chord
+		cg.ChordCG = 20
+		fewerCG, stCG := count(cg)
+		t.Logf("damping %g: %d factorisations, %.2f steps per sample; chord: %d, %.2f; chord with CG: %d, %.2f", damping, full, stFull.MeanDepth, fewer, stChord.MeanDepth, fewerCG, stCG.MeanDepth)
 		assert.Less(t, fewer, full, "damping %g: factorisations", damping)
+		assert.Less(t, fewerCG, full, "damping %g: factorisations with ChordCG", damping)
 	}
 
 	// FinalProjector's gradient depends only on the final point.

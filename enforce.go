@@ -503,6 +503,7 @@ type workspace struct {
 	g64                             dense.GramScratch
 	sp                              *sparseWork // the sparse path's factor
 	chordB, chordD                  []float64   // Settings.Chord: B's values and D of the stored factor
+	cgR, cgZ, cgP, cgQ, cgT         []float64   // Settings.ChordCG: the conjugate gradients' vectors (nc, and n for cgT)
 }
 
 func (a *AdaNP) newWorkspace() *workspace {

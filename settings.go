@@ -437,6 +437,21 @@ type Settings struct {
 	// docs/numerics.md ("Step control") measures what it saves. Zero (the
 	// default) factors at every step.
 	Chord int `json:",omitempty"`
+	// ChordCG, when positive (with Chord), makes each chord step an
+	// inexact Newton step instead: G(y)·μ = c(y), with G(y) = B·D·Bᵀ + εI
+	// at the current iterate (B, D, the damping ν of this step), is solved
+	// by conjugate gradients preconditioned by the stored factor, to
+	// ‖G(y)μ − c(y)‖₂ ≤ η‖c(y)‖₂ with the forcing term
+	// η = min(0.1, √‖c(y)‖₂), in at most ChordCG iterations, and the step
+	// is δ = D·Bᵀ·μ with the current B. A solve that does not reach η
+	// within ChordCG iterations (or meets a non-positive curvature) is
+	// dropped for a fresh step, which factors; the step is kept as a
+	// chord step is (‖c‖₂ at least halved). Each iteration costs a product
+	// with B and Bᵀ and a solve with the stored factor. The rules of Chord
+	// apply (sparse path, Implicit or FinalProjector gradients). Zero (the
+	// default): chord steps use the stored B, D and G. NewAdaNP rejects
+	// ChordCG without Chord.
+	ChordCG int `json:",omitempty"`
 
 	// RequireTol makes a sample that misses the tolerance an error: a
 	// projection (Project, ProjectTo, ProjectTrace, the graph Op) in which
@@ -489,6 +504,10 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 		return s, fmt.Errorf("enforce: Settings.Smoothing must be non-negative and finite, got %v", s.Smoothing)
 	case s.Chord < 0:
 		return s, fmt.Errorf("enforce: Settings.Chord must be non-negative, got %d", s.Chord)
+	case s.ChordCG < 0:
+		return s, fmt.Errorf("enforce: Settings.ChordCG must be non-negative, got %d", s.ChordCG)
+	case s.ChordCG > 0 && s.Chord == 0:
+		return s, errors.New("enforce: Settings.ChordCG solves chord steps' systems inexactly: it needs Settings.Chord > 0")
 	}
 	if s.Weights == BatchDiagonal && s.Damping > 0 {
 		return s, errors.New("enforce: batch-diagonal weights do not support Settings.Damping")

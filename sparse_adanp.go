@@ -148,6 +148,9 @@ func (a *AdaNP) newSparseWorkspace() *workspace {
 		u: vn(), r: vn(), z: vn(), pk: vn(), hpk: vn(),
 		sp: &sparseWork{ind: vc()},
 	}
+	if a.s.ChordCG > 0 {
+		ws.cgR, ws.cgZ, ws.cgP, ws.cgQ, ws.cgT = make([]float64, a.nc), make([]float64, a.nc), make([]float64, a.nc), make([]float64, a.nc), make([]float64, a.n)
+	}
 	if a.s.Chord > 0 {
 		ws.chordB, ws.chordD = make([]float64, nnz), vn()
 	}
