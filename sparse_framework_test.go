@@ -158,7 +158,8 @@ func TestFrameworkFamily(t *testing.T) {
 
 // BenchmarkFramework measures steps per sample and time per batch on the
 // framework family at 10³–10⁵ equations, with full steps and with
-// Settings.Damping (issue 54):
+// Settings.Damping, and chord steps (Settings.Chord, exact with the
+// stored factor or inexact with ChordCG) (issue 54):
 //
 //	go test -run '^$' -bench Framework -benchtime 1x .
 //
@@ -181,6 +182,8 @@ func BenchmarkFramework(b *testing.B) {
 			{"damping", Settings{Damping: DefaultDamping}},
 			{"damping+chord2", Settings{Damping: DefaultDamping, Chord: 2, Grad: FinalProjector}},
 			{"damping+chord4", Settings{Damping: DefaultDamping, Chord: 4, Grad: FinalProjector}},
+			{"damping+chord2+cg10", Settings{Damping: DefaultDamping, Chord: 2, ChordCG: 10, Grad: FinalProjector}},
+			{"damping+chord4+cg10", Settings{Damping: DefaultDamping, Chord: 4, ChordCG: 10, Grad: FinalProjector}},
 		} {
 			s := ctl.s
 			s.Path = PathSparse
