@@ -80,18 +80,22 @@ func TestChordSteps(t *testing.T) {
 		assert.Less(t, fewerCG, full, "damping %g: factorisations with ChordCG", damping)
 	}
 
-	// FinalProjector's gradient depends only on the final point.
-	a, err := NewAdaNP(f, Settings{Path: PathSparse, Grad: FinalProjector, Chord: 3})
-	require.NoError(t, err)
-	up := randDense(rand.New(rand.NewPCG(9, 9)), 6, ny, 1)
-	gy, _, _ := gtVJP(t, a, x, yhat, up)
-	y, _, err := a.Project(x, yhat)
-	require.NoError(t, err)
-	// A projection that starts at the chord projection's final point takes
-	// one step there (MinDepth 1), of the size of its residual (≤ Tol), so
-	// its FinalProjector gradient is the projector at nearly the same point.
-	at, err := NewAdaNP(f, Settings{Path: PathSparse, Grad: FinalProjector})
-	require.NoError(t, err)
-	want, _, _ := gtVJP(t, at, x, y, up)
-	assert.Less(t, relErr(gy, want), 1e-5)
+	// FinalProjector's gradient depends only on the final point, with
+	// chord steps exact or inexact.
+	for _, cg := range []int{0, 20} {
+		a, err := NewAdaNP(f, Settings{Path: PathSparse, Grad: FinalProjector, Chord: 3, ChordCG: cg})
+		require.NoError(t, err)
+		up := randDense(rand.New(rand.NewPCG(9, 9)), 6, ny, 1)
+		gy, _, _ := gtVJP(t, a, x, yhat, up)
+		y, _, err := a.Project(x, yhat)
+		require.NoError(t, err)
+		// A projection that starts at the chord projection's final point
+		// takes one step there (MinDepth 1), of the size of its residual
+		// (≤ Tol), so its FinalProjector gradient is the projector at
+		// nearly the same point.
+		at, err := NewAdaNP(f, Settings{Path: PathSparse, Grad: FinalProjector})
+		require.NoError(t, err)
+		want, _, _ := gtVJP(t, at, x, y, up)
+		assert.Less(t, relErr(gy, want), 1e-5, "ChordCG %d", cg)
+	}
 }
