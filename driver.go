@@ -827,7 +827,7 @@ func (b *batch) finish(ws *workspace, s int, st *sampleState) {
 		b.recordFinal(ws, s, st, yhat)
 	}
 	copy(dense.Row(b.dst, s), st.y[:a.ny])
-	if b.lat.Rows > 0 && !b.noSteps {
+	if b.lat.Rows > 0 {
 		copy(dense.Row(b.lat, s), st.y[a.ny:])
 	}
 	b.depth[s] = st.depth

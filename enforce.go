@@ -414,9 +414,6 @@ func (a *AdaNP) ProjectLatent(dst, x, yhat, latent *mat.Dense) (Stats, error) {
 		return Stats{}, errors.New("enforce: nil or empty ŷ (a batch needs at least one row)")
 	}
 	rows, _ := yhat.Dims()
-	if latent.IsEmpty() {
-		return Stats{}, fmt.Errorf("enforce: ProjectLatent: latent is empty, want %d×%d", rows, a.latent)
-	}
 	if r, c := latent.Dims(); r != rows || c != a.latent {
 		return Stats{}, fmt.Errorf("enforce: ProjectLatent: latent is %d×%d, want %d×%d", r, c, rows, a.latent)
 	}
@@ -424,15 +421,6 @@ func (a *AdaNP) ProjectLatent(dst, x, yhat, latent *mat.Dense) (Stats, error) {
 		return Stats{}, err
 	}
 	if a.sm != nil {
-		if _, _, _, err := a.checkShapes(x, yhat, "ŷ"); err != nil {
-			return Stats{}, err
-		}
-		if dst == nil || dst.IsEmpty() {
-			return Stats{}, errors.New("enforce: nil or empty destination")
-		}
-		if r, c := dst.Dims(); r != rows || c != a.ny {
-			return Stats{}, fmt.Errorf("enforce: destination is %d×%d, want %d×%d", r, c, rows, a.ny)
-		}
 		return a.forwardSmoothed(dst, x, yhat, nil, nil, latent)
 	}
 	return a.forwardPass(dst, x, yhat, nil, false, nil, &passIO{latent: latent})

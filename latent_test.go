@@ -156,6 +156,8 @@ func TestProjectLatentErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "sample 2: x, ŷ or its latent start is not finite")
 	_, err = a.ProjectLatent(dst, x, nil, bad)
 	assert.Error(t, err)
+	_, err = a.ProjectLatent(dst, x, yhat, &mat.Dense{})
+	assert.ErrorContains(t, err, "latent is 0×0, want 6×2")
 
 	st, err := a.ProjectLatent(dst, x, yhat, nil)
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/examples/internal/harness"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems"
 	"github.com/enforce-nn/enforce/train"
@@ -119,7 +120,7 @@ func trainTableB(w, progress io.Writer, o tablebOptions) error {
 		o.nTrain, tablebNTest, o.epochs, set)
 	for _, seed := range o.seeds {
 		cfg := tablebConfig(q, seed, o.epochs, o.set)
-		cfg.Progress = prefixedWriter{progress, fmt.Sprintf("[tableb seed %d] ", seed)}
+		cfg.Progress = harness.Prefixed(progress, fmt.Sprintf("[tableb seed %d] ", seed))
 		m, err := train.New(cfg)
 		if err == nil && cfg.Standardize {
 			err = m.FitStandardizers(xTrain, nil)
@@ -165,17 +166,4 @@ func tablebEvaluate(q *problems.NonconvexQuadratic, x, y *mat.Dense, n int) (obj
 		}
 	}
 	return obj, objN, maxC, above
-}
-
-// prefixedWriter prefixes every write (one progress line) with a label.
-type prefixedWriter struct {
-	w      io.Writer
-	prefix string
-}
-
-func (p prefixedWriter) Write(b []byte) (int, error) {
-	if _, err := io.WriteString(p.w, p.prefix); err != nil {
-		return 0, err
-	}
-	return p.w.Write(b)
 }

@@ -1,6 +1,10 @@
 package harness
 
-import "github.com/enforce-nn/enforce"
+import (
+	"io"
+
+	"github.com/enforce-nn/enforce"
+)
 
 // Common are the settings every paper experiment has: the training budget
 // and learning rate, the backbone's width, the displacement weight, the
@@ -71,4 +75,21 @@ func (c Common) Sizes(nx, ny int) []int {
 		sizes = append(sizes, c.Width)
 	}
 	return append(sizes, ny)
+}
+
+// Prefixed returns a writer that writes prefix before every write to w
+// (one progress line each, as train's Progress writes them).
+func Prefixed(w io.Writer, prefix string) io.Writer { return prefixed{w, prefix} }
+
+// prefixed is Prefixed's writer.
+type prefixed struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixed) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix); err != nil {
+		return 0, err
+	}
+	return p.w.Write(b)
 }

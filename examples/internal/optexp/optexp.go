@@ -523,7 +523,7 @@ func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train
 		Constraint: inst.Constraint, Mode: mode, LambdaC: lambdaC, Penalty: penalty,
 		Train: trainSet, Infer: enforce.Settings{Tol: 1e-3, Precision: o.Precision},
 		LearnRate: o.LR, BatchSize: o.Batch, Epochs: o.Epochs, Seed: seed,
-		Progress: prefixed{progress, fmt.Sprintf("[%d/%d %s seed %d] ", s.NO, s.NC, name, seed)},
+		Progress: harness.Prefixed(progress, fmt.Sprintf("[%d/%d %s seed %d] ", s.NO, s.NC, name, seed)),
 		LogEvery: max(1, o.Epochs/5), Precision: o.BackbonePrecision,
 	}
 	if dir := harness.RunDir(o.Resume, fmt.Sprintf("%dx%d", s.NO, s.NC), name, fmt.Sprintf("seed%d", seed)); dir != "" {
@@ -600,7 +600,7 @@ func warmStart(w io.Writer, inst Instance, n int, xTest, y *mat.Dense, refObj []
 func trainDC3(progress io.Writer, inst Instance, s Size, o Options, seed uint64, xTrain, xTest *mat.Dense, refObj []float64) (metrics, train.History, error) {
 	cfg := dc3.Config{
 		Hidden: []int{o.Width, o.Width}, LearnRate: o.LR, BatchSize: o.Batch, Epochs: o.DC3Epochs, Seed: seed,
-		Progress: prefixed{progress, fmt.Sprintf("[%d/%d DC3 seed %d] ", s.NO, s.NC, seed)}, LogEvery: max(1, o.DC3Epochs/5),
+		Progress: harness.Prefixed(progress, fmt.Sprintf("[%d/%d DC3 seed %d] ", s.NO, s.NC, seed)), LogEvery: max(1, o.DC3Epochs/5),
 	}
 	method := "DC3"
 	if o.DC3Partial != "" && o.DC3Partial != "seed" {
@@ -700,19 +700,6 @@ func evaluate(inst Instance, x, y *mat.Dense, refObj []float64) metrics {
 		}
 	}
 	return m
-}
-
-// prefixed prefixes every write (one progress line) with a label.
-type prefixed struct {
-	w      io.Writer
-	prefix string
-}
-
-func (p prefixed) Write(b []byte) (int, error) {
-	if _, err := io.WriteString(p.w, p.prefix); err != nil {
-		return 0, err
-	}
-	return p.w.Write(b)
 }
 
 // hiddenSizes returns [nIn, width × layers, nOut].
