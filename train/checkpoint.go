@@ -218,6 +218,7 @@ type runConfig struct {
 	PenaltyConstraint *dims             `json:"penaltyConstraint,omitempty"`
 	Precision         enforce.Precision `json:"precision,omitempty"`
 	ClipNorm          float64           `json:"clipNorm,omitempty"`
+	Warmup            int               `json:"warmup,omitempty"`
 }
 
 // runConfig returns the JSON of m's runConfig.
@@ -228,7 +229,7 @@ func (m *Model) runConfig() (json.RawMessage, error) {
 		Constraint: constraintDims(r.Constraint), Mode: r.Mode, Train: r.train, Infer: r.Infer,
 		LambdaD: r.lambdaD, LambdaC: r.lambdaC, LambdaCObj: r.lambdaCObj, LearnRate: r.LearnRate,
 		BatchSize: r.BatchSize, Epochs: r.Epochs, Seed: r.Seed, AlwaysProj: r.AlwaysProject, Standardize: r.Standardize,
-		Penalty: r.Penalty, Precision: r.precision(), ClipNorm: r.ClipNorm,
+		Penalty: r.Penalty, Precision: r.precision(), ClipNorm: r.ClipNorm, Warmup: r.Warmup,
 	}
 	if r.PenaltyConstraint != nil {
 		d := constraintDims(r.PenaltyConstraint)

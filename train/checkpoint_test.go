@@ -115,6 +115,8 @@ func resumeCases(t *testing.T) []resumeCase {
 		{"ENFORCE trainable weights", theta, fit},
 		{"FitUnsupervised", unsup, func(m *Model) (History, error) { return m.FitUnsupervised(x, halfSquaredNorm) }},
 		{"ENFORCE float32 backbone", withFloat32(base), fit},
+		{"ENFORCE Warmup", withWarmup(base, 2), fit},
+		{"FitUnsupervised Warmup", withWarmup(unsup, 2), func(m *Model) (History, error) { return m.FitUnsupervised(x, halfSquaredNorm) }},
 		{"Soft PyTorchInit float32 backbone", withFloat32(py), fit},
 	}
 }
@@ -122,6 +124,12 @@ func resumeCases(t *testing.T) []resumeCase {
 // withFloat32 returns c with a float32 backbone (Config.Precision).
 func withFloat32(c Config) Config {
 	c.Precision = enforce.Float32
+	return c
+}
+
+// withWarmup returns c with w warm-up epochs (Config.Warmup).
+func withWarmup(c Config, w int) Config {
+	c.Warmup = w
 	return c
 }
 
@@ -164,7 +172,8 @@ func finish(t *testing.T, m *Model, c resumeCase, hist History) trainedState {
 // run repeats, as after a real crash. The cases cover Fit and
 // FitUnsupervised, ENFORCE with float64 and Settings.Precision Float32,
 // Soft with PyTorchInit, Soft with the SquaredHinge penalty and an output
-// σ floor, a custom backbone, learned projection weights θ, and float32
+// σ floor, a custom backbone, learned projection weights θ, warm-up epochs
+// (Config.Warmup; interrupted before and after the switch), and float32
 // backbones (Config.Precision Float32: float32 weights and Adam moments)
 // in ENFORCE and Soft modes.
 func TestResumeBitExact(t *testing.T) {

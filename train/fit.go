@@ -112,7 +112,12 @@ func (m *Model) Fit(x, y *mat.Dense) (History, error) {
 			}
 		}
 	}
-	return m.fit(kindFit, x, y, m.NewGraph)
+	return m.fit(kindFit, x, y, func(batch int, warm bool) (*Graph, error) {
+		if warm {
+			return m.newGraph(batch, nil, true)
+		}
+		return m.NewGraph(batch)
+	})
 }
 
 // FitUnsupervised trains the model to solve a parametric optimisation
@@ -141,7 +146,12 @@ func (m *Model) FitUnsupervised(x *mat.Dense, objective Objective) (History, err
 			return nil, err
 		}
 	}
-	return m.fit(kindUnsupervised, x, nil, func(batch int) (*Graph, error) { return m.NewObjectiveGraph(batch, objective) })
+	return m.fit(kindUnsupervised, x, nil, func(batch int, warm bool) (*Graph, error) {
+		if warm {
+			return m.newGraph(batch, objective, true)
+		}
+		return m.NewObjectiveGraph(batch, objective)
+	})
 }
 
 // runner is a graph with its machine.
@@ -150,7 +160,9 @@ type runner struct {
 	vm gorgonia.VM
 }
 
-func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph, error)) (History, error) {
+// fit trains on the graphs build makes: warm ones (Config.Warmup) for the
+// first Warmup epochs of the call.
+func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int, warm bool) (*Graph, error)) (History, error) {
 	n, _ := x.Dims()
 	bs := m.cfg.BatchSize
 	if bs == 0 || bs > n {
@@ -168,22 +180,27 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 	start := m.now()
 	defer func() { m.trained += m.now().Sub(start) }()
 	ck := m.newCheckpointer(run, start)
-	runners := map[int]*runner{}
+	type graphKey struct {
+		size int
+		warm bool
+	}
+	runners := map[graphKey]*runner{}
 	defer func() {
 		for _, r := range runners {
 			r.vm.Close()
 		}
 	}()
-	get := func(size int) (*runner, error) {
-		if r, ok := runners[size]; ok {
+	get := func(size int, warm bool) (*runner, error) {
+		k := graphKey{size, warm}
+		if r, ok := runners[k]; ok {
 			return r, nil
 		}
-		g, err := build(size)
+		g, err := build(size, warm)
 		if err != nil {
 			return nil, err
 		}
 		r := &runner{g: g, vm: gorgonia.NewTapeMachine(g.G, gorgonia.BindDualValues(g.Learnables...))}
-		runners[size] = r
+		runners[k] = r
 		return r, nil
 	}
 	var w io.Writer
@@ -229,12 +246,21 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 	warned := false // the warning of Epoch.Missed, once per call
 	hist = slices.Grow(hist, m.cfg.Epochs-len(hist))
 	first, acc := run.Batch, run.Acc.accumulator()
-	// ref is ℓ₀ of the divergence rule (Config.DivergenceFactor).
+	// ref is ℓ₀ of the divergence rule (Config.DivergenceFactor), taken
+	// afresh when the warm-up (Config.Warmup), whose loss has fewer terms,
+	// ends.
 	ref, haveRef := 0.0, false
-	if len(hist) > 0 {
+	if k := len(hist); k > 0 {
 		ref, haveRef = hist[0].Loss, true
+		if w := m.cfg.Warmup; w > 0 && k > w {
+			ref = hist[w].Loss
+		}
 	}
 	for e := run.Epochs + 1; e <= m.cfg.Epochs; e++ {
+		warm := e <= m.cfg.Warmup
+		if e == m.cfg.Warmup+1 && m.cfg.Warmup > 0 {
+			haveRef = false
+		}
 		eta, err := m.rateAt(e, hist)
 		if err != nil {
 			return hist, err
@@ -249,7 +275,7 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int) (*Graph,
 		perm := m.rng.Perm(n)
 		for b := first; b < batches; b++ {
 			idx := perm[b*bs : min((b+1)*bs, n)]
-			r, err := get(len(idx))
+			r, err := get(len(idx), warm)
 			if err != nil {
 				return hist, err
 			}

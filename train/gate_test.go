@@ -36,7 +36,7 @@ func TestObjectiveGateResidualTerm(t *testing.T) {
 	}{{-1, f, false}, {0, f + res, true}, {2, f + 2*res, true}} {
 		m, err := New(Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: c, LambdaC: tc.lambdaC, Quiet: true})
 		require.NoError(t, err)
-		g, err := m.newGraph(3, halfSquaredNorm)
+		g, err := m.newGraph(3, halfSquaredNorm, false)
 		require.NoError(t, err)
 		require.NoError(t, g.SetBatch(x, nil))
 		evals.Store(0)

@@ -97,7 +97,7 @@ func (m *Model) NewGraph(batch int) (*Graph, error) {
 	if m.cfg.Standardize && (m.sx == nil || m.sy == nil) {
 		return nil, errors.New("train: NewGraph: the model standardises but has no input and output Standardizers (call FitStandardizers)")
 	}
-	return m.newGraph(batch, nil)
+	return m.newGraph(batch, nil, false)
 }
 
 // NewObjectiveGraph returns an unsupervised training graph for batches of
@@ -119,10 +119,13 @@ func (m *Model) NewObjectiveGraph(batch int, objective Objective) (*Graph, error
 	if m.cfg.Standardize && m.sx == nil {
 		return nil, errors.New("train: NewObjectiveGraph: the model standardises but has no input Standardizer (call FitStandardizers)")
 	}
-	return m.newGraph(batch, objective)
+	return m.newGraph(batch, objective, false)
 }
 
-func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) {
+// newGraph builds a training graph; warm builds the graph of an ENFORCE
+// model's warm-up epochs (Config.Warmup): no AdaNP, the task loss on ŷ
+// alone.
+func (m *Model) newGraph(batch int, objective Objective, warm bool) (gr *Graph, err error) {
 	defer func() {
 		if err == nil {
 			// A training graph steps the shared weights (ErrNotFitted).
@@ -185,7 +188,8 @@ func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) 
 	}
 
 	gr.YTilde = gr.YHat
-	if cfg.Mode == ENFORCE {
+	project := cfg.Mode == ENFORCE && !warm
+	if project {
 		var opts []enforce.ApplyOption
 		if !cfg.AlwaysProject {
 			if supervised {
@@ -216,7 +220,7 @@ func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) 
 	yhatL, ytildeL := gr.YHat, gr.YTilde
 	if supervised && m.sy != nil {
 		yhatL, ytildeL = z, z
-		if cfg.Mode == ENFORCE {
+		if project {
 			if ytildeL, err = m.sy.TransformNode(g, gr.YTilde); err != nil {
 				return nil, fmt.Errorf("train: %w", err)
 			}
@@ -235,8 +239,8 @@ func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) 
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	terms := gorgonia.Nodes{gr.Task}
-	switch cfg.Mode {
-	case ENFORCE:
+	switch {
+	case project:
 		if cfg.lambdaD > 0 {
 			d, err := losses.Displacement(yhatL, ytildeL, cfg.lambdaD)
 			if err != nil {
@@ -251,7 +255,7 @@ func (m *Model) newGraph(batch int, objective Objective) (gr *Graph, err error) 
 			}
 			terms = append(terms, r)
 		}
-	case Soft:
+	case cfg.Mode == Soft:
 		p, err := m.softTerm(gr.X, gr.YHat)
 		if err != nil {
 			return nil, fmt.Errorf("train: %w", err)

@@ -60,6 +60,7 @@ type body struct {
 	Penalty        Penalty           `json:"penalty,omitempty"`
 	OutputStdFloor float64           `json:"outputStdFloor,omitempty"`
 	Precision      enforce.Precision `json:"precision,omitempty"` // 0 for float64, so float64 files are unchanged
+	Warmup         int               `json:"warmup,omitempty"`    // absent before Config.Warmup existed: none
 	XScale         *scale            `json:"xScale,omitempty"`
 	YScale         *scale            `json:"yScale,omitempty"`
 	// Fingerprint, added later, records the constraint's values at a few
@@ -332,6 +333,7 @@ func (m *Model) marshal() ([]byte, error) {
 			Penalty:        cfg.Penalty,
 			OutputStdFloor: cfg.OutputStdFloor,
 			Precision:      m.cfg.precision(),
+			Warmup:         cfg.Warmup,
 			XScale:         toScale(m.sx),
 			YScale:         toScale(m.sy),
 			Fingerprint:    newFingerprint(m.cfg.Constraint, m.sparseJacobian(), m.sx, m.sy),
@@ -478,7 +480,7 @@ func load(r io.Reader, c enforce.Constraint, build BackboneFunc) (*Model, error)
 		LambdaD: f.LambdaD, LambdaC: f.LambdaC, LearnRate: f.LearnRate,
 		BatchSize: f.BatchSize, Epochs: f.Epochs, Seed: f.Seed,
 		AlwaysProject: f.AlwaysProject, Standardize: f.Standardize,
-		Penalty: f.Penalty, OutputStdFloor: f.OutputStdFloor, Precision: f.Precision,
+		Penalty: f.Penalty, OutputStdFloor: f.OutputStdFloor, Precision: f.Precision, Warmup: f.Warmup,
 	}
 	if build != nil {
 		cfg.Backbone, cfg.Hidden, cfg.Output = build, 0, 0

@@ -273,6 +273,7 @@ func TestTableBTrain(t *testing.T) {
 		{"-tableb-train", "1", "-tableb-set", "nosuch"},
 		{"-tableb-train", "1", "-tableb-ntrain", "100"},
 		{"-tableb-train", "1", "-tableb-epochs", "0"},
+		{"-tableb-train", "1", "-tableb-epochs", "1", "-tableb-set", "warmup"}, // no epoch left to project
 	} {
 		assert.NotEqual(t, 0, cli(bad, &stdout, &stderr), "%v", bad)
 	}
@@ -281,6 +282,15 @@ func TestTableBTrain(t *testing.T) {
 		"-tableb-set", "standardize,always,nores,float32,meandisp"}, &stdout, &stderr), stderr.String())
 	assert.Contains(t, stdout.String(), "standardize, always, nores, float32, meandisp")
 	assert.Contains(t, stdout.String(), "[tableb seed 3] test: obj.")
+	assert.Contains(t, stdout.String(), "0 of 833 above 1e-3")
+	stdout.Reset()
+	stderr.Reset()
+	require.Equal(t, 0, cli([]string{"-tableb-train", "3", "-tableb-ntrain", "200", "-tableb-epochs", "2",
+		"-tableb-set", "warmup,nodisp"}, &stdout, &stderr), stderr.String())
+	assert.Contains(t, stdout.String(), "warmup, nodisp")
+	assert.Contains(t, stderr.String(), "epoch 1/2", "the warm-up epoch")
+	assert.Contains(t, stderr.String(), "projected   0%", "the warm-up epoch projects nothing")
+	assert.Contains(t, stderr.String(), "projected 100%", "the second epoch does")
 	assert.Contains(t, stdout.String(), "0 of 833 above 1e-3")
 }
 

@@ -149,6 +149,12 @@ type Options struct {
 	// optimum from its own start. It reports on the progress writer only.
 	WarmStart int
 
+	// Warmup is the ENFORCE rows' warm-up epochs (-warmup;
+	// train.Config.Warmup): trained without the projection, on the
+	// objective alone, before the projected ones. Their checkpoints go to
+	// folders of their own (…-warmupN).
+	Warmup int
+
 	softs       string // -soft, parsed into Soft
 	softPenalty string // -softpenalty, parsed into SoftPenalty
 	float32     bool   // -float32, read into Precision
@@ -178,6 +184,7 @@ func Flags(e Experiment, o *Options) *harness.Flags {
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the problem instance and the data")
 	f.StringVar(&o.softs, "soft", o.softs, "λ_C values of the Soft baseline (the paper: 5, 1, 0.1)")
 	f.StringVar(&o.softPenalty, "softpenalty", o.softPenalty, `the Soft baseline's penalty: "squarednorm" (λ_C·mean‖c‖², these tables' form), "norm" (λ_C·mean‖c‖, the paper's) or "squarednormmeanabs" (λ_C·(mean‖c‖² + mean|c|), the reference's)`)
+	f.IntVar(&o.Warmup, "warmup", 0, "ENFORCE's first N epochs train the backbone on the objective alone, without the projection (train.Config.Warmup; within -epochs)")
 	f.IntVar(&o.WarmStart, "warmstart", 0, "after ENFORCE's test predictions, solve the reference problem of the first N test inputs again starting from them (at most -nref) and report the local optima reached beside the reference's: which local optimum the predictions lie next to")
 	f.BoolVar(&o.float32, "float32", false, "AdaNP in enforce.Float32 precision (single-precision steps far from the constraint set, float64 at the end; the tolerances are unchanged)")
 	harness.PrecisionVar(f, &o.BackbonePrecision)
@@ -220,6 +227,9 @@ func (o *Options) finish() error {
 	case "", "seed", "dc3", "dc3-noineq":
 	default:
 		return fmt.Errorf("bad -dc3-partial %q: want seed, dc3 or dc3-noineq", o.DC3Partial)
+	}
+	if o.Warmup < 0 || o.Warmup >= o.Epochs && o.Warmup > 0 {
+		return fmt.Errorf("bad -warmup %d: want 0 to -epochs − 1 (%d)", o.Warmup, o.Epochs-1)
 	}
 	if o.WarmStart < 0 || o.WarmStart > o.NRef {
 		return fmt.Errorf("bad -warmstart %d: want 0 to -nref (%d)", o.WarmStart, o.NRef)
@@ -315,6 +325,9 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 	}
 	report.Wrapf(w, "§5.3 of the ENFORCE paper, nonconvex %s benchmark: %d training / %d test inputs, x ~ U(−5, 5), %d×%d ReLU (%v), Adam %g, batch %d, %d epochs (DC3 %d), %d seed(s)\n",
 		e.Name, o.NTrain, o.NTest, o.Layers, o.Width, backboneName(o.BackbonePrecision), o.LR, o.Batch, o.Epochs, o.DC3Epochs, o.Seeds)
+	if o.Warmup > 0 {
+		report.Wrapf(w, "ENFORCE: the first %d of the %d epochs train the backbone on the objective alone, without the projection (-warmup)\n", o.Warmup, o.Epochs)
+	}
 	for _, si := range idx {
 		s := e.Sizes[si]
 		inst, err := e.Build(s, o.Seed)
@@ -526,7 +539,14 @@ func trainModel(progress io.Writer, inst Instance, s Size, o Options, mode train
 		Progress: harness.Prefixed(progress, fmt.Sprintf("[%d/%d %s seed %d] ", s.NO, s.NC, name, seed)),
 		LogEvery: max(1, o.Epochs/5), Precision: o.BackbonePrecision,
 	}
-	if dir := harness.RunDir(o.Resume, fmt.Sprintf("%dx%d", s.NO, s.NC), name, fmt.Sprintf("seed%d", seed)); dir != "" {
+	if mode == train.ENFORCE && o.Warmup > 0 {
+		cfg.Warmup = o.Warmup
+	}
+	parts := []any{fmt.Sprintf("%dx%d", s.NO, s.NC), name, fmt.Sprintf("seed%d", seed)}
+	if cfg.Warmup > 0 {
+		parts = append(parts, fmt.Sprintf("warmup%d", cfg.Warmup))
+	}
+	if dir := harness.RunDir(o.Resume, parts...); dir != "" {
 		cfg.Checkpoint = train.Checkpoint{Dir: dir}
 	}
 	m, err := harness.NewModel(cfg)

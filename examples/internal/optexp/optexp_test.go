@@ -50,6 +50,17 @@ func TestFlags(t *testing.T) {
 	assert.Equal(t, []int{50, 200, 200, 200, 100}, hiddenSizes(50, 200, 3, 100), "-layers 3: the reference's code")
 	assert.ErrorContains(t, Run(io.Discard, io.Discard, Experiment{Name: "linear"}, Options{Seeds: 1, NTest: 1, NTrain: 1, Batch: 1, Width: 8}), "-layers")
 
+	// -warmup: within -epochs.
+	f = Flags(Experiment{Name: "quadratic"}, &o)
+	require.NoError(t, f.Parse([]string{"-epochs", "5", "-warmup", "4"}))
+	require.NoError(t, o.finish())
+	assert.Equal(t, 4, o.Warmup)
+	for _, bad := range []string{"5", "-1"} {
+		f = Flags(Experiment{Name: "quadratic"}, &o)
+		require.NoError(t, f.Parse([]string{"-epochs", "5", "-warmup", bad}))
+		assert.ErrorContains(t, o.finish(), "bad -warmup "+bad)
+	}
+
 	f = Flags(Experiment{Name: "quadratic"}, &o)
 	require.NoError(t, f.Parse([]string{"-soft", "1,x"}))
 	assert.ErrorContains(t, o.finish(), "bad -soft")

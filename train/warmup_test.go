@@ -1,0 +1,121 @@
+package train
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/layers"
+	"github.com/enforce-nn/enforce/problems"
+)
+
+// TestWarmupValidation checks the errors for warm-up epochs that cannot
+// be run: negative, outside ENFORCE mode, or leaving no projected epoch.
+func TestWarmupValidation(t *testing.T) {
+	p := problems.FittingEquality{}
+	base := Config{Sizes: []int{1, 4, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(), Epochs: 5, Quiet: true}
+	for _, c := range []struct {
+		name string
+		mod  func(*Config)
+		want string
+	}{
+		{"negative", func(c *Config) { c.Warmup = -1 }, "Warmup = -1 is negative"},
+		{"MLP", func(c *Config) { c.Warmup, c.Mode = 1, MLP }, "leave it zero in MLP mode"},
+		{"Soft", func(c *Config) { c.Warmup, c.Mode = 1, Soft }, "leave it zero in Soft mode"},
+		{"all epochs", func(c *Config) { c.Warmup = 5 }, "must be less than Epochs = 5"},
+		{"default epochs", func(c *Config) { c.Warmup, c.Epochs = DefaultEpochs, 0 }, "must be less than Epochs"},
+	} {
+		cfg := base
+		c.mod(&cfg)
+		_, err := New(cfg)
+		require.Error(t, err, c.name)
+		assert.Contains(t, err.Error(), c.want, c.name)
+	}
+	cfg := base
+	cfg.Warmup = 4
+	_, err := New(cfg)
+	assert.NoError(t, err)
+}
+
+// TestWarmupEpochs checks the mechanics of Config.Warmup, supervised and
+// unsupervised: the warm-up epochs are exactly an MLP model's epochs
+// (same losses, bit for bit, from the same seed: no projection, the task
+// loss alone), report nothing projected and no displacement; the epochs
+// after them project (AlwaysProject here, so every batch) and carry on
+// from the warm-up's weights and Adam state; a model saved and loaded
+// keeps the setting.
+func TestWarmupEpochs(t *testing.T) {
+	p := problems.FittingEquality{}
+	d := p.Sample(40, 5)
+	c, err := enforce.Linear(1, mat.NewDense(1, 2, []float64{1, 1}), func(x, r, jx []float64) {
+		r[0] = x[0]
+		if jx != nil {
+			jx[0] = 1
+		}
+	})
+	require.NoError(t, err)
+	xu := mat.NewDense(24, 1, nil)
+	for i := range 24 {
+		xu.Set(i, 0, -1+2*float64(i)/23)
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		fit  func(*Model) (History, error)
+	}{
+		{"Fit", Config{Sizes: []int{1, 8, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(), LearnRate: 1e-2,
+			BatchSize: 10, Epochs: 6, Seed: 7, Standardize: true, AlwaysProject: true, Quiet: true},
+			func(m *Model) (History, error) { return m.Fit(d.X, d.Y) }},
+		{"FitUnsupervised", Config{Sizes: []int{1, 8, 2}, Hidden: layers.Tanh, Constraint: c, LambdaC: 1, LearnRate: 1e-2,
+			BatchSize: 8, Epochs: 6, Seed: 3, AlwaysProject: true, Quiet: true},
+			func(m *Model) (History, error) { return m.FitUnsupervised(xu, halfSquaredNorm) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const warm = 3
+			cfg := tc.cfg
+			cfg.Warmup = warm
+			m, err := New(cfg)
+			require.NoError(t, err)
+			h, err := tc.fit(m)
+			require.NoError(t, err)
+			require.Len(t, h, cfg.Epochs)
+
+			mlpCfg := tc.cfg
+			mlpCfg.Mode, mlpCfg.AlwaysProject, mlpCfg.LambdaC, mlpCfg.Epochs = MLP, false, 0, warm
+			mlp, err := New(mlpCfg)
+			require.NoError(t, err)
+			hm, err := tc.fit(mlp)
+			require.NoError(t, err)
+			for e := range warm {
+				assert.Equal(t, hm[e].Loss, h[e].Loss, "warm-up epoch %d: an MLP's loss", e+1)
+				assert.Equal(t, hm[e].Task, h[e].Task, "warm-up epoch %d", e+1)
+				assert.Zero(t, h[e].Projected, "warm-up epoch %d projected", e+1)
+				assert.Zero(t, h[e].Depth, "warm-up epoch %d depth", e+1)
+				assert.Zero(t, h[e].Displacement, "warm-up epoch %d displacement", e+1)
+			}
+			for e := warm; e < cfg.Epochs; e++ {
+				assert.Equal(t, 1.0, h[e].Projected, "epoch %d after the warm-up", e+1)
+				assert.Positive(t, h[e].Depth, "epoch %d after the warm-up", e+1)
+			}
+
+			// Without the warm-up the first epochs differ: the setting is
+			// consulted.
+			plain, err := New(tc.cfg)
+			require.NoError(t, err)
+			hp, err := tc.fit(plain)
+			require.NoError(t, err)
+			assert.NotEqual(t, hp[0].Loss, h[0].Loss)
+			assert.Equal(t, 1.0, hp[0].Projected)
+
+			var buf bytes.Buffer
+			require.NoError(t, m.Save(&buf))
+			l, err := Load(&buf, cfg.Constraint)
+			require.NoError(t, err)
+			assert.Equal(t, warm, l.Config().Warmup)
+		})
+	}
+}
