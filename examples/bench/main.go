@@ -98,7 +98,7 @@ func flags(o *options) *harness.Flags {
 	f.StringVar(&o.instances, "instances", o.instances, "write the instances and inputs of the work items into this folder (for reference/compare.py) and exit")
 	f.IntVar(&o.tablebNTrain, "tableb-ntrain", o.tablebNTrain, "with -instances: also write examples/nonconvex-quadratic's (200, 150) instance of -seed 1 with the first N training inputs it draws at -ntrain N and its 833 test inputs (for reference/tableb.py; 0: not written)")
 	f.StringVar(&o.tablebTrain, "tableb-train", o.tablebTrain, "train our ENFORCE on the (200, 150) data of -tableb-ntrain (default 1000) for these comma-separated model seeds, as examples/nonconvex-quadratic does but with the reference's settings in -tableb-set, print its test numbers and exit")
-	f.StringVar(&o.tablebSet, "tableb-set", o.tablebSet, "with -tableb-train: comma-separated settings switched to the reference's (standardize, always, nores, float32, meandisp) or recipe candidates (nodisp, warmup)")
+	f.StringVar(&o.tablebSet, "tableb-set", o.tablebSet, "with -tableb-train: comma-separated settings switched to the reference's (standardize, always, nores, float32, meandisp, layers3) or recipe candidates (nodisp, warmup)")
 	f.IntVar(&o.tablebEpochs, "tableb-epochs", o.tablebEpochs, "with -tableb-train: epochs")
 	f.Float64Var(&o.tablebIpopt, "tableb-ipopt", o.tablebIpopt, "with -tableb-train: the IPOPT mean on the first 20 test inputs the gap is measured against (examples/nonconvex-quadratic prints it)")
 	f.StringVar(&o.cpuprofile, "cpuprofile", o.cpuprofile, "write a CPU profile of the run (all modes but -instances) to this file, for go tool pprof")

@@ -39,6 +39,7 @@ var tablebSettings = map[string]string{
 	"nores":       "no residual term in the loss or the rule (LambdaC < 0)",
 	"float32":     "float32 backbone and AdaNP, training and inference",
 	"warmup":      "the first fifth of the epochs train the backbone on the objective alone, without the projection (Config.Warmup; the reference's epoch_start_hard_constrained, 0 in its benchmark)",
+	"layers3":     "three hidden layers of 200, as the reference builds HIDDEN_LAYERS = 2 (an input layer and two hidden ones; the paper and our program: two)",
 	"nodisp":      "no displacement term (LambdaD < 0; not a reference setting: a recipe candidate)",
 	"meandisp":    "the displacement as the reference's torch.mean((ŷ−ỹ)²), a mean over the N_O outputs too: λ_D = 0.5/N_O in our (1/N)Σ‖ŷ−ỹ‖²",
 }
@@ -64,7 +65,7 @@ func parseTableB(seeds, set string, nTrain, epochs int, ipoptMean float64) (tabl
 			continue
 		}
 		if _, ok := tablebSettings[s]; !ok {
-			return o, fmt.Errorf("-tableb-set: unknown setting %q (want standardize, always, nores, float32, meandisp, nodisp, warmup)", s)
+			return o, fmt.Errorf("-tableb-set: unknown setting %q (want standardize, always, nores, float32, meandisp, layers3, nodisp, warmup)", s)
 		}
 		o.set = append(o.set, s)
 	}
@@ -102,6 +103,8 @@ func tablebConfig(q *problems.NonconvexQuadratic, seed uint64, epochs int, set [
 			cfg.LambdaD = train.DefaultLambdaD / float64(q.NO)
 		case "nodisp":
 			cfg.LambdaD = -1
+		case "layers3":
+			cfg.Sizes = []int{q.NC, 200, 200, 200, q.NO}
 		case "warmup":
 			cfg.Warmup = max(1, epochs/5)
 		}
