@@ -81,6 +81,7 @@ type options struct {
 	tablebTrain, tablebSet string
 	tablebEpochs           int
 	tablebIpopt            float64
+	tablebInit             string
 	in                     io.Reader
 	// cpuprofile, when set, is where a CPU profile of the whole run is
 	// written (runtime/pprof).
@@ -100,6 +101,7 @@ func flags(o *options) *harness.Flags {
 	f.StringVar(&o.tablebTrain, "tableb-train", o.tablebTrain, "train our ENFORCE on the (200, 150) data of -tableb-ntrain (default 1000) for these comma-separated model seeds, as examples/nonconvex-quadratic does but with the reference's settings in -tableb-set, print its test numbers and exit")
 	f.StringVar(&o.tablebSet, "tableb-set", o.tablebSet, "with -tableb-train: comma-separated settings switched to the reference's (standardize, always, nores, float32, meandisp, layers3) or recipe candidates (nodisp, warmup)")
 	f.IntVar(&o.tablebEpochs, "tableb-epochs", o.tablebEpochs, "with -tableb-train: epochs")
+	f.StringVar(&o.tablebInit, "tableb-init", "", "with -tableb-train: start from the reference's initial weights in DIR/init-seed<s>.json (reference/tableb.py --dump-init DIR; needs -tableb-set layers3)")
 	f.Float64Var(&o.tablebIpopt, "tableb-ipopt", o.tablebIpopt, "with -tableb-train: the IPOPT mean on the first 20 test inputs the gap is measured against (examples/nonconvex-quadratic prints it)")
 	f.StringVar(&o.cpuprofile, "cpuprofile", o.cpuprofile, "write a CPU profile of the run (all modes but -instances) to this file, for go tool pprof")
 	f.Quick("scale", "8")
@@ -123,6 +125,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 			if err != nil {
 				return err
 			}
+			to.initDir = o.tablebInit
 			return trainTableB(stdout, stderr, to)
 		case o.instances != "":
 			return writeInstances(o.instances, o.scale, o.tablebNTrain)

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,6 +31,9 @@ type tablebOptions struct {
 	epochs    int
 	set       []string
 	ipoptMean float64
+	// initDir, when set, holds the reference's initial weights per seed
+	// (reference/tableb.py --dump-init), which replace ours.
+	initDir string
 }
 
 // tablebSettings are the names -tableb-set accepts: each switches one
@@ -130,12 +137,18 @@ func trainTableB(w, progress io.Writer, o tablebOptions) error {
 	}
 	fmt.Fprintf(w, "(200, 150) instance of -seed 1, %d training / %d test inputs, %d epochs; the reference's settings: %s\n",
 		o.nTrain, tablebNTest, o.epochs, set)
+	if o.initDir != "" {
+		fmt.Fprintf(w, "initial weights: the reference's, from %s\n", o.initDir)
+	}
 	for _, seed := range o.seeds {
 		cfg := tablebConfig(q, seed, o.epochs, o.set)
 		cfg.Progress = harness.Prefixed(progress, fmt.Sprintf("[tableb seed %d] ", seed))
 		m, err := train.New(cfg)
 		if err == nil && cfg.Standardize {
 			err = m.FitStandardizers(xTrain, nil)
+		}
+		if err == nil && o.initDir != "" {
+			err = setReferenceInit(m, cfg.Sizes, filepath.Join(o.initDir, fmt.Sprintf("init-seed%d.json", seed)))
 		}
 		if err != nil {
 			return err
@@ -151,6 +164,46 @@ func trainTableB(w, progress io.Writer, o tablebOptions) error {
 		gap := (obj20 - o.ipoptMean) / math.Abs(o.ipoptMean)
 		fmt.Fprintf(w, "[tableb seed %d] test: obj. %.4f (first 20: %.4f), gap to IPOPT %+.2f%%, max|c| %.3g, %d of %d above 1e-3; train %.2f min\n",
 			seed, mean, obj20, 100*gap, maxC, above, tablebNTest, m.TrainingTime().Minutes())
+	}
+	return nil
+}
+
+// setReferenceInit replaces m's initial weights by the reference's, read
+// from path (written by reference/tableb.py --dump-init), whose layer sizes
+// must be sizes.
+func setReferenceInit(m *train.Model, sizes []int, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("-tableb-init: %w", err)
+	}
+	var f struct {
+		Sizes   []int       `json:"sizes"`
+		Weights [][]float64 `json:"weights"`
+		X0      []float64   `json:"x0"` // a training input and the reference network's output there
+		Y0      []float64   `json:"y0"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("-tableb-init: %s: %w", path, err)
+	}
+	if !slices.Equal(f.Sizes, sizes) {
+		return fmt.Errorf("-tableb-init: %s is for layer sizes %v, the model has %v (the reference's network needs -tableb-set layers3)", path, f.Sizes, sizes)
+	}
+	if err := m.SetWeights(f.Weights); err != nil {
+		return fmt.Errorf("-tableb-init: %s: %w", path, err)
+	}
+	// The layout check: the same network computes the same output (to
+	// float32 rounding), which also needs the same input scaling.
+	if len(f.X0) != sizes[0] || len(f.Y0) != sizes[len(sizes)-1] {
+		return fmt.Errorf("-tableb-init: %s: no check point x0, y0 of the right sizes", path)
+	}
+	y, err := m.Backbone(mat.NewDense(1, len(f.X0), f.X0))
+	if err != nil {
+		return err
+	}
+	for j, want := range f.Y0 {
+		if got := y.At(0, j); math.Abs(got-want) > 1e-5*(1+math.Abs(want)) {
+			return fmt.Errorf("-tableb-init: %s: our network with these weights gives %g at output %d of x0, the reference's %g (the reference standardises its inputs: -tableb-set standardize)", path, got, j, want)
+		}
 	}
 	return nil
 }

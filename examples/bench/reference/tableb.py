@@ -8,6 +8,7 @@ Usage (from anywhere in the repository):
     python3 examples/bench/reference/tableb.py --reference PATH
         [--seeds 1,2,3,4,5] [--epochs 50] [--ntrain 1000] [--nref 20]
         [--ipopt DIR/reference.json | --ipopt-mean -31.95] [--threads 1] [--out DIR]
+        [--dump-init DIR]
 
 PATH is the reference's checkout (the folder that holds enforce/ and
 benchmark_problems/), or $ENFORCE_REFERENCE. Without torch, numpy or the
@@ -22,7 +23,9 @@ What it does:
     items.go);
  2. for each model seed s builds the reference's own ENFORCE model and
     Trainer as its scripts/run_benchmark.py does for the nonconvex problems
-    (benchmark_problems/config_benchmarking.py: 2×200 ReLU, Adam 1e-4, batch
+    (benchmark_problems/config_benchmarking.py: three hidden ReLU layers of
+    200 (its HIDDEN_LAYERS = 2 counts the layers after the input layer; the
+    paper and our program have two), Adam 1e-4, batch
     200, W = I, tolerances 1e-3, λ_D = 0.5, no soft term, VERBOSE = False so
     every training batch is projected, unrolled autograd), with
     ENFORCEConfig.random_seed = TrainingConfig.random_seed = s (its
@@ -40,6 +43,12 @@ What it does:
     (mean obj. − IPOPT mean)/|IPOPT mean| on those NREF, max|c| over all
     test inputs and constraints, and how many test predictions have max|c|
     above 1e-3; then the median and worst gap over the seeds.
+
+With --dump-init DIR it trains nothing: for each seed it writes the
+reference model's initial weights (after the seeding above) to
+DIR/init-seed<s>.json in our layout (train.Model.Weights: W0 as an
+input×output row-major matrix, b0, W1, b1, …; the float32 values exactly), for
+examples/bench -tableb-init DIR -tableb-set layers3.
 
 The IPOPT mean comes from our program's cached reference optima
 (--ipopt: the reference.json in its -resume folder, of which the first NREF
@@ -83,6 +92,7 @@ def parse_args():
                    help="the reference's output scaling: identity (our program has no labels to scale with)")
     p.add_argument("--go-bin", default="", help="a built examples/bench to use instead of building one")
     p.add_argument("--instances", default="", help="a folder -instances -tableb-ntrain NTRAIN wrote, instead of writing one")
+    p.add_argument("--dump-init", default="", help="write each seed's initial weights to DIR/init-seed<s>.json and train nothing")
     p.add_argument("--out", default="", help="folder for each seed's training log and a JSON line per seed")
     return p.parse_args()
 
@@ -112,10 +122,16 @@ def evaluate64(a, np, x, y):
     return f, np.abs(c)
 
 
-def train_seed(ref, a, torch, np, seed, args, ipopt, log):
-    """Train and evaluate the reference's model with model seed seed."""
+def torch_no_grad(model):
+    """torch.no_grad() of the torch that model runs on."""
+    import torch
+    return torch.no_grad()
+
+
+def build_model(ref, a, torch, seed):
+    """The reference's ENFORCE model for model seed seed, as run_benchmark.py builds it."""
     prog = ref.programs["tableb"]
-    xtr, xte = a["tableb.train"], a["tableb.test"]
+    xtr = a["tableb.train"]
     nc, no = a["tableb.C"].shape
     xs = ref._t(xtr)
     scaling_in = (xs.mean(dim=0), xs.std(dim=0, unbiased=False))
@@ -129,6 +145,35 @@ def train_seed(ref, a, torch, np, seed, args, ipopt, log):
     ssl = ref.SSLLoss(config=ref.SSLConfig(soft_constrained=False, weight_loss_soft=0.0), opt_prob=prog)
     model = ref.ENFORCE(scaling_input=scaling_in, scaling_output=scaling_out, c=prog.eq_constraints,
                         config=cfg, constrained=True, weighting_option=1, ssl_loss=ssl, jac=prog.jacobian)
+    return model, xs
+
+
+def dump_init(model, xs, seed, folder):
+    """Write model's weights in our layout (see the module's docstring), with
+    the first training input (unscaled) and the network's output there, as
+    a check of the layout."""
+    layers = [model.input_layer, *model.hidden_layers, model.output_layer]
+    weights = []
+    for layer in layers:
+        w = layer.weight.detach().double()  # [out, in]
+        weights.append(w.t().contiguous().reshape(-1).tolist())
+        weights.append(layer.bias.detach().double().tolist())
+    sizes = [layers[0].in_features] + [layer.out_features for layer in layers]
+    path = os.path.join(folder, f"init-seed{seed}.json")
+    x0 = xs[:1]
+    with torch_no_grad(model):
+        y0 = model.forward((x0 - model.mean_input) / model.std_input)
+    with open(path, "w") as f:
+        json.dump({"seed": seed, "sizes": sizes, "weights": weights,
+                   "x0": x0[0].double().tolist(), "y0": y0[0].double().tolist()}, f)
+    return path
+
+
+def train_seed(ref, a, torch, np, seed, args, ipopt, log):
+    """Train and evaluate the reference's model with model seed seed."""
+    xte = a["tableb.test"]
+    no = a["tableb.C"].shape[1]
+    model, xs = build_model(ref, a, torch, seed)
     x = (xs - model.mean_input) / model.std_input
     y = torch.zeros(x.shape[0], no)  # no labels: the loss is the objective
     trainer = ref.Trainer(model, ref.TrainingConfig(batch_size=200, epochs=args.epochs, learning_rate=1e-4,
@@ -212,6 +257,12 @@ def main():
         print(f"(200, 150) instance of -seed 1, {args.ntrain} training / {a['tableb.test'].shape[0]} test inputs, "
               f"{args.epochs} epochs, output scaling {args.output_scaling}; IPOPT mean {mean_ipopt:.4f} ({ipopt_from})",
               flush=True)
+        if args.dump_init:
+            os.makedirs(args.dump_init, exist_ok=True)
+            for seed in seeds:
+                model, xs = build_model(ref, a, torch, seed)
+                print(f"[reference seed {seed}] initial weights: {dump_init(model, xs, seed, args.dump_init)}", flush=True)
+            return
         rows = []
         for seed in seeds:
             logpath = os.path.join(args.out, f"seed{seed}.log") if args.out else os.devnull
