@@ -274,6 +274,8 @@ func TestTableBTrain(t *testing.T) {
 		{"-tableb-train", "1", "-tableb-ntrain", "100"},
 		{"-tableb-train", "1", "-tableb-epochs", "0"},
 		{"-tableb-train", "1", "-tableb-epochs", "1", "-tableb-set", "warmup"}, // no epoch left to project
+		{"-tableb-train", "1", "-tableb-epochs", "5", "-tableb-set", "warmup=5"},
+		{"-tableb-train", "1", "-tableb-set", "meandisp=3"},
 	} {
 		assert.NotEqual(t, 0, cli(bad, &stdout, &stderr), "%v", bad)
 	}
@@ -286,8 +288,8 @@ func TestTableBTrain(t *testing.T) {
 	stdout.Reset()
 	stderr.Reset()
 	require.Equal(t, 0, cli([]string{"-tableb-train", "3", "-tableb-ntrain", "200", "-tableb-epochs", "2",
-		"-tableb-set", "warmup,nodisp"}, &stdout, &stderr), stderr.String())
-	assert.Contains(t, stdout.String(), "warmup, nodisp")
+		"-tableb-set", "warmup=1,nodisp"}, &stdout, &stderr), stderr.String())
+	assert.Contains(t, stdout.String(), "warmup=1, nodisp")
 	assert.Contains(t, stderr.String(), "epoch 1/2", "the warm-up epoch")
 	assert.Contains(t, stderr.String(), "projected   0%", "the warm-up epoch projects nothing")
 	assert.Contains(t, stderr.String(), "projected 100%", "the second epoch does")

@@ -45,7 +45,7 @@ var tablebSettings = map[string]string{
 	"always":      "every training batch projected, no activation rule (Config.AlwaysProject)",
 	"nores":       "no residual term in the loss or the rule (LambdaC < 0)",
 	"float32":     "float32 backbone and AdaNP, training and inference",
-	"warmup":      "the first fifth of the epochs train the backbone on the objective alone, without the projection (Config.Warmup; the reference's epoch_start_hard_constrained, 0 in its benchmark)",
+	"warmup":      "the first fifth of the epochs (warmup=N: the first N) train the backbone on the objective alone, without the projection (Config.Warmup; the reference's epoch_start_hard_constrained, 0 in its benchmark)",
 	"layers3":     "three hidden layers of 200, as the reference builds HIDDEN_LAYERS = 2 (an input layer and two hidden ones; the paper and our program: two)",
 	"nodisp":      "no displacement term (LambdaD < 0; not a reference setting: a recipe candidate)",
 	"meandisp":    "the displacement as the reference's torch.mean((ŷ−ỹ)²), a mean over the N_O outputs too: λ_D = 0.5/N_O in our (1/N)Σ‖ŷ−ỹ‖²",
@@ -71,8 +71,14 @@ func parseTableB(seeds, set string, nTrain, epochs int, ipoptMean float64) (tabl
 		if s = strings.TrimSpace(s); s == "" {
 			continue
 		}
-		if _, ok := tablebSettings[s]; !ok {
-			return o, fmt.Errorf("-tableb-set: unknown setting %q (want standardize, always, nores, float32, meandisp, layers3, nodisp, warmup)", s)
+		name, n, hasN := strings.Cut(s, "=")
+		if _, ok := tablebSettings[name]; !ok || hasN && name != "warmup" {
+			return o, fmt.Errorf("-tableb-set: unknown setting %q (want standardize, always, nores, float32, meandisp, layers3, nodisp, warmup or warmup=N)", s)
+		}
+		if hasN {
+			if v, err := strconv.Atoi(n); err != nil || v < 1 || v >= o.epochs {
+				return o, fmt.Errorf("-tableb-set %s: want 1 ≤ N < -tableb-epochs (%d)", s, o.epochs)
+			}
 		}
 		o.set = append(o.set, s)
 	}
@@ -114,6 +120,10 @@ func tablebConfig(q *problems.NonconvexQuadratic, seed uint64, epochs int, set [
 			cfg.Sizes = []int{q.NC, 200, 200, 200, q.NO}
 		case "warmup":
 			cfg.Warmup = max(1, epochs/5)
+		default:
+			if n, ok := strings.CutPrefix(s, "warmup="); ok {
+				cfg.Warmup, _ = strconv.Atoi(n) // checked by parseTableB
+			}
 		}
 	}
 	return cfg
