@@ -249,7 +249,10 @@ type Config struct {
 	// every seed tried in the good one (docs/numerics.md, "Warm-up"). Zero
 	// means none; it must be less than Epochs (the call must project at
 	// least one epoch), and zero in the MLP and Soft modes. Epoch.Projected
-	// is 0 for the warm-up epochs.
+	// is 0 for the warm-up epochs; Schedule and Patience count them as any
+	// other epoch (a validation loss is always that of Predict, which
+	// projects), and DivergenceFactor's ℓ₀ is taken afresh from the first
+	// projected batch.
 	Warmup int
 	// Standardize makes the network read standardised inputs and, for Fit,
 	// predict standardised outputs (training mean and population standard
