@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
 
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/layers"
@@ -118,4 +119,46 @@ func TestWarmupEpochs(t *testing.T) {
 			assert.Equal(t, warm, l.Config().Warmup)
 		})
 	}
+}
+
+// TestWarmupDivergenceReference checks that the divergence rule
+// (Config.DivergenceFactor) takes its ℓ₀ afresh when the warm-up ends:
+// here the warm-up's loss is a tiny objective (1e-8·½‖y‖², about 3e-9)
+// and the projected epochs add the displacement (about 1e-3), a rise of
+// 10⁵ that is no divergence. Measured from the warm-up's first batch the
+// rule would stop the run; a real divergence after the warm-up is still
+// caught.
+func TestWarmupDivergenceReference(t *testing.T) {
+	c, err := enforce.Linear(1, mat.NewDense(1, 2, []float64{1, 1}), func(x, r, jx []float64) {
+		r[0] = x[0]
+		if jx != nil {
+			jx[0] = 1
+		}
+	})
+	require.NoError(t, err)
+	x := mat.NewDense(16, 1, nil)
+	for i := range 16 {
+		x.Set(i, 0, 0.5+float64(i)/15)
+	}
+	tiny := func(xn, y *gorgonia.Node) (*gorgonia.Node, error) {
+		f, err := halfSquaredNorm(xn, y)
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Mul(f, gorgonia.NewConstant(1e-8))
+	}
+	cfg := Config{Sizes: []int{1, 8, 2}, Hidden: layers.Tanh, Constraint: c, LambdaC: -1, LearnRate: 1e-3,
+		BatchSize: 8, Epochs: 4, Warmup: 2, Seed: 5, AlwaysProject: true, Quiet: true}
+	m, err := New(cfg)
+	require.NoError(t, err)
+	h, err := m.FitUnsupervised(x, tiny)
+	require.NoError(t, err)
+	require.Len(t, h, 4)
+	require.Greater(t, h[2].Loss, 1e4*max(h[0].Loss, 1e-8), "the case: the projected epochs' loss is orders of magnitude above the warm-up's")
+
+	cfg.LearnRate = 1e6 // diverges once the projection's displacement drives the weights
+	m, err = New(cfg)
+	require.NoError(t, err)
+	_, err = m.FitUnsupervised(x, tiny)
+	require.Error(t, err)
 }
