@@ -91,13 +91,7 @@ func resumeCases(t *testing.T) []resumeCase {
 	theta := base // learns the projection weights θ (ThetaName) too
 	theta.Train.Weights, theta.Infer.Weights = enforce.TrainableDiagonal, enforce.TrainableDiagonal
 
-	c, err := enforce.Linear(1, mat.NewDense(1, 2, []float64{1, 1}), func(x, r, jx []float64) {
-		r[0] = x[0]
-		if jx != nil {
-			jx[0] = 1
-		}
-	})
-	require.NoError(t, err)
+	c := sumIsX(t)
 	x := mat.NewDense(30, 1, nil)
 	for i := range 30 {
 		x.Set(i, 0, -1+2*float64(i)/29)

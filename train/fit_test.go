@@ -12,7 +12,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 
-	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems"
 )
@@ -158,13 +157,7 @@ func TestBaselines(t *testing.T) {
 // TestFitUnsupervised solves min ½‖y‖² s.t. y₁ + y₂ = x for x ∈ [−1, 1]
 // (solution y = (x/2, x/2)) by training on the objective alone.
 func TestFitUnsupervised(t *testing.T) {
-	c, err := enforce.Linear(1, mat.NewDense(1, 2, []float64{1, 1}), func(x, r, jx []float64) {
-		r[0] = x[0]
-		if jx != nil {
-			jx[0] = 1
-		}
-	})
-	require.NoError(t, err)
+	c := sumIsX(t)
 	objective := func(_, y *gorgonia.Node) (*gorgonia.Node, error) {
 		sq, err := gorgonia.Square(y)
 		if err != nil {
@@ -209,13 +202,7 @@ func TestFitUnsupervised(t *testing.T) {
 // feasible point has a worse objective than the unconstrained minimum
 // y = 0) and the model trains exactly as the MLP.
 func TestFitUnsupervisedDefaultsProject(t *testing.T) {
-	c, err := enforce.Linear(1, mat.NewDense(1, 2, []float64{1, 1}), func(x, r, jx []float64) {
-		r[0] = x[0]
-		if jx != nil {
-			jx[0] = 1
-		}
-	})
-	require.NoError(t, err)
+	c := sumIsX(t)
 	objective := func(_, y *gorgonia.Node) (*gorgonia.Node, error) {
 		sq, err := gorgonia.Square(y)
 		if err != nil {

@@ -2,8 +2,12 @@ package train
 
 import (
 	"math"
+	"testing"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce"
 )
 
 // meanSquaredError returns the mean over all entries of (a − b)².
@@ -43,4 +47,18 @@ func weightBits(m *Model) [][]uint64 {
 		out = append(out, b)
 	}
 	return out
+}
+
+// sumIsX is the linear constraint y₁ + y₂ = x of one input and two
+// outputs, which several tests train on.
+func sumIsX(t *testing.T) enforce.Constraint {
+	t.Helper()
+	c, err := enforce.Linear(1, mat.NewDense(1, 2, []float64{1, 1}), func(x, r, jx []float64) {
+		r[0] = x[0]
+		if jx != nil {
+			jx[0] = 1
+		}
+	})
+	require.NoError(t, err)
+	return c
 }

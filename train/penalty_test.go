@@ -120,13 +120,7 @@ func TestPenaltyErrors(t *testing.T) {
 // spread 1e-7, are never floored. Both models round-trip through Save and
 // Load.
 func TestOutputStdFloor(t *testing.T) {
-	c, err := enforce.Linear(1, mat.NewDense(1, 2, []float64{1, 1}), func(x, r, jx []float64) {
-		r[0] = x[0]
-		if jx != nil {
-			jx[0] = 1
-		}
-	})
-	require.NoError(t, err)
+	c := sumIsX(t)
 	const n = 8
 	x, y := mat.NewDense(n, 1, nil), mat.NewDense(n, 2, nil)
 	for i := range n {
@@ -165,7 +159,7 @@ func TestOutputStdFloor(t *testing.T) {
 			assert.Equal(t, sy, ly)
 		})
 	}
-	_, err = New(Config{Sizes: []int{1, 2}, Constraint: c, OutputStdFloor: math.NaN()})
+	_, err := New(Config{Sizes: []int{1, 2}, Constraint: c, OutputStdFloor: math.NaN()})
 	assert.ErrorContains(t, err, "OutputStdFloor")
 }
 

@@ -9,7 +9,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 
-	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems"
 )
@@ -52,13 +51,7 @@ func TestWarmupValidation(t *testing.T) {
 func TestWarmupEpochs(t *testing.T) {
 	p := problems.FittingEquality{}
 	d := p.Sample(40, 5)
-	c, err := enforce.Linear(1, mat.NewDense(1, 2, []float64{1, 1}), func(x, r, jx []float64) {
-		r[0] = x[0]
-		if jx != nil {
-			jx[0] = 1
-		}
-	})
-	require.NoError(t, err)
+	c := sumIsX(t)
 	xu := mat.NewDense(24, 1, nil)
 	for i := range 24 {
 		xu.Set(i, 0, -1+2*float64(i)/23)
@@ -129,13 +122,7 @@ func TestWarmupEpochs(t *testing.T) {
 // rule would stop the run; a real divergence after the warm-up is still
 // caught.
 func TestWarmupDivergenceReference(t *testing.T) {
-	c, err := enforce.Linear(1, mat.NewDense(1, 2, []float64{1, 1}), func(x, r, jx []float64) {
-		r[0] = x[0]
-		if jx != nil {
-			jx[0] = 1
-		}
-	})
-	require.NoError(t, err)
+	c := sumIsX(t)
 	x := mat.NewDense(16, 1, nil)
 	for i := range 16 {
 		x.Set(i, 0, 0.5+float64(i)/15)
