@@ -112,12 +112,7 @@ func (m *Model) Fit(x, y *mat.Dense) (History, error) {
 			}
 		}
 	}
-	return m.fit(kindFit, x, y, func(batch int, warm bool) (*Graph, error) {
-		if warm {
-			return m.newGraph(batch, nil, true)
-		}
-		return m.NewGraph(batch)
-	})
+	return m.fit(kindFit, x, y, nil)
 }
 
 // FitUnsupervised trains the model to solve a parametric optimisation
@@ -146,12 +141,7 @@ func (m *Model) FitUnsupervised(x *mat.Dense, objective Objective) (History, err
 			return nil, err
 		}
 	}
-	return m.fit(kindUnsupervised, x, nil, func(batch int, warm bool) (*Graph, error) {
-		if warm {
-			return m.newGraph(batch, objective, true)
-		}
-		return m.NewObjectiveGraph(batch, objective)
-	})
+	return m.fit(kindUnsupervised, x, nil, objective)
 }
 
 // runner is a graph with its machine.
@@ -160,9 +150,11 @@ type runner struct {
 	vm gorgonia.VM
 }
 
-// fit trains on the graphs build makes: warm ones (Config.Warmup) for the
-// first Warmup epochs of the call.
-func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int, warm bool) (*Graph, error)) (History, error) {
+// fit trains on newGraph's graphs for objective (nil: the supervised
+// task loss against y), the warm-up's (Config.Warmup) for the first Warmup
+// epochs of the call. Fit and FitUnsupervised have set the Standardizers
+// that NewGraph and NewObjectiveGraph require.
+func (m *Model) fit(kind string, x, y *mat.Dense, objective Objective) (History, error) {
 	n, _ := x.Dims()
 	bs := m.cfg.BatchSize
 	if bs == 0 || bs > n {
@@ -195,7 +187,7 @@ func (m *Model) fit(kind string, x, y *mat.Dense, build func(batch int, warm boo
 		if r, ok := runners[k]; ok {
 			return r, nil
 		}
-		g, err := build(size, warm)
+		g, err := m.newGraph(size, objective, warm)
 		if err != nil {
 			return nil, err
 		}

@@ -31,6 +31,8 @@ type tablebOptions struct {
 	epochs    int
 	set       []string
 	ipoptMean float64
+	// warmup is Config.Warmup, from set's warmup or warmup=N (0: none).
+	warmup int
 	// initDir, when set, holds the reference's initial weights per seed
 	// (reference/tableb.py --dump-init), which replace ours.
 	initDir string
@@ -75,9 +77,14 @@ func parseTableB(seeds, set string, nTrain, epochs int, ipoptMean float64) (tabl
 		if _, ok := tablebSettings[name]; !ok || hasN && name != "warmup" {
 			return o, fmt.Errorf("-tableb-set: unknown setting %q (want standardize, always, nores, float32, meandisp, layers3, nodisp, warmup or warmup=N)", s)
 		}
-		if hasN {
-			if v, err := strconv.Atoi(n); err != nil || v < 1 || v >= o.epochs {
-				return o, fmt.Errorf("-tableb-set %s: want 1 ≤ N < -tableb-epochs (%d)", s, o.epochs)
+		if name == "warmup" {
+			o.warmup = max(1, o.epochs/5)
+			var err error
+			if hasN {
+				o.warmup, err = strconv.Atoi(n)
+			}
+			if err != nil || o.warmup < 1 || o.warmup >= o.epochs {
+				return o, fmt.Errorf("-tableb-set %s: want a warm-up of 1 ≤ N < -tableb-epochs (%d) epochs", s, o.epochs)
 			}
 		}
 		o.set = append(o.set, s)
@@ -89,15 +96,15 @@ func parseTableB(seeds, set string, nTrain, epochs int, ipoptMean float64) (tabl
 // 150) (optexp's trainModel: 2×200 ReLU with PyTorch's initialisation,
 // Adam 1e-4, batch 200, λ_C = 1, the activation rule, raw inputs,
 // float64, tolerances 1e-3) for model seed seed, with the settings in set
-// switched to the reference's.
-func tablebConfig(q *problems.NonconvexQuadratic, seed uint64, epochs int, set []string) train.Config {
+// switched (warmup, parsed by parseTableB, comes as the warm-up's epochs).
+func tablebConfig(q *problems.NonconvexQuadratic, seed uint64, epochs, warmup int, set []string) train.Config {
 	trainSet := train.TrainSettings()
 	trainSet.Tol = 1e-3
 	cfg := train.Config{
 		Sizes: []int{q.NC, 200, 200, q.NO}, Hidden: layers.ReLU, PyTorchInit: true,
 		Constraint: q.Equalities(), Mode: train.ENFORCE, LambdaC: 1,
 		Train: trainSet, Infer: enforce.Settings{Tol: 1e-3},
-		LearnRate: 1e-4, BatchSize: 200, Epochs: epochs, Seed: seed, LogEvery: max(1, epochs/5),
+		LearnRate: 1e-4, BatchSize: 200, Epochs: epochs, Seed: seed, LogEvery: max(1, epochs/5), Warmup: warmup,
 	}
 	if epochs <= 20 {
 		cfg.LogEvery = 1
@@ -118,12 +125,6 @@ func tablebConfig(q *problems.NonconvexQuadratic, seed uint64, epochs int, set [
 			cfg.LambdaD = -1
 		case "layers3":
 			cfg.Sizes = []int{q.NC, 200, 200, 200, q.NO}
-		case "warmup":
-			cfg.Warmup = max(1, epochs/5)
-		default:
-			if n, ok := strings.CutPrefix(s, "warmup="); ok {
-				cfg.Warmup, _ = strconv.Atoi(n) // checked by parseTableB
-			}
 		}
 	}
 	return cfg
@@ -151,7 +152,7 @@ func trainTableB(w, progress io.Writer, o tablebOptions) error {
 		fmt.Fprintf(w, "initial weights: the reference's, from %s\n", o.initDir)
 	}
 	for _, seed := range o.seeds {
-		cfg := tablebConfig(q, seed, o.epochs, o.set)
+		cfg := tablebConfig(q, seed, o.epochs, o.warmup, o.set)
 		cfg.Progress = harness.Prefixed(progress, fmt.Sprintf("[tableb seed %d] ", seed))
 		m, err := train.New(cfg)
 		if err == nil && cfg.Standardize {

@@ -122,12 +122,6 @@ def evaluate64(a, np, x, y):
     return f, np.abs(c)
 
 
-def torch_no_grad(model):
-    """torch.no_grad() of the torch that model runs on."""
-    import torch
-    return torch.no_grad()
-
-
 def build_model(ref, a, torch, seed):
     """The reference's ENFORCE model for model seed seed, as run_benchmark.py builds it."""
     prog = ref.programs["tableb"]
@@ -148,7 +142,7 @@ def build_model(ref, a, torch, seed):
     return model, xs
 
 
-def dump_init(model, xs, seed, folder):
+def dump_init(torch, model, xs, seed, folder):
     """Write model's weights in our layout (see the module's docstring), with
     the first training input (unscaled) and the network's output there, as
     a check of the layout."""
@@ -161,7 +155,7 @@ def dump_init(model, xs, seed, folder):
     sizes = [layers[0].in_features] + [layer.out_features for layer in layers]
     path = os.path.join(folder, f"init-seed{seed}.json")
     x0 = xs[:1]
-    with torch_no_grad(model):
+    with torch.no_grad():
         y0 = model.forward((x0 - model.mean_input) / model.std_input)
     with open(path, "w") as f:
         json.dump({"seed": seed, "sizes": sizes, "weights": weights,
@@ -261,7 +255,7 @@ def main():
             os.makedirs(args.dump_init, exist_ok=True)
             for seed in seeds:
                 model, xs = build_model(ref, a, torch, seed)
-                print(f"[reference seed {seed}] initial weights: {dump_init(model, xs, seed, args.dump_init)}", flush=True)
+                print(f"[reference seed {seed}] initial weights: {dump_init(torch, model, xs, seed, args.dump_init)}", flush=True)
             return
         rows = []
         for seed in seeds:
