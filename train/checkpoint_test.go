@@ -335,6 +335,7 @@ func TestResumeConfigMismatch(t *testing.T) {
 			c.Mode, c.PenaltyConstraint = Soft, c.Constraint
 		}},
 		{"always project", "alwaysProject", func(c *Config) { c.AlwaysProject = true }},
+		{"warm-up", "warmup", func(c *Config) { c.Warmup = 2 }},
 		{"init", "pyTorchInit", func(c *Config) { c.PyTorchInit = true }},
 		{"backbone", "backbone", func(c *Config) { c.Sizes, c.Hidden, c.Backbone = nil, 0, residualBuilder(1, 12, 2, 1) }},
 	} {
