@@ -42,7 +42,8 @@ const DefaultCheckpointEvery = 5 * time.Minute
 // the shuffling stream, the position in the Fit call (epoch and batch),
 // the statistics of the epoch in progress, the History so far, the state
 // of early stopping (Config.Patience: the best epoch's weights and the
-// count of epochs since), the time spent training (Model.TrainingTime),
+// count of epochs since), the reference loss ℓ₀ of the divergence rule
+// (Config.DivergenceFactor), the time spent training (Model.TrainingTime),
 // the Config it was trained with and
 // a SHA-256 fingerprint of the training data. (A custom Backbone's own
 // state beyond its learnables, a random stream of its own say, is not
@@ -151,6 +152,10 @@ type fitState struct {
 	// stopped after Epochs epochs: a resumed Fit returns at once.
 	Early   *earlyState `json:"early,omitempty"`
 	Stopped bool        `json:"stopped,omitempty"`
+	// Added with Config.Warmup; absent in older files and before the call
+	// has taken it. Ref is ℓ₀ of the divergence rule
+	// (Config.DivergenceFactor) in force at the checkpoint.
+	Ref *float64 `json:"ref,omitempty"`
 }
 
 // earlyState is the state of early stopping (Config.Patience): the lowest
@@ -610,14 +615,15 @@ func (c *checkpointer) due() bool {
 
 // write writes a checkpoint after epochs complete epochs and batch
 // batches of the next, whose shuffling stream started at rng and whose
-// statistics are acc, with the state of early stopping (nil without it)
-// and whether it stopped the call.
-func (c *checkpointer) write(epochs, batch int, rng []byte, acc *accumulator, hist History, early *earlyState, stopped bool) error {
+// statistics are acc, with the state of early stopping (nil without it),
+// whether it stopped the call, and ℓ₀ of the divergence rule (nil when not
+// yet taken).
+func (c *checkpointer) write(epochs, batch int, rng []byte, acc *accumulator, hist History, early *earlyState, stopped bool, ref *float64) error {
 	m := c.m
 	now := m.now()
 	s := c.base
 	s.Epochs, s.Batch, s.RNG, s.Acc, s.History = epochs, batch, rng, acc.state(), hist
-	s.Early, s.Stopped = early, stopped
+	s.Early, s.Stopped, s.Ref = early, stopped, ref
 	doc := checkpointDoc{Elapsed: m.trained + now.Sub(c.start), Fit: s}
 	var err error
 	if doc.Config, err = m.runConfig(); err != nil {

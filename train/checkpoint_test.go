@@ -470,7 +470,7 @@ func BenchmarkCheckpointWrite(b *testing.B) {
 	b.Run("checkpoint", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := ck.write(1, 0, []byte{}, &accumulator{}, hist, nil, false); err != nil {
+			if err := ck.write(1, 0, []byte{}, &accumulator{}, hist, nil, false, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

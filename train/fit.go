@@ -210,6 +210,25 @@ func (m *Model) fit(kind string, x, y *mat.Dense, objective Objective) (History,
 	if stopping && run.Early != nil {
 		early = *run.Early
 	}
+	// ref is ℓ₀ of the divergence rule (Config.DivergenceFactor): the
+	// mean loss of the call's first batch, taken afresh when the warm-up
+	// (Config.Warmup), whose loss has fewer terms, ends. A checkpoint
+	// records it, so that a call resumed in the middle of the epoch that
+	// took it keeps it; older checkpoints lack it, and it is then found
+	// from the History or, failing that, taken as the mean loss of the
+	// epoch in progress when it ends.
+	ref, haveRef := 0.0, false
+	if k := len(hist); run.Ref != nil {
+		ref, haveRef = *run.Ref, true
+	} else {
+		switch w := m.cfg.Warmup; {
+		case w > 0 && k > w: // past the warm-up's end
+			ref, haveRef = hist[w].Loss, true
+		case k == 0, w > 0 && k == w && run.Batch > 0: // in the epoch that takes it
+		default:
+			ref, haveRef = hist[0].Loss, true
+		}
+	}
 	// after writes a checkpoint, if the model writes them and one is due
 	// (or final, stopped being the end of an early-stopped call), and runs
 	// the test hook.
@@ -225,7 +244,11 @@ func (m *Model) fit(kind string, x, y *mat.Dense, objective Objective) (History,
 			if stopping && early.Best != nil {
 				es = &early
 			}
-			if err := ck.write(epochs, batch, rng, acc, hist, es, stopped); err != nil {
+			var r *float64
+			if haveRef {
+				r = &ref
+			}
+			if err := ck.write(epochs, batch, rng, acc, hist, es, stopped, r); err != nil {
 				return fmt.Errorf("train: %w", err)
 			}
 		}
@@ -238,19 +261,9 @@ func (m *Model) fit(kind string, x, y *mat.Dense, objective Objective) (History,
 	warned := false // the warning of Epoch.Missed, once per call
 	hist = slices.Grow(hist, m.cfg.Epochs-len(hist))
 	first, acc := run.Batch, run.Acc.accumulator()
-	// ref is ℓ₀ of the divergence rule (Config.DivergenceFactor), taken
-	// afresh when the warm-up (Config.Warmup), whose loss has fewer terms,
-	// ends.
-	ref, haveRef := 0.0, false
-	if k := len(hist); k > 0 {
-		ref, haveRef = hist[0].Loss, true
-		if w := m.cfg.Warmup; w > 0 && k > w {
-			ref = hist[w].Loss
-		}
-	}
 	for e := run.Epochs + 1; e <= m.cfg.Epochs; e++ {
 		warm := e <= m.cfg.Warmup
-		if e == m.cfg.Warmup+1 && m.cfg.Warmup > 0 {
+		if e == m.cfg.Warmup+1 && m.cfg.Warmup > 0 && first == 0 {
 			haveRef = false
 		}
 		eta, err := m.rateAt(e, hist)
@@ -295,6 +308,11 @@ func (m *Model) fit(kind string, x, y *mat.Dense, objective Objective) (History,
 			if ep.ValLoss, err = m.valLoss(); err != nil {
 				return hist, fmt.Errorf("train: epoch %d: %w", e, err)
 			}
+		}
+		if !haveRef {
+			// Resumed from an older checkpoint in the middle of the epoch
+			// that would have taken ℓ₀ (see ref).
+			ref, haveRef = ep.Loss, true
 		}
 		hist = append(hist, ep)
 		if w != nil && (e%m.cfg.LogEvery == 0 || e == m.cfg.Epochs) {

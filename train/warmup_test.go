@@ -3,6 +3,7 @@ package train
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -143,9 +144,78 @@ func TestWarmupDivergenceReference(t *testing.T) {
 	require.Len(t, h, 4)
 	require.Greater(t, h[2].Loss, 1e4*max(h[0].Loss, 1e-8), "the case: the projected epochs' loss is orders of magnitude above the warm-up's")
 
-	cfg.LearnRate = 1e6 // diverges once the projection's displacement drives the weights
+	// A rate 10⁹ times higher after the warm-up: the projected epochs
+	// diverge, and the rule measured against their own ℓ₀ says so.
+	cfg.Schedule = func(e int, _ History) float64 {
+		if e > cfg.Warmup {
+			return 1e9
+		}
+		return 1
+	}
 	m, err = New(cfg)
 	require.NoError(t, err)
 	_, err = m.FitUnsupervised(x, tiny)
-	require.Error(t, err)
+	require.ErrorContains(t, err, "epoch 3: training diverged")
+}
+
+// TestWarmupDivergenceResumed checks that a call resumed in the middle of
+// the first projected epoch keeps the divergence rule's ℓ₀ taken at that
+// epoch's first batch: it stops with the uninterrupted call's error, and a
+// checkpoint of the warm-up's epochs does not carry the warm-up's ℓ₀ into
+// the projected ones.
+func TestWarmupDivergenceResumed(t *testing.T) {
+	c := sumIsX(t)
+	x := mat.NewDense(16, 1, nil)
+	for i := range 16 {
+		x.Set(i, 0, 0.5+float64(i)/15)
+	}
+	tiny := func(xn, y *gorgonia.Node) (*gorgonia.Node, error) {
+		f, err := halfSquaredNorm(xn, y)
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Mul(f, gorgonia.NewConstant(1e-8))
+	}
+	for _, tc := range []struct {
+		name string
+		lr   float64 // the learning rate's factor after the warm-up
+		stop int     // the batch after which the first call stops
+	}{
+		{"diverges, stopped in the first projected epoch", 1e9, 5},
+		{"diverges, stopped in the warm-up", 1e9, 3},
+		{"trains, stopped in the first projected epoch", 1, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The rate is 1e-3 in the warm-up and 1e-3·lr after it.
+			after := func(e int, _ History) float64 {
+				if e > 2 {
+					return tc.lr
+				}
+				return 1
+			}
+			cfg := Config{Sizes: []int{1, 8, 2}, Hidden: layers.Tanh, Constraint: c, LambdaC: -1, LearnRate: 1e-3, Schedule: after,
+				BatchSize: 8, Epochs: 4, Warmup: 2, Seed: 5, AlwaysProject: true, Quiet: true}
+			m, err := New(cfg)
+			require.NoError(t, err)
+			_, want := m.FitUnsupervised(x, tiny)
+
+			cfg.Checkpoint = Checkpoint{Dir: t.TempDir(), Every: time.Minute}
+			m, err = New(cfg)
+			require.NoError(t, err)
+			m.now = fakeClock()
+			stopAfter(m, tc.stop)
+			_, err = m.FitUnsupervised(x, tiny)
+			require.ErrorIs(t, err, errStop)
+			r, err := Resume(cfg.Checkpoint.Dir, cfg)
+			require.NoError(t, err)
+			r.now = fakeClock()
+			_, got := r.FitUnsupervised(x, tiny)
+			if want == nil {
+				require.NoError(t, got)
+				return
+			}
+			require.Error(t, got)
+			require.Equal(t, want.Error(), got.Error())
+		})
+	}
 }
