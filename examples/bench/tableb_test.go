@@ -55,3 +55,12 @@ func TestSetReferenceInit(t *testing.T) {
 	err = setReferenceInit(newModel(2), sizes, filepath.Join(t.TempDir(), "none.json"))
 	assert.ErrorContains(t, err, "-tableb-init")
 }
+
+// TestTableBVerdict checks that -tableb-train fails when a seed's test
+// predictions are not all feasible, naming the seeds.
+func TestTableBVerdict(t *testing.T) {
+	require.NoError(t, tablebVerdict(nil))
+	err := tablebVerdict([]string{"seed 2: 833 of 833", "seed 5: 1 of 833"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "seed 2: 833 of 833; seed 5: 1 of 833")
+}
