@@ -759,55 +759,108 @@ func (b *batch) reevaluate(st *sampleState) next {
 // step decides whether sample s takes another step and, if so, computes
 // its direction and first trial point, recording the step in the trace.
 // It reports whether the trial needs an evaluation; if not, the sample
-// has finished.
+// has finished. The decisions are the same on every path (dense, float32,
+// sparse); stepDirection holds what differs: how G is formed and factored.
 func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 	a := b.a
-	if a.sp != nil {
-		return b.stepSparse(ws, s, st)
-	}
 	if !b.continues(st) {
 		b.finish(ws, s, st)
 		return nextDone
 	}
-	B := jmat{b: a.jacobian(st.J), b32: st.J32}
-	var d []float64
-	var f *factor
-	var ok bool
-	if b.dcur != nil {
-		copy(ws.d, b.dcur) // see weights
+	if a.sp != nil && st.chordLeft > 0 && ws.sp.cur != nil && b.chordStep(ws, st) {
+		return nextEval
 	}
-	reg := st.damp(a)
-	if st.J32 != nil {
-		d, f, ok = a.direction32(ws, st.c, st.J32, st.delta)
-	} else {
-		d, f, ok = a.direction(ws, st.c, B.b, st.delta, reg)
-	}
-	if !ok && st.J32 != nil {
+	dir := b.stepDirection(ws, st)
+	switch {
+	case dir.retry:
 		// G could not be factored in single precision (ill-conditioned
 		// beyond float32, or not finite): y is evaluated again in float64
 		// and the sample goes on in float64.
 		st.lo = false
 		return b.reevaluate(st)
-	}
-	if !ok {
+	case !dir.ok:
 		b.flags[s] |= flagStopped
 		b.finish(ws, s, st)
 		return nextDone
 	}
-	if f.eig {
+	if dir.clamped {
 		b.flags[s] |= flagClamped
 	}
 	st.alpha0, st.bounded = a.initialStep(st.delta)
 	st.alpha = st.alpha0
 	if a.search() {
-		B.mulVec(ws.tmpN, a.nc, a.n, st.delta)
+		dir.mulB(a, ws.tmpN[:a.nc], st.delta)
 		st.prepareSearch(ws.tmpN[:a.nc])
 	}
 	if b.record {
-		b.tr.push(s, st.alpha, st.bounded, reg, st.theta, st.y, ws.mu, d, B, f)
+		dir.push(b.tr, s, st, ws.mu)
 	}
 	trial(st.yT, st.y, st.delta, st.alpha)
 	return nextEval
+}
+
+// stepDir is the direction of a step, st.delta, as one path computed it:
+// what step needs of the path besides the direction itself.
+type stepDir struct {
+	// ok reports that G was factored and δ is finite; retry, that G could
+	// not be factored in single precision and the sample is to go on in
+	// float64; clamped, that the factorisation raised ε or clamped G's
+	// eigenvalues.
+	ok, retry, clamped bool
+	d                  []float64 // D (nil for W = I)
+	// The dense path: B (float64 or float32), G's factor and the
+	// regularisation (with the damping) it was factored with.
+	B   jmat
+	f   *factor
+	reg float64
+	// The sparse path: B's values and the ε G was factored with.
+	vals []float64
+	eps  float64
+}
+
+// stepDirection computes the direction of sample s's next step into
+// st.delta and μ into ws.mu on a's path.
+func (b *batch) stepDirection(ws *workspace, st *sampleState) stepDir {
+	a := b.a
+	if a.sp != nil {
+		dir := stepDir{vals: st.J}
+		dir.d, dir.eps, dir.clamped, dir.ok = a.sparseDirection(ws, st.c, st.J, st.delta, st.damp(a))
+		if dir.ok && a.s.Chord > 0 {
+			b.keepFactor(ws, st, st.J, dir.d)
+		}
+		return dir
+	}
+	dir := stepDir{B: jmat{b: a.jacobian(st.J), b32: st.J32}}
+	if b.dcur != nil {
+		copy(ws.d, b.dcur) // see weights
+	}
+	dir.reg = st.damp(a)
+	if st.J32 != nil {
+		dir.d, dir.f, dir.ok = a.direction32(ws, st.c, st.J32, st.delta)
+		dir.retry = !dir.ok
+	} else {
+		dir.d, dir.f, dir.ok = a.direction(ws, st.c, dir.B.b, st.delta, dir.reg)
+	}
+	dir.clamped = dir.ok && dir.f.eig
+	return dir
+}
+
+// mulB writes dst = B·v.
+func (dir *stepDir) mulB(a *AdaNP, dst, v []float64) {
+	if a.sp != nil {
+		a.sp.mulVec(dst, dir.vals, v)
+		return
+	}
+	dir.B.mulVec(dst, a.nc, a.n, v)
+}
+
+// push records the step of sample s, whose multipliers are mu, in t.
+func (dir *stepDir) push(t *Trace, s int, st *sampleState, mu []float64) {
+	if t.a.sp != nil {
+		t.pushSparse(s, st.alpha, st.bounded, dir.eps, st.theta, dir.clamped, st.y, mu, dir.d, dir.vals)
+		return
+	}
+	t.push(s, st.alpha, st.bounded, dir.reg, st.theta, st.y, mu, dir.d, dir.B, dir.f)
 }
 
 // continues reports whether a sample takes another step.

@@ -297,42 +297,6 @@ func (a *AdaNP) sparseDirection(ws *workspace, c, vals, delta []float64, reg flo
 	return d, eps, clamped, scaleFinite(delta, d)
 }
 
-// stepSparse is batch.step on the sparse path.
-func (b *batch) stepSparse(ws *workspace, s int, st *sampleState) next {
-	a := b.a
-	if !b.continues(st) {
-		b.finish(ws, s, st)
-		return nextDone
-	}
-	if st.chordLeft > 0 && ws.sp.cur != nil && b.chordStep(ws, st) {
-		return nextEval
-	}
-	vals := st.J
-	d, eps, clamped, ok := a.sparseDirection(ws, st.c, vals, st.delta, st.damp(a))
-	if !ok {
-		b.flags[s] |= flagStopped
-		b.finish(ws, s, st)
-		return nextDone
-	}
-	if a.s.Chord > 0 {
-		b.keepFactor(ws, st, vals, d)
-	}
-	if clamped {
-		b.flags[s] |= flagClamped
-	}
-	st.alpha0, st.bounded = a.initialStep(st.delta)
-	st.alpha = st.alpha0
-	if a.search() {
-		a.sp.mulVec(ws.tmpN[:a.nc], vals, st.delta)
-		st.prepareSearch(ws.tmpN[:a.nc])
-	}
-	if b.record {
-		b.tr.pushSparse(s, st.alpha, st.bounded, eps, st.theta, clamped, st.y, ws.mu, d, vals)
-	}
-	trial(st.yT, st.y, st.delta, st.alpha)
-	return nextEval
-}
-
 // recordFinalSparse is batch.recordFinal on the sparse path.
 func (b *batch) recordFinalSparse(ws *workspace, s int, st *sampleState, yhat []float64) {
 	a := b.a
