@@ -9,7 +9,7 @@ import (
 // Marquardt steps with an adaptive θ) shared by the dense and sparse
 // paths: the driver calls damp before a step's factorisation,
 // prepareSearch after its direction, and adaptDamping when a step is
-// accepted; backStep and backStepSparse call dampingVJP.
+// accepted; backStep calls dampingVJP on both paths.
 
 // Bounds and factors of θ's adaptation.
 const (

@@ -43,7 +43,7 @@ func (j *vjpJob) sampleSparse(ws *workspace, s int) {
 			if tr.eig[s][k] {
 				exact = false
 			}
-			a.backStepSparse(ws, &rec, xs, g, gx, curv, curvX, j.wantX)
+			a.backStep(ws, &rec, xs, g, gx, curv, curvX, j.wantX)
 			if curv {
 				h := a.k.HessVec
 				h(xs, rec.y, rec.mu, ws.dp, ws.hMu)
@@ -56,88 +56,6 @@ func (j *vjpJob) sampleSparse(ws *workspace, s int) {
 	}
 	j.inexact[s] = !exact
 	j.store(s, g, gx)
-}
-
-// backStepSparse is backStep with B's values in st.B and G's factor in
-// ws.sp.cur. AutoDiagonal's term Σ_i ∇²c_i·B̄_i takes one HessVec per set
-// of rows with disjoint patterns (sparsePath.rowColour): ∇²c_i·v depends
-// only on v's entries in row i's pattern, so over such a set the sum is
-// one product with the set's indicator as weights and the rows' B̄_i
-// summed as v.
-func (a *AdaNP) backStepSparse(ws *workspace, st *stepRecord, xs, g, gx []float64, curv, curvX, wantX bool) {
-	sp := a.sp
-	B, d, mu := st.B, st.d, st.mu
-	sp.mulTransVec(ws.delta, B, mu)
-	copy(ws.bmu, ws.delta) // Bᵀμ
-	if d != nil {
-		for i := range ws.delta {
-			ws.delta[i] *= d[i]
-		}
-	}
-	gp := ws.gp
-	copy(gp, g)
-	if st.bounded {
-		nrm2 := dot(ws.delta, ws.delta)
-		if nrm2 > 0 {
-			t := dot(ws.delta, g) / nrm2
-			for i, v := range ws.delta {
-				gp[i] -= t * v
-			}
-		}
-	}
-	dg := ws.dp
-	for i, v := range gp {
-		if d != nil {
-			v *= d[i]
-		}
-		dg[i] = v
-	}
-	sp.mulVec(ws.w, B, dg)
-	ws.sp.cur.Solve(ws.w)
-	sp.mulTransVec(ws.acc, B, ws.w)
-	for i := range gp {
-		p := gp[i] - ws.acc[i]
-		ws.p[i] = p
-		if d != nil {
-			p *= d[i]
-		}
-		dg[i] = p
-	}
-	xacc := ws.gxAcc
-	if wantX {
-		a.jacobianXTVec(ws, xs, st.y, ws.w, xacc)
-	}
-	if curvX {
-		h := a.k.MixedHessVec
-		h(xs, st.y, mu, ws.dp, ws.gxHV)
-		for m, v := range ws.gxHV {
-			xacc[m] += v
-		}
-		h(xs, st.y, ws.w, ws.delta, ws.gxHV)
-		for m, v := range ws.gxHV {
-			xacc[m] -= v
-		}
-	}
-	if st.theta > 0 {
-		var jxT func(c, out []float64)
-		if wantX {
-			jxT = func(c, out []float64) { a.jacobianXTVec(ws, xs, st.y, c, out) }
-		}
-		a.dampingVJP(ws, st, func(dst, v []float64) { sp.mulVec(dst, B, v) }, func(dst, v []float64) { sp.mulTransVec(dst, B, v) }, jxT, ws.acc, xacc)
-	}
-	if curv && a.s.Weights == AutoDiagonal {
-		for k := range ws.bmu {
-			ws.bmu[k] *= ws.p[k] // ∂ℓ/∂D
-		}
-		if a.autoDiagonalVJPSparse(B, ws.bmu, ws.bbar, ws.dt) {
-			a.rowSetCurvature(ws, xs, st.y, ws.bbar, xacc, curvX)
-		}
-	}
-	if wantX {
-		for m, v := range xacc {
-			gx[m] -= st.alpha * v
-		}
-	}
 }
 
 // rowSetCurvature adds Σ_i ∇²c_i·B̄_i to ws.acc and, with curvX,
@@ -227,7 +145,7 @@ func (a *AdaNP) projectorVJPSparse(ws *workspace, rec *stepRecord, xs, g, gx []f
 	clear(ws.zeroMu)
 	r := *rec
 	r.mu, r.alpha, r.bounded = ws.zeroMu, 1, false
-	a.backStepSparse(ws, &r, xs, g, gx, false, false, wantX)
+	a.backStep(ws, &r, xs, g, gx, false, false, wantX)
 	finishBackStep(g, ws.acc, nil, nil, 1)
 }
 

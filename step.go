@@ -350,9 +350,8 @@ func armijo(mT, m0, slope, alpha float64) bool {
 // x-term to gx. curv selects the curvature terms (Unrolled with HessVec),
 // curvX those in x (MixedHessVec).
 func (a *AdaNP) backStep(ws *workspace, st *stepRecord, xs, g, gx []float64, curv, curvX, wantX bool) {
-	n, nc, nx := a.n, a.nc, a.nx
 	B, d, mu := st.B, st.d, st.mu
-	dense.MulTransVec(ws.delta, B, nc, n, mu)
+	a.mulBT(ws.delta, B, mu)
 	copy(ws.bmu, ws.delta) // Bᵀμ
 	if d != nil {
 		for i := range ws.delta {
@@ -377,9 +376,9 @@ func (a *AdaNP) backStep(ws *workspace, st *stepRecord, xs, g, gx []float64, cur
 		}
 		dg[i] = v
 	}
-	dense.MulVec(ws.w, B, nc, n, dg)
-	st.f.solve(nc, ws.w, ws.tmp)
-	dense.MulTransVec(ws.acc, B, nc, n, ws.w)
+	a.mulB(ws.w, B, dg)
+	a.solveG(ws, st, ws.w)
+	a.mulBT(ws.acc, B, ws.w)
 	for i := range gp {
 		p := gp[i] - ws.acc[i]
 		ws.p[i] = p
@@ -390,14 +389,7 @@ func (a *AdaNP) backStep(ws *workspace, st *stepRecord, xs, g, gx []float64, cur
 	}
 	xacc := ws.gxAcc
 	if wantX {
-		a.k.JacobianX(xs, st.y, ws.jx)
-		clear(xacc)
-		for i := 0; i < nc; i++ {
-			wi := ws.w[i]
-			for m := 0; m < nx; m++ {
-				xacc[m] += ws.jx[i*nx+m] * wi
-			}
-		}
+		a.firstJxTVec(ws, xs, st.y, ws.w, xacc)
 	}
 	if curvX {
 		h := a.k.MixedHessVec
@@ -413,39 +405,113 @@ func (a *AdaNP) backStep(ws *workspace, st *stepRecord, xs, g, gx []float64, cur
 	if st.theta > 0 {
 		var jxT func(c, out []float64)
 		if wantX {
-			jxT = func(c, out []float64) { dense.MulTransVec(out, ws.jx, nc, nx, c) }
+			jxT = func(c, out []float64) { a.againJxTVec(ws, xs, st.y, c, out) }
 		}
-		a.dampingVJP(ws, st, func(dst, v []float64) { dense.MulVec(dst, B, nc, n, v) }, func(dst, v []float64) { dense.MulTransVec(dst, B, nc, n, v) }, jxT, ws.acc, xacc)
+		a.dampingVJP(ws, st, func(dst, v []float64) { a.mulB(dst, B, v) }, func(dst, v []float64) { a.mulBT(dst, B, v) }, jxT, ws.acc, xacc)
 	}
 	if curv && a.s.Weights == AutoDiagonal && a.constB == nil {
 		for k := range ws.bmu {
 			ws.bmu[k] *= ws.p[k] // ∂ℓ/∂D
 		}
-		if a.autoDiagonalVJP(B, ws.bmu, ws.bbar, ws.dt) {
-			h := a.k.HessVec
-			for i := 0; i < nc; i++ {
-				bi := ws.bbar[i*n : (i+1)*n]
-				if allZero(bi) {
-					continue
-				}
-				clear(ws.unit)
-				ws.unit[i] = 1
-				h(xs, st.y, ws.unit, bi, ws.hv)
-				for k, v := range ws.hv {
-					ws.acc[k] += v
-				}
-				if curvX {
-					a.k.MixedHessVec(xs, st.y, ws.unit, bi, ws.gxHV)
-					for m, v := range ws.gxHV {
-						xacc[m] += v
-					}
-				}
-			}
-		}
+		a.autoDiagonalCurvature(ws, xs, st.y, B, xacc, curvX)
 	}
 	if wantX {
 		for m, v := range xacc {
 			gx[m] -= st.alpha * v
+		}
+	}
+}
+
+// The operations of backStep that differ between the dense path (B a
+// dense nc×n matrix, G's factor in the record) and the sparse path (B's
+// values in a.sp's pattern, G's factor in ws.sp.cur).
+
+// mulB writes dst = B·v.
+func (a *AdaNP) mulB(dst, B, v []float64) {
+	if a.sp != nil {
+		a.sp.mulVec(dst, B, v)
+		return
+	}
+	dense.MulVec(dst, B, a.nc, a.n, v)
+}
+
+// mulBT writes dst = Bᵀ·v.
+func (a *AdaNP) mulBT(dst, B, v []float64) {
+	if a.sp != nil {
+		a.sp.mulTransVec(dst, B, v)
+		return
+	}
+	dense.MulTransVec(dst, B, a.nc, a.n, v)
+}
+
+// solveG overwrites v with G⁻¹·v for the record st's G.
+func (a *AdaNP) solveG(ws *workspace, st *stepRecord, v []float64) {
+	if a.sp != nil {
+		ws.sp.cur.Solve(v)
+		return
+	}
+	st.f.solve(a.nc, v, ws.tmp)
+}
+
+// firstJxTVec writes out = J_xᵀ·w at (x, y); on the dense path it leaves
+// J_x in ws.jx for againJxTVec.
+func (a *AdaNP) firstJxTVec(ws *workspace, x, y, w, out []float64) {
+	if a.sp != nil {
+		a.jacobianXTVec(ws, x, y, w, out)
+		return
+	}
+	nc, nx := a.nc, a.nx
+	a.k.JacobianX(x, y, ws.jx)
+	clear(out)
+	for i := 0; i < nc; i++ {
+		wi := w[i]
+		for m := 0; m < nx; m++ {
+			out[m] += ws.jx[i*nx+m] * wi
+		}
+	}
+}
+
+// againJxTVec writes out = J_xᵀ·w at the (x, y) of the last firstJxTVec.
+func (a *AdaNP) againJxTVec(ws *workspace, x, y, w, out []float64) {
+	if a.sp != nil {
+		a.jacobianXTVec(ws, x, y, w, out)
+		return
+	}
+	dense.MulTransVec(out, ws.jx, a.nc, a.nx, w)
+}
+
+// autoDiagonalCurvature adds Σ_i ∇²c_i·B̄_i to ws.acc and, with curvX,
+// Σ_i ∇²_xy c_i·B̄_i to xacc, B̄ = ∂ℓ/∂B through AutoDiagonal's weights
+// for ∂ℓ/∂D in ws.bmu: one HessVec per row with a nonzero B̄_i on the
+// dense path, one per set of rows with disjoint patterns on the sparse
+// path (rowSetCurvature).
+func (a *AdaNP) autoDiagonalCurvature(ws *workspace, xs, y, B, xacc []float64, curvX bool) {
+	if a.sp != nil {
+		if a.autoDiagonalVJPSparse(B, ws.bmu, ws.bbar, ws.dt) {
+			a.rowSetCurvature(ws, xs, y, ws.bbar, xacc, curvX)
+		}
+		return
+	}
+	if !a.autoDiagonalVJP(B, ws.bmu, ws.bbar, ws.dt) {
+		return
+	}
+	n := a.n
+	for i := 0; i < a.nc; i++ {
+		bi := ws.bbar[i*n : (i+1)*n]
+		if allZero(bi) {
+			continue
+		}
+		clear(ws.unit)
+		ws.unit[i] = 1
+		a.k.HessVec(xs, y, ws.unit, bi, ws.hv)
+		for k, v := range ws.hv {
+			ws.acc[k] += v
+		}
+		if curvX {
+			a.k.MixedHessVec(xs, y, ws.unit, bi, ws.gxHV)
+			for m, v := range ws.gxHV {
+				xacc[m] += v
+			}
 		}
 	}
 }
