@@ -319,7 +319,7 @@ func (b *batch) recordFinalSparse(ws *workspace, s int, st *sampleState, yhat []
 	if a.s.Grad == Implicit {
 		copy(ws.yhatExt, yhat)
 		clear(ws.yhatExt[a.ny:])
-		header = a.kktMultipliersSparse(ws, st.y, ws.yhatExt, vals, d, lam)
+		header = a.kktMultipliers(ws, st.y, ws.yhatExt, vals, d, nil, lam)
 	}
 	b.tr.pushSparse(s, header, false, eps, 0, clamped, st.y, lam, d, vals)
 }

@@ -377,7 +377,7 @@ func (a *AdaNP) backStep(ws *workspace, st *stepRecord, xs, g, gx []float64, cur
 		dg[i] = v
 	}
 	a.mulB(ws.w, B, dg)
-	a.solveG(ws, st, ws.w)
+	a.solveG(ws, st.f, ws.w)
 	a.mulBT(ws.acc, B, ws.w)
 	for i := range gp {
 		p := gp[i] - ws.acc[i]
@@ -444,13 +444,14 @@ func (a *AdaNP) mulBT(dst, B, v []float64) {
 	dense.MulTransVec(dst, B, a.nc, a.n, v)
 }
 
-// solveG overwrites v with G⁻¹·v for the record st's G.
-func (a *AdaNP) solveG(ws *workspace, st *stepRecord, v []float64) {
+// solveG overwrites v with G⁻¹·v, G's factor being f on the dense path
+// and ws.sp.cur on the sparse path (where f is nil).
+func (a *AdaNP) solveG(ws *workspace, f *factor, v []float64) {
 	if a.sp != nil {
 		ws.sp.cur.Solve(v)
 		return
 	}
-	st.f.solve(a.nc, v, ws.tmp)
+	f.solve(a.nc, v, ws.tmp)
 }
 
 // firstJxTVec writes out = J_xᵀ·w at (x, y); on the dense path it leaves
@@ -659,20 +660,15 @@ func (a *AdaNP) hessLagrangian(h func(x, y, w, v, out []float64), ws *workspace,
 // (cond(G)·1e-16 of ‖r‖) would keep z from falling below it, stalling the
 // conjugate gradients that use z.
 func (a *AdaNP) projectDual(ws *workspace, st *stepRecord, r, z []float64) {
-	if a.sp != nil {
-		a.projectDualSparse(ws, st, r, z)
-		return
-	}
-	n, nc := a.n, a.nc
 	for i, v := range r {
 		if st.d != nil {
 			v *= st.d[i]
 		}
 		z[i] = v
 	}
-	dense.MulVec(ws.w, st.B, nc, n, z)
-	st.f.solve(nc, ws.w, ws.tmp)
-	dense.MulTransVec(ws.hv, st.B, nc, n, ws.w)
+	a.mulB(ws.w, st.B, z)
+	a.solveG(ws, st.f, ws.w)
+	a.mulBT(ws.hv, st.B, ws.w)
 	for i := range z {
 		v := r[i] - ws.hv[i]
 		r[i] = v
@@ -688,16 +684,15 @@ func (a *AdaNP) projectDual(ws *workspace, st *stepRecord, r, z []float64) {
 // relative size of what is left, ‖D(W(y*−ŷ) + Bᵀλ)‖ / max(‖y* − ŷ‖, 1): zero
 // exactly when y* is a KKT point of the nearest-point problem.
 func (a *AdaNP) kktMultipliers(ws *workspace, y, yhat, B, d []float64, f *factor, lam []float64) float64 {
-	n, nc := a.n, a.nc
 	for i := range y {
 		ws.p[i] = y[i] - yhat[i]
 	}
-	dense.MulVec(lam, B, nc, n, ws.p)
-	f.solve(nc, lam, ws.tmp)
+	a.mulB(lam, B, ws.p)
+	a.solveG(ws, f, lam)
 	for i := range lam {
 		lam[i] = -lam[i]
 	}
-	dense.MulTransVec(ws.hv, B, nc, n, lam)
+	a.mulBT(ws.hv, B, lam)
 	var res float64
 	for i := range ws.p {
 		v := ws.p[i]

@@ -168,6 +168,17 @@ func (t *Trace) pop(s int) {
 	t.eig[s] = t.eig[s][:len(t.eig[s])-1]
 }
 
+// recordAt parses record k of sample s into st on a's path (record or
+// recordSparse); it reports false where the sparse path cannot factor G
+// again.
+func (t *Trace) recordAt(ws *workspace, s, k int, st *stepRecord) bool {
+	if t.a.sp != nil {
+		return t.recordSparse(ws, s, k, st)
+	}
+	t.record(ws, s, k, st)
+	return true
+}
+
 // record parses record k of sample s into st, evaluating and factoring
 // what was not stored into ws.
 func (t *Trace) record(ws *workspace, s, k int, st *stepRecord) {

@@ -229,10 +229,6 @@ func (j *vjpJob) curvature() (curv, curvX bool) {
 }
 
 func (j *vjpJob) sample(ws *workspace, s int) {
-	if j.a.sp != nil {
-		j.sampleSparse(ws, s)
-		return
-	}
 	a, tr := j.a, j.tr
 	g, gx := ws.gy, ws.gx
 	j.load(s, g, gx)
@@ -242,7 +238,10 @@ func (j *vjpJob) sample(ws *workspace, s int) {
 	switch a.s.Grad {
 	case Implicit:
 		if tr.Depth(s) == 1 {
-			tr.record(ws, s, 0, &rec)
+			if !tr.recordAt(ws, s, 0, &rec) {
+				j.bad[s] = true
+				return
+			}
 			if rec.alpha > kktTol || tr.eig[s][0] || !a.hasHV {
 				exact = false
 			}
@@ -259,7 +258,10 @@ func (j *vjpJob) sample(ws *workspace, s int) {
 	default:
 		curv, curvX := j.curvature()
 		for k := tr.Depth(s) - 1; k >= 0; k-- {
-			tr.record(ws, s, k, &rec)
+			if !tr.recordAt(ws, s, k, &rec) {
+				j.bad[s] = true
+				return
+			}
 			if tr.eig[s][k] {
 				exact = false
 			}
