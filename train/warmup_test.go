@@ -47,7 +47,8 @@ func TestWarmupValidation(t *testing.T) {
 // (same losses, bit for bit, from the same seed: no projection, the task
 // loss alone), report nothing projected and no displacement; the epochs
 // after them project (AlwaysProject here, so every batch) and carry on
-// from the warm-up's weights and Adam state; a model saved and loaded
+// from the warm-up's weights and Adam state (one solver: its step count
+// runs on); a model saved and loaded
 // keeps the setting.
 func TestWarmupEpochs(t *testing.T) {
 	p := problems.FittingEquality{}
@@ -96,6 +97,10 @@ func TestWarmupEpochs(t *testing.T) {
 				assert.Equal(t, 1.0, h[e].Projected, "epoch %d after the warm-up", e+1)
 				assert.Positive(t, h[e].Depth, "epoch %d after the warm-up", e+1)
 			}
+			// One Adam for the whole call: its step count (which scales
+			// its bias corrections) runs on across the switch.
+			require.Positive(t, mlp.solver.Iter())
+			assert.Equal(t, cfg.Epochs/warm*mlp.solver.Iter(), m.solver.Iter(), "Adam's steps")
 
 			// Without the warm-up the first epochs differ: the setting is
 			// consulted.
