@@ -48,8 +48,7 @@ func TestWarmupValidation(t *testing.T) {
 // loss alone), report nothing projected and no displacement; the epochs
 // after them project (AlwaysProject here, so every batch) and carry on
 // from the warm-up's weights and Adam state (one solver: its step count
-// runs on); a model saved and loaded
-// keeps the setting.
+// runs on); a model saved and loaded keeps the setting.
 func TestWarmupEpochs(t *testing.T) {
 	p := problems.FittingEquality{}
 	d := p.Sample(40, 5)
