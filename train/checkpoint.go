@@ -420,7 +420,7 @@ func (m *Model) TrainingTime() time.Duration {
 // the model.
 func Resume(dir string, cfg Config) (*Model, error) {
 	path := filepath.Join(dir, CheckpointFile)
-	doc, err := readCheckpoint(path)
+	doc, err := readCheckpoint("Resume", path)
 	if err != nil {
 		return nil, err
 	}
@@ -453,6 +453,40 @@ func Resume(dir string, cfg Config) (*Model, error) {
 		return nil, fmt.Errorf("train: Resume: %s: %w", path, err)
 	}
 	return m, nil
+}
+
+// CheckpointState is how far the run of a checkpoint had got when it was
+// written (LoadCheckpoint).
+type CheckpointState struct {
+	// Epochs is the number of completed epochs of the Fit call and Batch
+	// that of the completed batches of the next one.
+	Epochs, Batch int
+	// History are the completed epochs (Fit's History so far).
+	History History
+	// Training is the time spent training, over every process of the run
+	// (Model.TrainingTime).
+	Training time.Duration
+}
+
+// LoadCheckpoint returns the model in the checkpoint in dir as it was when
+// the checkpoint was written, for prediction: what Load returns for a file
+// Save wrote at that moment (the same weights, standardisation, settings
+// and constraint check), and how far the run had got. It reads a run in
+// progress without disturbing it or knowing its Config; the model it
+// returns does not continue the run (Resume does). Its errors are
+// Resume's for the file, and Load's for the model.
+func LoadCheckpoint(dir string, c enforce.Constraint) (*Model, CheckpointState, error) {
+	path := filepath.Join(dir, CheckpointFile)
+	doc, err := readCheckpoint("LoadCheckpoint", path)
+	if err != nil {
+		return nil, CheckpointState{}, err
+	}
+	m, err := Load(bytes.NewReader(doc.Model), c)
+	if err != nil {
+		return nil, CheckpointState{}, fmt.Errorf("train: LoadCheckpoint: %s: %w", path, err)
+	}
+	m.trained = doc.Elapsed
+	return m, CheckpointState{Epochs: doc.Fit.Epochs, Batch: doc.Fit.Batch, History: doc.Fit.History, Training: doc.Elapsed}, nil
 }
 
 func joinDiffs(d []string) string {
@@ -527,13 +561,13 @@ func (m *Model) restoreState(doc *checkpointDoc) error {
 }
 
 // readCheckpoint reads and checks the checkpoint file at path.
-func readCheckpoint(path string) (*checkpointDoc, error) {
+func readCheckpoint(who, path string) (*checkpointDoc, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("train: Resume: %w", err)
+		return nil, fmt.Errorf("train: %s: %w", who, err)
 	}
 	damaged := func(err error) error {
-		return fmt.Errorf("train: Resume: %s is damaged or not a checkpoint: %w", path, err)
+		return fmt.Errorf("train: %s: %s is damaged or not a checkpoint: %w", who, path, err)
 	}
 	raw, err := document(data)
 	if err != nil {
@@ -544,10 +578,10 @@ func readCheckpoint(path string) (*checkpointDoc, error) {
 		return nil, damaged(err)
 	}
 	if env.Format != checkpointFormat {
-		return nil, fmt.Errorf("train: Resume: %s is not a checkpoint (format %q, want %q)", path, env.Format, checkpointFormat)
+		return nil, fmt.Errorf("train: %s: %s is not a checkpoint (format %q, want %q)", who, path, env.Format, checkpointFormat)
 	}
 	if env.Version != checkpointVersion {
-		return nil, fmt.Errorf("train: Resume: %s has checkpoint format version %d, this package reads version %d", path, env.Version, checkpointVersion)
+		return nil, fmt.Errorf("train: %s: %s has checkpoint format version %d, this package reads version %d", who, path, env.Version, checkpointVersion)
 	}
 	sum, err := checksum(env.Checkpoint)
 	if err != nil {

@@ -548,7 +548,7 @@ func TestCheckpointThroughSymlink(t *testing.T) {
 	path := filepath.Join(dir, CheckpointFile)
 	require.NoError(t, os.Rename(path, store))
 	require.NoError(t, os.Symlink(store, path))
-	before, err := readCheckpoint(store)
+	before, err := readCheckpoint("Resume", store)
 	require.NoError(t, err)
 
 	m, err := Resume(dir, cfg)
@@ -561,7 +561,7 @@ func TestCheckpointThroughSymlink(t *testing.T) {
 	fi, err := os.Lstat(path)
 	require.NoError(t, err)
 	assert.Equal(t, os.ModeSymlink, fi.Mode().Type(), "the link is still a link")
-	after, err := readCheckpoint(store)
+	after, err := readCheckpoint("Resume", store)
 	require.NoError(t, err)
 	assert.NotEqual(t, [2]int{before.Fit.Epochs, before.Fit.Batch}, [2]int{after.Fit.Epochs, after.Fit.Batch}, "the target holds the later state")
 }
@@ -632,4 +632,52 @@ func rewriteCheckpoint(t *testing.T, path string, data []byte, edit func(doc *ch
 	out, err := json.Marshal(&env)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, out, 0o644))
+}
+
+// TestLoadCheckpoint reads the model of a run stopped in the middle of an
+// epoch: the stopped model's weights and predictions, bit for bit, without
+// the run's Config; its errors for a missing or damaged file and another
+// constraint.
+func TestLoadCheckpoint(t *testing.T) {
+	p := problems.FittingEquality{}
+	d := p.Sample(60, 11)
+	dir := t.TempDir()
+	cfg := Config{Sizes: []int{1, 12, 2}, Hidden: layers.Tanh, Constraint: p.Equalities(), LearnRate: 1e-2,
+		BatchSize: 25, Epochs: 5, Seed: 42, LambdaC: 0.1, Standardize: true, Quiet: true,
+		Checkpoint: Checkpoint{Dir: dir, Every: time.Minute}}
+	m, err := New(cfg)
+	require.NoError(t, err)
+	m.now = fakeClock()
+	stopAfter(m, 4) // epoch 2, batch 1 of 3
+	_, err = m.Fit(d.X, d.Y)
+	require.ErrorIs(t, err, errStop)
+
+	l, st, err := LoadCheckpoint(dir, p.Equalities())
+	require.NoError(t, err)
+	assert.Equal(t, weightBits(m), weightBits(l))
+	assert.Equal(t, 1, st.Epochs)
+	assert.Equal(t, 1, st.Batch)
+	require.Len(t, st.History, 1)
+	assert.Equal(t, 1, st.History[0].Epoch)
+	assert.Positive(t, st.Training)
+	assert.LessOrEqual(t, st.Training, m.TrainingTime(), "the time up to the checkpoint")
+	assert.Equal(t, st.Training, l.TrainingTime())
+	want, _, err := m.Predict(d.X)
+	require.NoError(t, err)
+	got, _, err := l.Predict(d.X)
+	require.NoError(t, err)
+	assert.True(t, mat.Equal(want, got))
+
+	_, _, err = LoadCheckpoint(t.TempDir(), p.Equalities())
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.ErrorContains(t, err, "train: LoadCheckpoint")
+	_, _, err = LoadCheckpoint(dir, fittingLike(t, 1.001))
+	assert.ErrorIs(t, err, ErrConstraintMismatch)
+	path := filepath.Join(dir, CheckpointFile)
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	raw[len(raw)/2] ^= 1
+	require.NoError(t, os.WriteFile(path, raw, 0o644))
+	_, _, err = LoadCheckpoint(dir, p.Equalities())
+	assert.ErrorContains(t, err, "damaged")
 }

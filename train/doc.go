@@ -129,6 +129,10 @@
 // uses its own Adam, the arithmetic of gorgonia's AdamSolver to the bit,
 // because gorgonia keeps the solver's state unexported.
 //
+// LoadCheckpoint(dir, c) reads the model of a checkpoint for prediction
+// only, without its Config: how far a run in progress has got, while it
+// goes on.
+//
 // # Progress
 //
 // Fit writes one line per Config.LogEvery epochs to Config.Progress

@@ -155,6 +155,12 @@ type Options struct {
 	// folders of their own (…-warmupN).
 	Warmup int
 
+	// Evaluate, if set, is a train checkpoint folder whose model is
+	// evaluated on the test inputs instead of training anything
+	// (-evaluate; train.LoadCheckpoint): how far a run in progress has
+	// got. It needs one size.
+	Evaluate string
+
 	softs       string // -soft, parsed into Soft
 	softPenalty string // -softpenalty, parsed into SoftPenalty
 	float32     bool   // -float32, read into Precision
@@ -185,6 +191,7 @@ func Flags(e Experiment, o *Options) *harness.Flags {
 	f.StringVar(&o.softs, "soft", o.softs, "λ_C values of the Soft baseline (the paper: 5, 1, 0.1)")
 	f.StringVar(&o.softPenalty, "softpenalty", o.softPenalty, `the Soft baseline's penalty: "squarednorm" (λ_C·mean‖c‖², these tables' form), "norm" (λ_C·mean‖c‖, the paper's) or "squarednormmeanabs" (λ_C·(mean‖c‖² + mean|c|), the reference's)`)
 	f.IntVar(&o.Warmup, "warmup", 0, "ENFORCE's first N epochs train the backbone on the objective alone, without the projection (train.Config.Warmup; within -epochs)")
+	f.StringVar(&o.Evaluate, "evaluate", "", "evaluate the model of the train checkpoint in this folder (a run in progress, say) on the test inputs of the one size in -sizes, against the reference optima, instead of training; exits with an error if an ENFORCE model's prediction misses its tolerance")
 	f.IntVar(&o.WarmStart, "warmstart", 0, "after ENFORCE's test predictions, solve the reference problem of the first N test inputs again starting from them (at most -nref) and report the local optima reached beside the reference's: which local optimum the predictions lie next to")
 	f.BoolVar(&o.float32, "float32", false, "AdaNP in enforce.Float32 precision (single-precision steps far from the constraint set, float64 at the end; the tolerances are unchanged)")
 	harness.PrecisionVar(f, &o.BackbonePrecision)
@@ -230,6 +237,9 @@ func (o *Options) finish() error {
 	}
 	if o.Warmup < 0 || o.Warmup >= o.Epochs && o.Warmup > 0 {
 		return fmt.Errorf("bad -warmup %d: want 0 to -epochs − 1 (%d)", o.Warmup, o.Epochs-1)
+	}
+	if o.Evaluate != "" && (o.Sizes == "" || strings.Contains(o.Sizes, ",")) {
+		return fmt.Errorf("-evaluate %s: give the checkpoint's one size with -sizes", o.Evaluate)
 	}
 	if o.WarmStart < 0 || o.WarmStart > o.NRef {
 		return fmt.Errorf("bad -warmstart %d: want 0 to -nref (%d)", o.WarmStart, o.NRef)
@@ -362,6 +372,9 @@ func Run(w, progress io.Writer, e Experiment, o Options) error {
 		_, fStar := inst.Objective.Minimizer()
 
 		refMean := stat.Mean(refObj, nil)
+		if o.Evaluate != "" {
+			return evaluateCheckpoint(w, o.Evaluate, inst, s, xTest, refObj, refMean)
+		}
 		rows := map[string][]metrics{}
 		var order []string
 		var runs []report.Run
@@ -699,6 +712,35 @@ func newDC3(inst Instance, cfg dc3.Config, dir string) (*dc3.Model, error) {
 		return nil, fmt.Errorf("resuming DC3 from %s: %w", dir, err)
 	}
 	return m, nil
+}
+
+// evaluateCheckpoint prints the test line of the model in the train
+// checkpoint in dir (-evaluate) and returns an error if it is an ENFORCE
+// model one of whose predictions missed its tolerance.
+func evaluateCheckpoint(w io.Writer, dir string, inst Instance, s Size, xTest *mat.Dense, refObj []float64, refMean float64) error {
+	m, pos, err := train.LoadCheckpoint(dir, inst.Constraint)
+	if err != nil {
+		return err
+	}
+	y, st, err := m.Predict(xTest)
+	if err != nil {
+		return err
+	}
+	met := evaluate(inst, xTest, y, refObj)
+	gap := (met.refSubsetObj - refMean) / math.Abs(refMean)
+	mode := m.Config().Mode
+	fmt.Fprintf(w, "[%d/%d %v checkpoint %s] after %d epochs (+%d batches), %.1f min of training: test obj. %.4f, gap to ref. %+.2f%%, max eq. %.3g",
+		s.NO, s.NC, mode, dir, pos.Epochs, pos.Batch, pos.Training.Minutes(), met.obj, 100*gap, met.maxEq)
+	if mode != train.ENFORCE {
+		fmt.Fprintln(w)
+		return nil
+	}
+	rows, _ := xTest.Dims()
+	fmt.Fprintf(w, ", %d of %d predictions above the tolerance\n", st.NotConverged, rows)
+	if st.NotConverged > 0 {
+		return fmt.Errorf("-evaluate %s: %d of %d predictions missed the projection's tolerance", dir, st.NotConverged, rows)
+	}
+	return nil
 }
 
 // evaluate computes the objective, the gap and the violations of y.
