@@ -88,7 +88,7 @@ func flags(o *options) *harness.Flags {
 	f.Float64Var(&o.recipe.lambdaC, "lambda-c", o.recipe.lambdaC, "train.Config.LambdaC of training through AdaNP (0: train's default; negative: none)")
 	f.Float64Var(&o.recipe.trainTol, "train-tol", o.recipe.trainTol, "the training projection's tolerance on max|c| (0: train's default, mean|c| ≤ 1e-4)")
 	f.StringVar(&o.recipe.grad, "grad", o.recipe.grad, "the gradient through AdaNP in training: unrolled, implicit, projector or final-projector")
-	f.StringVar(&o.recipe.weights, "weights", o.recipe.weights, "W of the trained models' projections: spread (W_j = σ̃/max(σ_j, σ̃/10), σ_j output j's spread over the training labels, σ̃ their median) or unit (W = I, the rows recorded before 2026-12-06 21:00)")
+	f.StringVar(&o.recipe.weights, "weights", o.recipe.weights, "W of the trained models' projections: spread (W_j = σ̃/max(σ_j, σ̃/10), σ_j output j's spread over the training labels, σ̃ their median), spread:F:P (W_j = (σ̃/max(σ_j, F·σ̃))^P) or unit (W = I, the rows recorded before 2026-12-06 21:00)")
 	f.Float64Var(&o.recipe.stdFloor, "std-floor", o.recipe.stdFloor, "train.Config.OutputStdFloor: outputs whose spread over the labels is below it are only mean-centred")
 	f.IntVar(&o.recipe.ntrain, "ntrain", o.recipe.ntrain, "use the first N labelled training instances (0: all)")
 	f.StringVar(&o.recipe.checkpoint, "checkpoint", o.recipe.checkpoint, "a folder for resumable checkpoints of every model (empty: none)")

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,6 +176,24 @@ func TestProjectionWeights(t *testing.T) {
 		if math.Abs(w[j]-want[j]) > 1e-12 {
 			t.Errorf("spread: w = %v, want %v", w, want)
 			break
+		}
+	}
+	same, err := projectionWeights("spread:0.1:1", y)
+	if err != nil || !slices.Equal(same, w) {
+		t.Errorf("spread:0.1:1 = %v, %v; want spread's %v", same, err, w)
+	}
+	// Floor 0.5 (σ floored at 1), power 2.
+	sq, err := projectionWeights("spread:0.5:2", y)
+	want = []float64{4, 1, 0.25, 4}
+	for j := range want {
+		if err != nil || math.Abs(sq[j]-want[j]) > 1e-12 {
+			t.Errorf("spread:0.5:2: w = %v, %v; want %v", sq, err, want)
+			break
+		}
+	}
+	for _, bad := range []string{"spread:0:1", "spread:2:1", "spread:0.1:0", "spread:0.1:NaN", "spread:0.1", "spread:a:1", "spread:0.1:1:1"} {
+		if _, err := projectionWeights(bad, y); err == nil {
+			t.Errorf("%q was accepted", bad)
 		}
 	}
 	u, err := projectionWeights("unit", y)

@@ -115,19 +115,31 @@ const spreadFloor = 0.1
 // output j over the training labels y and σ̃ their median, so that
 // outputs that vary little between optima (voltage magnitudes) move
 // little and those that vary much (generation) carry the correction
-// (docs/acopf-learn.md measures both).
+// (docs/acopf-learn.md measures both); "spread:F:P" is
+// W_j = (σ̃/max(σ_j, F·σ̃))^P, so "spread" is "spread:0.1:1".
 func projectionWeights(kind string, y *mat.Dense) ([]float64, error) {
 	n, ny := y.Dims()
 	w := make([]float64, ny)
-	switch kind {
-	case "unit":
+	floor, power := spreadFloor, 1.0
+	switch {
+	case kind == "unit":
 		for j := range w {
 			w[j] = 1
 		}
 		return w, nil
-	case "spread":
+	case kind == "spread":
+	case strings.HasPrefix(kind, "spread:"):
+		f := strings.Split(kind, ":")
+		var err1, err2 error
+		if len(f) == 3 {
+			floor, err1 = strconv.ParseFloat(f[1], 64)
+			power, err2 = strconv.ParseFloat(f[2], 64)
+		}
+		if len(f) != 3 || err1 != nil || err2 != nil || !(floor > 0 && floor <= 1) || !(power > 0 && power <= 4) {
+			return nil, fmt.Errorf("-weights %q: want spread:F:P with 0 < F ≤ 1 and 0 < P ≤ 4", kind)
+		}
 	default:
-		return nil, fmt.Errorf("-weights %q: want spread or unit", kind)
+		return nil, fmt.Errorf("-weights %q: want spread, spread:F:P or unit", kind)
 	}
 	sd := make([]float64, ny)
 	for j := range sd {
@@ -146,10 +158,13 @@ func projectionWeights(kind string, y *mat.Dense) ([]float64, error) {
 	sort.Float64s(sorted)
 	med := sorted[ny/2]
 	if !(med > 0) {
-		return nil, fmt.Errorf("-weights spread: the median spread of the %d training labels' outputs is %v: too few distinct labels", n, med)
+		return nil, fmt.Errorf("-weights %s: the median spread of the %d training labels' outputs is %v: too few distinct labels", kind, n, med)
 	}
 	for j, s := range sd {
-		w[j] = med / math.Max(s, spreadFloor*med)
+		w[j] = med / math.Max(s, floor*med)
+		if power != 1 {
+			w[j] = math.Pow(w[j], power)
+		}
 	}
 	return w, nil
 }
