@@ -793,7 +793,7 @@ func (b *batch) step(ws *workspace, s int, st *sampleState) next {
 		st.prepareSearch(ws.tmpN[:a.nc])
 	}
 	if b.record {
-		dir.push(b.tr, s, st, ws.mu)
+		dir.push(b.tr, s, st.alpha, st.bounded, st.theta, st.y, ws.mu)
 	}
 	trial(st.yT, st.y, st.delta, st.alpha)
 	return nextEval
@@ -854,13 +854,24 @@ func (dir *stepDir) mulB(a *AdaNP, dst, v []float64) {
 	dir.B.mulVec(dst, a.nc, a.n, v)
 }
 
-// push records the step of sample s, whose multipliers are mu, in t.
-func (dir *stepDir) push(t *Trace, s int, st *sampleState, mu []float64) {
+// push records in t a step of sample s from y of length alpha (bounded by
+// MaxStep or not), damping θ and multipliers mu (for a final-point record,
+// alpha is the record's header).
+func (dir *stepDir) push(t *Trace, s int, alpha float64, bounded bool, theta float64, y, mu []float64) {
 	if t.a.sp != nil {
-		t.pushSparse(s, st.alpha, st.bounded, dir.eps, st.theta, dir.clamped, st.y, mu, dir.d, dir.vals)
+		t.pushSparse(s, alpha, bounded, dir.eps, theta, dir.clamped, y, mu, dir.d, dir.vals)
 		return
 	}
-	t.push(s, st.alpha, st.bounded, dir.reg, st.theta, st.y, mu, dir.d, dir.B, dir.f)
+	t.push(s, alpha, bounded, dir.reg, theta, y, mu, dir.d, dir.B, dir.f)
+}
+
+// values returns B's float64 values: the dense matrix or the nonzeros in
+// the sparse pattern.
+func (dir *stepDir) values() []float64 {
+	if dir.vals != nil {
+		return dir.vals
+	}
+	return dir.B.b
 }
 
 // continues reports whether a sample takes another step.
@@ -909,26 +920,9 @@ func distance(u, v []float64) float64 {
 // passes through unchanged.
 func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float64) {
 	a := b.a
-	if a.sp != nil {
-		b.recordFinalSparse(ws, s, st, yhat)
+	dir, ok := b.finalFactor(ws, s, st)
+	if !ok {
 		return
-	}
-	B := a.jacobian(st.J)
-	if (!st.jAtY || st.J32 != nil) && a.constB == nil {
-		// No Jacobian at y, or one in single precision: the record's is
-		// evaluated in float64.
-		a.eval(dense.Row(b.x, s), st.y, ws.cEval, ws.bEval)
-		B = ws.bEval
-	}
-	d, f := a.constD, &a.constG
-	if a.constB == nil {
-		if b.dcur != nil {
-			copy(ws.d, b.dcur) // see weights
-		}
-		d, f = weights(a, ws, B), &ws.g
-		if !a.factorize(f, B, d, ws, false, a.s.Reg) || !allFinite(B) {
-			return
-		}
 	}
 	header := 1.0
 	lam := ws.mu
@@ -938,10 +932,49 @@ func (b *batch) recordFinal(ws *workspace, s int, st *sampleState, yhat []float6
 		// displacement y* − ŷ = −D·Bᵀλ that ∂ℓ/∂θ needs (VJPTheta).
 		copy(ws.yhatExt, yhat)
 		clear(ws.yhatExt[a.ny:])
-		kkt := a.kktMultipliers(ws, st.y, ws.yhatExt, B, d, f, lam)
+		kkt := a.kktMultipliers(ws, st.y, ws.yhatExt, dir.values(), dir.d, dir.f, lam)
 		if a.s.Grad == Implicit {
 			header = kkt
 		}
 	}
-	b.tr.push(s, header, false, a.s.Reg, 0, st.y, lam, d, jmat{b: B}, f)
+	dir.push(b.tr, s, header, false, 0, st.y, lam)
+}
+
+// finalFactor returns B, D and G's factor at sample s's final point y*
+// (with the regularisation Settings.Reg, no damping), B evaluated again
+// in float64 where the last evaluation was not at y* or was in single
+// precision. It reports false if B is not finite or G cannot be factored.
+func (b *batch) finalFactor(ws *workspace, s int, st *sampleState) (stepDir, bool) {
+	a := b.a
+	if a.sp != nil {
+		dir := stepDir{vals: st.J}
+		if !st.jAtY {
+			a.eval(dense.Row(b.x, s), st.y, ws.cEval, ws.bEval)
+			dir.vals = ws.bEval
+		}
+		if !allFinite(dir.vals) {
+			return dir, false
+		}
+		dir.d = a.sparseWeights(ws, dir.vals)
+		dir.eps, dir.clamped, dir.ok = a.sparseFactor(ws, dir.vals, dir.d, a.s.Reg)
+		return dir, dir.ok
+	}
+	B := a.jacobian(st.J)
+	if (!st.jAtY || st.J32 != nil) && a.constB == nil {
+		// No Jacobian at y, or one in single precision: the record's is
+		// evaluated in float64.
+		a.eval(dense.Row(b.x, s), st.y, ws.cEval, ws.bEval)
+		B = ws.bEval
+	}
+	dir := stepDir{B: jmat{b: B}, d: a.constD, f: &a.constG, reg: a.s.Reg, ok: true}
+	if a.constB == nil {
+		if b.dcur != nil {
+			copy(ws.d, b.dcur) // see weights
+		}
+		dir.d, dir.f = weights(a, ws, B), &ws.g
+		if !a.factorize(dir.f, B, dir.d, ws, false, a.s.Reg) || !allFinite(B) {
+			return dir, false
+		}
+	}
+	return dir, true
 }

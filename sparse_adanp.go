@@ -297,33 +297,6 @@ func (a *AdaNP) sparseDirection(ws *workspace, c, vals, delta []float64, reg flo
 	return d, eps, clamped, scaleFinite(delta, d)
 }
 
-// recordFinalSparse is batch.recordFinal on the sparse path.
-func (b *batch) recordFinalSparse(ws *workspace, s int, st *sampleState, yhat []float64) {
-	a := b.a
-	vals := st.J
-	if !st.jAtY {
-		a.eval(dense.Row(b.x, s), st.y, ws.cEval, ws.bEval)
-		vals = ws.bEval
-	}
-	if !allFinite(vals) {
-		return
-	}
-	d := a.sparseWeights(ws, vals)
-	eps, clamped, ok := a.sparseFactor(ws, vals, d, a.s.Reg)
-	if !ok {
-		return
-	}
-	header := 1.0
-	lam := ws.mu
-	clear(lam)
-	if a.s.Grad == Implicit {
-		copy(ws.yhatExt, yhat)
-		clear(ws.yhatExt[a.ny:])
-		header = a.kktMultipliers(ws, st.y, ws.yhatExt, vals, d, nil, lam)
-	}
-	b.tr.pushSparse(s, header, false, eps, 0, clamped, st.y, lam, d, vals)
-}
-
 // pushSparse appends a sparse step record for sample s.
 func (t *Trace) pushSparse(s int, alpha float64, bounded bool, eps, theta float64, clamped bool, y, mu, d, vals []float64) {
 	a := t.a
