@@ -474,7 +474,8 @@ type CheckpointState struct {
 // and constraint check), and how far the run had got. It reads a run in
 // progress without disturbing it or knowing its Config; the model it
 // returns does not continue the run (Resume does). Its errors are
-// Resume's for the file, and Load's for the model.
+// Resume's for the file, and Load's for the model: a model with a custom
+// Config.Backbone is refused, as Load refuses it (Resume reads it).
 func LoadCheckpoint(dir string, c enforce.Constraint) (*Model, CheckpointState, error) {
 	path := filepath.Join(dir, CheckpointFile)
 	doc, err := readCheckpoint("LoadCheckpoint", path)

@@ -668,6 +668,19 @@ func TestLoadCheckpoint(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, mat.Equal(want, got))
 
+	// A custom backbone: Load's error.
+	cdir := t.TempDir()
+	ccfg := cfg
+	ccfg.Sizes, ccfg.Hidden, ccfg.Backbone, ccfg.Checkpoint.Dir = nil, 0, residualBuilder(1, 6, 2, 1), cdir
+	cm, err := New(ccfg)
+	require.NoError(t, err)
+	cm.now = fakeClock()
+	stopAfter(cm, 1)
+	_, err = cm.Fit(d.X, d.Y)
+	require.ErrorIs(t, err, errStop)
+	_, _, err = LoadCheckpoint(cdir, p.Equalities())
+	assert.ErrorContains(t, err, "custom backbone")
+
 	_, _, err = LoadCheckpoint(t.TempDir(), p.Equalities())
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 	assert.ErrorContains(t, err, "train: LoadCheckpoint")
