@@ -128,17 +128,7 @@ func TestWarmupEpochs(t *testing.T) {
 // caught.
 func TestWarmupDivergenceReference(t *testing.T) {
 	c := sumIsX(t)
-	x := mat.NewDense(16, 1, nil)
-	for i := range 16 {
-		x.Set(i, 0, 0.5+float64(i)/15)
-	}
-	tiny := func(xn, y *gorgonia.Node) (*gorgonia.Node, error) {
-		f, err := halfSquaredNorm(xn, y)
-		if err != nil {
-			return nil, err
-		}
-		return gorgonia.Mul(f, gorgonia.NewConstant(1e-8))
-	}
+	x, tiny := tinyObjectiveCase()
 	cfg := Config{Sizes: []int{1, 8, 2}, Hidden: layers.Tanh, Constraint: c, LambdaC: -1, LearnRate: 1e-3,
 		BatchSize: 8, Epochs: 4, Warmup: 2, Seed: 5, AlwaysProject: true, Quiet: true}
 	m, err := New(cfg)
@@ -169,17 +159,7 @@ func TestWarmupDivergenceReference(t *testing.T) {
 // the projected ones.
 func TestWarmupDivergenceResumed(t *testing.T) {
 	c := sumIsX(t)
-	x := mat.NewDense(16, 1, nil)
-	for i := range 16 {
-		x.Set(i, 0, 0.5+float64(i)/15)
-	}
-	tiny := func(xn, y *gorgonia.Node) (*gorgonia.Node, error) {
-		f, err := halfSquaredNorm(xn, y)
-		if err != nil {
-			return nil, err
-		}
-		return gorgonia.Mul(f, gorgonia.NewConstant(1e-8))
-	}
+	x, tiny := tinyObjectiveCase()
 	for _, tc := range []struct {
 		name string
 		lr   float64 // the learning rate's factor after the warm-up
@@ -222,4 +202,21 @@ func TestWarmupDivergenceResumed(t *testing.T) {
 			require.Equal(t, want.Error(), got.Error())
 		})
 	}
+}
+
+// tinyObjectiveCase is the divergence tests' data: 16 inputs in [0.5, 1.5]
+// and the objective 1e-8·½‖y‖², tiny beside the displacement.
+func tinyObjectiveCase() (*mat.Dense, Objective) {
+	x := mat.NewDense(16, 1, nil)
+	for i := range 16 {
+		x.Set(i, 0, 0.5+float64(i)/15)
+	}
+	tiny := func(xn, y *gorgonia.Node) (*gorgonia.Node, error) {
+		f, err := halfSquaredNorm(xn, y)
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Mul(f, gorgonia.NewConstant(1e-8))
+	}
+	return x, tiny
 }
