@@ -130,6 +130,38 @@ func CapabilitiesOf(c Constraint) Capabilities {
 	return Capabilities{}
 }
 
+// CheckResidual writes to r (length nc) the residual that AdaNP.Check
+// measures for the constraint c at (x, y), where y holds the predicted
+// outputs only (length ny − Latent of c's ny): c(x, y) itself for a
+// constraint without latent variables; for a system built by
+// WithInequalities, the equality residuals eq(x, y) followed by the
+// inequality violations max(g_j(x, y), 0), which do not depend on the
+// multipliers; for any other constraint with latent variables, c at
+// (y, 0), the latent variables at zero as AdaNP starts them. Its largest
+// |r_k| is thus the largest constraint violation a caller can check on y.
+// It returns an error if x, y or r has the wrong length; a panic in c's
+// code propagates.
+func CheckResidual(c Constraint, x, y, r []float64) error {
+	nx, n, nc := c.Dims()
+	k := CapabilitiesOf(c)
+	ny := n - k.Latent
+	if len(x) != nx || len(y) != ny || len(r) != nc {
+		return fmt.Errorf("enforce: CheckResidual: len(x), len(y), len(r) = %d, %d, %d, want %d, %d, %d",
+			len(x), len(y), len(r), nx, ny, nc)
+	}
+	switch {
+	case k.feasibility != nil:
+		k.feasibility(x, y, r)
+	case k.Latent == 0:
+		c.Eval(x, y, r, nil)
+	default:
+		yy := make([]float64, n)
+		copy(yy, y)
+		c.Eval(x, yy, r, nil)
+	}
+	return nil
+}
+
 // CheckCapable returns an error if c is not Capable but has a method
 // named like a field of Capabilities (HessVec, JacobianX, MixedHessVec,
 // EvalBatch, …): CapabilitiesOf(c) would declare no capability, and the

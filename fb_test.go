@@ -383,3 +383,58 @@ func TestWithInequalitiesMultiplierScale(t *testing.T) {
 		assert.LessOrEqual(t, yext[1], 2*d, "d = %v: λ", d)
 	}
 }
+
+// TestCheckResidual checks CheckResidual: the equalities and max(g, 0)
+// for a WithInequalities system (whatever the multipliers a projection
+// would carry), whose largest entry is what AdaNP.Check reports; c itself
+// for a constraint without latent variables, and c at zero latent
+// variables for one with latent variables but no residual of its own;
+// errors for wrong lengths.
+func TestCheckResidual(t *testing.T) {
+	t.Parallel()
+	rnd := rand.New(rand.NewPCG(9, 2))
+	g, err := Func(2, 3, 2, ctDiscFunc)
+	require.NoError(t, err)
+	eq, err := Func(2, 3, 3, ctNonlinearFunc)
+	require.NoError(t, err)
+	c, err := WithInequalities(eq, g, 1e-3)
+	require.NoError(t, err)
+	a, err := NewAdaNP(c, Settings{})
+	require.NoError(t, err)
+	violated := 0
+	for range 20 {
+		x, y := ctRandVec(rnd, 2, -1, 1), ctRandVec(rnd, 3, -2, 2)
+		r := make([]float64, 5)
+		require.NoError(t, CheckResidual(c, x, y, r))
+		eqc, _ := ctEval(t, eq, x, y)
+		gc, _ := ctEval(t, g, x, y)
+		assert.Equal(t, eqc, r[:3])
+		mx := 0.0
+		for _, v := range eqc {
+			mx = math.Max(mx, math.Abs(v))
+		}
+		for j, v := range gc {
+			assert.Equal(t, math.Max(v, 0), r[3+j], "max(g_%d, 0)", j)
+			if v > 0 {
+				violated++
+			}
+			mx = math.Max(mx, math.Max(v, 0))
+		}
+		st, err := a.Check(mat.NewDense(1, 2, x), mat.NewDense(1, 3, y))
+		require.NoError(t, err)
+		assert.Equal(t, mx, st.Before.Max)
+
+		plain := make([]float64, 3)
+		require.NoError(t, CheckResidual(eq, x, y, plain))
+		assert.Equal(t, eqc, plain)
+
+		// Latent variables without a residual of their own: c at (y, 0).
+		wrapped := make([]float64, 5)
+		require.NoError(t, CheckResidual(&capWrap{Constraint: c, k: Capabilities{Latent: 2}}, x, y, wrapped))
+		atZero, _ := ctEval(t, c, x, append(append([]float64(nil), y...), 0, 0))
+		assert.Equal(t, atZero, wrapped)
+	}
+	assert.Positive(t, violated, "some inequality violated among the samples")
+	assert.ErrorContains(t, CheckResidual(c, make([]float64, 2), make([]float64, 5), make([]float64, 5)), "want 2, 3, 5")
+	assert.Error(t, CheckResidual(eq, make([]float64, 2), make([]float64, 3), make([]float64, 2)))
+}

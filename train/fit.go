@@ -27,10 +27,17 @@ type Epoch struct {
 	// λ_C·Residual.
 	Displacement float64
 	// Residual is (1/N)Σ‖c(x, y)‖₂ of the output the task loss sees (ỹ in
-	// ENFORCE mode, ŷ otherwise), in original units.
+	// ENFORCE mode, ŷ otherwise), in original units, with latent variables
+	// at zero (the loss's λ_C term).
 	Residual float64
 	// MaxResidual is the largest |c_k(x, y)| of that output over the
-	// epoch's training samples, in original units.
+	// epoch's training samples, in original units. For a constraint with
+	// latent variables it is the largest entry of enforce.CheckResidual
+	// instead: for a WithInequalities system, the largest violation of the
+	// equalities and of the inequalities (max(g, 0)), which is what a
+	// caller can check on y, where Residual (the loss's term) evaluates
+	// the Fischer–Burmeister rows with zero multipliers (√(g² + ε) + g,
+	// about √ε at an active inequality that holds).
 	MaxResidual float64
 	// Missed is the number of the epoch's training samples whose
 	// projection missed the training tolerance (Config.Train's Tol in its
@@ -401,6 +408,9 @@ func (m *Model) step(r *runner, acc *accumulator) error {
 	acc.task += rows * task
 	yhat, yt := g.yhatV, g.ytildeV
 	res, maxRes, err := m.view.norms(g.cur, yt)
+	if err == nil && m.view.cn != m.view.ny {
+		maxRes, err = m.view.maxViolation(g.cur, yt)
+	}
 	if err != nil {
 		return fmt.Errorf("the constraint residual: %w", err)
 	}

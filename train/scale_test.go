@@ -163,7 +163,8 @@ func TestFitSaveLoadPredictSparseMemory(t *testing.T) {
 
 // TestViewResidualSparseLatent checks that the residual of a sparse
 // constraint with inequalities (latent multipliers), which Fit records
-// for every batch, is evaluated without an nc×ny scratch Jacobian: the
+// for every batch (and its largest violation, maxViolation), is evaluated
+// without an nc×ny scratch Jacobian: the
 // view's scratch used to hold one (1.2·10⁹ entries here).
 func TestViewResidualSparseLatent(t *testing.T) {
 	if raceEnabled {
@@ -187,11 +188,15 @@ func TestViewResidualSparseLatent(t *testing.T) {
 	v := newView(c, 2)
 	var h heapMeter
 	var res float64
+	var mx float64
 	h.run(func() {
 		res, err = v.meanNorm(x, y)
 		require.NoError(t, err)
+		mx, err = v.maxViolation(x, y)
+		require.NoError(t, err)
 	})
 	assert.Greater(t, res, 0.0)
+	assert.Greater(t, mx, 0.0)
 	assert.LessOrEqual(t, h.peak, uint64(64<<20), "%d MB", h.peak>>20)
 }
 

@@ -264,6 +264,24 @@ func (v *view) norms(x, y *mat.Dense) (mean, maxAbs float64, err error) {
 	return sum / float64(r), maxAbs, nil
 }
 
+// maxViolation returns the largest |r_k| of enforce.CheckResidual over
+// the rows of x and y (NaN if one is NaN): for a constraint with latent
+// variables, such as a WithInequalities system, the largest violation of
+// its equalities and inequalities, which does not depend on the
+// multipliers that norms sets to zero.
+func (v *view) maxViolation(x, y *mat.Dense) (float64, error) {
+	r, _ := y.Dims()
+	c := make([]float64, v.nc)
+	var m float64
+	for i := range r {
+		if err := enforce.CheckResidual(v.c, x.RawRowView(i)[:v.cnx], y.RawRowView(i), c); err != nil {
+			return 0, err
+		}
+		m = largest(m, c)
+	}
+	return m, nil
+}
+
 // largest returns the larger of m and the largest |c_k|, NaN if either is.
 func largest(m float64, c []float64) float64 {
 	for _, ck := range c {
