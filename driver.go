@@ -232,8 +232,11 @@ func (a *AdaNP) checkShapes(x, y *mat.Dense, what string) (xr, yr blas64.General
 // forward runs a pass. dinv is W⁻¹'s diagonal for TrainableDiagonal
 // weights (length n), nil otherwise.
 func (a *AdaNP) forward(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, dinv []float64) (st Stats, err error) {
+	if a.eqf != nil && !noSteps {
+		return a.forwardEqualityFirst(dst, x, yhat, tr, dinv, nil)
+	}
 	if a.sm != nil && !noSteps {
-		return a.forwardSmoothed(dst, x, yhat, tr, dinv, nil)
+		return a.forwardSmoothed(dst, x, yhat, tr, dinv, nil, nil)
 	}
 	return a.forwardPass(dst, x, yhat, tr, noSteps, dinv, nil)
 }

@@ -62,6 +62,8 @@ type AdaNP struct {
 	// sm holds the stages of a smoothed projection (Settings.Smoothing),
 	// or nil.
 	sm *smoothing
+	// eqf holds the equality stage of Settings.EqualitySteps, or nil.
+	eqf *equalityFirst
 
 	// Float32 precision: lo is set (G in single precision), eval32 and
 	// hv32 are the constraint's single-precision batch methods (both nil
@@ -181,6 +183,9 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 		return nil, err
 	}
 	if err := a.newSmoothingStage(); err != nil {
+		return nil, err
+	}
+	if err := a.newEqualityStage(); err != nil {
 		return nil, err
 	}
 	if a.sp == nil {
@@ -420,8 +425,11 @@ func (a *AdaNP) ProjectLatent(dst, x, yhat, latent *mat.Dense) (Stats, error) {
 	if err := a.checkPattern(x, yhat); err != nil {
 		return Stats{}, err
 	}
+	if a.eqf != nil {
+		return a.forwardEqualityFirst(dst, x, yhat, nil, nil, latent)
+	}
 	if a.sm != nil {
-		return a.forwardSmoothed(dst, x, yhat, nil, nil, latent)
+		return a.forwardSmoothed(dst, x, yhat, nil, nil, latent, nil)
 	}
 	return a.forwardPass(dst, x, yhat, nil, false, nil, &passIO{latent: latent})
 }

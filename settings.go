@@ -417,6 +417,32 @@ type Settings struct {
 	// constraint not made by WithInequalities, one at or below the
 	// constraint's ε_FB, and BatchDiagonal or TrainableDiagonal weights.
 	Smoothing float64 `json:",omitempty"`
+	// EqualitySteps, when positive, for a constraint made by
+	// WithInequalities with equalities, first takes up to EqualitySteps
+	// Gauss–Newton steps on the equalities alone, from ŷ (the inequality
+	// rows and the multipliers left out, these Settings otherwise; a
+	// sample whose equalities are within Tol stops early), and then
+	// projects the whole system from that point as without it (Smoothing's
+	// fallback included, which then restarts from that point, not from ŷ;
+	// ProjectLatent's multipliers start the second stage). Far off the
+	// equalities, an inequality that ŷ violates has at λ = 0 a linearised
+	// Fischer–Burmeister row that acts as an equality and can fight the
+	// equalities' step where its own linearisation is poor; from perturbed
+	// optima of the PGLib grids with their branch limits, one or two
+	// steps on the power flow first turn projections that stalled into
+	// ones that converge in about 7 steps (docs/numerics.md, "Equalities
+	// first", measures it). Stats describe the whole projection: a
+	// sample's depth counts the steps of both stages (so it can reach
+	// MaxDepth + EqualitySteps), and Before and Displacement are measured
+	// from ŷ on the whole system. Gradients chain the second stage's, in
+	// Settings.Grad, with the equality stage's, which is always Unrolled
+	// (exact through its steps): Unrolled stays exact, and Implicit and
+	// FinalProjector give the final point's gradient with respect to the
+	// second stage's start, carried exactly through the equality steps.
+	// NewAdaNP rejects EqualitySteps for a constraint not made by
+	// WithInequalities or one without equalities, and with BatchDiagonal
+	// or TrainableDiagonal weights. Zero (the default) leaves it out.
+	EqualitySteps int `json:",omitempty"`
 	// Chord, when positive, lets up to Chord steps after each
 	// factorisation of G reuse it (chord steps): from iterate y the step is
 	//
@@ -502,6 +528,8 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 		return s, fmt.Errorf("enforce: Settings.Damping must be non-negative and finite, got %v", s.Damping)
 	case s.Smoothing < 0 || math.IsNaN(s.Smoothing) || math.IsInf(s.Smoothing, 1):
 		return s, fmt.Errorf("enforce: Settings.Smoothing must be non-negative and finite, got %v", s.Smoothing)
+	case s.EqualitySteps < 0:
+		return s, fmt.Errorf("enforce: Settings.EqualitySteps must be non-negative, got %d", s.EqualitySteps)
 	case s.Chord < 0:
 		return s, fmt.Errorf("enforce: Settings.Chord must be non-negative, got %d", s.Chord)
 	case s.ChordCG < 0:

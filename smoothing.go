@@ -63,7 +63,7 @@ func (a *AdaNP) newSmoothingStage() error {
 		return fmt.Errorf("enforce: Settings.Smoothing: %w", err)
 	}
 	base := a.s
-	base.Smoothing, base.RequireTol = 0, false
+	base.Smoothing, base.RequireTol, base.EqualitySteps = 0, false, 0
 	s1 := base
 	s1.MaxDepth = min(base.MaxDepth, smoothingFirstDepth)
 	s1.MinDepth = min(base.MinDepth, s1.MaxDepth)
@@ -91,7 +91,7 @@ func (a *AdaNP) newSmoothingStage() error {
 // carried into them made case1354's fallback slower and worse: 13.1 →
 // 30.4 steps, 1 → 19 of 103 unconverged), and lat receives each row's
 // final values.
-func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float64, lat *mat.Dense) (Stats, error) {
+func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float64, lat *mat.Dense, out *sampleResults) (Stats, error) {
 	xr, _, rows, err := a.checkShapes(x, yhat, "ŷ")
 	if err != nil {
 		return Stats{}, err
@@ -157,6 +157,9 @@ func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float
 	if tr != nil {
 		copy(tr.depth, res.depth)
 	}
+	if out != nil {
+		*out = *res
+	}
 	b := &batch{a: a, depth: res.depth, flags: res.flags, beforeMax: res.beforeMax, beforeSum: res.beforeSum,
 		afterMax: res.afterMax, afterSum: res.afterSum, disp: res.disp}
 	st, err := b.stats(rows)
@@ -209,6 +212,15 @@ func (a *AdaNP) vjpSmoothed(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 			inexact[s] = ts.second.inexact[i] || ts.pre.inexact[i]
 		}
 	}
+	tr.setGradStats(grad, gyhat, inexact)
+	return nil
+}
+
+// setGradStats records, for a projection of several stages, which rows'
+// gradients were inexact and the GradStats of the whole: the gain of each
+// row is ‖gyhat‖/‖grad‖.
+func (tr *Trace) setGradStats(grad, gyhat *mat.Dense, inexact []bool) {
+	rows := tr.rows
 	gs := GradStats{Samples: rows}
 	tr.inexact = resize(tr.inexact, rows)
 	for s := range rows {
@@ -226,7 +238,6 @@ func (a *AdaNP) vjpSmoothed(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 		}
 	}
 	tr.grad = gs
-	return nil
 }
 
 // sampleResults are a pass's per-sample results (passIO.out).

@@ -33,6 +33,8 @@ type Trace struct {
 	// (Settings.Smoothing).
 	inexact []bool
 	stages  *stageTraces
+	// eqStage is the trace of Settings.EqualitySteps' equality stage.
+	eqStage *Trace
 	// bd holds, for BatchDiagonal weights, per depth k: the column means
 	// m of |B| over the samples that took step k, and their number.
 	bd batchDiagTrace

@@ -53,6 +53,9 @@ func (a *AdaNP) VJP(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 
 // vjp is VJP, and with gtheta (length ny) VJPTheta.
 func (a *AdaNP) vjp(tr *Trace, grad, gyhat, gx *mat.Dense, gtheta []float64) error {
+	if a.eqf != nil {
+		return a.vjpEqualityFirst(tr, grad, gyhat, gx)
+	}
 	if a.sm != nil {
 		return a.vjpSmoothed(tr, grad, gyhat, gx)
 	}

@@ -1,0 +1,209 @@
+package enforce
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/num/hyperdual"
+)
+
+// efBoxCircle is smBoxCircle with sparse parts (SparseFunc), for the
+// sparse path.
+func efBoxCircle(t *testing.T, eps float64) Constraint {
+	eq, err := SparseFunc(1, 2, 1, [][]int{{0, 1}}, func(x, y, c []hyperdual.Number) {
+		c[0] = hyperdual.Sub(hyperdual.Add(hyperdual.Mul(y[0], y[0]), hyperdual.Mul(y[1], y[1])), hyperdual.Mul(x[0], x[0]))
+	})
+	require.NoError(t, err)
+	g, err := SparseFunc(1, 2, 2, [][]int{{0}, {0}}, func(x, y, c []hyperdual.Number) {
+		c[0] = hyperdual.Sub(y[0], hyperdual.Number{Real: 0.6})
+		c[1] = hyperdual.Sub(hyperdual.Number{Real: 0.2}, y[0])
+	})
+	require.NoError(t, err)
+	c, err := WithInequalities(eq, g, eps)
+	require.NoError(t, err)
+	return c
+}
+
+// efFor returns the system for settings s: efBoxCircle on the sparse
+// path, smBoxCircle otherwise.
+func efFor(t *testing.T, s Settings, eps float64) Constraint {
+	if s.Path == PathSparse {
+		return efBoxCircle(t, eps)
+	}
+	return smBoxCircle(t, eps)
+}
+
+func TestEqualityStepsValidation(t *testing.T) {
+	c := smBoxCircle(t, 1e-6)
+	eq, err := Func(1, 2, 1, func(x, y, c []hyperdual.Number) {
+		c[0] = hyperdual.Sub(hyperdual.Add(hyperdual.Mul(y[0], y[0]), hyperdual.Mul(y[1], y[1])), hyperdual.Mul(x[0], x[0]))
+	})
+	require.NoError(t, err)
+	g, err := Func(1, 2, 1, func(x, y, c []hyperdual.Number) {
+		c[0] = hyperdual.Sub(y[0], hyperdual.Number{Real: 0.6})
+	})
+	require.NoError(t, err)
+	ineqOnly, err := WithInequalities(nil, g, 1e-6)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		c    Constraint
+		s    Settings
+		want string
+	}{
+		{"negative", c, Settings{EqualitySteps: -1}, "must be non-negative"},
+		{"no inequalities", eq, Settings{EqualitySteps: 1}, "not one"},
+		{"no equalities", ineqOnly, Settings{EqualitySteps: 1}, "has no equalities"},
+		{"batch weights", c, Settings{EqualitySteps: 1, Weights: BatchDiagonal}, "batch-diagonal"},
+		{"trainable weights", c, Settings{EqualitySteps: 1, Weights: TrainableDiagonal}, "trainable-diagonal"},
+	} {
+		_, err := NewAdaNP(tc.c, tc.s)
+		require.Error(t, err, tc.name)
+		assert.Contains(t, err.Error(), tc.want, tc.name)
+	}
+	for _, s := range []Settings{
+		{EqualitySteps: 2},
+		{EqualitySteps: 1, Smoothing: 1e-2, Damping: DefaultDamping},
+		{EqualitySteps: 3, Path: PathSparse, Grad: Implicit, Chord: 2},
+		{EqualitySteps: 1, Weights: Diagonal, Diag: []float64{1, 2}},
+	} {
+		_, err := NewAdaNP(efFor(t, s, 1e-6), s)
+		assert.NoError(t, err, "%+v", s)
+	}
+}
+
+// TestEqualityStepsProjects: the result is that of the equality stage
+// (an AdaNP on the equalities with at most EqualitySteps steps) followed by
+// the plain projection from its point, bit for bit; Stats describe the
+// whole, from ŷ.
+func TestEqualityStepsProjects(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 9))
+	const rows = 6
+	x := mat.NewDense(rows, 1, nil)
+	yhat := mat.NewDense(rows, 2, nil)
+	for i := range rows {
+		x.Set(i, 0, 1+rnd.Float64())
+		yhat.SetRow(i, []float64{4 * (rnd.Float64() - 0.5), 4 * (rnd.Float64() - 0.5)})
+	}
+	for _, tc := range []struct {
+		name string
+		s    Settings
+	}{
+		{"dense", Settings{}},
+		{"damped", Settings{Damping: DefaultDamping}},
+		{"sparse", Settings{Path: PathSparse}},
+		{"smoothed", Settings{Smoothing: 1e-2, MaxDepth: 40}},
+	} {
+		c := efFor(t, tc.s, 1e-8)
+		eqc := c.(*fbConstraint).eq.c
+		for _, k := range []int{1, 2} {
+			s := tc.s
+			s.EqualitySteps = k
+			p, err := NewAdaNP(c, s)
+			require.NoError(t, err)
+			y, st, err := p.Project(x, yhat)
+			require.NoError(t, err, tc.name)
+			require.True(t, st.Converged(), "%s %d: %v", tc.name, k, st)
+
+			s0 := tc.s
+			s0.Smoothing, s0.MaxDepth = 0, k
+			e, err := NewAdaNP(eqc, s0)
+			require.NoError(t, err)
+			y0, st0, err := e.Project(x, yhat)
+			require.NoError(t, err)
+			s1 := tc.s
+			rest, err := NewAdaNP(c, s1)
+			require.NoError(t, err)
+			want, st1, err := rest.Project(x, y0)
+			require.NoError(t, err)
+			assert.True(t, mat.Equal(want, y), "%s %d: the two stages' result", tc.name, k)
+			assert.InDelta(t, st0.MeanDepth+st1.MeanDepth, st.MeanDepth, 1e-12, tc.name)
+
+			plain, err := NewAdaNP(c, Settings{MaxDepth: 1})
+			require.NoError(t, err)
+			_, stp, err := plain.Project(x, yhat)
+			require.NoError(t, err)
+			assert.Equal(t, stp.Before, st.Before, "%s: Before is c at ŷ on the whole system", tc.name)
+			var dmax float64
+			for i := range rows {
+				dmax = math.Max(dmax, math.Hypot(y.At(i, 0)-yhat.At(i, 0), y.At(i, 1)-yhat.At(i, 1)))
+			}
+			assert.InDelta(t, dmax, st.Displacement.Max, 1e-12, "%s: Displacement from ŷ", tc.name)
+			chk, err := plain.Check(x, y)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, chk.After.Max, 1e-6, tc.name)
+
+			// In place, and with a latent start of zero: the same.
+			got := mat.DenseCopyOf(yhat)
+			st2, err := p.ProjectTo(got, x, got)
+			require.NoError(t, err)
+			assert.True(t, mat.Equal(y, got), tc.name)
+			assert.Equal(t, st, st2, tc.name)
+			lat := mat.NewDense(rows, 2, nil)
+			st3, err := p.ProjectLatent(got, x, yhat, lat)
+			require.NoError(t, err)
+			assert.True(t, mat.Equal(y, got), tc.name)
+			assert.Equal(t, st, st3, tc.name)
+			assert.NotEqual(t, 0.0, mat.Sum(lat), "%s: the multipliers come back", tc.name)
+		}
+	}
+	// RequireTol: the whole projection's misses are the error.
+	c := smBoxCircle(t, 1e-8)
+	p, err := NewAdaNP(c, Settings{EqualitySteps: 1, MaxDepth: 1, RequireTol: true})
+	require.NoError(t, err)
+	_, st, err := p.Project(x, yhat)
+	var te *ToleranceError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, st.Missed, te.Samples)
+}
+
+// TestEqualityStepsGradients checks the composed map's gradients: Unrolled
+// against finite differences in ŷ and x, dense and sparse, with damping
+// and with the smoothed fallback; every other mode finite.
+func TestEqualityStepsGradients(t *testing.T) {
+	c := smBoxCircle(t, 1e-6)
+	rnd := rand.New(rand.NewPCG(3, 5))
+	const rows = 3
+	x := mat.NewDense(rows, 1, nil)
+	yhat := mat.NewDense(rows, 2, nil)
+	for i := range rows {
+		x.Set(i, 0, 1+0.5*rnd.Float64())
+		yhat.SetRow(i, []float64{2 * (rnd.Float64() - 0.5), 2 * (rnd.Float64() - 0.5)})
+	}
+	a := randDense(rnd, rows, 2, 1)
+	for _, s := range []Settings{
+		{EqualitySteps: 1, MinDepth: 4, MaxDepth: 4},
+		{EqualitySteps: 2, MinDepth: 4, MaxDepth: 4, Path: PathSparse},
+		{EqualitySteps: 2, Damping: 0.1, MinDepth: 4, MaxDepth: 4},
+		{EqualitySteps: 1, Smoothing: 1e-2, MinDepth: 4, MaxDepth: 4},
+		{EqualitySteps: 2, LineSearch: true, Recompute: true, MinDepth: 4, MaxDepth: 4, Weights: AutoDiagonal},
+	} {
+		p, err := NewAdaNP(efFor(t, s, 1e-6), s)
+		require.NoError(t, err)
+		gy, gx, gs := gtVJP(t, p, x, yhat, a)
+		wy, wx := gtFD(t, p, x, yhat, a)
+		assert.Less(t, relErr(gy, wy), 2e-5, "%+v ŷ-gradient\n got %v\nwant %v", s, gy, wy)
+		assert.Less(t, relErr(gx, wx), 2e-5, "%+v x-gradient\n got %v\nwant %v", s, gx, wx)
+		assert.True(t, gs.Exact(), "%+v", gs)
+		assert.Equal(t, rows, gs.Samples)
+	}
+	for _, g := range []GradMode{Projector, Implicit, FinalProjector} {
+		p, err := NewAdaNP(c, Settings{EqualitySteps: 2, Grad: g})
+		require.NoError(t, err)
+		gy, gx, _ := gtVJP(t, p, x, yhat, a)
+		assert.True(t, allFinite(gy) && allFinite(gx), "%v", g)
+	}
+	// A trace of another AdaNP is refused.
+	p, err := NewAdaNP(c, Settings{EqualitySteps: 1})
+	require.NoError(t, err)
+	q, err := NewAdaNP(c, Settings{})
+	require.NoError(t, err)
+	var tr Trace
+	_, err = q.ProjectTrace(mat.NewDense(rows, 2, nil), x, yhat, &tr)
+	require.NoError(t, err)
+	assert.Error(t, p.VJP(&tr, a, mat.NewDense(rows, 2, nil), nil))
+}
