@@ -105,3 +105,92 @@ func BenchmarkStepControl(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEqualitySteps measures Settings.EqualitySteps on the shipped
+// PGLib grids with their full constraint set (the branch thermal and
+// angle limits included, ConstraintOptions.BranchLimits): steps per
+// sample, rows that missed 1e-6 and the mean distance from ŷ, from
+// perturbed optima (σ = 1e-3 and 1e-2, 20 rows; 10 on case10000_goc),
+// from the flat start and the case file's operating point, and from eight
+// untrained-network-like points (farStarts), with Smoothing 1e-2 and
+// DefaultDamping (the acopf-learn projection) and with one or two steps on
+// the power flow first. Run it with
+//
+//	go test -run '^$' -bench EqualitySteps -benchtime 1x -timeout 2h ./problems/acopf/
+//
+// (tens of minutes: the rows without EqualitySteps from σ = 1e-2 take up to
+// 615 steps; -short keeps case1354_pegase only).
+func BenchmarkEqualitySteps(b *testing.B) {
+	cases := []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"}
+	if testing.Short() {
+		cases = cases[:1]
+	}
+	for _, name := range cases {
+		c, err := Load(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err := NewModel(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		k, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon, BranchLimits: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		opt, err := ReferenceOptimum(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		nx, ny := m.Dims()
+		rows := 20
+		if name == "pglib_opf_case10000_goc" {
+			rows = 10
+		}
+		type start struct {
+			name string
+			x, y *mat.Dense
+		}
+		loads := func(r int) *mat.Dense {
+			x := mat.NewDense(r, nx, nil)
+			for i := range r {
+				x.SetRow(i, m.Loads())
+			}
+			return x
+		}
+		var starts []start
+		for _, sigma := range []float64{1e-3, 1e-2} {
+			y := mat.NewDense(rows, ny, nil)
+			rng := rand.New(rand.NewPCG(1, 28))
+			for r := range rows {
+				m.Perturb(y.RawRowView(r), opt.Y, Perturbation{Vm: sigma, Va: sigma, PQ: sigma}, rng)
+			}
+			starts = append(starts, start{fmt.Sprintf("sigma=%g", sigma), loads(rows), y})
+		}
+		fx, fy := farStarts(m, 8, 1)
+		starts = append(starts, start{"far", fx, fy})
+		for _, st := range starts {
+			for _, eqs := range []int{0, 1, 2} {
+				a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: 1e-2,
+					Damping: enforce.DefaultDamping, MaxDepth: 300, EqualitySteps: eqs})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Run(fmt.Sprintf("%s/%s/eqsteps=%d", name, st.name, eqs), func(b *testing.B) {
+					var stats enforce.Stats
+					for b.Loop() {
+						if _, stats, err = a.Project(st.x, st.y); err != nil {
+							b.Fatal(err)
+						}
+					}
+					r, _ := st.y.Dims()
+					b.ReportMetric(stats.MeanDepth, "steps/sample")
+					b.ReportMetric(float64(stats.Depth), "maxsteps")
+					b.ReportMetric(float64(stats.NotConverged), "missed")
+					b.ReportMetric(float64(r), "rows")
+					b.ReportMetric(stats.Displacement.Mean, "disp")
+				})
+			}
+		}
+	}
+}
