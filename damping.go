@@ -58,14 +58,18 @@ func (st *sampleState) prepareSearch(bd []float64) {
 }
 
 // adaptDamping updates θ after an accepted step with merit mT at the
-// trial point: ×4 when the step was backtracked or the ratio ρ of actual
-// to predicted decrease of ½‖c‖² was below ¼, ÷4 (down to dampingMin)
-// when ρ was above ¾.
+// trial point: ×4 when the ratio ρ of actual to predicted decrease of
+// ½‖c‖² (for the step length the line search accepted) was below ¼ or no
+// decrease was predicted, ÷4 (down to dampingMin) when ρ was above ¾.
+// Backtracking alone does not raise θ: the line search has already
+// shortened the step, and raising θ for it as well (the rule before
+// 2026-12-07) let θ·‖c‖ settle above G's small eigenvalues near the set,
+// where steps then crawl (docs/numerics.md, "The damping's rule").
 func (st *sampleState) adaptDamping(mT float64) {
 	pred := st.alpha*st.slope - 0.5*st.alpha*st.alpha*st.quad
 	rho := (st.m0 - mT) / pred
 	switch {
-	case st.alpha < st.alpha0 || !(pred > 0) || rho < dampingLowRho:
+	case !(pred > 0) || rho < dampingLowRho:
 		st.theta *= dampingGrow
 	case rho > dampingHiRho:
 		st.theta = math.Max(st.theta/dampingGrow, dampingMin)

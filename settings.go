@@ -379,8 +379,11 @@ type Settings struct {
 	// backtracked as with LineSearch (which Damping implies), and θ, a
 	// per-sample number starting at Damping, adapts to the ratio ρ of the
 	// actual decrease of ½‖c‖² to the decrease its linearisation predicts:
-	// θ is multiplied by 4 after a step that needed backtracking or had
-	// ρ < ¼, divided by 4 (down to 1e-12) after one with ρ > ¾. θ changes only through
+	// θ is multiplied by 4 after a step with ρ < ¼ (ρ of the step length
+	// the line search accepted), divided by 4 (down to 1e-12) after one
+	// with ρ > ¾; before 2026-12-07 a step that needed backtracking raised
+	// θ too, which made projections crawl near the set (docs/numerics.md,
+	// "The damping's rule", measures both rules). θ changes only through
 	// these decisions, so it is piecewise constant in ŷ and x, and
 	// Unrolled gradients are exact through the damped steps: they include
 	// the dependence of ν on y (and x) through ‖c‖. Projector gradients

@@ -53,11 +53,11 @@ type options struct {
 	ipopt     int
 	smoothing float64
 	// eqSteps is enforce.Settings.EqualitySteps of every projection.
-	eqSteps int
-	damping   float64
-	fbeps     float64
-	maxDepth  int
-	out       string
+	eqSteps  int
+	damping  float64
+	fbeps    float64
+	maxDepth int
+	out      string
 
 	trainData string // -train: the labelled training set; empty: no training
 	seeds     string
