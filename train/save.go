@@ -150,6 +150,9 @@ type settings struct {
 	Chord int `json:"chord,omitempty"`
 	// Added with Settings.ChordCG; absent means zero.
 	ChordCG int `json:"chord_cg,omitempty"`
+	// Added with Settings.EqualitySteps; absent means zero: no steps on
+	// the equalities first.
+	EqualitySteps int `json:"equality_steps,omitempty"`
 }
 
 // The saved measure keeps the numbering of the files written before
@@ -186,14 +189,14 @@ func fromSettings(s enforce.Settings) settings {
 	return settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureCode(s.Measure),
 		Reg: s.Reg, Weights: int(s.Weights), Diag: s.Diag, Grad: int(s.Grad),
 		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: int(s.Precision),
-		RequireTol: s.RequireTol, Path: int(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG}
+		RequireTol: s.RequireTol, Path: int(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG, EqualitySteps: s.EqualitySteps}
 }
 
 func (s settings) settings() enforce.Settings {
 	return enforce.Settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureOf(s.Measure),
 		Reg: s.Reg, Weights: enforce.Weighting(s.Weights), Diag: s.Diag, Grad: enforce.GradMode(s.Grad),
 		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: enforce.Precision(s.Precision),
-		RequireTol: s.RequireTol, Path: enforce.Path(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG}
+		RequireTol: s.RequireTol, Path: enforce.Path(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG, EqualitySteps: s.EqualitySteps}
 }
 
 // v1Grad maps a version-1 gradient mode to today's: version 1's Implicit
