@@ -398,7 +398,7 @@ type Settings struct {
 	// Smoothing, when positive, is a fallback for the samples that the
 	// plain projection does not bring to Tol, for a constraint made by
 	// WithInequalities: each sample is first projected as without it, for
-	// at most 15 steps (MaxDepth if smaller); a sample still above Tol is
+	// at most SmoothingFirstDepth steps (MaxDepth if smaller); a sample still above Tol is
 	// projected again from ŷ, in two stages: onto the same system with its
 	// Fischer–Burmeister rows smoothed with ε_FB = Smoothing (larger than
 	// the constraint's own), to the tolerance max(Tol, Smoothing/10), and
@@ -420,6 +420,17 @@ type Settings struct {
 	// constraint not made by WithInequalities, one at or below the
 	// constraint's ε_FB, and BatchDiagonal or TrainableDiagonal weights.
 	Smoothing float64 `json:",omitempty"`
+	// SmoothingFirstDepth is the number of steps of Smoothing's plain
+	// attempt, after which a sample still above Tol takes the fallback;
+	// zero means DefaultSmoothingFirstDepth (15). A sample that converges
+	// in the plain attempt ends nearer ŷ than one that takes the fallback
+	// (whose smoothed stage keeps the active bounds inside), so where the
+	// plain projection needs more steps, as from a network's predictions
+	// on the largest grids, a longer attempt lands nearer at the cost of
+	// the steps a far sample wastes in it (docs/numerics.md, "The plain
+	// attempt's length", measures 15, 30 and 60). NewAdaNP rejects it
+	// without Smoothing.
+	SmoothingFirstDepth int `json:",omitempty"`
 	// EqualitySteps, when positive, for a constraint made by
 	// WithInequalities with equalities, first takes up to EqualitySteps
 	// Gauss–Newton steps on the equalities alone, from ŷ (the inequality
@@ -531,6 +542,10 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 		return s, fmt.Errorf("enforce: Settings.Damping must be non-negative and finite, got %v", s.Damping)
 	case s.Smoothing < 0 || math.IsNaN(s.Smoothing) || math.IsInf(s.Smoothing, 1):
 		return s, fmt.Errorf("enforce: Settings.Smoothing must be non-negative and finite, got %v", s.Smoothing)
+	case s.SmoothingFirstDepth < 0:
+		return s, fmt.Errorf("enforce: Settings.SmoothingFirstDepth must be non-negative, got %d", s.SmoothingFirstDepth)
+	case s.SmoothingFirstDepth > 0 && s.Smoothing == 0:
+		return s, errors.New("enforce: Settings.SmoothingFirstDepth is the length of Settings.Smoothing's plain attempt: it needs Smoothing > 0")
 	case s.EqualitySteps < 0:
 		return s, fmt.Errorf("enforce: Settings.EqualitySteps must be non-negative, got %d", s.EqualitySteps)
 	case s.Chord < 0:

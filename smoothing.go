@@ -11,7 +11,7 @@ import (
 )
 
 // This file holds Settings.Smoothing: a projection that first tries the
-// plain projection from ŷ (at most smoothingFirstDepth steps) and, for the
+// plain projection from ŷ (at most Settings.SmoothingFirstDepth steps) and, for the
 // samples that miss the tolerance, projects again from ŷ in two stages:
 // onto the constraint smoothed with ε_FB = Smoothing, then onto the
 // constraint itself from that stage's point. Every stage is a whole AdaNP
@@ -20,15 +20,16 @@ import (
 // branch it took.
 
 // smoothingTolRatio sets the smoothed stage's tolerance, relative to its
-// ε_FB, and smoothingFirstDepth bounds the plain attempt's steps.
-const (
-	smoothingTolRatio   = 0.1
-	smoothingFirstDepth = 15
-)
+// ε_FB.
+const smoothingTolRatio = 0.1
+
+// DefaultSmoothingFirstDepth is the number of steps of Settings.Smoothing's
+// plain attempt when Settings.SmoothingFirstDepth is zero.
+const DefaultSmoothingFirstDepth = 15
 
 // smoothing holds the stages of Settings.Smoothing.
 type smoothing struct {
-	first  *AdaNP // the plain attempt: a's settings, at most smoothingFirstDepth steps
+	first  *AdaNP // the plain attempt: a's settings, at most SmoothingFirstDepth steps
 	pre    *AdaNP // the smoothed stage
 	second *AdaNP // the constraint itself from the smoothed stage's point
 }
@@ -63,9 +64,13 @@ func (a *AdaNP) newSmoothingStage() error {
 		return fmt.Errorf("enforce: Settings.Smoothing: %w", err)
 	}
 	base := a.s
-	base.Smoothing, base.RequireTol, base.EqualitySteps = 0, false, 0
+	base.Smoothing, base.RequireTol, base.EqualitySteps, base.SmoothingFirstDepth = 0, false, 0, 0
 	s1 := base
-	s1.MaxDepth = min(base.MaxDepth, smoothingFirstDepth)
+	first := a.s.SmoothingFirstDepth
+	if first == 0 {
+		first = DefaultSmoothingFirstDepth
+	}
+	s1.MaxDepth = min(base.MaxDepth, first)
 	s1.MinDepth = min(base.MinDepth, s1.MaxDepth)
 	s0 := base
 	s0.MinDepth = 0

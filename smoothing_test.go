@@ -162,3 +162,35 @@ func TestSmoothingInPlace(t *testing.T) {
 	assert.True(t, mat.Equal(want, got))
 	assert.Equal(t, st, st2)
 }
+
+// TestSmoothingFirstDepth: the plain attempt's length decides which rows
+// take the fallback; a row that converges within it is the plain
+// projection's result, and a negative length or one without Smoothing is
+// an error.
+func TestSmoothingFirstDepth(t *testing.T) {
+	c := smBoxCircle(t, 1e-8)
+	x := mat.NewDense(3, 1, []float64{1, 1.5, 2})
+	yhat := mat.NewDense(3, 2, []float64{5, -4, -3, 3, 0.1, 0.1})
+	plain, err := NewAdaNP(c, Settings{})
+	require.NoError(t, err)
+	want, s0, err := plain.Project(x, yhat)
+	require.NoError(t, err)
+	require.True(t, s0.Converged())
+	require.Greater(t, s0.Depth, 2, "some row needs more than two steps")
+	long, err := NewAdaNP(c, Settings{Smoothing: 1e-2, SmoothingFirstDepth: s0.Depth})
+	require.NoError(t, err)
+	got, st, err := long.Project(x, yhat)
+	require.NoError(t, err)
+	assert.True(t, mat.Equal(want, got), "an attempt as long as the plain projection: no fallback")
+	assert.Equal(t, s0.MeanDepth, st.MeanDepth)
+	short, err := NewAdaNP(c, Settings{Smoothing: 1e-2, SmoothingFirstDepth: 2})
+	require.NoError(t, err)
+	got, st, err = short.Project(x, yhat)
+	require.NoError(t, err)
+	require.True(t, st.Converged())
+	assert.False(t, mat.Equal(want, got), "a two-step attempt sends rows to the fallback")
+	for _, s := range []Settings{{Smoothing: 1e-2, SmoothingFirstDepth: -1}, {SmoothingFirstDepth: 3}} {
+		_, err := NewAdaNP(c, s)
+		assert.Error(t, err, "%+v", s)
+	}
+}

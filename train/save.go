@@ -153,6 +153,9 @@ type settings struct {
 	// Added with Settings.EqualitySteps; absent means zero: no steps on
 	// the equalities first.
 	EqualitySteps int `json:"equality_steps,omitempty"`
+	// Added with Settings.SmoothingFirstDepth; absent means zero: the
+	// plain attempt's 15 steps of the files written before.
+	SmoothingFirstDepth int `json:"smoothing_first_depth,omitempty"`
 }
 
 // The saved measure keeps the numbering of the files written before
@@ -189,14 +192,14 @@ func fromSettings(s enforce.Settings) settings {
 	return settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureCode(s.Measure),
 		Reg: s.Reg, Weights: int(s.Weights), Diag: s.Diag, Grad: int(s.Grad),
 		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: int(s.Precision),
-		RequireTol: s.RequireTol, Path: int(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG, EqualitySteps: s.EqualitySteps}
+		RequireTol: s.RequireTol, Path: int(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG, EqualitySteps: s.EqualitySteps, SmoothingFirstDepth: s.SmoothingFirstDepth}
 }
 
 func (s settings) settings() enforce.Settings {
 	return enforce.Settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureOf(s.Measure),
 		Reg: s.Reg, Weights: enforce.Weighting(s.Weights), Diag: s.Diag, Grad: enforce.GradMode(s.Grad),
 		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: enforce.Precision(s.Precision),
-		RequireTol: s.RequireTol, Path: enforce.Path(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG, EqualitySteps: s.EqualitySteps}
+		RequireTol: s.RequireTol, Path: enforce.Path(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG, EqualitySteps: s.EqualitySteps, SmoothingFirstDepth: s.SmoothingFirstDepth}
 }
 
 // v1Grad maps a version-1 gradient mode to today's: version 1's Implicit

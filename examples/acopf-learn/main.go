@@ -53,7 +53,9 @@ type options struct {
 	ipopt     int
 	smoothing float64
 	// eqSteps is enforce.Settings.EqualitySteps of every projection.
-	eqSteps  int
+	eqSteps int
+	// smFirst is enforce.Settings.SmoothingFirstDepth of every projection.
+	smFirst  int
 	damping  float64
 	fbeps    float64
 	maxDepth int
@@ -74,6 +76,7 @@ func flags(o *options) *harness.Flags {
 	f.StringVar(&o.data, "data", o.data, "the labelled test set (a file written by acopf-data generate or merge)")
 	f.IntVar(&o.ipopt, "ipopt", o.ipopt, "time the reference solver on this many test instances in the same run (0: none)")
 	f.Float64Var(&o.smoothing, "smoothing", o.smoothing, "enforce.Settings.Smoothing of the projection (0: off)")
+	f.IntVar(&o.smFirst, "smoothing-first", o.smFirst, "enforce.Settings.SmoothingFirstDepth of every projection: the plain attempt's steps before Smoothing's fallback (0: 15)")
 	f.IntVar(&o.eqSteps, "equality-steps", o.eqSteps, "enforce.Settings.EqualitySteps of every projection: steps on the power flow alone before the limits join (0: none, as before 2026-12-07)")
 	f.Float64Var(&o.damping, "damping", o.damping, "enforce.Settings.Damping of the projection (0: off)")
 	f.IntVar(&o.maxDepth, "maxdepth", o.maxDepth, "enforce.Settings.MaxDepth of the inference projection (the steps of every stage of Smoothing together; 100 before 2026-12-06 21:20)")
@@ -205,7 +208,7 @@ func evaluate(o options, m *acopf.Model, test []dataset.Sample, x, yhat *mat.Den
 	if err != nil {
 		return row{}, err
 	}
-	a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping, MaxDepth: o.maxDepth, EqualitySteps: o.eqSteps})
+	a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping, MaxDepth: o.maxDepth, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst})
 	if err != nil {
 		return row{}, err
 	}
