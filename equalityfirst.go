@@ -104,13 +104,7 @@ func (a *AdaNP) forwardEqualityFirst(dst, x, yhat *mat.Dense, tr *Trace, dinv []
 		res.disp[s] = distance(dst.RawRowView(s), dense.Row(yr, s))
 		res.beforeMax[s], res.beforeSum[s] = before.beforeMax[s], before.beforeSum[s]
 	}
-	b := &batch{a: a, depth: res.depth, flags: res.flags, beforeMax: res.beforeMax, beforeSum: res.beforeSum,
-		afterMax: res.afterMax, afterSum: res.afterSum, disp: res.disp}
-	st, err := b.stats(rows)
-	if err == nil && a.s.RequireTol && st.NotConverged > 0 {
-		err = a.toleranceError(st)
-	}
-	return st, err
+	return a.stagedStats(res, rows)
 }
 
 // measureBefore writes into res the residual of the whole system at ŷ,

@@ -165,7 +165,6 @@ func TestEqualityStepsProjects(t *testing.T) {
 // against finite differences in ŷ and x, dense and sparse, with damping
 // and with the smoothed fallback; every other mode finite.
 func TestEqualityStepsGradients(t *testing.T) {
-	c := smBoxCircle(t, 1e-6)
 	rnd := rand.New(rand.NewPCG(3, 5))
 	const rows = 3
 	x := mat.NewDense(rows, 1, nil)
@@ -175,35 +174,11 @@ func TestEqualityStepsGradients(t *testing.T) {
 		yhat.SetRow(i, []float64{2 * (rnd.Float64() - 0.5), 2 * (rnd.Float64() - 0.5)})
 	}
 	a := randDense(rnd, rows, 2, 1)
-	for _, s := range []Settings{
+	assertStagedGradients(t, func(s Settings) Constraint { return efFor(t, s, 1e-6) }, []Settings{
 		{EqualitySteps: 1, MinDepth: 4, MaxDepth: 4},
 		{EqualitySteps: 2, MinDepth: 4, MaxDepth: 4, Path: PathSparse},
 		{EqualitySteps: 2, Damping: 0.1, MinDepth: 4, MaxDepth: 4},
 		{EqualitySteps: 1, Smoothing: 1e-2, MinDepth: 4, MaxDepth: 4},
 		{EqualitySteps: 2, LineSearch: true, Recompute: true, MinDepth: 4, MaxDepth: 4, Weights: AutoDiagonal},
-	} {
-		p, err := NewAdaNP(efFor(t, s, 1e-6), s)
-		require.NoError(t, err)
-		gy, gx, gs := gtVJP(t, p, x, yhat, a)
-		wy, wx := gtFD(t, p, x, yhat, a)
-		assert.Less(t, relErr(gy, wy), 2e-5, "%+v ŷ-gradient\n got %v\nwant %v", s, gy, wy)
-		assert.Less(t, relErr(gx, wx), 2e-5, "%+v x-gradient\n got %v\nwant %v", s, gx, wx)
-		assert.True(t, gs.Exact(), "%+v", gs)
-		assert.Equal(t, rows, gs.Samples)
-	}
-	for _, g := range []GradMode{Projector, Implicit, FinalProjector} {
-		p, err := NewAdaNP(c, Settings{EqualitySteps: 2, Grad: g})
-		require.NoError(t, err)
-		gy, gx, _ := gtVJP(t, p, x, yhat, a)
-		assert.True(t, allFinite(gy) && allFinite(gx), "%v", g)
-	}
-	// A trace of another AdaNP is refused.
-	p, err := NewAdaNP(c, Settings{EqualitySteps: 1})
-	require.NoError(t, err)
-	q, err := NewAdaNP(c, Settings{})
-	require.NoError(t, err)
-	var tr Trace
-	_, err = q.ProjectTrace(mat.NewDense(rows, 2, nil), x, yhat, &tr)
-	require.NoError(t, err)
-	assert.Error(t, p.VJP(&tr, a, mat.NewDense(rows, 2, nil), nil))
+	}, Settings{EqualitySteps: 2}, x, yhat, a)
 }

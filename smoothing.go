@@ -165,13 +165,7 @@ func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float
 	if out != nil {
 		*out = *res
 	}
-	b := &batch{a: a, depth: res.depth, flags: res.flags, beforeMax: res.beforeMax, beforeSum: res.beforeSum,
-		afterMax: res.afterMax, afterSum: res.afterSum, disp: res.disp}
-	st, err := b.stats(rows)
-	if err == nil && a.s.RequireTol && st.NotConverged > 0 {
-		err = a.toleranceError(st)
-	}
-	return st, err
+	return a.stagedStats(res, rows)
 }
 
 // vjpSmoothed is vjp for Settings.Smoothing: every row through the plain
@@ -243,6 +237,19 @@ func (tr *Trace) setGradStats(grad, gyhat *mat.Dense, inexact []bool) {
 		}
 	}
 	tr.grad = gs
+}
+
+// stagedStats returns the Stats of a projection of several stages from
+// its per-sample results, with Settings.RequireTol's error where a sample
+// missed Tol.
+func (a *AdaNP) stagedStats(res *sampleResults, rows int) (Stats, error) {
+	b := &batch{a: a, depth: res.depth, flags: res.flags, beforeMax: res.beforeMax, beforeSum: res.beforeSum,
+		afterMax: res.afterMax, afterSum: res.afterSum, disp: res.disp}
+	st, err := b.stats(rows)
+	if err == nil && a.s.RequireTol && st.NotConverged > 0 {
+		err = a.toleranceError(st)
+	}
+	return st, err
 }
 
 // sampleResults are a pass's per-sample results (passIO.out).

@@ -112,12 +112,23 @@ func TestSmoothingGradients(t *testing.T) {
 		yhat.SetRow(i, []float64{1.5 * (rnd.Float64() - 0.5), 1.5 * (rnd.Float64() - 0.5)})
 	}
 	a := randDense(rnd, rows, 2, 1)
-	for _, s := range []Settings{
+	assertStagedGradients(t, func(Settings) Constraint { return c }, []Settings{
 		{Smoothing: 1e-2, MinDepth: 4, MaxDepth: 4},
 		{Smoothing: 1e-2, Damping: 0.1, MinDepth: 4, MaxDepth: 4},
 		{Smoothing: 1e-3, LineSearch: true, Recompute: true, MinDepth: 4, MaxDepth: 4},
-	} {
-		p, err := NewAdaNP(c, s)
+	}, Settings{Smoothing: 1e-2}, x, yhat, a)
+}
+
+// assertStagedGradients checks the gradients of a projection of several
+// stages (Smoothing, EqualitySteps) with the constraint sys(s) for each
+// settings s: Unrolled against finite differences in ŷ and x, exact by
+// GradStats, for every s of exact; every other mode finite, with modes'
+// other fields; and a trace recorded by another AdaNP refused.
+func assertStagedGradients(t *testing.T, sys func(Settings) Constraint, exact []Settings, modes Settings, x, yhat, a *mat.Dense) {
+	t.Helper()
+	rows, ny := yhat.Dims()
+	for _, s := range exact {
+		p, err := NewAdaNP(sys(s), s)
 		require.NoError(t, err)
 		gy, gx, gs := gtVJP(t, p, x, yhat, a)
 		wy, wx := gtFD(t, p, x, yhat, a)
@@ -127,20 +138,21 @@ func TestSmoothingGradients(t *testing.T) {
 		assert.Equal(t, rows, gs.Samples)
 	}
 	for _, g := range []GradMode{Projector, Implicit, FinalProjector} {
-		p, err := NewAdaNP(c, Settings{Smoothing: 1e-2, Grad: g})
+		s := modes
+		s.Grad = g
+		p, err := NewAdaNP(sys(s), s)
 		require.NoError(t, err)
 		gy, gx, _ := gtVJP(t, p, x, yhat, a)
 		assert.True(t, allFinite(gy) && allFinite(gx), "%v", g)
 	}
-	// A trace of another AdaNP is refused.
-	p, err := NewAdaNP(c, Settings{Smoothing: 1e-2})
+	p, err := NewAdaNP(sys(modes), modes)
 	require.NoError(t, err)
-	q, err := NewAdaNP(c, Settings{})
+	q, err := NewAdaNP(sys(modes), Settings{})
 	require.NoError(t, err)
 	var tr Trace
-	_, err = q.ProjectTrace(mat.NewDense(rows, 2, nil), x, yhat, &tr)
+	_, err = q.ProjectTrace(mat.NewDense(rows, ny, nil), x, yhat, &tr)
 	require.NoError(t, err)
-	assert.Error(t, p.VJP(&tr, a, mat.NewDense(rows, 2, nil), nil))
+	assert.Error(t, p.VJP(&tr, a, mat.NewDense(rows, ny, nil), nil))
 }
 
 // TestSmoothingInPlace: ProjectTo with dst = ŷ gives the result of a

@@ -2,7 +2,6 @@ package acopf
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -46,10 +45,6 @@ func BenchmarkStepControl(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		opt, err := ReferenceOptimum(name)
-		if err != nil {
-			b.Fatal(err)
-		}
 		nx, ny := m.Dims()
 		rows := 100
 		if name == "pglib_opf_case10000_goc" {
@@ -60,15 +55,10 @@ func BenchmarkStepControl(b *testing.B) {
 			y    *mat.Dense
 		}{}
 		for _, sigma := range []float64{1e-3, 1e-2} {
-			y := mat.NewDense(rows, ny, nil)
-			rng := rand.New(rand.NewPCG(1, 28))
-			for r := range rows {
-				m.Perturb(y.RawRowView(r), opt.Y, Perturbation{Vm: sigma, Va: sigma, PQ: sigma}, rng)
-			}
 			starts = append(starts, struct {
 				name string
 				y    *mat.Dense
-			}{fmt.Sprintf("sigma=%g", sigma), y})
+			}{fmt.Sprintf("sigma=%g", sigma), func() *mat.Dense { _, y := perturbedOptima(b, m, rows, sigma); return y }()})
 		}
 		starts = append(starts, struct {
 			name string
@@ -138,11 +128,6 @@ func BenchmarkEqualitySteps(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		opt, err := ReferenceOptimum(name)
-		if err != nil {
-			b.Fatal(err)
-		}
-		nx, ny := m.Dims()
 		rows := 20
 		if name == "pglib_opf_case10000_goc" {
 			rows = 10
@@ -151,21 +136,10 @@ func BenchmarkEqualitySteps(b *testing.B) {
 			name string
 			x, y *mat.Dense
 		}
-		loads := func(r int) *mat.Dense {
-			x := mat.NewDense(r, nx, nil)
-			for i := range r {
-				x.SetRow(i, m.Loads())
-			}
-			return x
-		}
 		var starts []start
 		for _, sigma := range []float64{1e-3, 1e-2} {
-			y := mat.NewDense(rows, ny, nil)
-			rng := rand.New(rand.NewPCG(1, 28))
-			for r := range rows {
-				m.Perturb(y.RawRowView(r), opt.Y, Perturbation{Vm: sigma, Va: sigma, PQ: sigma}, rng)
-			}
-			starts = append(starts, start{fmt.Sprintf("sigma=%g", sigma), loads(rows), y})
+			x, y := perturbedOptima(b, m, rows, sigma)
+			starts = append(starts, start{fmt.Sprintf("sigma=%g", sigma), x, y})
 		}
 		fx, fy := farStarts(m, 8, 1)
 		starts = append(starts, start{"far", fx, fy})
