@@ -79,7 +79,7 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.smFirst, "smoothing-first", o.smFirst, "enforce.Settings.SmoothingFirstDepth of every projection: the plain attempt's steps before Smoothing's fallback (0: 15)")
 	f.IntVar(&o.eqSteps, "equality-steps", o.eqSteps, "enforce.Settings.EqualitySteps of every projection: steps on the power flow alone before the limits join (0: none, as before 2026-12-07)")
 	f.Float64Var(&o.damping, "damping", o.damping, "enforce.Settings.Damping of the projection (0: off)")
-	f.IntVar(&o.maxDepth, "maxdepth", o.maxDepth, "enforce.Settings.MaxDepth of the inference projection (the steps of every stage of Smoothing together; 100 before 2026-12-06 21:20)")
+	f.IntVar(&o.maxDepth, "maxdepth", o.maxDepth, "enforce.Settings.MaxDepth of the inference projection, which bounds each of Smoothing's stages: a sample that takes the fallback may take the plain attempt's steps plus twice this (100 before 2026-12-06 21:20)")
 	f.Float64Var(&o.fbeps, "fbeps", o.fbeps, "the limits' Fischer–Burmeister smoothing ε (acopf.ConstraintOptions.FBEps)")
 	f.StringVar(&o.trainData, "train", o.trainData, "a labelled training set (acopf-data, another seed than the test set's): train the recipe's models and add their rows")
 	f.StringVar(&o.seeds, "seeds", o.seeds, "the model seeds, separated by commas")
