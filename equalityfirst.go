@@ -110,7 +110,8 @@ func (a *AdaNP) forwardEqualityFirst(dst, x, yhat *mat.Dense, tr *Trace, dinv []
 // measureBefore writes into res the residual of the whole system at ŷ,
 // with the latent variables at their start (lat's rows, else zero), as a
 // pass that started there would have measured it: one evaluation of the
-// constraint per sample. A panic in constraint code is an error naming
+// constraint per sample, through its sparse Jacobian's Eval (without
+// values) where it declares one. A panic in constraint code is an error naming
 // the sample.
 func (a *AdaNP) measureBefore(x blas64.General, yhat, lat *mat.Dense, res *sampleResults) (err error) {
 	yext := make([]float64, a.n)
@@ -129,7 +130,14 @@ func (a *AdaNP) measureBefore(x blas64.General, yhat, lat *mat.Dense, res *sampl
 		} else {
 			clear(yext[a.ny:])
 		}
-		a.c.Eval(dense.Row(x, s), yext, c, nil)
+		if sp := a.k.Sparse; sp != nil {
+			// Not Eval: a WithInequalities system's Eval works in dense
+			// nc×ny scratch, which at the sizes of the sparse path is
+			// gigabytes.
+			sp.Eval(dense.Row(x, s), yext, c, nil)
+		} else {
+			a.c.Eval(dense.Row(x, s), yext, c, nil)
+		}
 		res.beforeMax[s], res.beforeSum[s] = absStats(c)
 	}
 	return nil

@@ -3,6 +3,7 @@ package enforce
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -181,4 +182,49 @@ func TestEqualityStepsGradients(t *testing.T) {
 		{EqualitySteps: 1, Smoothing: 1e-2, MinDepth: 4, MaxDepth: 4},
 		{EqualitySteps: 2, LineSearch: true, Recompute: true, MinDepth: 4, MaxDepth: 4, Weights: AutoDiagonal},
 	}, Settings{EqualitySteps: 2}, x, yhat, a)
+}
+
+// TestEqualityStepsSparseMemory projects one sample of a sparse system
+// with 3 000 equalities and 3 000 inequalities (6 000 outputs) with
+// EqualitySteps and checks that the memory allocated stays far below the
+// 288 MB of the dense Jacobians of its equalities and inequalities, which
+// an evaluation through WithInequalities' dense Eval would allocate.
+func TestEqualityStepsSparseMemory(t *testing.T) {
+	const n = 3000
+	pat := make([][]int, n)
+	gpat := make([][]int, n)
+	for i := range n {
+		pat[i] = []int{2 * i, 2*i + 1}
+		gpat[i] = []int{2 * i}
+	}
+	eq, err := SparseFunc(0, 2*n, n, pat, func(_, y, c []hyperdual.Number) {
+		for i := range n {
+			c[i] = hyperdual.Sub(hyperdual.Add(hyperdual.Mul(y[2*i], y[2*i]), hyperdual.Mul(y[2*i+1], y[2*i+1])), hyperdual.Number{Real: 1})
+		}
+	})
+	require.NoError(t, err)
+	g, err := SparseFunc(0, 2*n, n, gpat, func(_, y, c []hyperdual.Number) {
+		for i := range n {
+			c[i] = hyperdual.Sub(y[2*i], hyperdual.Number{Real: 0.5})
+		}
+	})
+	require.NoError(t, err)
+	c, err := WithInequalities(eq, g, 1e-6)
+	require.NoError(t, err)
+	yhat := mat.NewDense(1, 2*n, nil)
+	for k := range 2 * n {
+		yhat.Set(0, k, 0.9)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	a, err := NewAdaNP(c, Settings{Path: PathSparse, EqualitySteps: 1, Smoothing: 1e-2, Damping: DefaultDamping})
+	require.NoError(t, err)
+	_, st, err := a.Project(nil, yhat)
+	require.NoError(t, err)
+	runtime.ReadMemStats(&after)
+	require.True(t, st.Converged(), "%v", st)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%v; allocated %.1f MB", st, float64(alloc)/1e6)
+	assert.Less(t, alloc, uint64(50e6), "allocated %d bytes", alloc)
 }
