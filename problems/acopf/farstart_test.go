@@ -100,8 +100,11 @@ func TestFarStartConverges(t *testing.T) {
 
 // knownFullSetMisses lists, per grid, the far starts of farStarts(m, 8, 1)
 // that TestFarStartFullSet's projection does not bring to 1e-6 on PGLib's
-// full constraint set. The test fails when a row joins or leaves the list.
-var knownFullSetMisses = map[string][]int{}
+// full constraint set: case2869_pegase's row 9, the start that misses on
+// the power flow and bounds alone too (knownFarMisses), stops at max|c|
+// 0.87 after 617 steps (measured 2026-12-07, also with 5 or 10 equality
+// steps). The test fails when a row joins or leaves the list.
+var knownFullSetMisses = map[string][]int{"pglib_opf_case2869_pegase": {9}}
 
 // TestFarStartFullSet is TestFarStartConverges on PGLib's full constraint
 // set (ConstraintOptions.BranchLimits: the thermal and angle-difference
