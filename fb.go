@@ -133,13 +133,12 @@ func WithInequalities(eq, g Constraint, epsFB float64) (Constraint, error) {
 			k.HessVecBatch32 = fb.hessVecBatch32
 		}
 	}
-	neq := fb.neq
 	fb.pool.New = func() any {
+		// The dense Jacobians are allocated when first needed (dense
+		// method calls), not for an evaluation without Jacobian: at the
+		// sizes of the sparse path they are gigabytes.
 		return &fbScratch{
-			jeq: make([]float64, neq*ny),
 			g:   make([]float64, ng),
-			jg:  make([]float64, ng*ny),
-			jgx: make([]float64, ng*nx),
 			w:   make([]float64, ng),
 			tmp: make([]float64, max(nx, ny)),
 		}
@@ -158,6 +157,24 @@ type fbConstraint struct {
 	k       Capabilities
 	pool    sync.Pool // *fbScratch
 	batch   sync.Pool // *fbBatchScratch
+}
+
+// denseJ returns the scratch's dense Jacobians of eq and g, allocated on
+// first use.
+func (s *fbScratch) denseJ(fb *fbConstraint) (jeq, jg []float64) {
+	if s.jg == nil {
+		s.jeq = make([]float64, fb.neq*fb.ny)
+		s.jg = make([]float64, fb.ng*fb.ny)
+	}
+	return s.jeq, s.jg
+}
+
+// denseJX returns the scratch's dense ∂g/∂x, allocated on first use.
+func (s *fbScratch) denseJX(fb *fbConstraint) []float64 {
+	if s.jgx == nil {
+		s.jgx = make([]float64, fb.ng*fb.nx)
+	}
+	return s.jgx
 }
 
 // fbScratch holds the temporaries of one evaluation.
@@ -228,7 +245,7 @@ func (fb *fbConstraint) Eval(x, yext, c, jy []float64) {
 	defer fb.pool.Put(s)
 	var jeq, jg []float64
 	if jy != nil {
-		jeq, jg = s.jeq, s.jg
+		jeq, jg = s.denseJ(fb)
 	}
 	if fb.eq != nil {
 		fb.eq.c.Eval(x, y, c[:fb.neq], jeq)
@@ -303,8 +320,9 @@ func (fb *fbConstraint) hessVec(x, yext, w, v, out []float64) {
 	}
 	s := fb.pool.Get().(*fbScratch)
 	defer fb.pool.Put(s)
-	fb.g.c.Eval(x, y, s.g, s.jg)
-	fb.curvature(yext[ny:], s.g, s.jg, w[fb.neq:], v, out, s.w)
+	_, jg := s.denseJ(fb)
+	fb.g.c.Eval(x, y, s.g, jg)
+	fb.curvature(yext[ny:], s.g, jg, w[fb.neq:], v, out, s.w)
 	tmp := s.tmp[:ny]
 	fb.g.k.HessVec(x, y, s.w, vy, tmp)
 	for k, t := range tmp {
@@ -352,14 +370,16 @@ func (fb *fbConstraint) mixedHessVec(x, yext, w, v, out []float64) {
 	}
 	s := fb.pool.Get().(*fbScratch)
 	defer fb.pool.Put(s)
-	fb.g.c.Eval(x, y, s.g, s.jg)
-	fb.g.k.JacobianX(x, y, s.jgx)
+	_, jg := s.denseJ(fb)
+	jgx := s.denseJX(fb)
+	fb.g.c.Eval(x, y, s.g, jg)
+	fb.g.k.JacobianX(x, y, jgx)
 	wg := w[fb.neq:]
 	for j, u := range s.g {
 		p := fb.partials(lambda[j], u)
-		gv := floats.Dot(s.jg[j*ny:(j+1)*ny], vy)
+		gv := floats.Dot(jg[j*ny:(j+1)*ny], vy)
 		a := wg[j] * (p.duu*gv + p.dlu*vl[j])
-		for k, gk := range s.jgx[j*nx : (j+1)*nx] {
+		for k, gk := range jgx[j*nx : (j+1)*nx] {
 			out[k] += a * gk
 		}
 		s.w[j] = wg[j] * p.du
