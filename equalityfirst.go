@@ -71,10 +71,6 @@ func (a *AdaNP) forwardEqualityFirst(dst, x, yhat *mat.Dense, tr *Trace, dinv []
 	}
 	// dst may be ŷ itself, and lat receives the final multipliers.
 	yhat = mat.DenseCopyOf(yhat)
-	before := newSampleResults(rows)
-	if err := a.measureBefore(xr, yhat, lat, before); err != nil {
-		return Stats{}, err
-	}
 	var te *Trace
 	if tr != nil {
 		if tr.eqStage == nil {
@@ -85,6 +81,12 @@ func (a *AdaNP) forwardEqualityFirst(dst, x, yhat *mat.Dense, tr *Trace, dinv []
 	r0 := newSampleResults(rows)
 	y0 := mat.NewDense(rows, a.ny, nil)
 	if _, err := a.eqf.eq.forwardPass(y0, x, yhat, te, false, dinv, &passIO{out: r0}); err != nil {
+		return Stats{}, err
+	}
+	// After the stage, which rejects x and ŷ that are not finite, and
+	// before the second, which overwrites lat.
+	before := newSampleResults(rows)
+	if err := a.measureBefore(xr, yhat, lat, before); err != nil {
 		return Stats{}, err
 	}
 	res := newSampleResults(rows)

@@ -152,6 +152,14 @@ func TestEqualityStepsProjects(t *testing.T) {
 			assert.NotEqual(t, 0.0, mat.Sum(lat), "%s: the multipliers come back", tc.name)
 		}
 	}
+	// x or ŷ not finite: the error of a projection without the stage.
+	bad := mat.DenseCopyOf(yhat)
+	bad.Set(1, 0, math.NaN())
+	p0, err := NewAdaNP(smBoxCircle(t, 1e-8), Settings{EqualitySteps: 1})
+	require.NoError(t, err)
+	_, _, err = p0.Project(x, bad)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "sample 1: x or ŷ is not finite")
 	// RequireTol: the whole projection's misses are the error.
 	c := smBoxCircle(t, 1e-8)
 	p, err := NewAdaNP(c, Settings{EqualitySteps: 1, MaxDepth: 1, RequireTol: true})
