@@ -126,3 +126,25 @@ func (s *spSparseOnly) Eval(x, y, c, jy []float64) {
 		}
 	}
 }
+
+// TestAdaptDampingRule pins θ's rule: a step the line search shortened
+// but whose ratio ρ of actual to predicted decrease is fair leaves θ as
+// it was (before 2026-12-07 it was ×4); ρ < ¼ or no predicted decrease
+// multiplies it by 4; ρ > ¾ divides it by 4.
+func TestAdaptDampingRule(t *testing.T) {
+	// Merit ½‖c‖² = 1 at y, slope 2 and ‖Bδ‖² 2: a step of length α
+	// predicts the decrease 2α − α².
+	step := func(alpha, mT float64) float64 {
+		st := sampleState{scalars: scalars{theta: 1, alpha: alpha, alpha0: 1, m0: 1, slope: 2, quad: 2}}
+		st.adaptDamping(mT)
+		return st.theta
+	}
+	assert.Equal(t, 1.0, step(0.25, 1-0.5*(2*0.25-0.25*0.25)), "backtracked, ρ = ½: θ unchanged")
+	assert.Equal(t, 4.0, step(0.25, 1-0.1*(2*0.25-0.25*0.25)), "backtracked, ρ = 0.1: θ ×4")
+	assert.Equal(t, 4.0, step(1, 1-0.2), "full step, ρ = 0.2: θ ×4")
+	assert.Equal(t, 0.25, step(1, 1-0.9), "full step, ρ = 0.9: θ ÷4")
+	assert.Equal(t, 0.25, step(0.5, 1-0.9*(2*0.5-0.25)), "backtracked, ρ = 0.9: θ ÷4")
+	st := sampleState{scalars: scalars{theta: 1, alpha: 1, alpha0: 1, m0: 1, slope: 1, quad: 4}}
+	st.adaptDamping(0.5)
+	assert.Equal(t, 4.0, st.theta, "no predicted decrease: θ ×4")
+}

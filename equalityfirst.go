@@ -112,9 +112,8 @@ func (a *AdaNP) forwardEqualityFirst(dst, x, yhat *mat.Dense, tr *Trace, dinv []
 // measureBefore writes into res the residual of the whole system at ŷ,
 // with the latent variables at their start (lat's rows, else zero), as a
 // pass that started there would have measured it: one evaluation of the
-// constraint per sample, through its sparse Jacobian's Eval (without
-// values) where it declares one. A panic in constraint code is an error naming
-// the sample.
+// constraint per sample, as the pass evaluates it (eval), without the
+// Jacobian. A panic in constraint code is an error naming the sample.
 func (a *AdaNP) measureBefore(x blas64.General, yhat, lat *mat.Dense, res *sampleResults) (err error) {
 	yext := make([]float64, a.n)
 	c := make([]float64, a.nc)
@@ -132,14 +131,7 @@ func (a *AdaNP) measureBefore(x blas64.General, yhat, lat *mat.Dense, res *sampl
 		} else {
 			clear(yext[a.ny:])
 		}
-		if sp := a.k.Sparse; sp != nil {
-			// Not Eval: a WithInequalities system's Eval works in dense
-			// nc×ny scratch, which at the sizes of the sparse path is
-			// gigabytes.
-			sp.Eval(dense.Row(x, s), yext, c, nil)
-		} else {
-			a.c.Eval(dense.Row(x, s), yext, c, nil)
-		}
+		a.eval(dense.Row(x, s), yext, c, nil)
 		res.beforeMax[s], res.beforeSum[s] = absStats(c)
 	}
 	return nil
@@ -165,13 +157,7 @@ func (a *AdaNP) vjpEqualityFirst(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 	if gx != nil {
 		gx1 = mat.NewDense(rows, a.nx, nil)
 	}
-	var err error
-	if a.sm != nil {
-		err = a.vjpSmoothed(tr, grad, g1, gx1)
-	} else {
-		err = a.vjpPass(tr, grad, g1, gx1, nil)
-	}
-	if err != nil {
+	if err := a.vjpStage(tr, grad, g1, gx1, nil); err != nil {
 		return err
 	}
 	inexact := append([]bool(nil), tr.inexact...)

@@ -201,6 +201,21 @@ func TestSmoothingFirstDepth(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, st.Converged())
 	assert.False(t, mat.Equal(want, got), "a two-step attempt sends rows to the fallback")
+	// Zero is DefaultSmoothingFirstDepth, the 15 steps the documentation
+	// names: the same projection, with MaxDepth below and at it.
+	assert.Equal(t, 15, DefaultSmoothingFirstDepth)
+	for _, n := range []int{2, DefaultSmoothingFirstDepth} {
+		zero, err := NewAdaNP(c, Settings{Smoothing: 1e-2, MaxDepth: n})
+		require.NoError(t, err)
+		named, err := NewAdaNP(c, Settings{Smoothing: 1e-2, MaxDepth: n, SmoothingFirstDepth: DefaultSmoothingFirstDepth})
+		require.NoError(t, err)
+		y0, s0, err := zero.Project(x, yhat)
+		require.NoError(t, err)
+		y1, s1, err := named.Project(x, yhat)
+		require.NoError(t, err)
+		assert.True(t, mat.Equal(y0, y1), "MaxDepth %d", n)
+		assert.Equal(t, s0, s1, "MaxDepth %d", n)
+	}
 	for _, s := range []Settings{{Smoothing: 1e-2, SmoothingFirstDepth: -1}, {SmoothingFirstDepth: 3}} {
 		_, err := NewAdaNP(c, s)
 		assert.Error(t, err, "%+v", s)

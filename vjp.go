@@ -56,6 +56,12 @@ func (a *AdaNP) vjp(tr *Trace, grad, gyhat, gx *mat.Dense, gtheta []float64) err
 	if a.eqf != nil {
 		return a.vjpEqualityFirst(tr, grad, gyhat, gx)
 	}
+	return a.vjpStage(tr, grad, gyhat, gx, gtheta)
+}
+
+// vjpStage is vjp without Settings.EqualitySteps' first stage: through a
+// smoothed projection's stages, or one pass.
+func (a *AdaNP) vjpStage(tr *Trace, grad, gyhat, gx *mat.Dense, gtheta []float64) error {
 	if a.sm != nil {
 		return a.vjpSmoothed(tr, grad, gyhat, gx)
 	}

@@ -33,14 +33,7 @@ func BenchmarkStepControl(b *testing.B) {
 		{"smoothing+damping", enforce.Settings{Smoothing: 1e-2, Damping: enforce.DefaultDamping}},
 	}
 	for _, name := range cases {
-		c, err := Load(name)
-		if err != nil {
-			b.Fatal(err)
-		}
-		m, err := NewModel(c)
-		if err != nil {
-			b.Fatal(err)
-		}
+		m := loadModel(b, name)
 		k, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon})
 		if err != nil {
 			b.Fatal(err)
@@ -116,14 +109,7 @@ func BenchmarkEqualitySteps(b *testing.B) {
 		cases = cases[:1]
 	}
 	for _, name := range cases {
-		c, err := Load(name)
-		if err != nil {
-			b.Fatal(err)
-		}
-		m, err := NewModel(c)
-		if err != nil {
-			b.Fatal(err)
-		}
+		m := loadModel(b, name)
 		k, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon, BranchLimits: true})
 		if err != nil {
 			b.Fatal(err)

@@ -146,10 +146,7 @@ func farStartGrids() []string {
 // (PGLib's MODEL.tex constraints).
 func assertFarStarts(t *testing.T, name string, o ConstraintOptions, s enforce.Settings, known []int) {
 	t.Helper()
-	c, err := Load(name)
-	require.NoError(t, err)
-	m, err := NewModel(c)
-	require.NoError(t, err)
+	m := loadModel(t, name)
 	k, err := m.ConstraintWith(o)
 	require.NoError(t, err)
 	s.RequireTol = known == nil

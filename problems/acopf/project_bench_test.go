@@ -2,7 +2,6 @@ package acopf
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -33,12 +32,12 @@ func BenchmarkProjectPerturbed(b *testing.B) {
 	} {
 		name := bc.name
 		b.Run(fmt.Sprintf("%s/eps=%g", name, bc.eps), func(b *testing.B) {
-			m := benchModel(b, name)
+			m := loadModel(b, name)
 			con, err := m.ConstraintWith(ConstraintOptions{FBEps: bc.eps})
 			require.NoError(b, err)
 			a, err := enforce.NewAdaNP(con, enforce.Settings{Tol: 1e-6, MaxDepth: 100, Path: enforce.PathSparse})
 			require.NoError(b, err)
-			x, y := perturbedBatch(b, m, 100, 1e-3)
+			x, y := perturbedOptima(b, m, 100, 1e-3)
 			dst := mat.NewDense(y.RawMatrix().Rows, y.RawMatrix().Cols, nil)
 			var st enforce.Stats
 			b.ReportAllocs()
@@ -64,7 +63,7 @@ func BenchmarkProjectPerturbed(b *testing.B) {
 //
 //	go test -run '^$' -bench ProjectPerturbedInterior -benchtime 1x ./problems/acopf
 func BenchmarkProjectPerturbedInterior(b *testing.B) {
-	m := benchModel(b, "pglib_opf_case1354_pegase")
+	m := loadModel(b, "pglib_opf_case1354_pegase")
 	con, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon})
 	require.NoError(b, err)
 	s := enforce.Settings{Tol: 1e-6, MaxDepth: 100, Path: enforce.PathSparse}
@@ -73,7 +72,7 @@ func BenchmarkProjectPerturbedInterior(b *testing.B) {
 	in, err := enforce.NewInterior(m.PowerFlow(), m.Box(), 0, s)
 	require.NoError(b, err)
 	for _, sigma := range []float64{1e-3, 1e-2} {
-		x, y := perturbedBatch(b, m, 100, sigma)
+		x, y := perturbedOptima(b, m, 100, sigma)
 		dst := mat.NewDense(y.RawMatrix().Rows, y.RawMatrix().Cols, nil)
 		for _, p := range []struct {
 			name string
@@ -107,12 +106,12 @@ func BenchmarkProjectPerturbedInterior(b *testing.B) {
 //	for i in 1 2 3; do go test -run '^$' -bench GramPairs ./problems/acopf; done
 func BenchmarkGramPairs(b *testing.B) {
 	for _, name := range []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"} {
-		m := benchModel(b, name)
+		m := loadModel(b, name)
 		con, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon})
 		require.NoError(b, err)
 		sj := enforce.CapabilitiesOf(con).Sparse
 		_, n, nc := con.Dims()
-		x, y := perturbedBatch(b, m, 1, 1e-3)
+		x, y := perturbedOptima(b, m, 1, 1e-3)
 		yext := make([]float64, n)
 		copy(yext, y.RawRowView(0))
 		c := make([]float64, nc)
@@ -138,29 +137,4 @@ func BenchmarkGramPairs(b *testing.B) {
 			})
 		}
 	}
-}
-
-// benchModel returns the Model of the shipped case name.
-func benchModel(b *testing.B, name string) *Model {
-	c, err := Load(name)
-	require.NoError(b, err)
-	m, err := NewModel(c)
-	require.NoError(b, err)
-	return m
-}
-
-// perturbedBatch returns rows points perturbed by σ around the case's
-// cached optimum (seed 1, as examples/acopf -project draws them) and their
-// loads.
-func perturbedBatch(b *testing.B, m *Model, rows int, sigma float64) (x, y *mat.Dense) {
-	opt, err := ReferenceOptimum(m.Case.Name)
-	require.NoError(b, err)
-	nx, ny := m.Dims()
-	rng := rand.New(rand.NewPCG(1, 28))
-	x, y = mat.NewDense(rows, nx, nil), mat.NewDense(rows, ny, nil)
-	for i := range rows {
-		x.SetRow(i, m.Loads())
-		m.Perturb(y.RawRowView(i), opt.Y, Perturbation{Vm: sigma, Va: sigma, PQ: sigma}, rng)
-	}
-	return x, y
 }
