@@ -105,6 +105,10 @@ type scalars struct {
 	chordLeft     int
 	chord, chordD bool
 	chordFrom     float64
+	// Settings.StopWhenFeasible: whether the sample stopped on its
+	// feasibility residual, and that residual's max|·| and Σ|·|.
+	feasible         bool
+	feasMax, feasSum float64
 }
 
 // batch is the state of one forward pass, shared by its workers; each
@@ -308,7 +312,15 @@ func (a *AdaNP) forwardPass(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, di
 		if noSteps && be != nil {
 			b.evalCheck(be, rows)
 		}
-		par.For(rows, grain, b)
+		if a.sp != nil && !noSteps {
+			// Sparse samples are large and their depths differ (a
+			// fallback can take ten times the steps of the rest): one
+			// sample at a time to the first free worker, from two
+			// samples on, instead of equal shares of at least grain.
+			par.ForBlocks(rows, 1, b)
+		} else {
+			par.For(rows, grain, b)
+		}
 	}
 	st, err = b.stats(rows)
 	if err == nil && a.s.RequireTol && !noSteps && st.NotConverged > 0 {
@@ -686,7 +698,31 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 		b.finish(ws, s, st)
 		return nextDone
 	}
+	if a.s.StopWhenFeasible && st.measure > a.s.Tol && st.depth >= a.s.MinDepth && b.feasibleAt(ws, s, st) {
+		return nextStep // continues now reports false: the sample finishes
+	}
 	return b.refine(st, prev)
+}
+
+// feasibleAt reports whether sample s's iterate meets the constraint's
+// own residual (the equalities and max(g, 0): what Check measures) to Tol
+// in Settings.Measure, for Settings.StopWhenFeasible; if it does, that
+// residual becomes the sample's measure and its residual after projection.
+func (b *batch) feasibleAt(ws *workspace, s int, st *sampleState) bool {
+	a := b.a
+	ws.feas = resize(ws.feas, a.nc)
+	r := ws.feas
+	a.k.feasibility(dense.Row(b.x, s), st.y[:a.ny], r)
+	if !allFinite(r) {
+		return false
+	}
+	m := a.s.Measure.reduce(r)
+	if m > a.s.Tol {
+		return false
+	}
+	st.feasible, st.measure = true, m
+	st.feasMax, st.feasSum = absStats(r)
+	return true
 }
 
 // floor32Bits sets the estimate of the residual measure below which
@@ -898,7 +934,11 @@ func (b *batch) finish(ws *workspace, s int, st *sampleState) {
 		copy(dense.Row(b.lat, s), st.y[a.ny:])
 	}
 	b.depth[s] = st.depth
-	b.afterMax[s], b.afterSum[s] = absStats(st.c)
+	if st.feasible {
+		b.afterMax[s], b.afterSum[s] = st.feasMax, st.feasSum
+	} else {
+		b.afterMax[s], b.afterSum[s] = absStats(st.c)
+	}
 	if st.measure > a.s.Tol {
 		b.flags[s] |= flagNotConverged
 	}

@@ -182,6 +182,9 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 	if err := a.checkChord(); err != nil {
 		return nil, err
 	}
+	if s.StopWhenFeasible && k.feasibility == nil {
+		return nil, errors.New("enforce: Settings.StopWhenFeasible stops on the residual of a constraint made by WithInequalities (its equalities and max(g, 0)); this constraint has no such residual")
+	}
 	if err := a.newSmoothingStage(); err != nil {
 		return nil, err
 	}
@@ -500,6 +503,7 @@ type workspace struct {
 	sp                              *sparseWork // the sparse path's factor
 	chordB, chordD                  []float64   // Settings.Chord: B's values and D of the stored factor
 	cgR, cgZ, cgP, cgQ, cgT         []float64   // Settings.ChordCG: the conjugate gradients' vectors (nc, and n for cgT)
+	feas                            []float64   // Settings.StopWhenFeasible: the feasibility residual (nc), grown on first use
 }
 
 func (a *AdaNP) newWorkspace() *workspace {

@@ -49,6 +49,7 @@ func (a *AdaNP) newEqualityStage() error {
 	s := a.s
 	s.EqualitySteps, s.Smoothing, s.SmoothingFirstDepth, s.Chord, s.ChordCG, s.RequireTol = 0, 0, 0, 0, 0, false
 	s.Grad = Unrolled
+	s.StopWhenFeasible = false // the equalities alone: their residual is the measure
 	s.MaxDepth = k
 	s.MinDepth = min(s.MinDepth, k)
 	eq, err := NewAdaNP(fb.eq.c, s)

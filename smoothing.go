@@ -74,6 +74,7 @@ func (a *AdaNP) newSmoothingStage() error {
 	s1.MinDepth = min(base.MinDepth, s1.MaxDepth)
 	s0 := base
 	s0.MinDepth = 0
+	s0.StopWhenFeasible = false
 	s0.Tol = math.Max(base.Tol, smoothingTolRatio*a.s.Smoothing)
 	sm := &smoothing{}
 	if sm.first, err = NewAdaNP(a.c, s1); err != nil {

@@ -48,6 +48,7 @@ func everySetting(t *testing.T, ny int) enforce.Settings {
 		"ChordCG":             3,
 		"EqualitySteps":       2,
 		"SmoothingFirstDepth": 20,
+		"StopWhenFeasible":    true,
 	}
 	var s enforce.Settings
 	v := reflect.ValueOf(&s).Elem()

@@ -55,11 +55,13 @@ type options struct {
 	// eqSteps is enforce.Settings.EqualitySteps of every projection.
 	eqSteps int
 	// smFirst is enforce.Settings.SmoothingFirstDepth of every projection.
-	smFirst  int
-	damping  float64
-	fbeps    float64
-	maxDepth int
-	out      string
+	smFirst int
+	// stopFeasible is enforce.Settings.StopWhenFeasible of every projection.
+	stopFeasible bool
+	damping      float64
+	fbeps        float64
+	maxDepth     int
+	out          string
 
 	trainData string // -train: the labelled training set; empty: no training
 	seeds     string
@@ -67,7 +69,7 @@ type options struct {
 }
 
 func defaults() options {
-	return options{ipopt: 3, maxDepth: 300, smoothing: 1e-2, damping: enforce.DefaultDamping, fbeps: acopf.ProjectionFBEpsilon, out: harness.DefaultOut("acopf-learn"),
+	return options{ipopt: 3, maxDepth: 300, stopFeasible: true, smoothing: 1e-2, damping: enforce.DefaultDamping, fbeps: acopf.ProjectionFBEpsilon, out: harness.DefaultOut("acopf-learn"),
 		seeds: "1", recipe: recipe{supEpochs: 300, epochs: 5, supBatch: 32, batch: 16, supLR: 1e-3, lr: 1e-5, stdFloor: -1, lambdaC: -1, width: 0, grad: "final-projector", weights: "spread"}}
 }
 
@@ -78,6 +80,7 @@ func flags(o *options) *harness.Flags {
 	f.Float64Var(&o.smoothing, "smoothing", o.smoothing, "enforce.Settings.Smoothing of the projection (0: off)")
 	f.IntVar(&o.smFirst, "smoothing-first", o.smFirst, "enforce.Settings.SmoothingFirstDepth of every projection: the plain attempt's steps before Smoothing's fallback (0: 15)")
 	f.IntVar(&o.eqSteps, "equality-steps", o.eqSteps, "enforce.Settings.EqualitySteps of every projection: steps on the power flow alone before the limits join (0: none, as before 2026-12-07)")
+	f.BoolVar(&o.stopFeasible, "stop-feasible", o.stopFeasible, "enforce.Settings.StopWhenFeasible of every projection: a sample stops once it meets the constraints to the tolerance, its multipliers' complementarity not settled (false: stop on the whole Fischer–Burmeister system, as every run recorded before the flag existed)")
 	f.Float64Var(&o.damping, "damping", o.damping, "enforce.Settings.Damping of the projection (0: off)")
 	f.IntVar(&o.maxDepth, "maxdepth", o.maxDepth, "enforce.Settings.MaxDepth of the inference projection, which bounds each of Smoothing's stages: a sample that takes the fallback may take the plain attempt's steps plus twice this (100 before 2026-12-06 21:20)")
 	f.Float64Var(&o.fbeps, "fbeps", o.fbeps, "the limits' Fischer–Burmeister smoothing ε (acopf.ConstraintOptions.FBEps)")
@@ -208,7 +211,7 @@ func evaluate(o options, m *acopf.Model, test []dataset.Sample, x, yhat *mat.Den
 	if err != nil {
 		return row{}, err
 	}
-	a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping, MaxDepth: o.maxDepth, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst})
+	a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping, MaxDepth: o.maxDepth, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst, StopWhenFeasible: o.stopFeasible})
 	if err != nil {
 		return row{}, err
 	}

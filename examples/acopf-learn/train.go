@@ -173,11 +173,11 @@ func projectionWeights(kind string, y *mat.Dense) ([]float64, error) {
 // tol; 0: train's default, mean|c| ≤ 1e-4) and inference (tol 0: max|c| ≤
 // 1e-6, at most -maxdepth steps):
 // the sparse path onto the full PGLib set with W = diag(diag),
-// Smoothing (and its first attempt's length), Damping and EqualitySteps
-// as the options say.
+// Smoothing (and its first attempt's length), Damping, EqualitySteps and
+// StopWhenFeasible as the options say.
 func projection(o options, diag []float64, tol float64, g enforce.GradMode) enforce.Settings {
 	s := enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping,
-		Weights: enforce.Diagonal, Diag: diag, Tol: tol, Grad: g, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst}
+		Weights: enforce.Diagonal, Diag: diag, Tol: tol, Grad: g, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst, StopWhenFeasible: o.stopFeasible}
 	if tol > 0 {
 		s.Measure = enforce.MaxAbs // as inference measures
 	} else {

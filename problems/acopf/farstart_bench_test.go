@@ -154,3 +154,66 @@ func BenchmarkEqualitySteps(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStopWhenFeasible measures Settings.StopWhenFeasible on the
+// shipped PGLib grids from optima perturbed by σ = 1e-3 (100 rows, 20 on
+// case10000_goc), on the power flow and bounds (DefaultDamping, issue 54's
+// case10000_goc row) and on the full set (the branch limits too, with one
+// step on the power flow first, Smoothing 1e-2 and DefaultDamping), the
+// two rules alternated twice: steps per sample, rows that missed 1e-6, the
+// mean distance from ŷ and the time per sample. Run it with
+//
+//	go test -run '^$' -bench StopWhenFeasible -benchtime 1x -timeout 1h ./problems/acopf/
+//
+// (-short keeps case1354_pegase only).
+func BenchmarkStopWhenFeasible(b *testing.B) {
+	cases := []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"}
+	if testing.Short() {
+		cases = cases[:1]
+	}
+	for _, name := range cases {
+		m := loadModel(b, name)
+		rows := 100
+		if name == "pglib_opf_case10000_goc" {
+			rows = 20
+		}
+		x, y := perturbedOptima(b, m, rows, 1e-3)
+		for _, set := range []struct {
+			name string
+			opt  ConstraintOptions
+			s    enforce.Settings
+		}{
+			{"pf+bounds", ConstraintOptions{FBEps: ProjectionFBEpsilon}, enforce.Settings{Damping: enforce.DefaultDamping}},
+			{"full", ConstraintOptions{FBEps: ProjectionFBEpsilon, BranchLimits: true},
+				enforce.Settings{Damping: enforce.DefaultDamping, Smoothing: 1e-2, EqualitySteps: 1, MaxDepth: 300}},
+		} {
+			k, err := m.ConstraintWith(set.opt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for round := range 2 {
+				for _, stop := range []bool{false, true} {
+					s := set.s
+					s.Path, s.StopWhenFeasible = enforce.PathSparse, stop
+					a, err := enforce.NewAdaNP(k, s)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.Run(fmt.Sprintf("%s/%s/stop=%v/round=%d", name, set.name, stop, round), func(b *testing.B) {
+						var stats enforce.Stats
+						for b.Loop() {
+							if _, stats, err = a.Project(x, y); err != nil {
+								b.Fatal(err)
+							}
+						}
+						b.ReportMetric(stats.MeanDepth, "steps/sample")
+						b.ReportMetric(float64(stats.Depth), "maxsteps")
+						b.ReportMetric(float64(stats.NotConverged), "missed")
+						b.ReportMetric(stats.Displacement.Mean, "disp")
+						b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N*rows), "ms/sample")
+					})
+				}
+			}
+		}
+	}
+}
