@@ -321,8 +321,9 @@ func TestResumeConfigMismatch(t *testing.T) {
 		{"sizes", "sizes", func(c *Config) { c.Sizes = []int{1, 13, 2} }},
 		{"hidden", "hidden", func(c *Config) { c.Hidden = layers.ReLU }},
 		{"mode", "mode", func(c *Config) { c.Mode = MLP }},
-		{"precision", "train", func(c *Config) { c.Train = f32 }},
-		{"infer", "infer", func(c *Config) { c.Infer.Tol = 1e-5 }},
+		{"precision", "train.Precision", func(c *Config) { c.Train = f32 }},
+		{"infer", "infer.Tol", func(c *Config) { c.Infer.Tol = 1e-5 }},
+		{"infer depth", "infer.MaxDepth", func(c *Config) { c.Infer.MaxDepth = 77 }},
 		{"learn rate", "learnRate", func(c *Config) { c.LearnRate = 2e-2 }},
 		{"batch size", "batchSize", func(c *Config) { c.BatchSize = 20 }},
 		{"epochs", "epochs", func(c *Config) { c.Epochs = 6 }},
@@ -346,6 +347,7 @@ func TestResumeConfigMismatch(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "another Config")
 			assert.Contains(t, err.Error(), tc.field+": checkpoint ")
+			assert.Less(t, len(err.Error()), 400, "names the setting, not the whole settings")
 		})
 	}
 	c := cfg
@@ -597,7 +599,7 @@ func TestResumeCheckpointWithoutPath(t *testing.T) {
 	dense.Infer.Path = enforce.PathDense
 	_, err = Resume(dir, dense)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "infer: checkpoint ")
+	assert.Contains(t, err.Error(), "infer.Path: checkpoint ")
 
 	m, err := Resume(dir, cfg)
 	require.NoError(t, err)

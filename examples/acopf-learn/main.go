@@ -56,7 +56,9 @@ type options struct {
 	eqSteps int
 	// smFirst is enforce.Settings.SmoothingFirstDepth of every projection.
 	smFirst int
-	// stopFeasible is enforce.Settings.StopWhenFeasible of every projection.
+	// stopFeasible is enforce.Settings.StopWhenFeasible of every row's
+	// projection (not of the training projection, nor of the settings a
+	// trained model saves).
 	stopFeasible bool
 	damping      float64
 	fbeps        float64
@@ -80,7 +82,7 @@ func flags(o *options) *harness.Flags {
 	f.Float64Var(&o.smoothing, "smoothing", o.smoothing, "enforce.Settings.Smoothing of the projection (0: off)")
 	f.IntVar(&o.smFirst, "smoothing-first", o.smFirst, "enforce.Settings.SmoothingFirstDepth of every projection: the plain attempt's steps before Smoothing's fallback (0: 15)")
 	f.IntVar(&o.eqSteps, "equality-steps", o.eqSteps, "enforce.Settings.EqualitySteps of every projection: steps on the power flow alone before the limits join (0: none, as before 2026-12-07)")
-	f.BoolVar(&o.stopFeasible, "stop-feasible", o.stopFeasible, "enforce.Settings.StopWhenFeasible of every projection: a sample stops once it meets the constraints to the tolerance, its multipliers' complementarity not settled (false: stop on the whole Fischer–Burmeister system, as every run recorded before the flag existed)")
+	f.BoolVar(&o.stopFeasible, "stop-feasible", o.stopFeasible, "enforce.Settings.StopWhenFeasible of every row's projection (not of training's): a sample stops once it meets the constraints to the tolerance, its multipliers' complementarity not settled (false: stop on the whole Fischer–Burmeister system, as every run recorded before the flag existed)")
 	f.Float64Var(&o.damping, "damping", o.damping, "enforce.Settings.Damping of the projection (0: off)")
 	f.IntVar(&o.maxDepth, "maxdepth", o.maxDepth, "enforce.Settings.MaxDepth of the inference projection, which bounds each of Smoothing's stages: a sample that takes the fallback may take the plain attempt's steps plus twice this (100 before 2026-12-06 21:20)")
 	f.Float64Var(&o.fbeps, "fbeps", o.fbeps, "the limits' Fischer–Burmeister smoothing ε (acopf.ConstraintOptions.FBEps)")

@@ -173,17 +173,28 @@ func projectionWeights(kind string, y *mat.Dense) ([]float64, error) {
 // tol; 0: train's default, mean|c| ≤ 1e-4) and inference (tol 0: max|c| ≤
 // 1e-6, at most -maxdepth steps):
 // the sparse path onto the full PGLib set with W = diag(diag),
-// Smoothing (and its first attempt's length), Damping, EqualitySteps and
-// StopWhenFeasible as the options say.
+// Smoothing (and its first attempt's length), Damping and EqualitySteps
+// as the options say. The rows' projection adds -stop-feasible
+// (rowProjection); the models' own settings, which their checkpoints
+// record, do not, so that checkpoints written before that flag resume.
 func projection(o options, diag []float64, tol float64, g enforce.GradMode) enforce.Settings {
 	s := enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping,
-		Weights: enforce.Diagonal, Diag: diag, Tol: tol, Grad: g, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst, StopWhenFeasible: o.stopFeasible}
+		Weights: enforce.Diagonal, Diag: diag, Tol: tol, Grad: g, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst}
 	if tol > 0 {
 		s.Measure = enforce.MaxAbs // as inference measures
 	} else {
 		s.MaxDepth = o.maxDepth
 	}
 	return s
+}
+
+// rowProjection returns the AdaNP that projects a trained model's
+// predictions for its row: the inference settings of projection with
+// -stop-feasible.
+func rowProjection(o options, k enforce.Constraint, diag []float64) (*enforce.AdaNP, error) {
+	s := projection(o, diag, 0, 0)
+	s.StopWhenFeasible = o.stopFeasible
+	return enforce.NewAdaNP(k, s)
 }
 
 // resume returns the model of cfg continued from its checkpoint folder
@@ -309,7 +320,11 @@ func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, train_ []dat
 		if r.width > 0 {
 			warm = fmt.Sprintf("MLP %d-%d (%d labels)", r.width, r.width, len(train_))
 		}
-		supRow, err := evaluateModel(o, m, mlp, tm.InferAdaNP(), test, xTest, fmt.Sprintf("%s + AdaNP, seed %d", warm, seed), stdout)
+		rp, err := rowProjection(o, k, diag)
+		if err != nil {
+			return nil, err
+		}
+		supRow, err := evaluateModel(o, m, mlp, rp, test, xTest, fmt.Sprintf("%s + AdaNP, seed %d", warm, seed), stdout)
 		if err != nil {
 			return nil, err
 		}
@@ -323,7 +338,7 @@ func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, train_ []dat
 			return nil, fmt.Errorf("seed %d, training through the projection: %w", seed, err)
 		}
 		fmt.Fprintf(stdout, "seed %d: supervised %.0f s, objective through AdaNP %.0f s (%d epochs, grad %s)\n", seed, supSecs, tm.TrainingTime().Seconds(), len(h), grad)
-		er, err := evaluateModel(o, m, tm, tm.InferAdaNP(), test, xTest, fmt.Sprintf("ENFORCE: %s, then cost through AdaNP (%d epochs), seed %d", warm, r.epochs, seed), stdout)
+		er, err := evaluateModel(o, m, tm, rp, test, xTest, fmt.Sprintf("ENFORCE: %s, then cost through AdaNP (%d epochs), seed %d", warm, r.epochs, seed), stdout)
 		if err != nil {
 			return nil, err
 		}
@@ -333,7 +348,8 @@ func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, train_ []dat
 }
 
 // evaluateModel predicts with tm's backbone and projects with a (the
-// inference projection of the trained model), both timed together.
+// trained model's inference projection with -stop-feasible:
+// rowProjection), both timed together.
 func evaluateModel(o options, m *acopf.Model, tm *train.Model, a *enforce.AdaNP, test []dataset.Sample, x *mat.Dense, method string, stdout io.Writer) (row, error) {
 	start := time.Now()
 	yhat, err := tm.Backbone(x)
