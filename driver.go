@@ -109,6 +109,31 @@ type scalars struct {
 	// feasibility residual, and that residual's max|·| and Σ|·|.
 	feasible         bool
 	feasMax, feasSum float64
+	// Settings.Nonmonotone: the merits of the last accepted iterates
+	// (a ring of hist[:nhist], newest at (head−1) mod len).
+	hist        [maxNonmonotone]float64
+	nhist, head int
+}
+
+// maxNonmonotone is the largest Settings.Nonmonotone.
+const maxNonmonotone = 16
+
+// refMerit returns the merit the line search's Armijo test compares a
+// trial with: m0, or with Settings.Nonmonotone = M the largest merit of
+// the current and the M−1 iterates before it.
+func (st *sampleState) refMerit(m int) float64 {
+	ref := st.m0
+	for i := range min(st.nhist, m-1) {
+		ref = math.Max(ref, st.hist[(st.head-1-i+2*maxNonmonotone)%maxNonmonotone])
+	}
+	return ref
+}
+
+// remember records the merit of an accepted iterate for refMerit.
+func (st *sampleState) remember(m float64) {
+	st.hist[st.head] = m
+	st.head = (st.head + 1) % maxNonmonotone
+	st.nhist = min(st.nhist+1, maxNonmonotone)
 }
 
 // batch is the state of one forward pass, shared by its workers; each
@@ -650,7 +675,11 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 	var mT float64
 	if ok && a.search() && !chordTrial {
 		mT = merit(cT)
-		ok = armijo(mT, st.m0, st.slope, st.alpha)
+		ref := st.m0
+		if a.s.Nonmonotone > 1 {
+			ref = st.refMerit(a.s.Nonmonotone)
+		}
+		ok = armijo(mT, ref, st.slope, st.alpha)
 	}
 	if !ok && st.lo {
 		// A rejected single-precision trial: start the step again from y,
@@ -679,8 +708,15 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 		b.finish(ws, s, st)
 		return nextDone
 	}
-	if a.s.Damping > 0 && !chordTrial {
+	if a.s.Damping > 0 && !chordTrial && !(a.s.Nonmonotone > 1 && mT >= st.m0) {
+		// (A step the nonmonotone rule accepted although it raised the
+		// merit leaves θ as it is: its ρ is negative, and raising θ for
+		// it, as a monotone search's rejected step would, brings the
+		// crawl back.)
 		st.adaptDamping(mT)
+	}
+	if a.s.Nonmonotone > 1 && a.search() && !chordTrial {
+		st.remember(st.m0)
 	}
 	st.take(cT)
 	st.J = JT

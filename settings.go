@@ -492,6 +492,20 @@ type Settings struct {
 	// default): chord steps use the stored B, D and G. NewAdaNP rejects
 	// ChordCG without Chord.
 	ChordCG int `json:",omitempty"`
+	// Nonmonotone, when above 1 (at most 16), makes the line search of
+	// LineSearch and Damping nonmonotone (Grippo, Lampariello and Lucidi):
+	// a trial is accepted when its merit ½‖c‖² is below the largest merit
+	// of the current iterate and the Nonmonotone−1 before it, less the
+	// Armijo term, instead of below the current one's. Newton steps that
+	// raise ‖c‖ for a step on the way to fast convergence are then taken
+	// whole, where the monotone rule cuts them to a crawl. With Damping, a
+	// step accepted although it raised the merit leaves θ unchanged
+	// (raising it, as for ρ < ¼, brought the crawl back in measurements:
+	// docs/numerics.md, "A nonmonotone line search"). Acceptance stays a
+	// decision, as the monotone rule's, so Unrolled gradients stay exact.
+	// It needs LineSearch or Damping (NewAdaNP rejects it otherwise) and
+	// is not used by chord steps. Zero or one: monotone, as before.
+	Nonmonotone int `json:",omitempty"`
 	// StopWhenFeasible, for a constraint made by WithInequalities, stops a
 	// sample as soon as the residual a user checks, its equalities and
 	// the inequalities' excess max(g, 0) (what Check and CheckResidual
@@ -576,6 +590,10 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 		return s, fmt.Errorf("enforce: Settings.EqualitySteps must be non-negative, got %d", s.EqualitySteps)
 	case s.Chord < 0:
 		return s, fmt.Errorf("enforce: Settings.Chord must be non-negative, got %d", s.Chord)
+	case s.Nonmonotone < 0 || s.Nonmonotone > maxNonmonotone:
+		return s, fmt.Errorf("enforce: Settings.Nonmonotone must be between 0 and %d, got %d", maxNonmonotone, s.Nonmonotone)
+	case s.Nonmonotone > 1 && !s.LineSearch && s.Damping == 0:
+		return s, errors.New("enforce: Settings.Nonmonotone relaxes the line search of LineSearch or Damping; neither is set")
 	case s.ChordCG < 0:
 		return s, fmt.Errorf("enforce: Settings.ChordCG must be non-negative, got %d", s.ChordCG)
 	case s.ChordCG > 0 && s.Chord == 0:

@@ -49,6 +49,7 @@ func everySetting(t *testing.T, ny int) enforce.Settings {
 		"EqualitySteps":       2,
 		"SmoothingFirstDepth": 20,
 		"StopWhenFeasible":    true,
+		"Nonmonotone":         5,
 	}
 	var s enforce.Settings
 	v := reflect.ValueOf(&s).Elem()
