@@ -60,10 +60,13 @@ type options struct {
 	// projection (not of the training projection, nor of the settings a
 	// trained model saves).
 	stopFeasible bool
-	damping      float64
-	fbeps        float64
-	maxDepth     int
-	out          string
+	// nonmonotone is enforce.Settings.Nonmonotone of every row's
+	// projection (as stopFeasible).
+	nonmonotone int
+	damping     float64
+	fbeps       float64
+	maxDepth    int
+	out         string
 
 	trainData string // -train: the labelled training set; empty: no training
 	seeds     string
@@ -83,6 +86,7 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.smFirst, "smoothing-first", o.smFirst, "enforce.Settings.SmoothingFirstDepth of every projection: the plain attempt's steps before Smoothing's fallback (0: 15)")
 	f.IntVar(&o.eqSteps, "equality-steps", o.eqSteps, "enforce.Settings.EqualitySteps of every projection: steps on the power flow alone before the limits join (0: none, as before 2026-12-07)")
 	f.BoolVar(&o.stopFeasible, "stop-feasible", o.stopFeasible, "enforce.Settings.StopWhenFeasible of every row's projection (not of training's): a sample stops once it meets the constraints to the tolerance, its multipliers' complementarity not settled (false: stop on the whole Fischer–Burmeister system, as every run recorded before the flag existed)")
+	f.IntVar(&o.nonmonotone, "nonmonotone", o.nonmonotone, "enforce.Settings.Nonmonotone of every row's projection (not of training's): the line search compares a trial with the largest merit of the last N iterates (0: monotone)")
 	f.Float64Var(&o.damping, "damping", o.damping, "enforce.Settings.Damping of the projection (0: off)")
 	f.IntVar(&o.maxDepth, "maxdepth", o.maxDepth, "enforce.Settings.MaxDepth of the inference projection, which bounds each of Smoothing's stages: a sample that takes the fallback may take the plain attempt's steps plus twice this (100 before 2026-12-06 21:20)")
 	f.Float64Var(&o.fbeps, "fbeps", o.fbeps, "the limits' Fischer–Burmeister smoothing ε (acopf.ConstraintOptions.FBEps)")
@@ -213,7 +217,7 @@ func evaluate(o options, m *acopf.Model, test []dataset.Sample, x, yhat *mat.Den
 	if err != nil {
 		return row{}, err
 	}
-	a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping, MaxDepth: o.maxDepth, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst, StopWhenFeasible: o.stopFeasible})
+	a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping, MaxDepth: o.maxDepth, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst, StopWhenFeasible: o.stopFeasible, Nonmonotone: o.nonmonotone})
 	if err != nil {
 		return row{}, err
 	}

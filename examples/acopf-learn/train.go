@@ -174,8 +174,8 @@ func projectionWeights(kind string, y *mat.Dense) ([]float64, error) {
 // 1e-6, at most -maxdepth steps):
 // the sparse path onto the full PGLib set with W = diag(diag),
 // Smoothing (and its first attempt's length), Damping and EqualitySteps
-// as the options say. The rows' projection adds -stop-feasible
-// (rowProjection); the models' own settings, which their checkpoints
+// as the options say. The rows' projection adds -stop-feasible and
+// -nonmonotone (rowProjection); the models' own settings, which their checkpoints
 // record, do not, so that checkpoints written before that flag resume.
 func projection(o options, diag []float64, tol float64, g enforce.GradMode) enforce.Settings {
 	s := enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping,
@@ -190,10 +190,10 @@ func projection(o options, diag []float64, tol float64, g enforce.GradMode) enfo
 
 // rowProjection returns the AdaNP that projects a trained model's
 // predictions for its row: the inference settings of projection with
-// -stop-feasible.
+// -stop-feasible and -nonmonotone.
 func rowProjection(o options, k enforce.Constraint, diag []float64) (*enforce.AdaNP, error) {
 	s := projection(o, diag, 0, 0)
-	s.StopWhenFeasible = o.stopFeasible
+	s.StopWhenFeasible, s.Nonmonotone = o.stopFeasible, o.nonmonotone
 	return enforce.NewAdaNP(k, s)
 }
 
@@ -348,7 +348,7 @@ func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, train_ []dat
 }
 
 // evaluateModel predicts with tm's backbone and projects with a (the
-// trained model's inference projection with -stop-feasible:
+// trained model's inference projection with -stop-feasible and -nonmonotone:
 // rowProjection), both timed together.
 func evaluateModel(o options, m *acopf.Model, tm *train.Model, a *enforce.AdaNP, test []dataset.Sample, x *mat.Dense, method string, stdout io.Writer) (row, error) {
 	start := time.Now()
