@@ -181,31 +181,7 @@ func configDiffs(checkpoint, model json.RawMessage) ([]string, error) {
 	if err := json.Unmarshal(model, &b); err != nil {
 		return nil, err
 	}
-	keys := make([]string, 0, len(a)+len(b))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	var diffs []string
-	for _, k := range keys {
-		va, vb := a[k], b[k]
-		if !bytes.Equal(va, vb) {
-			diffs = append(diffs, fmt.Sprintf("%s: checkpoint %s, Config %s", k, orAbsent(va), orAbsent(vb)))
-		}
-	}
-	return diffs, nil
-}
-
-func orAbsent(b []byte) string {
-	if b == nil {
-		return "absent"
-	}
-	return string(b)
+	return ckptfile.ConfigDiffs(a, b), nil
 }
 
 // hasher writes shapes and float64 bits into a SHA-256.

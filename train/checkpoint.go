@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -313,68 +312,7 @@ func configDiffs(checkpoint, model json.RawMessage) ([]string, error) {
 	if err := normaliseSettings(b, false); err != nil {
 		return nil, err
 	}
-	keys := make([]string, 0, len(a)+len(b))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var diffs []string
-	for _, k := range keys {
-		diffs = appendDiffs(diffs, k, a[k], b[k])
-	}
-	return diffs, nil
-}
-
-// appendDiffs appends to diffs the differences between the values va (the
-// checkpoint's) and vb (the Config's) of the field named name: field by
-// field where both are JSON objects (so that a setting that differs is
-// named, not the whole settings with their weights), else the two values.
-func appendDiffs(diffs []string, name string, va, vb json.RawMessage) []string {
-	ca, cb := compactJSON(va), compactJSON(vb)
-	if bytes.Equal(ca, cb) {
-		return diffs
-	}
-	var oa, ob map[string]json.RawMessage
-	if json.Unmarshal(ca, &oa) == nil && json.Unmarshal(cb, &ob) == nil && oa != nil && ob != nil {
-		keys := make([]string, 0, len(oa)+len(ob))
-		for k := range oa {
-			keys = append(keys, k)
-		}
-		for k := range ob {
-			if _, ok := oa[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			diffs = appendDiffs(diffs, name+"."+k, oa[k], ob[k])
-		}
-		return diffs
-	}
-	return append(diffs, fmt.Sprintf("%s: checkpoint %s, Config %s", name, orAbsent(ca), orAbsent(cb)))
-}
-
-func compactJSON(raw json.RawMessage) []byte {
-	if raw == nil {
-		return nil
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return raw
-	}
-	return buf.Bytes()
-}
-
-func orAbsent(b []byte) string {
-	if b == nil {
-		return "absent"
-	}
-	return string(b)
+	return ckptfile.ConfigDiffs(a, b), nil
 }
 
 // dataFingerprint returns the hex SHA-256 of the shapes and float64 bits

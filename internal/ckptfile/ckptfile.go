@@ -17,6 +17,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Floats is a []float64 that JSON holds as the base64 of its
@@ -158,4 +159,67 @@ func Target(path string) (string, os.FileMode, error) {
 		return "", 0, fmt.Errorf("%s is not a regular file (%v)", what, fi.Mode().Type())
 	}
 	return target, fi.Mode().Perm(), nil
+}
+
+// ConfigDiffs lists the fields in which two JSON objects differ, the
+// checkpoint's a and a model's b, one line each, "name: checkpoint V,
+// Config W" (a value absent from one side reads "absent"), in the order of
+// the field names. Where both values of a field are objects, their fields
+// are compared in turn and named "field.sub", so that a setting that
+// differs is named, not a whole settings object with its weights.
+// Values are compared in compact form.
+func ConfigDiffs(a, b map[string]json.RawMessage) []string {
+	var diffs []string
+	for _, k := range unionKeys(a, b) {
+		diffs = appendDiffs(diffs, k, a[k], b[k])
+	}
+	return diffs
+}
+
+func appendDiffs(diffs []string, name string, va, vb json.RawMessage) []string {
+	ca, cb := compactJSON(va), compactJSON(vb)
+	if bytes.Equal(ca, cb) {
+		return diffs
+	}
+	var oa, ob map[string]json.RawMessage
+	if json.Unmarshal(ca, &oa) == nil && json.Unmarshal(cb, &ob) == nil && oa != nil && ob != nil {
+		for _, k := range unionKeys(oa, ob) {
+			diffs = appendDiffs(diffs, name+"."+k, oa[k], ob[k])
+		}
+		return diffs
+	}
+	return append(diffs, fmt.Sprintf("%s: checkpoint %s, Config %s", name, orAbsent(ca), orAbsent(cb)))
+}
+
+// unionKeys returns the keys of a and b, sorted, each once.
+func unionKeys(a, b map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func compactJSON(raw json.RawMessage) []byte {
+	if raw == nil {
+		return nil
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+func orAbsent(b []byte) string {
+	if b == nil {
+		return "absent"
+	}
+	return string(b)
 }

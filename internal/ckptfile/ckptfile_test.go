@@ -169,3 +169,35 @@ func names(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+func TestConfigDiffs(t *testing.T) {
+	doc := func(s string) map[string]json.RawMessage {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	a := doc(`{"seed": 1, "infer": {"Tol": 1e-6, "Diag": [1, 2, 3], "Path": 2}, "old": true}`)
+	b := doc(`{"seed":1,"infer":{"Tol":1e-5,"Diag":[1,2,3],"Path":2,"New":5}}`)
+	got := ConfigDiffs(a, b)
+	want := []string{
+		"infer.New: checkpoint absent, Config 5",
+		"infer.Tol: checkpoint 1e-6, Config 1e-5",
+		"old: checkpoint true, Config absent",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d: got %q, want %q", i, got[i], want[i])
+		}
+	}
+	if d := ConfigDiffs(a, a); d != nil {
+		t.Errorf("equal documents: %q", d)
+	}
+	if d := ConfigDiffs(doc(`{"x": [1, 2]}`), doc(`{"x": [1, 3]}`)); len(d) != 1 || d[0] != "x: checkpoint [1,2], Config [1,3]" {
+		t.Errorf("arrays are values: %q", d)
+	}
+}
