@@ -59,6 +59,9 @@ func TestStopWhenFeasibleProjects(t *testing.T) {
 		{"smoothed", Settings{Smoothing: 1e-2, Damping: DefaultDamping}},
 		{"smoothed fallback", Settings{Smoothing: 1e-2, SmoothingFirstDepth: 1}},
 		{"equalities first", Settings{EqualitySteps: 1}},
+		{"float32", Settings{Precision: Float32}},
+		{"sparse float32", Settings{Path: PathSparse, Precision: Float32}},
+		{"chord", Settings{Path: PathSparse, Grad: FinalProjector, Chord: 2}},
 	} {
 		c := efFor(t, tc.s, 1e-6)
 		s := tc.s
