@@ -42,6 +42,20 @@ const (
 // grain is the smallest number of samples worth a goroutine.
 const grain = 16
 
+// forSamples runs body over the rows samples of a forward or backward
+// pass. Sparse samples are large and their depths differ (a fallback can
+// take ten times the steps of the rest): they go one at a time to the
+// first free worker, from two samples on; dense ones in equal shares of
+// at least grain. Each sample's results are its own, so the schedule
+// does not change them.
+func (a *AdaNP) forSamples(rows int, body par.Body) {
+	if a.sp != nil {
+		par.ForBlocks(rows, 1, body)
+		return
+	}
+	par.For(rows, grain, body)
+}
+
 // sampleState is the iteration state of one sample: views into a worker's
 // workspace or into the lockstep arrays, and scalars.
 type sampleState struct {
@@ -337,14 +351,10 @@ func (a *AdaNP) forwardPass(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, di
 		if noSteps && be != nil {
 			b.evalCheck(be, rows)
 		}
-		if a.sp != nil && !noSteps {
-			// Sparse samples are large and their depths differ (a
-			// fallback can take ten times the steps of the rest): one
-			// sample at a time to the first free worker, from two
-			// samples on, instead of equal shares of at least grain.
-			par.ForBlocks(rows, 1, b)
-		} else {
+		if noSteps {
 			par.For(rows, grain, b)
+		} else {
+			a.forSamples(rows, b)
 		}
 	}
 	st, err = b.stats(rows)

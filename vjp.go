@@ -136,13 +136,8 @@ func (a *AdaNP) vjpPass(tr *Trace, grad, gyhat, gx *mat.Dense, gtheta []float64)
 		if err := j.lock.run(j, bh); err != nil {
 			return err
 		}
-	} else if a.sp != nil {
-		// As the sparse forward pass: one sample at a time to the first
-		// free worker, from two samples on (a training batch of 16 ran on
-		// one core before).
-		par.ForBlocks(rows, 1, j)
 	} else {
-		par.For(rows, grain, j)
+		a.forSamples(rows, j)
 	}
 	if err := j.reduce(); err != nil {
 		return err
