@@ -217,7 +217,7 @@ func evaluate(o options, m *acopf.Model, test []dataset.Sample, x, yhat *mat.Den
 	if err != nil {
 		return row{}, err
 	}
-	a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping, MaxDepth: o.maxDepth, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst, StopWhenFeasible: o.stopFeasible, Nonmonotone: o.nonmonotone})
+	a, err := rowProjection(o, k, nil)
 	if err != nil {
 		return row{}, err
 	}

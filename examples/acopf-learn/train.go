@@ -172,14 +172,17 @@ func projectionWeights(kind string, y *mat.Dense) ([]float64, error) {
 // projection returns the AdaNP settings of training (tol > 0: max|c| ≤
 // tol; 0: train's default, mean|c| ≤ 1e-4) and inference (tol 0: max|c| ≤
 // 1e-6, at most -maxdepth steps):
-// the sparse path onto the full PGLib set with W = diag(diag),
-// Smoothing (and its first attempt's length), Damping and EqualitySteps
+// the sparse path onto the full PGLib set with W = diag(diag) (W = I for
+// a nil diag), Smoothing (and its first attempt's length), Damping and EqualitySteps
 // as the options say. The rows' projection adds -stop-feasible and
 // -nonmonotone (rowProjection); the models' own settings, which their checkpoints
 // record, do not, so that checkpoints written before that flag resume.
 func projection(o options, diag []float64, tol float64, g enforce.GradMode) enforce.Settings {
 	s := enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping,
-		Weights: enforce.Diagonal, Diag: diag, Tol: tol, Grad: g, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst}
+		Tol: tol, Grad: g, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst}
+	if diag != nil {
+		s.Weights, s.Diag = enforce.Diagonal, diag
+	}
 	if tol > 0 {
 		s.Measure = enforce.MaxAbs // as inference measures
 	} else {
@@ -188,9 +191,10 @@ func projection(o options, diag []float64, tol float64, g enforce.GradMode) enfo
 	return s
 }
 
-// rowProjection returns the AdaNP that projects a trained model's
-// predictions for its row: the inference settings of projection with
-// -stop-feasible and -nonmonotone.
+// rowProjection returns the AdaNP that projects the predictions of a
+// row (a trained model's, with its diag; the no-training baseline's, with
+// a nil diag): the inference settings of projection with -stop-feasible
+// and -nonmonotone.
 func rowProjection(o options, k enforce.Constraint, diag []float64) (*enforce.AdaNP, error) {
 	s := projection(o, diag, 0, 0)
 	s.StopWhenFeasible, s.Nonmonotone = o.stopFeasible, o.nonmonotone
