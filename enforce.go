@@ -232,6 +232,7 @@ func (a *AdaNP) Constraint() Constraint {
 func (a *AdaNP) Settings() Settings {
 	s := a.s
 	s.Diag = append([]float64(nil), s.Diag...) // nil stays nil
+	s.SmoothingLadder = append([]float64(nil), s.SmoothingLadder...)
 	return s
 }
 

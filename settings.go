@@ -431,6 +431,30 @@ type Settings struct {
 	// attempt's length", measures 15, 30 and 60). NewAdaNP rejects it
 	// without Smoothing.
 	SmoothingFirstDepth int `json:",omitempty"`
+	// SmoothingLadder lists smaller smoothing parameters that Smoothing's
+	// fallback tries first, in increasing order, each larger than the
+	// constraint's ε_FB and smaller than Smoothing: a sample that misses
+	// the plain attempt is projected from ŷ onto the system smoothed with
+	// the first value, to max(Tol, ε/10) in at most SmoothingFirstDepth
+	// steps (MaxDepth if smaller); if it misses that, from ŷ again with
+	// the next value, and so on; only a sample that misses every one takes
+	// Smoothing's own smoothed stage. The point of the stage it met is
+	// then projected onto the constraint itself, as without the ladder.
+	// The smoothed stage's margin at the active inequalities grows with
+	// its ε, so a sample that converges on a lower rung lands nearer ŷ,
+	// while Smoothing stays the rung that converges from far: on the
+	// case10000_goc predictions of examples/acopf-learn, the 1e-2 stage
+	// put the samples that took it 7.4 from ŷ in the metric (the nearest
+	// feasible point is 1.8–2.1 away; a 5.5 % cost gap against 0.6–0.7 %)
+	// and a rung at 1e-4 2.0 (docs/numerics.md, "A ladder of smoothings",
+	// measures it). Stats count every stage a sample took; gradients go
+	// through the last stage and the rung whose point it started from
+	// (a rung that a sample missed does not affect its result), in every
+	// gradient mode. NewAdaNP rejects a ladder without Smoothing, one not
+	// increasing, or a value outside (ε_FB, Smoothing); at most
+	// MaxSmoothingLadder values. Empty (the default): Smoothing's stage
+	// alone, as before.
+	SmoothingLadder []float64 `json:",omitempty"`
 	// EqualitySteps, when positive, for a constraint made by
 	// WithInequalities with equalities, first takes up to EqualitySteps
 	// Gauss–Newton steps on the equalities alone, from ŷ (the inequality
@@ -586,6 +610,10 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 		return s, fmt.Errorf("enforce: Settings.SmoothingFirstDepth must be non-negative, got %d", s.SmoothingFirstDepth)
 	case s.SmoothingFirstDepth > 0 && s.Smoothing == 0:
 		return s, errors.New("enforce: Settings.SmoothingFirstDepth is the length of Settings.Smoothing's plain attempt: it needs Smoothing > 0")
+	case len(s.SmoothingLadder) > 0 && s.Smoothing == 0:
+		return s, errors.New("enforce: Settings.SmoothingLadder lists the rungs Settings.Smoothing's fallback tries first: it needs Smoothing > 0")
+	case len(s.SmoothingLadder) > MaxSmoothingLadder:
+		return s, fmt.Errorf("enforce: Settings.SmoothingLadder has %d values, at most %d", len(s.SmoothingLadder), MaxSmoothingLadder)
 	case s.EqualitySteps < 0:
 		return s, fmt.Errorf("enforce: Settings.EqualitySteps must be non-negative, got %d", s.EqualitySteps)
 	case s.Chord < 0:
@@ -625,6 +653,9 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 		s.Diag = append([]float64(nil), s.Diag...)
 	default:
 		return s, fmt.Errorf("enforce: unknown %v", s.Weights)
+	}
+	if s.SmoothingLadder != nil {
+		s.SmoothingLadder = append([]float64(nil), s.SmoothingLadder...)
 	}
 	return s, nil
 }

@@ -13,11 +13,12 @@ import (
 // This file holds Settings.Smoothing: a projection that first tries the
 // plain projection from ŷ (at most Settings.SmoothingFirstDepth steps) and, for the
 // samples that miss the tolerance, projects again from ŷ in two stages:
-// onto the constraint smoothed with ε_FB = Smoothing, then onto the
-// constraint itself from that stage's point. Every stage is a whole AdaNP
-// pass with its own trace, so every path, scheduler and gradient mode
-// composes as it is; a sample's result and gradient are those of the
-// branch it took.
+// onto the constraint smoothed with ε_FB = Smoothing (or, with
+// Settings.SmoothingLadder, with the first of the ladder's values and then
+// Smoothing's that the sample meets), then onto the constraint itself from
+// that stage's point. Every stage is a whole AdaNP pass with its own
+// trace, so every path, scheduler and gradient mode composes as it is; a
+// sample's result and gradient are those of the branch it took.
 
 // smoothingTolRatio sets the smoothed stage's tolerance, relative to its
 // ε_FB.
@@ -27,11 +28,22 @@ const smoothingTolRatio = 0.1
 // plain attempt when Settings.SmoothingFirstDepth is zero.
 const DefaultSmoothingFirstDepth = 15
 
+// MaxSmoothingLadder is the largest number of values of
+// Settings.SmoothingLadder.
+const MaxSmoothingLadder = 8
+
 // smoothing holds the stages of Settings.Smoothing.
 type smoothing struct {
-	first  *AdaNP // the plain attempt: a's settings, at most SmoothingFirstDepth steps
-	pre    *AdaNP // the smoothed stage
-	second *AdaNP // the constraint itself from the smoothed stage's point
+	first  *AdaNP   // the plain attempt: a's settings, at most SmoothingFirstDepth steps
+	ladder []*AdaNP // SmoothingLadder's smoothed stages, each at most SmoothingFirstDepth steps
+	pre    *AdaNP   // the smoothed stage with ε_FB = Smoothing
+	second *AdaNP   // the constraint itself from the smoothed stage's point
+}
+
+// stages returns the smoothed stages in the order a sample tries them:
+// the ladder's, then pre.
+func (sm *smoothing) stages() []*AdaNP {
+	return append(append([]*AdaNP(nil), sm.ladder...), sm.pre)
 }
 
 // stageTraces are the traces of a smoothed projection's stages, and the
@@ -39,6 +51,14 @@ type smoothing struct {
 type stageTraces struct {
 	first, pre, second Trace
 	missed             []int
+	// ladder holds the traces of SmoothingLadder's stages; smoothed[i] is
+	// stage i's trace (the ladder's, then pre's), rows[i] the rows (indices
+	// into missed) that stage ran on in the last call, and rung[r] the
+	// stage whose point missed row r's last stage started from.
+	ladder   []Trace
+	smoothed []*Trace
+	rows     [][]int
+	rung     []int
 }
 
 // newSmoothingStage builds a.sm for Settings.Smoothing.
@@ -64,7 +84,7 @@ func (a *AdaNP) newSmoothingStage() error {
 		return fmt.Errorf("enforce: Settings.Smoothing: %w", err)
 	}
 	base := a.s
-	base.Smoothing, base.RequireTol, base.EqualitySteps, base.SmoothingFirstDepth = 0, false, 0, 0
+	base.Smoothing, base.RequireTol, base.EqualitySteps, base.SmoothingFirstDepth, base.SmoothingLadder = 0, false, 0, 0, nil
 	s1 := base
 	first := a.s.SmoothingFirstDepth
 	if first == 0 {
@@ -82,6 +102,25 @@ func (a *AdaNP) newSmoothingStage() error {
 	}
 	if sm.pre, err = NewAdaNP(c0, s0); err != nil {
 		return fmt.Errorf("enforce: Settings.Smoothing's smoothed stage: %w", err)
+	}
+	prev := fb.eps
+	for i, e := range a.s.SmoothingLadder {
+		if !(e > prev) || !(e < a.s.Smoothing) {
+			return fmt.Errorf("enforce: Settings.SmoothingLadder[%d] = %v: the values must increase, from above the constraint's ε_FB = %v to below Smoothing = %v", i, e, fb.eps, a.s.Smoothing)
+		}
+		prev = e
+		ci, err := WithInequalities(eq, fb.g.c, e)
+		if err != nil {
+			return fmt.Errorf("enforce: Settings.SmoothingLadder[%d]: %w", i, err)
+		}
+		si := s0
+		si.Tol = math.Max(base.Tol, smoothingTolRatio*e)
+		si.MaxDepth = s1.MaxDepth
+		r, err := NewAdaNP(ci, si)
+		if err != nil {
+			return fmt.Errorf("enforce: Settings.SmoothingLadder[%d]'s stage: %w", i, err)
+		}
+		sm.ladder = append(sm.ladder, r)
 	}
 	if sm.second, err = NewAdaNP(a.c, base); err != nil {
 		return fmt.Errorf("enforce: Settings.Smoothing's last stage: %w", err)
@@ -107,13 +146,13 @@ func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float
 	yhat = mat.DenseCopyOf(yhat)
 	yr := yhat.RawMatrix()
 	sm := a.sm
-	var tf, t0, t1 *Trace
+	var tf, t1 *Trace
 	if tr != nil {
 		tr.reset(a, xr, rows)
 		if tr.stages == nil {
 			tr.stages = new(stageTraces)
 		}
-		tf, t0, t1 = &tr.stages.first, &tr.stages.pre, &tr.stages.second
+		tf, t1 = &tr.stages.first, &tr.stages.second
 	}
 	res := newSampleResults(rows)
 	if _, err := sm.first.forwardPass(dst, x, yhat, tf, false, dinv, &passIO{out: res, latent: lat}); err != nil {
@@ -131,22 +170,79 @@ func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float
 	if len(missed) > 0 {
 		m := len(missed)
 		xs, ys := gatherRows(x, missed), gatherRows(yhat, missed)
-		add := make([]int, m)
+		depth := make([]int, m)
 		for i, s := range missed {
-			add[i] = res.depth[s]
+			depth[i] = res.depth[s]
 		}
 		var ls *mat.Dense
 		if lat != nil {
 			ls = mat.NewDense(m, a.latent, nil)
 		}
-		r0 := newSampleResults(m)
+		// Each smoothed stage in turn, from ŷ, on the rows that missed
+		// the ones before; the last (Smoothing's) keeps every row it ran
+		// on. y0 collects each row's point, flags0 its flags (the
+		// clamped flags of the stages it missed included).
+		stages := sm.stages()
+		if tr != nil {
+			ts := tr.stages
+			if len(ts.ladder) != len(sm.ladder) {
+				ts.ladder = make([]Trace, len(sm.ladder))
+			}
+			ts.smoothed = ts.smoothed[:0]
+			for i := range ts.ladder {
+				ts.smoothed = append(ts.smoothed, &ts.ladder[i])
+			}
+			ts.smoothed = append(ts.smoothed, &ts.pre)
+			ts.rows = make([][]int, len(stages))
+			ts.rung = make([]int, m)
+		}
 		y0 := mat.NewDense(m, a.ny, nil)
-		if _, err := sm.pre.forwardPass(y0, xs, ys, t0, false, dinv, &passIO{addDepth: add, out: r0}); err != nil {
-			return Stats{}, err
+		flags0 := make([]uint8, m)
+		pending := make([]int, m)
+		for i := range pending {
+			pending[i] = i
+		}
+		for i, st := range stages {
+			if len(pending) == 0 {
+				break
+			}
+			last := i == len(stages)-1
+			xi, yi := xs, ys
+			if len(pending) < m {
+				xi, yi = gatherRows(xs, pending), gatherRows(ys, pending)
+			}
+			add, addf := make([]int, len(pending)), make([]uint8, len(pending))
+			for j, r := range pending {
+				add[j], addf[j] = depth[r], flags0[r]
+			}
+			ri := newSampleResults(len(pending))
+			yo := mat.NewDense(len(pending), a.ny, nil)
+			var ti *Trace
+			if tr != nil {
+				ti = tr.stages.smoothed[i]
+				tr.stages.rows[i] = pending
+			}
+			if _, err := st.forwardPass(yo, xi, yi, ti, false, dinv, &passIO{addDepth: add, addFlags: addf, out: ri}); err != nil {
+				return Stats{}, err
+			}
+			var next []int
+			for j, r := range pending {
+				depth[r], flags0[r] = ri.depth[j], ri.flags[j]
+				if !last && ri.flags[j]&flagNotConverged != 0 {
+					flags0[r] &= flagClamped
+					next = append(next, r)
+					continue
+				}
+				y0.SetRow(r, yo.RawRowView(j))
+				if tr != nil {
+					tr.stages.rung[r] = i
+				}
+			}
+			pending = next
 		}
 		r1 := newSampleResults(m)
 		y1 := mat.NewDense(m, a.ny, nil)
-		if _, err := sm.second.forwardPass(y1, xs, y0, t1, false, dinv, &passIO{addDepth: r0.depth, addFlags: r0.flags, out: r1, latent: ls}); err != nil {
+		if _, err := sm.second.forwardPass(y1, xs, y0, t1, false, dinv, &passIO{addDepth: depth, addFlags: flags0, out: r1, latent: ls}); err != nil {
 			return Stats{}, err
 		}
 		for i, s := range missed {
@@ -197,8 +293,48 @@ func (a *AdaNP) vjpSmoothed(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 		if err := sm.second.vjpPass(&ts.second, g, g1, gx1, nil); err != nil {
 			return err
 		}
-		if err := sm.pre.vjpPass(&ts.pre, g1, g0, gx0, nil); err != nil {
-			return err
+		// Through the smoothed stage each row's last stage started from;
+		// the rows a stage ran on but missed get no gradient from it.
+		stages := sm.stages()
+		for i, rows := range ts.rows {
+			if len(rows) == 0 {
+				continue
+			}
+			whole := len(rows) == m // every missed row, each from this stage
+			for _, r := range rows {
+				whole = whole && ts.rung[r] == i
+			}
+			gi := g1
+			if !whole {
+				gi = mat.NewDense(len(rows), a.ny, nil)
+				for j, r := range rows {
+					if ts.rung[r] == i {
+						gi.SetRow(j, g1.RawRowView(r))
+					}
+				}
+			}
+			go0, gxo := g0, gx0
+			if !whole {
+				go0 = mat.NewDense(len(rows), a.ny, nil)
+				if gx != nil {
+					gxo = mat.NewDense(len(rows), a.nx, nil)
+				}
+			}
+			if err := stages[i].vjpPass(ts.smoothed[i], gi, go0, gxo, nil); err != nil {
+				return err
+			}
+			for j, r := range rows {
+				if ts.rung[r] != i {
+					continue
+				}
+				if !whole {
+					g0.SetRow(r, go0.RawRowView(j))
+					if gx != nil {
+						gx0.SetRow(r, gxo.RawRowView(j))
+					}
+				}
+				inexact[ts.missed[r]] = ts.second.inexact[r] || ts.smoothed[i].inexact[j]
+			}
 		}
 		for i, s := range ts.missed {
 			gyhat.SetRow(s, g0.RawRowView(i))
@@ -209,7 +345,6 @@ func (a *AdaNP) vjpSmoothed(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 				}
 				gx.SetRow(s, v)
 			}
-			inexact[s] = ts.second.inexact[i] || ts.pre.inexact[i]
 		}
 	}
 	tr.setGradStats(grad, gyhat, inexact)

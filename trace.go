@@ -244,6 +244,9 @@ func (t *Trace) Bytes() int {
 	}
 	if st := t.stages; st != nil {
 		total += st.first.Bytes() + st.pre.Bytes() + st.second.Bytes()
+		for i := range st.ladder {
+			total += st.ladder[i].Bytes()
+		}
 	}
 	return total
 }

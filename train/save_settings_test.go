@@ -50,6 +50,7 @@ func everySetting(t *testing.T, ny int) enforce.Settings {
 		"SmoothingFirstDepth": 20,
 		"StopWhenFeasible":    true,
 		"Nonmonotone":         5,
+		"SmoothingLadder":     []float64{1e-2, 0.1}, // between the problem's ε_FB and Smoothing
 	}
 	var s enforce.Settings
 	v := reflect.ValueOf(&s).Elem()

@@ -17,6 +17,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/enforce-nn/enforce/layers"
+	"github.com/enforce-nn/enforce/problems/acopf"
 	"github.com/enforce-nn/enforce/problems/acopf/dataset"
 	"github.com/enforce-nn/enforce/train"
 )
@@ -206,4 +207,31 @@ func TestProjectionWeights(t *testing.T) {
 	if _, err := projectionWeights("spread", mat.NewDense(2, 3, []float64{1, 1, 1, 1, 1, 1})); err == nil {
 		t.Error("labels without spread were accepted")
 	}
+}
+
+// TestSmoothingLadderFlag: -smoothing-ladder parses to the rows'
+// Settings.SmoothingLadder, and a value NewAdaNP rejects is an error.
+func TestSmoothingLadderFlag(t *testing.T) {
+	got, err := parseLadder(" 1e-5, 1e-4 ")
+	require.NoError(t, err)
+	assert.Equal(t, []float64{1e-5, 1e-4}, got)
+	got, err = parseLadder("")
+	require.NoError(t, err)
+	assert.Nil(t, got)
+	_, err = parseLadder("1e-4,x")
+	assert.ErrorContains(t, err, "-smoothing-ladder")
+
+	c, err := acopf.Load("pglib_opf_case57_ieee")
+	require.NoError(t, err)
+	m, err := acopf.NewModel(c)
+	require.NoError(t, err)
+	o := defaults()
+	k, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true})
+	require.NoError(t, err)
+	a, err := rowProjection(o, k, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []float64{1e-4}, a.Settings().SmoothingLadder, "the default")
+	o.ladder = "0.5" // above Smoothing
+	_, err = rowProjection(o, k, nil)
+	assert.ErrorContains(t, err, "SmoothingLadder")
 }

@@ -193,12 +193,33 @@ func projection(o options, diag []float64, tol float64, g enforce.GradMode) enfo
 
 // rowProjection returns the AdaNP that projects the predictions of a
 // row (a trained model's, with its diag; the no-training baseline's, with
-// a nil diag): the inference settings of projection with -stop-feasible
-// and -nonmonotone.
+// a nil diag): the inference settings of projection with -stop-feasible,
+// -nonmonotone and -smoothing-ladder.
 func rowProjection(o options, k enforce.Constraint, diag []float64) (*enforce.AdaNP, error) {
 	s := projection(o, diag, 0, 0)
 	s.StopWhenFeasible, s.Nonmonotone = o.stopFeasible, o.nonmonotone
+	var err error
+	if s.SmoothingLadder, err = parseLadder(o.ladder); err != nil {
+		return nil, err
+	}
 	return enforce.NewAdaNP(k, s)
+}
+
+// parseLadder parses -smoothing-ladder: numbers separated by commas, or
+// "" for none.
+func parseLadder(v string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		e, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return nil, fmt.Errorf("-smoothing-ladder %q: %q is not a number", v, f)
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // resume returns the model of cfg continued from its checkpoint folder
