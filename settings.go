@@ -441,13 +441,15 @@ type Settings struct {
 	// Smoothing's own smoothed stage. The point of the stage it met is
 	// then projected onto the constraint itself, as without the ladder.
 	// The smoothed stage's margin at the active inequalities grows with
-	// its ε, so a sample that converges on a lower rung lands nearer ŷ,
-	// while Smoothing stays the rung that converges from far: on the
-	// case10000_goc predictions of examples/acopf-learn, the 1e-2 stage
-	// put the samples that took it 7.4 from ŷ in the metric (the nearest
-	// feasible point is 1.8–2.1 away; a 5.5 % cost gap against 0.6–0.7 %)
-	// and a rung at 1e-4 2.0 (docs/numerics.md, "A ladder of smoothings",
-	// measures it). Stats count every stage a sample took; gradients go
+	// its ε, and the last stage starts from its point, so a sample that
+	// converges on a lower rung tends to land nearer ŷ (measured, not
+	// guaranteed), while Smoothing stays the rung that converges from far:
+	// on the case10000_goc predictions of examples/acopf-learn, the 1e-2
+	// stage put the samples that took it 7.3–7.5 from ŷ in the metric
+	// (the nearest feasible points are 1.8–2.1 away) at a cost 5.4–5.5 %
+	// above the optimum (the nearest points' 0.6–0.7 %), and a stage at
+	// 1e-4 1.9–2.2 at 0.9–1.0 % (docs/numerics.md, "A ladder of
+	// smoothings", measures it). Stats count every stage a sample took; gradients go
 	// through the last stage and the rung whose point it started from
 	// (a rung that a sample missed does not affect its result), in every
 	// gradient mode. NewAdaNP rejects a ladder without Smoothing, one not
