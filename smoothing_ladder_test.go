@@ -132,6 +132,7 @@ func TestSmoothingLadderGradients(t *testing.T) {
 	s := Settings{Smoothing: 1e-1, SmoothingLadder: []float64{1e-4}, SmoothingFirstDepth: 4, Damping: DefaultDamping}
 	assertStagedGradients(t, func(Settings) Constraint { return c }, []Settings{s,
 		{Smoothing: 1e-1, SmoothingLadder: []float64{1e-5, 1e-3}, SmoothingFirstDepth: 4},
+		{Smoothing: 1e-1, SmoothingLadder: []float64{1e-4}, SmoothingFirstDepth: 4, Damping: DefaultDamping, EqualitySteps: 1},
 	}, s, x, yhat, a)
 }
 
