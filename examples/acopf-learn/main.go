@@ -90,6 +90,10 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.eqSteps, "equality-steps", o.eqSteps, "enforce.Settings.EqualitySteps of every projection: steps on the power flow alone before the limits join (0: none, as before 2026-12-07)")
 	f.BoolVar(&o.stopFeasible, "stop-feasible", o.stopFeasible, "enforce.Settings.StopWhenFeasible of every row's projection (not of training's): a sample stops once it meets the constraints to the tolerance, its multipliers' complementarity not settled (false: stop on the whole Fischer–Burmeister system, as every run recorded before the flag existed)")
 	f.StringVar(&o.ladder, "smoothing-ladder", o.ladder, "enforce.Settings.SmoothingLadder of every row's projection (not of training's): smaller smoothings, comma-separated, that Smoothing's fallback tries first, each from ŷ for at most -smoothing-first steps, so that a sample that converges on one lands nearer ŷ than Smoothing's stage puts it (\"\": Smoothing's stage alone, as every run recorded before 2026-12-07 14:00)")
+	f.Func("model-ladder", "enforce.Settings.SmoothingLadder of the trained models' own projections, training's and the inference settings they save (comma-separated; default none, as the checkpoints written before 2026-12-07 14:30 record, which a different value cannot resume); the rows' projection takes -smoothing-ladder", func(v string) (err error) {
+		o.recipe.ladder, err = parseLadder(v)
+		return err
+	})
 	f.IntVar(&o.nonmonotone, "nonmonotone", o.nonmonotone, "enforce.Settings.Nonmonotone of every row's projection (not of training's): the line search compares a trial with the largest merit of the last N iterates (0: monotone)")
 	f.Float64Var(&o.damping, "damping", o.damping, "enforce.Settings.Damping of the projection (0: off)")
 	f.IntVar(&o.maxDepth, "maxdepth", o.maxDepth, "enforce.Settings.MaxDepth of the inference projection, which bounds each of Smoothing's stages: a sample that takes the fallback may take the plain attempt's steps plus twice this (100 before 2026-12-06 21:20)")

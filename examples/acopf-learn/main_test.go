@@ -235,3 +235,16 @@ func TestSmoothingLadderFlag(t *testing.T) {
 	_, err = rowProjection(o, k, nil)
 	assert.ErrorContains(t, err, "SmoothingLadder")
 }
+
+// TestModelLadderFlag: -model-ladder sets the models' own projections
+// (training's and inference's), none by default.
+func TestModelLadderFlag(t *testing.T) {
+	o := defaults()
+	require.NoError(t, flags(&o).Parse([]string{"-model-ladder", "1e-4,1e-3"}))
+	assert.Equal(t, []float64{1e-4, 1e-3}, o.recipe.ladder)
+	assert.Equal(t, []float64{1e-4, 1e-3}, projection(o, nil, 1e-6, 0).SmoothingLadder)
+	d := defaults()
+	require.NoError(t, flags(&d).Parse(nil))
+	assert.Nil(t, projection(d, nil, 0, 0).SmoothingLadder, "none by default: earlier checkpoints resume")
+	assert.Error(t, flags(&d).Parse([]string{"-model-ladder", "x"}))
+}

@@ -40,8 +40,12 @@ type recipe struct {
 	stdFloor          float64
 	grad              string
 	weights           string // "spread" or "unit" (projectionWeights)
-	ntrain            int
-	checkpoint        string
+	// ladder is enforce.Settings.SmoothingLadder of the models' own
+	// projections (training and their saved inference settings):
+	// -model-ladder, none by default so that earlier checkpoints resume.
+	ladder     []float64
+	ntrain     int
+	checkpoint string
 }
 
 // seedList parses "1,2,3".
@@ -173,13 +177,13 @@ func projectionWeights(kind string, y *mat.Dense) ([]float64, error) {
 // tol; 0: train's default, mean|c| ≤ 1e-4) and inference (tol 0: max|c| ≤
 // 1e-6, at most -maxdepth steps):
 // the sparse path onto the full PGLib set with W = diag(diag) (W = I for
-// a nil diag), Smoothing (and its first attempt's length), Damping and EqualitySteps
-// as the options say. The rows' projection adds -stop-feasible and
+// a nil diag), Smoothing (its first attempt's length and -model-ladder),
+// Damping and EqualitySteps as the options say. The rows' projection adds -stop-feasible and
 // -nonmonotone (rowProjection); the models' own settings, which their checkpoints
 // record, do not, so that checkpoints written before that flag resume.
 func projection(o options, diag []float64, tol float64, g enforce.GradMode) enforce.Settings {
 	s := enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping,
-		Tol: tol, Grad: g, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst}
+		Tol: tol, Grad: g, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst, SmoothingLadder: o.recipe.ladder}
 	if diag != nil {
 		s.Weights, s.Diag = enforce.Diagonal, diag
 	}
