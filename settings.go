@@ -447,7 +447,7 @@ type Settings struct {
 	// on the case10000_goc predictions of examples/acopf-learn, the 1e-2
 	// stage put the samples that took it 7.3–7.5 from ŷ in the metric
 	// (the nearest feasible points are 1.8–2.1 away) at a cost 5.4–5.5 %
-	// above the optimum (the nearest points' 0.6–0.7 %), and a stage at
+	// above the optimum (the nearest points' 0.6–0.75 %), and a stage at
 	// 1e-4 1.9–2.2 at 0.9–1.0 % (docs/numerics.md, "A ladder of
 	// smoothings", measures it). Stats count every stage a sample took; gradients go
 	// through the last stage and the rung whose point it started from
