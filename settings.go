@@ -401,7 +401,8 @@ type Settings struct {
 	// at most SmoothingFirstDepth steps (MaxDepth if smaller); a sample still above Tol is
 	// projected again from ŷ, in two stages: onto the same system with its
 	// Fischer–Burmeister rows smoothed with ε_FB = Smoothing (larger than
-	// the constraint's own), to the tolerance max(Tol, Smoothing/10), and
+	// the constraint's own; SmoothingLadder lists smaller values tried
+	// first), to the tolerance max(Tol, Smoothing/10), and
 	// then, from that point, onto the constraint itself to Tol, each stage
 	// with these Settings otherwise and its multipliers starting at zero.
 	// A large ε_FB converges in few steps from far off, where the active
