@@ -51,14 +51,21 @@ func (sm *smoothing) stages() []*AdaNP {
 type stageTraces struct {
 	first, pre, second Trace
 	missed             []int
-	// ladder holds the traces of SmoothingLadder's stages; smoothed[i] is
-	// stage i's trace (the ladder's, then pre's), rows[i] the rows (indices
-	// into missed) that stage ran on in the last call, and rung[r] the
-	// stage whose point missed row r's last stage started from.
-	ladder   []Trace
-	smoothed []*Trace
-	rows     [][]int
-	rung     []int
+	// ladder holds the traces of SmoothingLadder's stages; rows[i] the
+	// rows (indices into missed) that smoothed stage i (the ladder's, then
+	// pre) ran on in the last call, and rung[r] the stage whose point
+	// missed row r's last stage started from.
+	ladder []Trace
+	rows   [][]int
+	rung   []int
+}
+
+// smoothed returns the trace of smoothed stage i: the ladder's, then pre's.
+func (ts *stageTraces) smoothed(i int) *Trace {
+	if i < len(ts.ladder) {
+		return &ts.ladder[i]
+	}
+	return &ts.pre
 }
 
 // newSmoothingStage builds a.sm for Settings.Smoothing.
@@ -188,11 +195,6 @@ func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float
 			if len(ts.ladder) != len(sm.ladder) {
 				ts.ladder = make([]Trace, len(sm.ladder))
 			}
-			ts.smoothed = ts.smoothed[:0]
-			for i := range ts.ladder {
-				ts.smoothed = append(ts.smoothed, &ts.ladder[i])
-			}
-			ts.smoothed = append(ts.smoothed, &ts.pre)
 			ts.rows = make([][]int, len(stages))
 			ts.rung = make([]int, m)
 		}
@@ -219,7 +221,7 @@ func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float
 			yo := mat.NewDense(len(pending), a.ny, nil)
 			var ti *Trace
 			if tr != nil {
-				ti = tr.stages.smoothed[i]
+				ti = tr.stages.smoothed(i)
 				tr.stages.rows[i] = pending
 			}
 			if _, err := st.forwardPass(yo, xi, yi, ti, false, dinv, &passIO{addDepth: add, addFlags: addf, out: ri}); err != nil {
@@ -304,23 +306,20 @@ func (a *AdaNP) vjpSmoothed(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 			for _, r := range rows {
 				whole = whole && ts.rung[r] == i
 			}
-			gi := g1
+			gi, go0, gxo := g1, g0, gx0
 			if !whole {
-				gi = mat.NewDense(len(rows), a.ny, nil)
+				gi, go0 = mat.NewDense(len(rows), a.ny, nil), mat.NewDense(len(rows), a.ny, nil)
 				for j, r := range rows {
 					if ts.rung[r] == i {
 						gi.SetRow(j, g1.RawRowView(r))
 					}
 				}
-			}
-			go0, gxo := g0, gx0
-			if !whole {
-				go0 = mat.NewDense(len(rows), a.ny, nil)
 				if gx != nil {
 					gxo = mat.NewDense(len(rows), a.nx, nil)
 				}
 			}
-			if err := stages[i].vjpPass(ts.smoothed[i], gi, go0, gxo, nil); err != nil {
+			si := ts.smoothed(i)
+			if err := stages[i].vjpPass(si, gi, go0, gxo, nil); err != nil {
 				return err
 			}
 			for j, r := range rows {
@@ -333,7 +332,7 @@ func (a *AdaNP) vjpSmoothed(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 						gx0.SetRow(r, gxo.RawRowView(j))
 					}
 				}
-				inexact[ts.missed[r]] = ts.second.inexact[r] || ts.smoothed[i].inexact[j]
+				inexact[ts.missed[r]] = ts.second.inexact[r] || si.inexact[j]
 			}
 		}
 		for i, s := range ts.missed {
