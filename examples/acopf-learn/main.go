@@ -64,8 +64,8 @@ type options struct {
 	// projection (as stopFeasible).
 	nonmonotone int
 	// ladder is enforce.Settings.SmoothingLadder of every row's
-	// projection (as stopFeasible), comma-separated.
-	ladder   string
+	// projection (as stopFeasible).
+	ladder   []float64
 	damping  float64
 	fbeps    float64
 	maxDepth int
@@ -77,7 +77,7 @@ type options struct {
 }
 
 func defaults() options {
-	return options{ipopt: 3, maxDepth: 300, stopFeasible: true, ladder: "1e-4", smoothing: 1e-2, damping: enforce.DefaultDamping, fbeps: acopf.ProjectionFBEpsilon, out: harness.DefaultOut("acopf-learn"),
+	return options{ipopt: 3, maxDepth: 300, stopFeasible: true, ladder: []float64{1e-4}, smoothing: 1e-2, damping: enforce.DefaultDamping, fbeps: acopf.ProjectionFBEpsilon, out: harness.DefaultOut("acopf-learn"),
 		seeds: "1", recipe: recipe{supEpochs: 300, epochs: 5, supBatch: 32, batch: 16, supLR: 1e-3, lr: 1e-5, stdFloor: -1, lambdaC: -1, width: 0, grad: "final-projector", weights: "spread"}}
 }
 
@@ -89,7 +89,10 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.smFirst, "smoothing-first", o.smFirst, "enforce.Settings.SmoothingFirstDepth of every projection: the plain attempt's steps before Smoothing's fallback (0: 15)")
 	f.IntVar(&o.eqSteps, "equality-steps", o.eqSteps, "enforce.Settings.EqualitySteps of every projection: steps on the power flow alone before the limits join (0: none, as before 2026-12-07)")
 	f.BoolVar(&o.stopFeasible, "stop-feasible", o.stopFeasible, "enforce.Settings.StopWhenFeasible of every row's projection (not of training's): a sample stops once it meets the constraints to the tolerance, its multipliers' complementarity not settled (false: stop on the whole Fischer–Burmeister system, as every run recorded before the flag existed)")
-	f.StringVar(&o.ladder, "smoothing-ladder", o.ladder, "enforce.Settings.SmoothingLadder of every row's projection (not of training's): smaller smoothings, comma-separated, that Smoothing's fallback tries first, each from ŷ for at most -smoothing-first steps, so that a sample that converges on one lands nearer ŷ than Smoothing's stage puts it (\"\": Smoothing's stage alone, as every run recorded before 2026-12-07 14:00)")
+	f.Func("smoothing-ladder", "enforce.Settings.SmoothingLadder of every row's projection (not of training's): smaller smoothings, comma-separated, that Smoothing's fallback tries first, each from ŷ for at most -smoothing-first steps, so that a sample that converges on one lands nearer ŷ than Smoothing's stage puts it (default 1e-4; \"\": Smoothing's stage alone, as every run recorded before 2026-12-07 14:00)", func(v string) (err error) {
+		o.ladder, err = parseLadder(v)
+		return err
+	})
 	f.Func("model-ladder", "enforce.Settings.SmoothingLadder of the trained models' own projections, training's and the inference settings they save (comma-separated; default none, as the checkpoints written before 2026-12-07 14:30 record, which a different value cannot resume); the rows' projection takes -smoothing-ladder", func(v string) (err error) {
 		o.recipe.ladder, err = parseLadder(v)
 		return err

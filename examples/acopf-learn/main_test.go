@@ -219,19 +219,23 @@ func TestSmoothingLadderFlag(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, got)
 	_, err = parseLadder("1e-4,x")
-	assert.ErrorContains(t, err, "-smoothing-ladder")
+	assert.Error(t, err)
+	o := defaults()
+	assert.ErrorContains(t, flags(&o).Parse([]string{"-smoothing-ladder", "1e-4,x"}), "-smoothing-ladder")
+	require.NoError(t, flags(&o).Parse([]string{"-smoothing-ladder", "1e-5,1e-4"}))
+	assert.Equal(t, []float64{1e-5, 1e-4}, o.ladder)
 
 	c, err := acopf.Load("pglib_opf_case57_ieee")
 	require.NoError(t, err)
 	m, err := acopf.NewModel(c)
 	require.NoError(t, err)
-	o := defaults()
+	o = defaults()
 	k, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true})
 	require.NoError(t, err)
 	a, err := rowProjection(o, k, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []float64{1e-4}, a.Settings().SmoothingLadder, "the default")
-	o.ladder = "0.5" // above Smoothing
+	o.ladder = []float64{0.5} // above Smoothing
 	_, err = rowProjection(o, k, nil)
 	assert.ErrorContains(t, err, "SmoothingLadder")
 }

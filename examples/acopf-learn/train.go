@@ -178,9 +178,9 @@ func projectionWeights(kind string, y *mat.Dense) ([]float64, error) {
 // 1e-6, at most -maxdepth steps):
 // the sparse path onto the full PGLib set with W = diag(diag) (W = I for
 // a nil diag), Smoothing (its first attempt's length and -model-ladder),
-// Damping and EqualitySteps as the options say. The rows' projection adds -stop-feasible and
-// -nonmonotone (rowProjection); the models' own settings, which their checkpoints
-// record, do not, so that checkpoints written before that flag resume.
+// Damping and EqualitySteps as the options say. The rows' projection adds -stop-feasible,
+// -nonmonotone and -smoothing-ladder (rowProjection); the models' own settings, which their
+// checkpoints record, do not, so that checkpoints written before those flags resume.
 func projection(o options, diag []float64, tol float64, g enforce.GradMode) enforce.Settings {
 	s := enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping,
 		Tol: tol, Grad: g, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst, SmoothingLadder: o.recipe.ladder}
@@ -201,16 +201,12 @@ func projection(o options, diag []float64, tol float64, g enforce.GradMode) enfo
 // -nonmonotone and -smoothing-ladder.
 func rowProjection(o options, k enforce.Constraint, diag []float64) (*enforce.AdaNP, error) {
 	s := projection(o, diag, 0, 0)
-	s.StopWhenFeasible, s.Nonmonotone = o.stopFeasible, o.nonmonotone
-	var err error
-	if s.SmoothingLadder, err = parseLadder(o.ladder); err != nil {
-		return nil, err
-	}
+	s.StopWhenFeasible, s.Nonmonotone, s.SmoothingLadder = o.stopFeasible, o.nonmonotone, o.ladder
 	return enforce.NewAdaNP(k, s)
 }
 
-// parseLadder parses -smoothing-ladder: numbers separated by commas, or
-// "" for none.
+// parseLadder parses the value of -smoothing-ladder and -model-ladder:
+// numbers separated by commas, or "" for none.
 func parseLadder(v string) ([]float64, error) {
 	var out []float64
 	for _, f := range strings.Split(v, ",") {
@@ -219,7 +215,7 @@ func parseLadder(v string) ([]float64, error) {
 		}
 		e, err := strconv.ParseFloat(f, 64)
 		if err != nil {
-			return nil, fmt.Errorf("-smoothing-ladder %q: %q is not a number", v, f)
+			return nil, fmt.Errorf("%q is not a number", f)
 		}
 		out = append(out, e)
 	}
