@@ -311,6 +311,20 @@ func (a *AdaNP) forwardPass(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, di
 	if r, c := dst.Dims(); r != rows || c != a.ny {
 		return Stats{}, fmt.Errorf("enforce: destination is %d×%d, want %d×%d", r, c, rows, a.ny)
 	}
+	if a.sp != nil && a.sp.augmented && !noSteps {
+		y0 := make([]float64, a.n)
+		copy(y0, yr.Data[:a.ny])
+		if io != nil && io.latent != nil {
+			copy(y0[a.ny:], io.latent.RawRowView(0))
+		}
+		var x0 []float64
+		if a.nx > 0 {
+			x0 = xr.Data[:a.nx]
+		}
+		if err := a.prepareAugmented(x0, y0); err != nil {
+			return Stats{}, err
+		}
+	}
 	b := a.lastBatch.Swap(nil)
 	if b == nil {
 		b = a.batches.Get().(*batch)

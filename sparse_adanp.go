@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 
 	"github.com/enforce-nn/enforce/internal/colour"
 	"github.com/enforce-nn/enforce/internal/dense"
@@ -33,14 +35,26 @@ type sparsePath struct {
 	// the rows of one set is one HessVec call (AutoDiagonal gradients).
 	rowColour [][]int
 	rec       sparseLayout
+	// PathAugmented: K's analysis, made at the first projection
+	// (prepareAugmented), and the factorisations that fell back to G's.
+	augmented    bool
+	aug          atomic.Pointer[sparse.Augmented]
+	augMu        sync.Mutex
+	augFallbacks atomic.Int64
+}
+
+// gramSolver is what a step needs of a factorisation of G: solves.
+type gramSolver interface {
+	Solve(x []float64)
 }
 
 // sparseWork is a worker's factors and scratch on the sparse path.
 type sparseWork struct {
-	f   *sparse.Factor // float64 factor; made at the first need when f32 is set
-	f32 *sparse.Factor // single-precision factor (sparsePath.single), or nil
-	cur *sparse.Factor // the factor of the last successful factorisation
-	ind []float64      // nc, a set's indicator
+	f   *sparse.Factor    // float64 factor; made at the first need when f32 or fa is set
+	f32 *sparse.Factor    // single-precision factor (sparsePath.single), or nil
+	fa  *sparse.AugFactor // PathAugmented: K's factor, made at the first need
+	cur gramSolver        // the factor of the last successful factorisation
+	ind []float64         // nc, a set's indicator
 }
 
 // factor factors G = B·diag(winv)·Bᵀ + εI for B's values vals: in single
@@ -49,9 +63,24 @@ type sparseWork struct {
 // success cur is the factor that holds G; the error is that of the
 // float64 factorisation otherwise. The choice depends only on G, so a
 // backward pass that factors the same G again makes the same one.
-func (w *sparseWork) factor(g *sparse.Gram, vals, winv []float64, eps float64) error {
+func (w *sparseWork) factor(p *sparsePath, vals, winv []float64, eps float64) error {
+	g := p.gram
 	w.cur = nil
 	factorizations.Add(1)
+	if k := p.aug.Load(); k != nil {
+		if w.fa == nil {
+			w.fa = k.NewFactor()
+		}
+		err := w.fa.Factor(vals, winv, eps)
+		if err == nil {
+			w.cur = w.fa
+			return nil
+		}
+		if !errors.Is(err, sparse.ErrAugmented) {
+			return err
+		}
+		p.augFallbacks.Add(1)
+	}
 	if w.f32 != nil {
 		err := w.f32.Factor(vals, winv, eps)
 		if err == nil {
@@ -154,9 +183,10 @@ func (a *AdaNP) newSparseWorkspace() *workspace {
 	if a.s.Chord > 0 {
 		ws.chordB, ws.chordD = make([]float64, nnz), vn()
 	}
-	if a.sp.single {
+	switch {
+	case a.sp.single:
 		ws.sp.f32 = a.sp.gram.NewFactorSingle()
-	} else {
+	case !a.sp.augmented:
 		ws.sp.f = a.sp.gram.NewFactor()
 	}
 	if a.sp.sj.JacobianXTVec == nil && a.k.JacobianX != nil {
@@ -247,7 +277,7 @@ func (a *AdaNP) sparseFactor(ws *workspace, vals, d []float64, reg float64) (eps
 		winv = a.sp.ones
 	}
 	eps = reg
-	if ws.sp.factor(a.sp.gram, vals, winv, eps) == nil {
+	if ws.sp.factor(a.sp, vals, winv, eps) == nil {
 		return eps, false, true
 	}
 	top := a.sp.maxGramDiag(vals, winv)
@@ -256,7 +286,7 @@ func (a *AdaNP) sparseFactor(ws *workspace, vals, d []float64, reg float64) (eps
 	}
 	eps = math.Max(reg, 1e-12*top)
 	for range maxClampTries {
-		if ws.sp.factor(a.sp.gram, vals, winv, eps) == nil {
+		if ws.sp.factor(a.sp, vals, winv, eps) == nil {
 			return eps, true, true
 		}
 		eps *= 100
@@ -348,7 +378,7 @@ func (t *Trace) recordSparse(ws *workspace, s, k int, st *stepRecord) bool {
 		winv = a.sp.ones
 	}
 	st.f = nil
-	return ws.sp.factor(a.sp.gram, st.B, winv, eps) == nil
+	return ws.sp.factor(a.sp, st.B, winv, eps) == nil
 }
 
 // rowSets partitions the nc rows of a CSR pattern over n columns into sets
@@ -378,4 +408,37 @@ func rowSets(nc, n int, rowPtr, col []int) [][]int {
 		sets[c] = append(sets[c], i)
 	}
 	return sets
+}
+
+// prepareAugmented orders K (PathAugmented) at the first projection, from
+// B's values at the first sample's starting point (x, y with its latent
+// variables): each row comes after its column of largest |B_ij| there. B
+// not finite there gives the structural order (a row after its private
+// column, else after the first of its columns to be eliminated). It does
+// nothing once K is ordered, or off PathAugmented.
+func (a *AdaNP) prepareAugmented(x, y []float64) error {
+	p := a.sp
+	if p == nil || !p.augmented || p.aug.Load() != nil {
+		return nil
+	}
+	p.augMu.Lock()
+	defer p.augMu.Unlock()
+	if p.aug.Load() != nil {
+		return nil
+	}
+	c := make([]float64, a.nc)
+	vals := make([]float64, p.nnz)
+	p.sj.Eval(x, y, c, vals)
+	for _, v := range vals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			vals = nil
+			break
+		}
+	}
+	k, err := sparse.AnalyseAugmented(a.nc, a.n, p.rowPtr, p.col, vals, sparse.Options{})
+	if err != nil {
+		return fmt.Errorf("enforce: analysis of the augmented system: %w", err)
+	}
+	p.aug.Store(k)
+	return nil
 }

@@ -1,7 +1,6 @@
 package enforce
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/enforce-nn/enforce/internal/sparse"
@@ -57,6 +56,25 @@ const (
 	// exceed nnz(B) many times, and one more numeric factorisation per step
 	// costs less than the forward pass already did).
 	PathSparse
+	// PathAugmented is PathSparse whose solves with G go through the
+	// augmented system K = [W Bᵀ; B −δI] instead of G's own factor
+	// (internal/sparse.Augmented): K couples each row only with its
+	// columns, where G couples every two rows that share a column, so on
+	// systems whose rows share columns many times over (the line limits of
+	// a power grid, four rows on the same four voltages) K's factor has a
+	// small fraction of G's fill. K is ordered once per AdaNP, at its
+	// first projection, from B's values at the first sample's starting
+	// point (each row after its column of largest |B_ij| there, which
+	// keeps the pivots away from zero); each solve runs conjugate
+	// gradients on G preconditioned by K's factor to the accuracy of a
+	// backward-stable solve, and a step whose factor cannot get there
+	// factors G itself (SparseInfo.AugmentedFallbacks counts them). The
+	// steps are those of PathSparse up to rounding, every gradient mode
+	// included; everything else is as for PathSparse. K's factor is
+	// simplicial (no dense blocks): where G's is supernodal and K's flops
+	// are not much smaller, PathSparse is faster (measure with SparseInfo
+	// and docs/sparse-benchmarks.md).
+	PathAugmented
 )
 
 // String returns the path's name.
@@ -68,6 +86,8 @@ func (p Path) String() string {
 		return "dense path"
 	case PathSparse:
 		return "sparse path"
+	case PathAugmented:
+		return "sparse path (augmented system)"
 	}
 	return fmt.Sprintf("Path(%d)", int(p))
 }
@@ -76,13 +96,14 @@ func (p Path) String() string {
 // analyses the pattern and sets a.sp.
 func (a *AdaNP) choosePath() error {
 	switch a.s.Path {
-	case PathAuto, PathDense, PathSparse:
+	case PathAuto, PathDense, PathSparse, PathAugmented:
 	default:
 		return fmt.Errorf("enforce: unknown %v", a.s.Path)
 	}
+	sparseOnly := a.s.Path == PathSparse || a.s.Path == PathAugmented
 	if w := a.s.Weights; w == BatchDiagonal || w == TrainableDiagonal {
 		// The sparse path implements Identity, Diagonal and AutoDiagonal.
-		if a.s.Path == PathSparse {
+		if sparseOnly {
 			return fmt.Errorf("enforce: the sparse path does not implement %v weights", w)
 		}
 		return nil
@@ -91,11 +112,11 @@ func (a *AdaNP) choosePath() error {
 	if detected != nil {
 		sj = detected.caps.Sparse
 	}
-	if sj == nil && a.s.Path == PathSparse {
+	if sj == nil && sparseOnly {
 		if _, ok := a.c.(*funcConstraint); ok {
-			return errors.New("enforce: Settings.Path is PathSparse but the pattern of the Func constraint's Jacobian could not be detected (f is not finite or panics at every probe point): declare it with SparseFunc")
+			return fmt.Errorf("enforce: Settings.Path is %v but the pattern of the Func constraint's Jacobian could not be detected (f is not finite or panics at every probe point): declare it with SparseFunc", pathName(a.s.Path))
 		}
-		return errors.New("enforce: Settings.Path is PathSparse but the constraint declares no Capabilities.Sparse")
+		return fmt.Errorf("enforce: Settings.Path is %v but the constraint declares no Capabilities.Sparse", pathName(a.s.Path))
 	}
 	if sj == nil || a.s.Path == PathDense || a.s.Path == PathAuto && !worthAnalysing(a.nc, a.n, sj.nnz()) {
 		return nil
@@ -115,9 +136,18 @@ func (a *AdaNP) choosePath() error {
 	}
 	a.sp = sp
 	sp.single = a.s.Precision == Float32 && sp.gram.Method() == sparse.Supernodal
+	sp.augmented = a.s.Path == PathAugmented
 	a.lo, a.eval32, a.hv32 = false, nil, nil
 	a.hasJX = a.k.JacobianX != nil || sj.JacobianXTVec != nil
 	return nil
+}
+
+// pathName returns the identifier of a sparse-only Path for messages.
+func pathName(p Path) string {
+	if p == PathAugmented {
+		return "PathAugmented"
+	}
+	return "PathSparse"
 }
 
 // detectedPattern returns the Func constraint a.c with its detected
@@ -181,6 +211,16 @@ type SparseInfo struct {
 	// (docs/sparse-benchmarks.md). NNZL and Flops count the whole factor, these
 	// rows first.
 	PairRows int
+	// Augmented reports PathAugmented; AugNNZL and AugFlops are the
+	// entries of K's factor below its diagonal and the multiply–adds of
+	// one factorisation, zero until the first projection orders K, and
+	// AugmentedFallbacks counts the factorisations so far that fell back to
+	// G's own factor (ErrAugmented: K's could not give a backward-stable
+	// solve).
+	Augmented          bool
+	AugNNZL            int
+	AugFlops           float64
+	AugmentedFallbacks int64
 }
 
 // SparseInfo returns the sparse path's analysis, and false when a takes
@@ -190,16 +230,51 @@ func (a *AdaNP) SparseInfo() (SparseInfo, bool) {
 		return SparseInfo{}, false
 	}
 	g := a.sp.gram
-	return SparseInfo{
+	info := SparseInfo{
 		NNZB: g.NNZB(), NNZG: g.NNZG(), NNZL: g.NNZL(), Flops: g.Flops(),
 		Supernodal: g.Method() == sparse.Supernodal, Single: a.sp.single,
-		PairRows: g.PairRows(),
-	}, true
+		PairRows: g.PairRows(), Augmented: a.sp.augmented,
+	}
+	// Smoothing and EqualitySteps project through stages, AdaNPs of their
+	// own: K's sizes are those of the first stage that ordered it (the
+	// plain attempt's, as a's own system), the fallbacks those of all.
+	for _, b := range a.withStages() {
+		if b.sp == nil {
+			continue
+		}
+		info.AugmentedFallbacks += b.sp.augFallbacks.Load()
+		if k := b.sp.aug.Load(); k != nil && info.AugNNZL == 0 {
+			st := k.Stats()
+			info.AugNNZL, info.AugFlops = st.NNZL, st.Flops
+		}
+	}
+	return info, true
 }
 
-// Path returns the path a's steps take: PathSparse or PathDense (never
-// PathAuto: what Settings.Path = PathAuto chose for this constraint).
+// withStages returns a and the AdaNPs of its stages (Settings.Smoothing,
+// SmoothingLadder, EqualitySteps), the plain attempt first.
+func (a *AdaNP) withStages() []*AdaNP {
+	var all []*AdaNP
+	if sm := a.sm; sm != nil {
+		for _, b := range append(append([]*AdaNP{sm.first}, sm.ladder...), sm.pre, sm.second) {
+			if b != nil {
+				all = append(all, b.withStages()...)
+			}
+		}
+	}
+	if a.eqf != nil && a.eqf.eq != nil {
+		all = append(all, a.eqf.eq.withStages()...)
+	}
+	return append([]*AdaNP{a}, all...)
+}
+
+// Path returns the path a's steps take: PathSparse, PathAugmented or
+// PathDense (never PathAuto: what Settings.Path = PathAuto chose for this
+// constraint).
 func (a *AdaNP) Path() Path {
+	if a.sp != nil && a.sp.augmented {
+		return PathAugmented
+	}
 	if a.sp != nil {
 		return PathSparse
 	}

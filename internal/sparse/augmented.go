@@ -1,0 +1,548 @@
+package sparse
+
+import (
+	"errors"
+	"math"
+)
+
+// Augmented is the symbolic analysis of the augmented (saddle-point) form
+// of a Gram system, for B (nc×ny) with a fixed pattern:
+//
+//	K = [ diag(1/w)   Bᵀ ]      order ny + nc,
+//	    [ B         −δ·I ]
+//
+// whose Schur complement on the rows of B is −(B·diag(w)·Bᵀ + δI) = −G(δ):
+// solving K·[u; v] = [0; r] gives v = −G(δ)⁻¹·r. Where B has rows that
+// touch a few columns each but many rows share columns (the
+// Fischer–Burmeister rows of line limits on a power grid, each on the four
+// voltages of its branch), K factors with far less fill than G: G couples
+// every two rows that share a column, K only rows and their columns.
+//
+// K is symmetric quasi-definite for δ > 0 (Vanderbei 1995): it has an
+// LDLᵀ factorisation in any symmetric order, with positive pivots on the
+// columns and negative ones on the rows, but eliminating a row before any
+// of its columns gives it the pivot −δ and the factor an element growth of
+// about 1/δ. The ordering is therefore AMD's on K's pattern, constrained so
+// that each row comes after at least one of its columns (a row met before
+// all its columns waits until the first of them is eliminated). The
+// factor is up-looking LDLᵀ (Simplicial) with the signs of the pivots
+// checked. What the order cannot rule out, a row whose only earlier column
+// has a tiny entry (the multiplier of an active limit), is left to the
+// solve: AugFactor.Solve uses the factor as the preconditioner of
+// conjugate gradients on G itself, to the accuracy of a backward-stable
+// solve, and AugFactor.Factor refuses a factor on which a probe solve does
+// not get there (ErrAugmented), for the caller to factor G directly.
+//
+// An Augmented is read-only after AnalyseAugmented and may be shared by any
+// number of goroutines, each with its own AugFactor.
+type Augmented struct {
+	sym         *symbolic
+	nc, ny      int
+	rowPtr, col []int   // B's pattern (copies)
+	posW        []int32 // position in ci of column k's diagonal
+	posB        []int32 // position in ci of B's entry p
+	posR        []int32 // position in ci of row i's diagonal
+	neg         []bool  // per elimination step: a row (negative pivot)
+}
+
+// ErrAugmented is returned by AugFactor.Factor when the augmented factor
+// cannot stand in for G's: a pivot of the wrong sign (rounding on a nearly
+// singular G) or a probe solve whose conjugate gradients do not reach a
+// backward-stable solution. The caller factors G directly instead.
+var ErrAugmented = errors.New("sparse: the augmented factor cannot stand in for G's")
+
+// AnalyseAugmented analyses the augmented system of B's pattern (given as
+// for AnalyseGram). Options.Ordering must be AMD (the zero value);
+// Options.Method, PivotTol and EliminatePairs are ignored (the factor is
+// always simplicial, and the pivots are checked by sign). An invalid
+// pattern gives an error matching ErrPattern, a factor over
+// Options.MaxNNZL a *TooLargeError.
+func AnalyseAugmented(nc, ny int, rowPtr, col []int, vals []float64, opt Options) (*Augmented, error) {
+	if err := checkPattern(nc, ny, rowPtr, col); err != nil {
+		return nil, err
+	}
+	if vals != nil && len(vals) != len(col) {
+		return nil, errPattern("len(vals) = %d, want nnz(B) = %d", len(vals), len(col))
+	}
+	if opt.Ordering != AMD {
+		return nil, errPattern("AnalyseAugmented orders by AMD only")
+	}
+	n := ny + nc
+	if n > maxIndex || 2*len(col) > maxIndex {
+		return nil, errPattern("augmented order %d with %d entries exceeds the int32 index range", n, 2*len(col))
+	}
+	// K's pattern without its diagonal, both triangles: column k's
+	// neighbours are the rows ny+i that hold it, row i's its columns.
+	ptr := make([]int, n+1)
+	for _, c := range col {
+		ptr[c+1]++
+	}
+	for i := 0; i < nc; i++ {
+		ptr[ny+i+1] = rowPtr[i+1] - rowPtr[i]
+	}
+	for k := 0; k < n; k++ {
+		ptr[k+1] += ptr[k]
+	}
+	idx := make([]int32, ptr[n])
+	fill := append([]int(nil), ptr[:n]...)
+	for i := 0; i < nc; i++ {
+		for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
+			c := col[p]
+			idx[fill[c]] = int32(ny + i)
+			fill[c]++
+			idx[fill[ny+i]] = int32(c)
+			fill[ny+i]++
+		}
+	}
+	adj := &adjacency{n: n, ptr: ptr, idx: idx}
+	dense := opt.Dense
+	if dense == 0 {
+		dense = DefaultDense
+	}
+	perm := constrainRows(amdOrder(adj, dense), ny, nc, rowPtr, col, vals)
+	sopt := Options{Ordering: Given, Perm: perm, Method: Simplicial, MaxNNZL: opt.MaxNNZL}
+	sym, err := newSymbolic(adj, &sopt, true)
+	if err != nil {
+		return nil, err
+	}
+	a := &Augmented{
+		sym: sym, nc: nc, ny: ny,
+		rowPtr: append([]int(nil), rowPtr...), col: append([]int(nil), col...),
+		posW: make([]int32, ny), posB: make([]int32, len(col)), posR: make([]int32, nc),
+		neg: make([]bool, n),
+	}
+	for k := 0; k < ny; k++ {
+		b := sym.iperm[k]
+		a.posW[k] = int32(sym.position(b, b))
+	}
+	for i := 0; i < nc; i++ {
+		r := sym.iperm[ny+i]
+		a.posR[i] = int32(sym.position(r, r))
+		a.neg[r] = true
+		for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
+			c := sym.iperm[col[p]]
+			lo, hi := min(r, c), max(r, c)
+			a.posB[p] = int32(sym.position(lo, hi))
+		}
+	}
+	return a, nil
+}
+
+// constrainRows returns order with each row of B (node ny+i) that comes
+// before its partner column moved to just after it; the relative order of
+// everything else is kept. A row's partner is its private column (one
+// that no other row has: the multiplier of a Fischer–Burmeister row),
+// else its column of largest |vals| (vals nil: the first of its columns
+// in order). A row without columns stays where it is.
+func constrainRows(order []int, ny, nc int, rowPtr, col []int, vals []float64) []int {
+	n := ny + nc
+	pos := make([]int, n)
+	for t, k := range order {
+		pos[k] = t
+	}
+	cnt := make([]int32, ny)
+	for _, c := range col {
+		cnt[c]++
+	}
+	head := make([]int32, ny) // column → first row waiting on it, plus one
+	next := make([]int32, nc) // row → next row waiting on the same column, plus one
+	out := make([]int, 0, n)
+	for _, k := range order {
+		if k < ny {
+			out = append(out, k)
+			for r := head[k]; r != 0; r = next[r-1] {
+				out = append(out, ny+int(r-1))
+			}
+			continue
+		}
+		i := k - ny
+		partner := -1
+		for p := rowPtr[i]; p < rowPtr[i+1] && vals == nil; p++ {
+			if cnt[col[p]] == 1 {
+				partner = col[p]
+				break
+			}
+		}
+		if partner < 0 {
+			best := -1.0
+			for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
+				c := col[p]
+				v := -float64(pos[c]) // vals nil: the first in order
+				if vals != nil {
+					v = math.Abs(vals[p])
+				}
+				if v > best {
+					best, partner = v, c
+				}
+			}
+		}
+		if partner < 0 || pos[partner] < pos[k] {
+			out = append(out, k)
+			continue
+		}
+		next[i] = head[partner]
+		head[partner] = int32(i + 1)
+	}
+	return out
+}
+
+// checkPattern validates an nc×ny CSR pattern as AnalyseGram does.
+func checkPattern(nc, ny int, rowPtr, col []int) error {
+	if nc < 0 || ny < 0 {
+		return errPattern("negative dimension %d×%d", nc, ny)
+	}
+	if nc > maxIndex || ny > maxIndex || len(col) > maxIndex {
+		return errPattern("dimension %d×%d with %d entries exceeds the int32 index range", nc, ny, len(col))
+	}
+	if len(rowPtr) != nc+1 {
+		return errPattern("len(rowPtr) = %d, want nc+1 = %d", len(rowPtr), nc+1)
+	}
+	if rowPtr[0] != 0 || rowPtr[nc] != len(col) {
+		return errPattern("rowPtr[0] = %d and rowPtr[nc] = %d, want 0 and len(col) = %d", rowPtr[0], rowPtr[nc], len(col))
+	}
+	for i := 0; i < nc; i++ {
+		if rowPtr[i+1] < rowPtr[i] {
+			return errPattern("rowPtr decreases at row %d", i)
+		}
+		prev := -1
+		for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
+			c := col[p]
+			if c < 0 || c >= ny {
+				return errPattern("row %d has column %d outside [0, %d)", i, c, ny)
+			}
+			if c <= prev {
+				return errPattern("row %d: columns not strictly increasing (%d after %d)", i, c, prev)
+			}
+			prev = c
+		}
+	}
+	return nil
+}
+
+// N returns nc, the order of G.
+func (a *Augmented) N() int { return a.nc }
+
+// NY returns ny.
+func (a *Augmented) NY() int { return a.ny }
+
+// Stats returns the sizes of K's analysis (N = ny + nc).
+func (a *Augmented) Stats() Stats {
+	return Stats{N: a.sym.n, NNZA: len(a.sym.ci), NNZL: a.sym.nnzL(), Flops: a.sym.flops}
+}
+
+// Augmented-solve constants. AugDelta is δ/min_i G_ii (over the nonzero
+// G_ii) where the caller's ε is smaller: K's regularisation, which makes it quasi-definite; the
+// preconditioner is then G(δ)⁻¹, and conjugate gradients remove the
+// difference from G(ε). augStop and augAccept bound the normwise backward
+// error ‖G·μ − x‖∞ / (‖|G|‖∞·‖μ‖∞ + ‖x‖∞) at which the iteration stops and
+// below which a solution counts as exact; augMaxIter bounds the
+// iterations of one solve.
+const (
+	AugDelta   = 1e-10
+	augPerturb = 1.5e-8
+	augStop    = 1e-15
+	augAccept  = 1e-10
+	augMaxIter = 12
+)
+
+// AugFactor is one worker's factor of an Augmented pattern, standing in for
+// a Factor of G = B·diag(w)·Bᵀ + εI: Factor factors K for B's values,
+// Solve overwrites x with G⁻¹x. It allocates nothing after NewFactor and is
+// not safe for concurrent use.
+type AugFactor struct {
+	a *Augmented
+	numeric
+	bvals, winv    []float64 // the last Factor's B and w (copies: Solve applies G)
+	eps, gInf      float64   // ε, and ‖|G|‖∞ (|B|·W·|B|ᵀ row sums, plus ε)
+	gmax           float64   // max_i G_ii, ε included
+	k              []float64 // n: a right-hand side of K
+	t              []float64 // ny
+	mu, r, z, p, q []float64 // nc: the conjugate-gradient vectors
+	m              []float64 // nc: the current iterate
+	rhs            []float64 // nc
+	inexact        int
+	iters, solves  int
+}
+
+// NewFactor returns a worker's factor for a.
+func (a *Augmented) NewFactor() *AugFactor {
+	nc, n := a.nc, a.sym.n
+	f := &AugFactor{
+		a: a, numeric: newNumeric(a.sym, 0, false),
+		bvals: make([]float64, len(a.col)), winv: make([]float64, a.ny),
+		k: make([]float64, n), t: make([]float64, a.ny),
+		mu: make([]float64, nc), r: make([]float64, nc), z: make([]float64, nc),
+		p: make([]float64, nc), q: make([]float64, nc), rhs: make([]float64, nc), m: make([]float64, nc),
+	}
+	f.numeric.neg = a.neg
+	f.numeric.perturb = make([]float64, n)
+	return f
+}
+
+// Factor factors K for B's values bvals, the weights winv (G's w) and
+// G's ε, as Factor.Factor does G. K's δ is max(ε, AugDelta·min_i G_ii)
+// (over the nonzero G_ii); a row pivot above −augPerturb·min_i G_ii is
+// replaced by that value (static pivoting, counted by Perturbed), which
+// the solves' conjugate gradients correct. It returns ErrNonFinite as
+// Factor.Factor does, and ErrAugmented where a pivot has the wrong sign,
+// or where a probe solve (x_i = 1 + sin(i)/2) does not reach the accuracy
+// of a backward-stable one or finds G singular at G's own pivot tolerance
+// (‖x‖₂ < DefaultPivotTol·max_i G_ii·‖μ‖₂): the caller then factors G
+// itself, which decides as it always does.
+func (f *AugFactor) Factor(bvals, winv []float64, eps float64) error {
+	a := f.a
+	if len(bvals) != len(a.col) {
+		panic("sparse: AugFactor.Factor: len(bvals) != nnz(B)")
+	}
+	if len(winv) != a.ny {
+		panic("sparse: AugFactor.Factor: len(winv) != NY()")
+	}
+	f.ok = false
+	if !(eps >= 0) || math.IsInf(eps, 1) {
+		return ErrNonFinite
+	}
+	for _, v := range bvals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return ErrNonFinite
+		}
+	}
+	for _, w := range winv {
+		if !(w > 0) || math.IsInf(w, 1) {
+			return ErrNonFinite
+		}
+	}
+	copy(f.bvals, bvals)
+	copy(f.winv, winv)
+	f.eps = eps
+	// ‖|G|‖∞ and max G_ii.
+	t := f.t
+	clear(t)
+	for i := 0; i < a.nc; i++ {
+		for p := a.rowPtr[i]; p < a.rowPtr[i+1]; p++ {
+			t[a.col[p]] += math.Abs(bvals[p])
+		}
+	}
+	f.gInf, f.gmax = 0, 0
+	gmin := math.Inf(1)
+	for i := 0; i < a.nc; i++ {
+		var s, d float64
+		for p := a.rowPtr[i]; p < a.rowPtr[i+1]; p++ {
+			b, w := bvals[p], winv[a.col[p]]
+			s += math.Abs(b) * w * t[a.col[p]]
+			d += b * b * w
+		}
+		f.gInf = math.Max(f.gInf, s+eps)
+		f.gmax = math.Max(f.gmax, d+eps)
+		if d > 0 {
+			gmin = math.Min(gmin, d)
+		}
+	}
+	if math.IsInf(f.gInf, 0) || math.IsNaN(f.gInf) {
+		return ErrNonFinite
+	}
+	if math.IsInf(gmin, 1) {
+		gmin = 1
+	}
+	delta := math.Max(eps, AugDelta*gmin)
+	for i := range a.nc {
+		f.numeric.perturb[a.sym.iperm[a.ny+i]] = augPerturb * gmin
+	}
+	f.numeric.perturbed = 0
+	cx := f.cx
+	clear(cx)
+	for k, w := range winv {
+		cx[a.posW[k]] = 1 / w
+	}
+	for p, b := range bvals {
+		cx[a.posB[p]] = b
+	}
+	for i := range a.nc {
+		cx[a.posR[i]] = -delta
+	}
+	if err := f.numeric.factor(); err != nil {
+		if errors.Is(err, ErrNotPositive) {
+			return ErrAugmented
+		}
+		return err
+	}
+	// Probe: a solve of G·μ = r for an r with every component (not in
+	// the range of a singular G) must converge.
+	for i := range f.rhs {
+		f.rhs[i] = 1 + 0.5*math.Sin(float64(i))
+	}
+	if !f.pcg(f.rhs, f.mu) || math.Sqrt(dot(f.rhs, f.rhs)) < DefaultPivotTol*f.gmax*math.Sqrt(dot(f.mu, f.mu)) {
+		// Not solved, or solved by a μ so large that G is singular at
+		// the pivot tolerance of G's own factorisation (‖r‖/‖μ‖ bounds
+		// G's smallest eigenvalue from above): G's factor decides (and
+		// raises ε) as on PathSparse.
+		f.ok = false
+		return ErrAugmented
+	}
+	f.inexact = 0
+	return nil
+}
+
+// MaxDiag returns max_i G_ii (ε included) of the last Factor call.
+func (f *AugFactor) MaxDiag() float64 { return f.gmax }
+
+// Perturbed returns the number of row pivots of the last factorisation
+// that static pivoting replaced.
+func (f *AugFactor) Perturbed() int { return f.numeric.perturbed }
+
+// Inexact returns the number of solves since the last Factor whose
+// solution did not reach the accuracy of a backward-stable solve (the best
+// iterate was returned).
+func (f *AugFactor) Inexact() int { return f.inexact }
+
+// Iterations returns the conjugate-gradient iterations and the solves
+// since NewFactor (the probes included).
+func (f *AugFactor) Iterations() (iters, solves int) { return f.iters, f.solves }
+
+// Solve overwrites x, of length N(), with G⁻¹x for the G of the last
+// successful Factor: conjugate gradients on G preconditioned by K's
+// factor, to a normwise backward error of 1e-15 or for at most 12
+// iterations; a solution whose backward error is then above 1e-12 is
+// counted by Inexact. It panics if len(x) != N() or no Factor has
+// succeeded.
+func (f *AugFactor) Solve(x []float64) {
+	if len(x) != f.a.nc {
+		panic("sparse: AugFactor.Solve: len(x) != N()")
+	}
+	if !f.ok {
+		panic("sparse: AugFactor.Solve without a successful Factor")
+	}
+	copy(f.rhs, x)
+	if !f.pcg(f.rhs, x) {
+		f.inexact++
+	}
+}
+
+// precond writes z = G(δ)⁻¹·r through K: K·[u; v] = [0; r] gives
+// v = −G(δ)⁻¹·r.
+func (f *AugFactor) precond(z, r []float64) {
+	ny := f.a.ny
+	k := f.k
+	clear(k[:ny])
+	copy(k[ny:], r)
+	f.numeric.solve(k)
+	for i, v := range k[ny:] {
+		z[i] = -v
+	}
+}
+
+// mulG writes q = G·v = B·diag(w)·Bᵀ·v + ε·v.
+func (f *AugFactor) mulG(q, v []float64) {
+	a := f.a
+	t := f.t
+	clear(t)
+	for i := 0; i < a.nc; i++ {
+		vi := v[i]
+		for p := a.rowPtr[i]; p < a.rowPtr[i+1]; p++ {
+			t[a.col[p]] += f.bvals[p] * vi
+		}
+	}
+	for k, w := range f.winv {
+		t[k] *= w
+	}
+	for i := 0; i < a.nc; i++ {
+		s := f.eps * v[i]
+		for p := a.rowPtr[i]; p < a.rowPtr[i+1]; p++ {
+			s += f.bvals[p] * t[a.col[p]]
+		}
+		q[i] = s
+	}
+}
+
+// backward returns ‖r‖∞ / (‖|G|‖∞·‖μ‖∞ + ‖x‖∞).
+func (f *AugFactor) backward(r, mu, x []float64) float64 {
+	var rn, mn, xn float64
+	for i := range r {
+		rn = math.Max(rn, math.Abs(r[i]))
+		mn = math.Max(mn, math.Abs(mu[i]))
+		xn = math.Max(xn, math.Abs(x[i]))
+	}
+	den := f.gInf*mn + xn
+	if den == 0 {
+		return 0
+	}
+	return rn / den
+}
+
+// pcg solves G·μ = x into mu (x is not modified and may be f.rhs, not
+// mu) and reports whether the backward error of the result is at most
+// augAccept. It returns the best iterate met: it stops at a backward
+// error of augStop, after augMaxIter iterations, or after three that do
+// not halve the best backward error.
+func (f *AugFactor) pcg(x, mu []float64) bool {
+	f.solves++
+	r, z, p, q, m := f.r, f.z, f.p, f.q, f.m
+	clear(m)
+	copy(r, x)
+	f.precond(z, r)
+	copy(p, z)
+	rz := dot(r, z)
+	best := math.Inf(1)
+	copy(mu, m)
+	stall := 0
+	for it := 0; it < augMaxIter; it++ {
+		f.iters++
+		f.mulG(q, p)
+		pq := dot(p, q)
+		if !(pq > 0) || !(rz > 0) {
+			break
+		}
+		alpha := rz / pq
+		for i := range m {
+			m[i] += alpha * p[i]
+		}
+		// The true residual, every iteration: the recursion's drifts
+		// below rounding level after the first iterations.
+		f.mulG(q, m)
+		for i := range r {
+			r[i] = x[i] - q[i]
+		}
+		be := f.backward(r, m, x)
+		if be < best {
+			if be > 0.5*best {
+				stall++
+			} else {
+				stall = 0
+			}
+			best = be
+			copy(mu, m)
+		} else {
+			stall++
+		}
+		if be <= augStop || stall >= 3 {
+			break
+		}
+		f.precond(z, r)
+		rz1 := dot(r, z)
+		beta := rz1 / rz
+		rz = rz1
+		for i := range p {
+			p[i] = z[i] + beta*p[i]
+		}
+	}
+	return best <= augAccept
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}
+
+// BackwardError returns the normwise backward error
+// ‖G·μ − x‖∞ / (‖|G|‖∞·‖μ‖∞ + ‖x‖∞) of mu as a solution of G·μ = x for
+// the G of the last Factor call (it allocates).
+func (f *AugFactor) BackwardError(x, mu []float64) float64 {
+	q := make([]float64, len(x))
+	f.mulG(q, mu)
+	for i := range q {
+		q[i] = x[i] - q[i]
+	}
+	return f.backward(q, mu, x)
+}
