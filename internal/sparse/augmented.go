@@ -243,6 +243,10 @@ const (
 	augStop    = 1e-15
 	augAccept  = 1e-10
 	augMaxIter = 12
+	// augSingular: a probe solve with ‖x‖₂ < augSingular·max_i G_ii·‖μ‖₂
+	// shows cond(G) > 1/augSingular, where G's own factor decides (its
+	// clamp raises ε).
+	augSingular = 1e-14
 )
 
 // AugFactor is one worker's factor of an Augmented pattern, standing in for
@@ -286,9 +290,11 @@ func (a *Augmented) NewFactor() *AugFactor {
 // the solves' conjugate gradients correct. It returns ErrNonFinite as
 // Factor.Factor does, and ErrAugmented where a pivot has the wrong sign,
 // or where a probe solve (x_i = 1 + sin(i)/2) does not reach the accuracy
-// of a backward-stable one or finds G singular at G's own pivot tolerance
-// (‖x‖₂ < DefaultPivotTol·max_i G_ii·‖μ‖₂): the caller then factors G
-// itself, which decides as it always does.
+// of a backward-stable one or finds cond(G) above 1e14
+// (‖x‖₂ < 1e-14·max_i G_ii·‖μ‖₂): the caller then factors G itself, which
+// decides as it always does. (G's own factor refuses a pivot below
+// DefaultPivotTol·max_i G_ii, which happens at better-conditioned G too:
+// PathAugmented raises ε on fewer steps than PathSparse.)
 func (f *AugFactor) Factor(bvals, winv []float64, eps float64) error {
 	a := f.a
 	if len(bvals) != len(a.col) {
@@ -370,11 +376,11 @@ func (f *AugFactor) Factor(bvals, winv []float64, eps float64) error {
 	for i := range f.rhs {
 		f.rhs[i] = 1 + 0.5*math.Sin(float64(i))
 	}
-	if !f.pcg(f.rhs, f.mu) || math.Sqrt(dot(f.rhs, f.rhs)) < DefaultPivotTol*f.gmax*math.Sqrt(dot(f.mu, f.mu)) {
-		// Not solved, or solved by a μ so large that G is singular at
-		// the pivot tolerance of G's own factorisation (‖r‖/‖μ‖ bounds
-		// G's smallest eigenvalue from above): G's factor decides (and
-		// raises ε) as on PathSparse.
+	if !f.pcg(f.rhs, f.mu) || math.Sqrt(dot(f.rhs, f.rhs)) < augSingular*f.gmax*math.Sqrt(dot(f.mu, f.mu)) {
+		// Not solved, or solved by a μ so large that cond(G) > 1e14
+		// (‖x‖/‖μ‖ bounds G's smallest eigenvalue from above): G's
+		// factor decides, and raises ε where its pivots fail, as on
+		// PathSparse.
 		f.ok = false
 		return ErrAugmented
 	}
