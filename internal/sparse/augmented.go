@@ -23,12 +23,16 @@ import (
 // columns and negative ones on the rows, but eliminating a row before any
 // of its columns gives it the pivot −δ and the factor an element growth of
 // about 1/δ. The ordering is therefore AMD's on K's pattern, constrained so
-// that each row comes after at least one of its columns (a row met before
-// all its columns waits until the first of them is eliminated). The
-// factor is up-looking LDLᵀ (Simplicial) with the signs of the pivots
-// checked. What the order cannot rule out, a row whose only earlier column
-// has a tiny entry (the multiplier of an active limit), is left to the
-// solve: AugFactor.Solve uses the factor as the preconditioner of
+// that each row comes after its partner column, its entry of largest
+// |B_ij| at a representative point (a row that AMD puts before it waits
+// until it is eliminated): its pivot is then at least about B_ij²·w_j.
+// The order costs little fill (on the PGLib grids' full constraint sets,
+// 7.7e5, 2.0e6 and 2.8e7 multiply–adds per factorisation against G's
+// 1.7e7, 6.3e7 and 3.3e8). The factor is up-looking LDLᵀ (Simplicial, see
+// AugMethod) with the signs of the pivots checked, and a row pivot that is
+// still tiny is raised (static pivoting). What the order cannot rule out,
+// a row whose partner's entry has become tiny since (the multiplier of a
+// limit that became active), is left to the solve: AugFactor.Solve uses the factor as the preconditioner of
 // conjugate gradients on G itself, to the accuracy of a backward-stable
 // solve, and AugFactor.Factor refuses a factor on which a probe solve does
 // not get there (ErrAugmented), for the caller to factor G directly.
@@ -45,6 +49,15 @@ type Augmented struct {
 	neg         []bool  // per elimination step: a row (negative pivot)
 }
 
+// AugMethod is the numeric method of AnalyseAugmented when Options.Method
+// is Auto: Simplicial. The supernodal one works (its supernodes do not mix
+// the signs of the pivots, and each block is factored as −L·Lᵀ where they
+// are negative), but K's order alternates columns and their rows, so its
+// supernodes are narrow: on the PGLib grids' systems it was 1.5–2.5×
+// slower than the simplicial factor (2026-12-07, problems/acopf scratch
+// measurement, docs/sparse.md).
+var AugMethod = Simplicial
+
 // ErrAugmented is returned by AugFactor.Factor when the augmented factor
 // cannot stand in for G's: a pivot of the wrong sign (rounding on a nearly
 // singular G) or a probe solve whose conjugate gradients do not reach a
@@ -52,11 +65,14 @@ type Augmented struct {
 var ErrAugmented = errors.New("sparse: the augmented factor cannot stand in for G's")
 
 // AnalyseAugmented analyses the augmented system of B's pattern (given as
-// for AnalyseGram). Options.Ordering must be AMD (the zero value);
-// Options.Method, PivotTol and EliminatePairs are ignored (the factor is
-// always simplicial, and the pivots are checked by sign). An invalid
-// pattern gives an error matching ErrPattern, a factor over
-// Options.MaxNNZL a *TooLargeError.
+// for AnalyseGram) and, where vals (B's values at a representative point,
+// in col's order) is not nil, orders each row after its column of largest
+// |B_ij|; with vals nil, after its private column (one no other row has),
+// else after the first of its columns that AMD eliminates.
+// Options.Ordering must be AMD (the zero value); Options.Method is
+// AugMethod when Auto; PivotTol and EliminatePairs are ignored (the pivots
+// are checked by sign). An invalid pattern gives an error matching
+// ErrPattern, a factor over Options.MaxNNZL a *TooLargeError.
 func AnalyseAugmented(nc, ny int, rowPtr, col []int, vals []float64, opt Options) (*Augmented, error) {
 	if err := checkPattern(nc, ny, rowPtr, col); err != nil {
 		return nil, err
@@ -100,7 +116,15 @@ func AnalyseAugmented(nc, ny int, rowPtr, col []int, vals []float64, opt Options
 		dense = DefaultDense
 	}
 	perm := constrainRows(amdOrder(adj, dense), ny, nc, rowPtr, col, vals)
-	sopt := Options{Ordering: Given, Perm: perm, Method: Simplicial, MaxNNZL: opt.MaxNNZL}
+	neg := make([]bool, n)
+	for k, i := range perm {
+		neg[k] = i >= ny
+	}
+	method := opt.Method
+	if method == 0 {
+		method = AugMethod
+	}
+	sopt := Options{Ordering: Given, Perm: perm, Method: method, MaxNNZL: opt.MaxNNZL, neg: neg}
 	sym, err := newSymbolic(adj, &sopt, true)
 	if err != nil {
 		return nil, err
@@ -109,7 +133,7 @@ func AnalyseAugmented(nc, ny int, rowPtr, col []int, vals []float64, opt Options
 		sym: sym, nc: nc, ny: ny,
 		rowPtr: append([]int(nil), rowPtr...), col: append([]int(nil), col...),
 		posW: make([]int32, ny), posB: make([]int32, len(col)), posR: make([]int32, nc),
-		neg: make([]bool, n),
+		neg: neg,
 	}
 	for k := 0; k < ny; k++ {
 		b := sym.iperm[k]
@@ -118,7 +142,6 @@ func AnalyseAugmented(nc, ny int, rowPtr, col []int, vals []float64, opt Options
 	for i := 0; i < nc; i++ {
 		r := sym.iperm[ny+i]
 		a.posR[i] = int32(sym.position(r, r))
-		a.neg[r] = true
 		for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
 			c := sym.iperm[col[p]]
 			lo, hi := min(r, c), max(r, c)

@@ -122,6 +122,11 @@ type Options struct {
 	// ordering (a permutation of the whole matrix), the analysis is the
 	// usual one.
 	EliminatePairs bool
+
+	// neg (AnalyseAugmented) marks, by elimination step of a Given
+	// ordering, the pivots that must be negative: supernodes do not mix
+	// them with positive ones.
+	neg []bool
 }
 
 func (o *Options) pivotTol() float64 {

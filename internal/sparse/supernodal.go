@@ -49,8 +49,10 @@ const (
 // newSupernodal partitions the columns of L into fundamental supernodes
 // (Liu, Ng & Peyton 1993: column j+1 continues j's supernode when it is j's
 // parent, its only child, and has one entry fewer), merges them by relaxed
-// amalgamation, and builds the row structures.
-func newSupernodal(s *symbolic) *supernodal {
+// amalgamation, and builds the row structures. With neg (the pivots' signs
+// of an augmented system), no supernode mixes negative and positive
+// pivots.
+func newSupernodal(s *symbolic, neg []bool) *supernodal {
 	n := s.n
 	cnt := make([]int, n)
 	for j := 0; j < n; j++ {
@@ -64,7 +66,7 @@ func newSupernodal(s *symbolic) *supernodal {
 	}
 	super := []int{0}
 	for j := 1; j < n; j++ {
-		if s.parent[j-1] == j && cnt[j-1] == cnt[j]+1 && nchild[j] == 1 {
+		if s.parent[j-1] == j && cnt[j-1] == cnt[j]+1 && nchild[j] == 1 && (neg == nil || neg[j-1] == neg[j]) {
 			continue
 		}
 		super = append(super, j)
@@ -72,7 +74,7 @@ func newSupernodal(s *symbolic) *supernodal {
 	if n > 0 {
 		super = append(super, n)
 	}
-	super = relax(super, s.parent, cnt)
+	super = relax(super, s.parent, cnt, neg)
 	ns := len(super) - 1
 	if n == 0 {
 		ns = 0
@@ -156,7 +158,7 @@ func newSupernodal(s *symbolic) *supernodal {
 // adjacent (the parent of the child's last column is the parent's first
 // column) and the merged block stays small or nearly dense; it returns the
 // new partition. cnt holds the strict column counts of L.
-func relax(super []int, parent []int, cnt []int) []int {
+func relax(super []int, parent []int, cnt []int, neg []bool) []int {
 	ns := len(super) - 1
 	if ns <= 1 {
 		return super
@@ -168,7 +170,7 @@ func relax(super []int, parent []int, cnt []int) []int {
 	for t := 0; t < ns-1; t++ {
 		f, l := first[t], super[t+1]
 		pl := super[t+2]
-		if parent[l-1] != l {
+		if parent[l-1] != l || neg != nil && neg[f] != neg[l] {
 			continue
 		}
 		wc, wp := l-f, pl-l
@@ -239,6 +241,8 @@ func factorSuper[T real](f *numeric, v *superValues[T], thr float64) error {
 		for d32 := head[t]; d32 != -1; {
 			d := int(d32)
 			nd := dnext[d]
+			// An augmented system's update is L_d·S_d·L_dᵀ, S_d = ±I.
+			negd := s.neg != nil && s.neg[super[d]]
 			dr := rows[rp[d]:rp[d+1]]
 			md := len(dr)
 			wd := super[d+1] - super[d]
@@ -264,6 +268,12 @@ func factorSuper[T real](f *numeric, v *superValues[T], thr float64) error {
 				rj := int(rel[jj])
 				col := X[rj*m : (rj+1)*m]
 				cj := c[jj*nr+jj : (jj+1)*nr]
+				if negd {
+					for ii, r := range rel[jj:] {
+						col[r] += cj[ii]
+					}
+					continue
+				}
 				if int(rel[nr-1])-rj == nr-1-jj {
 					// The rows from jj on are contiguous in t's block.
 					col = col[rj : rj+len(cj)]
@@ -283,6 +293,12 @@ func factorSuper[T real](f *numeric, v *superValues[T], thr float64) error {
 				head[u] = int32(d)
 			}
 			d32 = nd
+		}
+		if s.neg != nil && s.neg[fc] {
+			// Negative pivots: −X = L_t·L_tᵀ, so X = L_t·(−I)·L_tᵀ.
+			for i := range X {
+				X[i] = -X[i]
+			}
 		}
 		if err := factorPanel(f, v, X, m, w, fc, thr); err != nil {
 			return err
@@ -347,6 +363,13 @@ func factorPanel[T real](f *numeric, v *superValues[T], X []T, m, w, fc int, thr
 			cj := X[j*m : (j+1)*m]
 			panelColumn(v.add, cj[j:], X[k0*m:], m, j, j-k0)
 			djj := float64(cj[j])
+			if f.perturb != nil && f.s.neg[fc+j] && djj < f.perturb[fc+j] && !math.IsNaN(djj) {
+				// Static pivoting of an augmented system's row (the
+				// panel is negated: its pivots are positive).
+				djj = f.perturb[fc+j]
+				cj[j] = T(djj)
+				f.perturbed++
+			}
 			if single && !(djj >= SingleTol*f.cx[f.s.cp[fc+j+1]-1]) && !math.IsNaN(djj) {
 				// Not resolved in single precision, positive or not.
 				return ErrPrecision
@@ -440,6 +463,14 @@ func solveSuper[T real](f *numeric, x []T, acc accum4[T], w []float64) {
 		below = below[:len(u)]
 		for i, ri := range below {
 			w[ri] -= u[i]
+		}
+	}
+	if neg := f.s.neg; neg != nil {
+		// C = L·S·Lᵀ with S = ±1 by the pivots' signs.
+		for k, ng := range neg {
+			if ng {
+				w[k] = -w[k]
+			}
 		}
 	}
 	for t := sn.ns - 1; t >= 0; t-- {

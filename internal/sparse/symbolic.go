@@ -36,6 +36,7 @@ type symbolic struct {
 	nnz   int // nnz(L), strictly lower
 
 	sn     *supernodal // the supernodes, for Method Supernodal; nil otherwise
+	neg    []bool      // by step, a negative pivot (augmented systems); nil for none
 	method Method      // Simplicial or Supernodal
 }
 
@@ -84,7 +85,7 @@ func newSymbolic(adj *adjacency, opt *Options, full bool) (*symbolic, error) {
 		}
 		iperm[i] = k
 	}
-	s := &symbolic{n: n, perm: perm, iperm: iperm}
+	s := &symbolic{n: n, perm: perm, iperm: iperm, neg: opt.neg}
 	if err := s.upper(adj); err != nil {
 		return nil, err
 	}
@@ -120,7 +121,7 @@ func newSymbolic(adj *adjacency, opt *Options, full bool) (*symbolic, error) {
 	case Supernodal:
 		s.method = Supernodal
 		if full {
-			s.sn = newSupernodal(s)
+			s.sn = newSupernodal(s, opt.neg)
 			s.li, s.rp, s.rj = nil, nil, nil
 		}
 	default:
