@@ -65,7 +65,10 @@ type options struct {
 	nonmonotone int
 	// ladder is enforce.Settings.SmoothingLadder of every row's
 	// projection (as stopFeasible).
-	ladder   []float64
+	ladder []float64
+	// rowPath is enforce.Settings.Path of every row's projection (as
+	// stopFeasible): PathSparse, or PathAugmented with -path augmented.
+	rowPath  enforce.Path
 	damping  float64
 	fbeps    float64
 	maxDepth int
@@ -77,7 +80,7 @@ type options struct {
 }
 
 func defaults() options {
-	return options{ipopt: 3, maxDepth: 300, stopFeasible: true, ladder: []float64{1e-4}, smoothing: 1e-2, damping: enforce.DefaultDamping, fbeps: acopf.ProjectionFBEpsilon, out: harness.DefaultOut("acopf-learn"),
+	return options{ipopt: 3, maxDepth: 300, stopFeasible: true, ladder: []float64{1e-4}, rowPath: enforce.PathSparse, smoothing: 1e-2, damping: enforce.DefaultDamping, fbeps: acopf.ProjectionFBEpsilon, out: harness.DefaultOut("acopf-learn"),
 		seeds: "1", recipe: recipe{supEpochs: 300, epochs: 5, supBatch: 32, batch: 16, supLR: 1e-3, lr: 1e-5, stdFloor: -1, lambdaC: -1, width: 0, grad: "final-projector", weights: "spread"}}
 }
 
@@ -95,6 +98,11 @@ func flags(o *options) *harness.Flags {
 	})
 	f.Func("model-ladder", "enforce.Settings.SmoothingLadder of the trained models' own projections, training's and the inference settings they save (comma-separated; default none, as the checkpoints written before 2026-12-07 14:30 record, which a different value cannot resume); the rows' projection takes -smoothing-ladder", func(v string) (err error) {
 		o.recipe.ladder, err = parseLadder(v)
+		return err
+	})
+	f.Func("path", "enforce.Settings.Path of every row's projection (not of training's): \"sparse\" (PathSparse: G = B·W⁻¹·Bᵀ factored, as every run recorded before 2026-12-07 16:30) or \"augmented\" (PathAugmented: solves through the augmented system [W Bᵀ; B −δI], whose factor has a fraction of G's fill on the grids' full constraint sets; the same steps up to rounding) (default sparse)", func(v string) error {
+		p, err := parsePath(v)
+		o.rowPath = p
 		return err
 	})
 	f.IntVar(&o.nonmonotone, "nonmonotone", o.nonmonotone, "enforce.Settings.Nonmonotone of every row's projection (not of training's): the line search compares a trial with the largest merit of the last N iterates (0: monotone)")

@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 
+	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/layers"
 	"github.com/enforce-nn/enforce/problems/acopf"
 	"github.com/enforce-nn/enforce/problems/acopf/dataset"
@@ -251,4 +252,45 @@ func TestModelLadderFlag(t *testing.T) {
 	require.NoError(t, flags(&d).Parse(nil))
 	assert.Nil(t, projection(d, nil, 0, 0).SmoothingLadder, "none by default: earlier checkpoints resume")
 	assert.Error(t, flags(&d).Parse([]string{"-model-ladder", "x"}))
+}
+
+// TestPathFlag: -path sets the rows' projection's Settings.Path (sparse by
+// default, augmented on request), projects case57_ieee's optimum
+// perturbed to the same point on both paths, and rejects other values.
+func TestPathFlag(t *testing.T) {
+	o := defaults()
+	assert.Equal(t, enforce.PathSparse, o.rowPath)
+	assert.ErrorContains(t, flags(&o).Parse([]string{"-path", "dense"}), "-path")
+	require.NoError(t, flags(&o).Parse([]string{"-path", "augmented"}))
+	assert.Equal(t, enforce.PathAugmented, o.rowPath)
+
+	c, err := acopf.Load("pglib_opf_case57_ieee")
+	require.NoError(t, err)
+	m, err := acopf.NewModel(c)
+	require.NoError(t, err)
+	k, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true})
+	require.NoError(t, err)
+	opt, err := acopf.ReferenceOptimum(c.Name)
+	require.NoError(t, err)
+	nx, ny := m.Dims()
+	x, y := mat.NewDense(4, nx, nil), mat.NewDense(4, ny, nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 4 {
+		x.SetRow(i, m.Loads())
+		m.Perturb(y.RawRowView(i), opt.Y, acopf.Perturbation{Vm: 1e-2, Va: 1e-2, PQ: 1e-2}, rng)
+	}
+	var outs [2]*mat.Dense
+	for i, p := range []enforce.Path{enforce.PathSparse, enforce.PathAugmented} {
+		o.rowPath = p
+		a, err := rowProjection(o, k, nil)
+		require.NoError(t, err)
+		assert.Equal(t, p, a.Path())
+		var st enforce.Stats
+		outs[i], st, err = a.Project(x, y)
+		require.NoError(t, err)
+		assert.True(t, st.Converged(), "%v: %v", p, st)
+	}
+	for i, v := range outs[0].RawMatrix().Data {
+		assert.InDelta(t, v, outs[1].RawMatrix().Data[i], 1e-7)
+	}
 }

@@ -201,8 +201,19 @@ func projection(o options, diag []float64, tol float64, g enforce.GradMode) enfo
 // -nonmonotone and -smoothing-ladder.
 func rowProjection(o options, k enforce.Constraint, diag []float64) (*enforce.AdaNP, error) {
 	s := projection(o, diag, 0, 0)
-	s.StopWhenFeasible, s.Nonmonotone, s.SmoothingLadder = o.stopFeasible, o.nonmonotone, o.ladder
+	s.StopWhenFeasible, s.Nonmonotone, s.SmoothingLadder, s.Path = o.stopFeasible, o.nonmonotone, o.ladder, o.rowPath
 	return enforce.NewAdaNP(k, s)
+}
+
+// parsePath parses the value of -path.
+func parsePath(v string) (enforce.Path, error) {
+	switch strings.TrimSpace(v) {
+	case "sparse":
+		return enforce.PathSparse, nil
+	case "augmented":
+		return enforce.PathAugmented, nil
+	}
+	return enforce.PathSparse, fmt.Errorf("want sparse or augmented, got %q", v)
 }
 
 // parseLadder parses the value of -smoothing-ladder and -model-ladder:
