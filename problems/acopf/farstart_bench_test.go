@@ -217,3 +217,62 @@ func BenchmarkStopWhenFeasible(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAugmented projects perturbed optima (σ = 1e-3; 100 per PEGASE
+// grid, 20 on case10000_goc) onto PGLib's full constraint set with the
+// settings of acopf-learn's rows (DefaultDamping, StopWhenFeasible,
+// Smoothing 1e-2 with the ladder {1e-4}, MaxDepth 300) on PathSparse and
+// PathAugmented, alternated twice: time and steps per sample, the
+// factorisations that fell back to G's, and each factor's multiply–adds.
+// Run it with
+//
+//	go test -run '^$' -bench Augmented -benchtime 1x -timeout 1h ./problems/acopf/
+//
+// (-short keeps case1354_pegase only).
+func BenchmarkAugmented(b *testing.B) {
+	cases := []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"}
+	if testing.Short() {
+		cases = cases[:1]
+	}
+	for _, name := range cases {
+		m := loadModel(b, name)
+		rows := 100
+		if name == "pglib_opf_case10000_goc" {
+			rows = 20
+		}
+		x, y := perturbedOptima(b, m, rows, 1e-3)
+		k, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon, BranchLimits: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for round := range 2 {
+			for _, path := range []enforce.Path{enforce.PathSparse, enforce.PathAugmented} {
+				a, err := enforce.NewAdaNP(k, enforce.Settings{Path: path, Damping: enforce.DefaultDamping, StopWhenFeasible: true,
+					Smoothing: 1e-2, SmoothingLadder: []float64{1e-4}, MaxDepth: 300})
+				if err != nil {
+					b.Fatal(err)
+				}
+				pname := "sparse"
+				if path == enforce.PathAugmented {
+					pname = "augmented"
+				}
+				b.Run(fmt.Sprintf("%s/%s/round=%d", name, pname, round), func(b *testing.B) {
+					var stats enforce.Stats
+					for b.Loop() {
+						if _, stats, err = a.Project(x, y); err != nil {
+							b.Fatal(err)
+						}
+					}
+					info, _ := a.SparseInfo()
+					b.ReportMetric(stats.MeanDepth, "steps/sample")
+					b.ReportMetric(float64(stats.NotConverged), "missed")
+					b.ReportMetric(float64(stats.Clamped), "clamped")
+					b.ReportMetric(float64(info.AugmentedFallbacks), "fallbacks")
+					b.ReportMetric(info.Flops, "G-flops")
+					b.ReportMetric(info.AugFlops, "K-flops")
+					b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N*rows), "ms/sample")
+				})
+			}
+		}
+	}
+}
