@@ -524,11 +524,18 @@ func (f *AugFactor) pcg(x, mu []float64) bool {
 		for i := range m {
 			m[i] += alpha * p[i]
 		}
-		// The true residual, every iteration: the recursion's drifts
-		// below rounding level after the first iterations.
-		f.mulG(q, m)
-		for i := range r {
-			r[i] = x[i] - q[i]
+		// The true residual, every iteration after the first (where
+		// m = α·p, so G·m is α·q): the recursion's drifts below rounding
+		// level after the first iterations.
+		if it == 0 {
+			for i := range r {
+				r[i] = x[i] - alpha*q[i]
+			}
+		} else {
+			f.mulG(q, m)
+			for i := range r {
+				r[i] = x[i] - q[i]
+			}
 		}
 		be := f.backward(r, m, x)
 		if be < best {
