@@ -99,6 +99,7 @@ func TestAugmentedMatchesSparse(t *testing.T) {
 					if path == PathAugmented {
 						assert.Positive(t, info.AugNNZL)
 						assert.Zero(t, info.AugmentedFallbacks)
+						assert.Zero(t, info.AugmentedInexact)
 					}
 				}
 				assert.True(t, sts[1].Converged(), "%+v", sts[1])

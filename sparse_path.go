@@ -216,11 +216,15 @@ type SparseInfo struct {
 	// one factorisation, zero until the first projection orders K, and
 	// AugmentedFallbacks counts the factorisations so far that fell back to
 	// G's own factor (ErrAugmented: K's could not give a backward-stable
-	// solve).
+	// solve), AugmentedInexact the solves so far that stopped above a
+	// backward error of 1e-10 (their best iterate was used; where a
+	// factorisation raised no pivot it is not probed, and its solves are
+	// checked only as they run).
 	Augmented          bool
 	AugNNZL            int
 	AugFlops           float64
 	AugmentedFallbacks int64
+	AugmentedInexact   int64
 }
 
 // SparseInfo returns the sparse path's analysis, and false when a takes
@@ -243,9 +247,12 @@ func (a *AdaNP) SparseInfo() (SparseInfo, bool) {
 			continue
 		}
 		info.AugmentedFallbacks += b.sp.augFallbacks.Load()
-		if k := b.sp.aug.Load(); k != nil && info.AugNNZL == 0 {
-			st := k.Stats()
-			info.AugNNZL, info.AugFlops = st.NNZL, st.Flops
+		if k := b.sp.aug.Load(); k != nil {
+			info.AugmentedInexact += k.InexactSolves()
+			if info.AugNNZL == 0 {
+				st := k.Stats()
+				info.AugNNZL, info.AugFlops = st.NNZL, st.Flops
+			}
 		}
 	}
 	return info, true
