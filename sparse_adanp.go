@@ -413,9 +413,10 @@ func rowSets(nc, n int, rowPtr, col []int) [][]int {
 // prepareAugmented orders K (PathAugmented) at the first projection, from
 // B's values at the first sample's starting point (x, y with its latent
 // variables): each row comes after its column of largest |B_ij| there. B
-// not finite there gives the structural order (a row after its private
-// column, else after the first of its columns to be eliminated). It does
-// nothing once K is ordered, or off PathAugmented.
+// not finite there, or an Eval that panics (the projection then reports
+// it, naming the sample), gives the structural order (a row after its
+// private column, else after the first of its columns to be eliminated).
+// It does nothing once K is ordered, or off PathAugmented.
 func (a *AdaNP) prepareAugmented(x, y []float64) error {
 	p := a.sp
 	if p == nil || !p.augmented || p.aug.Load() != nil {
@@ -426,19 +427,29 @@ func (a *AdaNP) prepareAugmented(x, y []float64) error {
 	if p.aug.Load() != nil {
 		return nil
 	}
-	c := make([]float64, a.nc)
-	vals := make([]float64, p.nnz)
-	p.sj.Eval(x, y, c, vals)
-	for _, v := range vals {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			vals = nil
-			break
-		}
-	}
+	vals := augmentedValues(p, x, y, a.nc)
 	k, err := sparse.AnalyseAugmented(a.nc, a.n, p.rowPtr, p.col, vals, sparse.Options{})
 	if err != nil {
 		return fmt.Errorf("enforce: analysis of the augmented system: %w", err)
 	}
 	p.aug.Store(k)
 	return nil
+}
+
+// augmentedValues returns B's values at (x, y), or nil where they are not
+// finite or the constraint's Eval panics.
+func augmentedValues(p *sparsePath, x, y []float64, nc int) (vals []float64) {
+	defer func() {
+		if recover() != nil {
+			vals = nil
+		}
+	}()
+	vals = make([]float64, p.nnz)
+	p.sj.Eval(x, y, make([]float64, nc), vals)
+	for _, v := range vals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+	}
+	return vals
 }
