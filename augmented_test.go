@@ -198,21 +198,3 @@ func TestAugmentedPathErrors(t *testing.T) {
 	assert.True(t, info.Augmented)
 	assert.Zero(t, info.AugNNZL, "K is ordered at the first projection")
 }
-
-// TestAugmentedPanicNamesSample: a panic in the constraint at the sample
-// that orders K (the first) comes back as the projection's error naming
-// it, and the AdaNP works afterwards (K ordered structurally, as where B
-// is not finite there).
-func TestAugmentedPanicNamesSample(t *testing.T) {
-	sys := spPanicky{newSPSystem(rand.New(rand.NewPCG(1, 2)), 1, 6, 3, 3, 2)}
-	a, err := NewAdaNP(sys, Settings{Path: PathAugmented})
-	require.NoError(t, err)
-	x := mat.NewDense(3, 1, []float64{7, 0.1, 0.2})
-	_, _, err = a.Project(x, mat.NewDense(3, 6, nil))
-	assert.ErrorContains(t, err, "sample 0")
-	assert.ErrorContains(t, err, "boom")
-	x.Set(0, 0, 0.3)
-	_, st, err := a.Project(x, mat.NewDense(3, 6, nil))
-	require.NoError(t, err)
-	assert.True(t, st.Converged())
-}

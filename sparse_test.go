@@ -392,19 +392,27 @@ func (p spPanicky) Capabilities() Capabilities {
 // TestSparsePanicNamesSample: a panic in user code on the sparse path
 // comes back as an error naming the sample.
 func TestSparsePanicNamesSample(t *testing.T) {
-	sys := spPanicky{newSPSystem(rand.New(rand.NewPCG(1, 2)), 1, 6, 3, 3, 2)}
-	a, err := NewAdaNP(sys, Settings{Path: PathSparse})
-	require.NoError(t, err)
-	x := mat.NewDense(3, 1, []float64{0.1, 7, 0.2})
-	_, _, err = a.Project(x, mat.NewDense(3, 6, nil))
-	assert.ErrorContains(t, err, "sample 1")
-	assert.ErrorContains(t, err, "boom")
-	// The AdaNP still works afterwards.
-	x.Set(1, 0, 0.3)
-	_, st, err := a.Project(x, mat.NewDense(3, 6, nil))
-	require.NoError(t, err)
-	assert.True(t, st.Converged())
-	assert.False(t, math.IsNaN(st.After.Max))
+	// On PathAugmented the first sample also orders K: a panic there
+	// gives the structural order, and the projection reports it.
+	for _, tc := range []struct {
+		path   Path
+		sample int
+	}{{PathSparse, 1}, {PathAugmented, 0}, {PathAugmented, 1}} {
+		sys := spPanicky{newSPSystem(rand.New(rand.NewPCG(1, 2)), 1, 6, 3, 3, 2)}
+		a, err := NewAdaNP(sys, Settings{Path: tc.path})
+		require.NoError(t, err)
+		x := mat.NewDense(3, 1, []float64{0.1, 0.15, 0.2})
+		x.Set(tc.sample, 0, 7)
+		_, _, err = a.Project(x, mat.NewDense(3, 6, nil))
+		assert.ErrorContains(t, err, fmt.Sprintf("sample %d", tc.sample), tc.path)
+		assert.ErrorContains(t, err, "boom")
+		// The AdaNP still works afterwards.
+		x.Set(tc.sample, 0, 0.3)
+		_, st, err := a.Project(x, mat.NewDense(3, 6, nil))
+		require.NoError(t, err)
+		assert.True(t, st.Converged())
+		assert.False(t, math.IsNaN(st.After.Max))
+	}
 }
 
 // TestPathAuto checks PathAuto's rule on both sides of the crossover: a
