@@ -50,7 +50,6 @@ type Augmented struct {
 	posW        []int32 // position in ci of column k's diagonal
 	posB        []int32 // position in ci of B's entry p
 	posR        []int32 // position in ci of row i's diagonal
-	neg         []bool  // per elimination step: a row (negative pivot)
 	inexact     atomic.Int64
 }
 
@@ -143,7 +142,6 @@ func AnalyseAugmented(nc, ny int, rowPtr, col []int, vals []float64, opt Options
 		sym: sym, nc: nc, ny: ny,
 		rowPtr: append([]int(nil), rowPtr...), col: append([]int(nil), col...),
 		posW: make([]int32, ny), posB: make([]int32, len(col)), posR: make([]int32, nc),
-		neg: neg,
 	}
 	for k := 0; k < ny; k++ {
 		b := sym.iperm[k]
@@ -311,7 +309,6 @@ func (a *Augmented) NewFactor() *AugFactor {
 		mu: make([]float64, nc), r: make([]float64, nc), z: make([]float64, nc),
 		p: make([]float64, nc), q: make([]float64, nc), rhs: make([]float64, nc), m: make([]float64, nc),
 	}
-	f.numeric.neg = a.neg
 	f.numeric.perturb = make([]float64, n)
 	return f
 }

@@ -31,9 +31,6 @@ type numeric struct {
 	// pivot threshold: a pairElim factor sets it to the largest diagonal
 	// entry of the whole matrix, of which this one is a Schur complement.
 	maxFloor float64
-	// neg, for an augmented system (simplicial only), marks the steps
-	// whose pivot must be negative (below −thr) rather than above thr.
-	neg []bool
 	// perturb, when not nil, holds per step a threshold t_k: a row's
 	// pivot above −t_k is replaced by −t_k (static pivoting); perturbed
 	// counts them.
@@ -169,22 +166,14 @@ func (f *numeric) factor() error {
 			lx[q1] = l
 			next[j]++
 		}
-		if f.neg != nil && f.neg[k] {
-			if f.perturb != nil && dk > -f.perturb[k] && !math.IsNaN(dk) && !math.IsInf(dk, 0) {
-				dk = -f.perturb[k]
-				f.perturbed++
-			}
-			if !(dk < -thr) {
-				clear(y)
-				if math.IsNaN(dk) || math.IsInf(dk, 0) {
-					return ErrNonFinite
-				}
-				return &NotPositiveError{Index: s.perm[k], Step: k, Pivot: dk, MaxDiag: maxd}
-			}
-			d[k] = dk
-			continue
+		// An augmented system's rows (s.neg) have negative pivots, which
+		// static pivoting keeps at most −perturb[k].
+		neg := s.neg != nil && s.neg[k]
+		if neg && f.perturb != nil && dk > -f.perturb[k] && !math.IsNaN(dk) && !math.IsInf(dk, 0) {
+			dk = -f.perturb[k]
+			f.perturbed++
 		}
-		if !(dk > thr) {
+		if neg && !(dk < -thr) || !neg && !(dk > thr) {
 			clear(y)
 			if math.IsNaN(dk) || math.IsInf(dk, 0) {
 				return ErrNonFinite
