@@ -217,39 +217,6 @@ func constrainRows(order []int, ny, nc int, rowPtr, col []int, vals []float64) [
 	return out
 }
 
-// checkPattern validates an nc×ny CSR pattern as AnalyseGram does.
-func checkPattern(nc, ny int, rowPtr, col []int) error {
-	if nc < 0 || ny < 0 {
-		return errPattern("negative dimension %d×%d", nc, ny)
-	}
-	if nc > maxIndex || ny > maxIndex || len(col) > maxIndex {
-		return errPattern("dimension %d×%d with %d entries exceeds the int32 index range", nc, ny, len(col))
-	}
-	if len(rowPtr) != nc+1 {
-		return errPattern("len(rowPtr) = %d, want nc+1 = %d", len(rowPtr), nc+1)
-	}
-	if rowPtr[0] != 0 || rowPtr[nc] != len(col) {
-		return errPattern("rowPtr[0] = %d and rowPtr[nc] = %d, want 0 and len(col) = %d", rowPtr[0], rowPtr[nc], len(col))
-	}
-	for i := 0; i < nc; i++ {
-		if rowPtr[i+1] < rowPtr[i] {
-			return errPattern("rowPtr decreases at row %d", i)
-		}
-		prev := -1
-		for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
-			c := col[p]
-			if c < 0 || c >= ny {
-				return errPattern("row %d has column %d outside [0, %d)", i, c, ny)
-			}
-			if c <= prev {
-				return errPattern("row %d: columns not strictly increasing (%d after %d)", i, c, prev)
-			}
-			prev = c
-		}
-	}
-	return nil
-}
-
 // N returns nc, the order of G.
 func (a *Augmented) N() int { return a.nc }
 
