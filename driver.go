@@ -311,7 +311,7 @@ func (a *AdaNP) forwardPass(dst, x, yhat *mat.Dense, tr *Trace, noSteps bool, di
 	if r, c := dst.Dims(); r != rows || c != a.ny {
 		return Stats{}, fmt.Errorf("enforce: destination is %d×%d, want %d×%d", r, c, rows, a.ny)
 	}
-	if a.sp != nil && a.sp.augmented && !noSteps {
+	if a.sp != nil && a.sp.augmented && a.sp.aug.Load() == nil && !noSteps {
 		y0 := make([]float64, a.n)
 		copy(y0, yr.Data[:a.ny])
 		if io != nil && io.latent != nil {

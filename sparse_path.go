@@ -263,7 +263,7 @@ func (a *AdaNP) SparseInfo() (SparseInfo, bool) {
 func (a *AdaNP) withStages() []*AdaNP {
 	var all []*AdaNP
 	if sm := a.sm; sm != nil {
-		for _, b := range append(append([]*AdaNP{sm.first}, sm.ladder...), sm.pre, sm.second) {
+		for _, b := range append(append([]*AdaNP{sm.first}, sm.stages()...), sm.second) {
 			if b != nil {
 				all = append(all, b.withStages()...)
 			}
