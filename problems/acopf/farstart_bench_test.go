@@ -167,17 +167,7 @@ func BenchmarkEqualitySteps(b *testing.B) {
 //
 // (-short keeps case1354_pegase only).
 func BenchmarkStopWhenFeasible(b *testing.B) {
-	cases := []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"}
-	if testing.Short() {
-		cases = cases[:1]
-	}
-	for _, name := range cases {
-		m := loadModel(b, name)
-		rows := 100
-		if name == "pglib_opf_case10000_goc" {
-			rows = 20
-		}
-		x, y := perturbedOptima(b, m, rows, 1e-3)
+	forBenchGrids(b, func(name string, m *Model, x, y *mat.Dense, rows int) {
 		for _, set := range []struct {
 			name string
 			opt  ConstraintOptions
@@ -215,7 +205,7 @@ func BenchmarkStopWhenFeasible(b *testing.B) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // BenchmarkAugmented projects perturbed optima (σ = 1e-3; 100 per PEGASE
@@ -230,17 +220,7 @@ func BenchmarkStopWhenFeasible(b *testing.B) {
 //
 // (-short keeps case1354_pegase only).
 func BenchmarkAugmented(b *testing.B) {
-	cases := []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"}
-	if testing.Short() {
-		cases = cases[:1]
-	}
-	for _, name := range cases {
-		m := loadModel(b, name)
-		rows := 100
-		if name == "pglib_opf_case10000_goc" {
-			rows = 20
-		}
-		x, y := perturbedOptima(b, m, rows, 1e-3)
+	forBenchGrids(b, func(name string, m *Model, x, y *mat.Dense, rows int) {
 		k, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon, BranchLimits: true})
 		if err != nil {
 			b.Fatal(err)
@@ -274,5 +254,24 @@ func BenchmarkAugmented(b *testing.B) {
 				})
 			}
 		}
+	})
+}
+
+// forBenchGrids calls fn with the model of case1354_pegase, case2869_pegase
+// and case10000_goc (-short: case1354_pegase only) and points perturbed
+// around its reference optimum (σ = 1e-3; 100, and 20 on case10000_goc).
+func forBenchGrids(b *testing.B, fn func(name string, m *Model, x, y *mat.Dense, rows int)) {
+	cases := []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"}
+	if testing.Short() {
+		cases = cases[:1]
+	}
+	for _, name := range cases {
+		m := loadModel(b, name)
+		rows := 100
+		if name == "pglib_opf_case10000_goc" {
+			rows = 20
+		}
+		x, y := perturbedOptima(b, m, rows, 1e-3)
+		fn(name, m, x, y, rows)
 	}
 }
