@@ -114,24 +114,6 @@ func TestAugmentedMatchesSparse(t *testing.T) {
 	}
 }
 
-// TestAugmentedUnrolledFD checks PathAugmented's Unrolled gradients (ŷ and
-// x) against finite differences of the computed map, with general and
-// bound-like inequalities.
-func TestAugmentedUnrolledFD(t *testing.T) {
-	c, x, yhat := fbRowsProblem(t, 7, 2)
-	a, err := NewAdaNP(c, Settings{Path: PathAugmented, MinDepth: 3, MaxDepth: 3})
-	require.NoError(t, err)
-	assert.True(t, a.ExactGradient())
-	rnd := rand.New(rand.NewPCG(9, 9))
-	_, ny := yhat.Dims()
-	g := randDense(rnd, 2, ny, 1)
-	gy, gx, gs := gtVJP(t, a, x, yhat, g)
-	wy, wx := gtFD(t, a, x, yhat, g)
-	assert.Less(t, relErr(gy, wy), 2e-5, "ŷ-gradient\n got %v\nwant %v", gy, wy)
-	assert.Less(t, relErr(gx, wx), 2e-5, "x-gradient\n got %v\nwant %v", gx, wx)
-	assert.True(t, gs.Exact(), "%+v", gs)
-}
-
 // TestAugmentedGOMAXPROCS: K is ordered from the batch's first sample, not
 // from whichever worker factors first, so the results do not depend on the
 // number of threads.

@@ -225,27 +225,44 @@ func TestSparseMatchesDense(t *testing.T) {
 
 // TestSparseUnrolledFD checks the sparse path's Unrolled gradients (ŷ and
 // x) against finite differences of the computed map, for every weighting
-// and globalisation variant, on random sparse systems.
+// and globalisation variant, on random sparse systems, and with general
+// Fischer–Burmeister rows (fbRowsProblem), on PathSparse and PathAugmented.
 func TestSparseUnrolledFD(t *testing.T) {
+	type fdCase struct {
+		name       string
+		c          Constraint
+		x, yhat, g *mat.Dense
+		s          Settings
+	}
+	var cases []fdCase
 	for _, v := range spSettings {
-		t.Run(v.name, func(t *testing.T) {
-			rnd := rand.New(rand.NewPCG(21, uint64(len(v.name))))
-			const nx, ny, nc, rows = 2, 12, 7, 2
-			sys := newSPSystem(rnd, nx, ny, nc, 4, 5)
-			s := Settings{Path: PathSparse, MinDepth: 3, MaxDepth: 3}
-			v.set(&s, ny)
-			a, err := NewAdaNP(sys, s)
-			require.NoError(t, err)
-			assert.True(t, a.ExactGradient())
-			x := randDense(rnd, rows, nx, 0.5)
-			yhat := randDense(rnd, rows, ny, 0.5)
-			g := randDense(rnd, rows, ny, 1)
-			gy, gx, gs := gtVJP(t, a, x, yhat, g)
-			wy, wx := gtFD(t, a, x, yhat, g)
-			assert.Less(t, relErr(gy, wy), 2e-5, "ŷ-gradient\n got %v\nwant %v", gy, wy)
-			assert.Less(t, relErr(gx, wx), 2e-5, "x-gradient\n got %v\nwant %v", gx, wx)
-			assert.True(t, gs.Exact(), "%+v", gs)
-		})
+		rnd := rand.New(rand.NewPCG(21, uint64(len(v.name))))
+		const nx, ny, nc, rows = 2, 12, 7, 2
+		sys := newSPSystem(rnd, nx, ny, nc, 4, 5)
+		s := Settings{MinDepth: 3, MaxDepth: 3}
+		v.set(&s, ny)
+		x := randDense(rnd, rows, nx, 0.5)
+		yhat := randDense(rnd, rows, ny, 0.5)
+		cases = append(cases, fdCase{v.name, sys, x, yhat, randDense(rnd, rows, ny, 1), s})
+	}
+	c, x, yhat := fbRowsProblem(t, 7, 2)
+	_, ny := yhat.Dims()
+	cases = append(cases, fdCase{"inequalities", c, x, yhat, randDense(rand.New(rand.NewPCG(9, 9)), 2, ny, 1), Settings{MinDepth: 3, MaxDepth: 3}})
+	for _, path := range []Path{PathSparse, PathAugmented} {
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("%v/%s", pathName(path), tc.name), func(t *testing.T) {
+				s := tc.s
+				s.Path = path
+				a, err := NewAdaNP(tc.c, s)
+				require.NoError(t, err)
+				assert.True(t, a.ExactGradient())
+				gy, gx, gs := gtVJP(t, a, tc.x, tc.yhat, tc.g)
+				wy, wx := gtFD(t, a, tc.x, tc.yhat, tc.g)
+				assert.Less(t, relErr(gy, wy), 2e-5, "ŷ-gradient\n got %v\nwant %v", gy, wy)
+				assert.Less(t, relErr(gx, wx), 2e-5, "x-gradient\n got %v\nwant %v", gx, wx)
+				assert.True(t, gs.Exact(), "%+v", gs)
+			})
+		}
 	}
 }
 
