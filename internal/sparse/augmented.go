@@ -217,12 +217,6 @@ func constrainRows(order []int, ny, nc int, rowPtr, col []int, vals []float64) [
 	return out
 }
 
-// N returns nc, the order of G.
-func (a *Augmented) N() int { return a.nc }
-
-// NY returns ny.
-func (a *Augmented) NY() int { return a.ny }
-
 // Stats returns the sizes of K's analysis (N = ny + nc).
 func (a *Augmented) Stats() Stats {
 	return Stats{N: a.sym.n, NNZA: len(a.sym.ci), NNZL: a.sym.nnzL(), Flops: a.sym.flops}
@@ -263,7 +257,6 @@ type AugFactor struct {
 	m              []float64 // nc: the current iterate
 	rhs            []float64 // nc
 	inexact        int
-	iters, solves  int
 }
 
 // NewFactor returns a worker's factor for a.
@@ -283,7 +276,7 @@ func (a *Augmented) NewFactor() *AugFactor {
 // Factor factors K for B's values bvals, the weights winv (G's w) and
 // G's ε, as Factor.Factor does G. K's δ is max(ε, AugDelta·min_i G_ii)
 // (over the nonzero G_ii); a row pivot above −augPerturb·min_i G_ii is
-// replaced by that value (static pivoting, counted by Perturbed), which
+// replaced by that value (static pivoting), which
 // the solves' conjugate gradients correct. It returns ErrNonFinite as
 // Factor.Factor does, and ErrAugmented where a pivot has the wrong sign,
 // or, where static pivoting raised a pivot (a row that depends on earlier
@@ -397,18 +390,10 @@ func (f *AugFactor) Factor(bvals, winv []float64, eps float64) error {
 // MaxDiag returns max_i G_ii (ε included) of the last Factor call.
 func (f *AugFactor) MaxDiag() float64 { return f.gmax }
 
-// Perturbed returns the number of row pivots of the last factorisation
-// that static pivoting replaced.
-func (f *AugFactor) Perturbed() int { return f.numeric.perturbed }
-
 // Inexact returns the number of solves since the last Factor whose
 // solution did not reach the accuracy of a backward-stable solve (the best
 // iterate was returned).
 func (f *AugFactor) Inexact() int { return f.inexact }
-
-// Iterations returns the conjugate-gradient iterations and the solves
-// since NewFactor (the probes included).
-func (f *AugFactor) Iterations() (iters, solves int) { return f.iters, f.solves }
 
 // Solve overwrites x, of length N(), with G⁻¹x for the G of the last
 // successful Factor: conjugate gradients on G preconditioned by K's
@@ -487,7 +472,6 @@ func (f *AugFactor) backward(r, mu, x []float64) float64 {
 // error of augStop, after augMaxIter iterations, or after three that do
 // not halve the best backward error.
 func (f *AugFactor) pcg(x, mu []float64) bool {
-	f.solves++
 	r, z, p, q, m := f.r, f.z, f.p, f.q, f.m
 	clear(m)
 	copy(r, x)
@@ -498,7 +482,6 @@ func (f *AugFactor) pcg(x, mu []float64) bool {
 	copy(mu, m)
 	stall := 0
 	for it := 0; it < augMaxIter; it++ {
-		f.iters++
 		f.mulG(q, p)
 		pq := dot(p, q)
 		if !(pq > 0) || !(rz > 0) {
