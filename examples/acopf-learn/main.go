@@ -81,7 +81,7 @@ type options struct {
 
 func defaults() options {
 	return options{ipopt: 3, maxDepth: 300, stopFeasible: true, ladder: []float64{1e-4}, rowPath: enforce.PathSparse, smoothing: 1e-2, damping: enforce.DefaultDamping, fbeps: acopf.ProjectionFBEpsilon, out: harness.DefaultOut("acopf-learn"),
-		seeds: "1", recipe: recipe{supEpochs: 300, epochs: 5, supBatch: 32, batch: 16, supLR: 1e-3, lr: 1e-5, stdFloor: -1, lambdaC: -1, width: 0, grad: "final-projector", weights: "spread"}}
+		seeds: "1", recipe: recipe{path: enforce.PathSparse, supEpochs: 300, epochs: 5, supBatch: 32, batch: 16, supLR: 1e-3, lr: 1e-5, stdFloor: -1, lambdaC: -1, width: 0, grad: "final-projector", weights: "spread"}}
 }
 
 func flags(o *options) *harness.Flags {
@@ -103,6 +103,11 @@ func flags(o *options) *harness.Flags {
 	f.Func("path", "enforce.Settings.Path of every row's projection (not of training's): \"sparse\" (PathSparse: G = B·W⁻¹·Bᵀ factored, as every run recorded before 2026-12-07 16:30) or \"augmented\" (PathAugmented: solves through the augmented system [W Bᵀ; B −δI], whose factor has a fraction of G's fill on the grids' full constraint sets; the same steps up to rounding) (default sparse)", func(v string) error {
 		p, err := parsePath(v)
 		o.rowPath = p
+		return err
+	})
+	f.Func("model-path", "enforce.Settings.Path of the trained models' own projections, training's and the inference settings they save: \"sparse\" or \"augmented\", as -path (default sparse, as every checkpoint written before 2026-12-07 19:00 records, which a different value cannot resume); the rows' projection takes -path", func(v string) error {
+		p, err := parsePath(v)
+		o.recipe.path = p
 		return err
 	})
 	f.IntVar(&o.nonmonotone, "nonmonotone", o.nonmonotone, "enforce.Settings.Nonmonotone of every row's projection (not of training's): the line search compares a trial with the largest merit of the last N iterates (0: monotone)")

@@ -254,6 +254,21 @@ func TestModelLadderFlag(t *testing.T) {
 	assert.Error(t, flags(&d).Parse([]string{"-model-ladder", "x"}))
 }
 
+// TestModelPathFlag: -model-path sets the models' own projections'
+// Settings.Path (training's and inference's), PathSparse by default, and
+// not the rows' (-path).
+func TestModelPathFlag(t *testing.T) {
+	d := defaults()
+	require.NoError(t, flags(&d).Parse(nil))
+	assert.Equal(t, enforce.PathSparse, projection(d, nil, 1e-6, 0).Path, "sparse by default: earlier checkpoints resume")
+	o := defaults()
+	require.NoError(t, flags(&o).Parse([]string{"-model-path", "augmented"}))
+	assert.Equal(t, enforce.PathAugmented, projection(o, nil, 1e-6, 0).Path)
+	assert.Equal(t, enforce.PathAugmented, projection(o, nil, 0, 0).Path)
+	assert.Equal(t, enforce.PathSparse, o.rowPath, "-path is the rows'")
+	assert.ErrorContains(t, flags(&o).Parse([]string{"-model-path", "dense"}), "-model-path")
+}
+
 // TestPathFlag: -path sets the rows' projection's Settings.Path (sparse by
 // default, augmented on request), projects case57_ieee's optimum
 // perturbed to the same point on both paths, and rejects other values.

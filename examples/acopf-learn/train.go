@@ -43,7 +43,11 @@ type recipe struct {
 	// ladder is enforce.Settings.SmoothingLadder of the models' own
 	// projections (training and their saved inference settings):
 	// -model-ladder, none by default so that earlier checkpoints resume.
-	ladder     []float64
+	ladder []float64
+	// path is enforce.Settings.Path of the models' own projections
+	// (as ladder): -model-path, PathSparse by default so that earlier
+	// checkpoints resume.
+	path       enforce.Path
 	ntrain     int
 	checkpoint string
 }
@@ -177,12 +181,12 @@ func projectionWeights(kind string, y *mat.Dense) ([]float64, error) {
 // tol; 0: train's default, mean|c| ≤ 1e-4) and inference (tol 0: max|c| ≤
 // 1e-6, at most -maxdepth steps):
 // the sparse path onto the full PGLib set with W = diag(diag) (W = I for
-// a nil diag), Smoothing (its first attempt's length and -model-ladder),
+// a nil diag; -model-path), Smoothing (its first attempt's length and -model-ladder),
 // Damping and EqualitySteps as the options say. The rows' projection adds -stop-feasible,
 // -nonmonotone and -smoothing-ladder (rowProjection); the models' own settings, which their
 // checkpoints record, do not, so that checkpoints written before those flags resume.
 func projection(o options, diag []float64, tol float64, g enforce.GradMode) enforce.Settings {
-	s := enforce.Settings{Path: enforce.PathSparse, Smoothing: o.smoothing, Damping: o.damping,
+	s := enforce.Settings{Path: o.recipe.path, Smoothing: o.smoothing, Damping: o.damping,
 		Tol: tol, Grad: g, EqualitySteps: o.eqSteps, SmoothingFirstDepth: o.smFirst, SmoothingLadder: o.recipe.ladder}
 	if diag != nil {
 		s.Weights, s.Diag = enforce.Diagonal, diag
@@ -198,14 +202,14 @@ func projection(o options, diag []float64, tol float64, g enforce.GradMode) enfo
 // rowProjection returns the AdaNP that projects the predictions of a
 // row (a trained model's, with its diag; the no-training baseline's, with
 // a nil diag): the inference settings of projection with -stop-feasible,
-// -nonmonotone and -smoothing-ladder.
+// -nonmonotone, -smoothing-ladder and -path.
 func rowProjection(o options, k enforce.Constraint, diag []float64) (*enforce.AdaNP, error) {
 	s := projection(o, diag, 0, 0)
 	s.StopWhenFeasible, s.Nonmonotone, s.SmoothingLadder, s.Path = o.stopFeasible, o.nonmonotone, o.ladder, o.rowPath
 	return enforce.NewAdaNP(k, s)
 }
 
-// parsePath parses the value of -path.
+// parsePath parses the value of -path and -model-path.
 func parsePath(v string) (enforce.Path, error) {
 	switch strings.TrimSpace(v) {
 	case "sparse":
