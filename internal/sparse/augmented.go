@@ -23,14 +23,18 @@ import (
 // LDLᵀ factorisation in any symmetric order, with positive pivots on the
 // columns and negative ones on the rows, but eliminating a row before any
 // of its columns gives it the pivot −δ and the factor an element growth of
-// about 1/δ. The ordering is therefore AMD's on K's pattern, constrained so
-// that each row comes after its partner column, its entry of largest
-// |B_ij| at a representative point (a row that AMD puts before it waits
-// until it is eliminated): its pivot is then at least about B_ij²·w_j.
-// The order costs little fill (on the PGLib grids' full constraint sets,
-// 7.7e5, 2.0e6 and 2.8e7 multiply–adds per factorisation against G's
-// 1.7e7, 6.3e7 and 3.3e8). The factor is up-looking LDLᵀ (Simplicial, see
-// AugMethod) with the signs of the pivots checked, and a row pivot that is
+// about 1/δ. The ordering therefore puts each row after its partner
+// column, its entry of largest |B_ij| at a representative point: its pivot
+// is then at least about B_ij²·w_j. Two such orders are analysed and the
+// one with fewer multiply–adds kept: AMD on the quotient graph in which
+// each row is merged into its partner (pairOrder), and AMD on K's pattern
+// with each row that comes too early moved after its partner
+// (constrainRows). The first wins on the PGLib grids' full constraint
+// sets (7.1e5, 1.8e6 and 1.7e7 multiply–adds per factorisation on
+// case1354_pegase, case2869_pegase and case10000_goc, against 7.7e5, 2.0e6
+// and 2.8e7 for the second and G's 1.7e7, 6.3e7 and 3.3e8), the second
+// on random patterns and a 5-point mesh, where many rows share a partner.
+// The factor is up-looking LDLᵀ (Simplicial, see AugMethod) with the signs of the pivots checked, and a row pivot that is
 // still tiny is raised (static pivoting). What the order cannot rule out,
 // a row whose partner's entry has become tiny since (the multiplier of a
 // limit that became active), or a row that depends on earlier ones (its
@@ -74,10 +78,12 @@ var AugMethod = Simplicial
 var ErrAugmented = errors.New("sparse: the augmented factor cannot stand in for G's")
 
 // AnalyseAugmented analyses the augmented system of B's pattern (given as
-// for AnalyseGram) and, where vals (B's values at a representative point,
-// in col's order) is not nil, orders each row after its column of largest
-// |B_ij|; with vals nil, after its private column (one no other row has),
-// else after the first of its columns that AMD eliminates.
+// for AnalyseGram) and orders each row after its partner column: where
+// vals (B's values at a representative point, in col's order) is not nil,
+// its column of largest |B_ij|; with vals nil, the first of its columns
+// that the fewest rows share (its private column, one no other row has,
+// where it has one). Of the two orders described at Augmented, it keeps
+// the one with fewer multiply–adds.
 // Options.Ordering must be AMD (the zero value); Options.Method is
 // AugMethod when Auto; PivotTol and EliminatePairs are ignored (the pivots
 // are checked by sign). An invalid pattern gives an error matching
@@ -96,47 +102,39 @@ func AnalyseAugmented(nc, ny int, rowPtr, col []int, vals []float64, opt Options
 	if n > maxIndex || 2*len(col) > maxIndex {
 		return nil, errPattern("augmented order %d with %d entries exceeds the int32 index range", n, 2*len(col))
 	}
-	// K's pattern without its diagonal, both triangles: column k's
-	// neighbours are the rows ny+i that hold it, row i's its columns.
-	ptr := make([]int, n+1)
-	for _, c := range col {
-		ptr[c+1]++
-	}
-	for i := 0; i < nc; i++ {
-		ptr[ny+i+1] = rowPtr[i+1] - rowPtr[i]
-	}
-	for k := 0; k < n; k++ {
-		ptr[k+1] += ptr[k]
-	}
-	idx := make([]int32, ptr[n])
-	fill := append([]int(nil), ptr[:n]...)
-	for i := 0; i < nc; i++ {
-		for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
-			c := col[p]
-			idx[fill[c]] = int32(ny + i)
-			fill[c]++
-			idx[fill[ny+i]] = int32(c)
-			fill[ny+i]++
-		}
-	}
-	adj := &adjacency{n: n, ptr: ptr, idx: idx}
+	adj := augmentedAdjacency(nc, ny, rowPtr, col)
 	dense := opt.Dense
 	if dense == 0 {
 		dense = DefaultDense
-	}
-	perm := constrainRows(amdOrder(adj, dense), ny, nc, rowPtr, col, vals)
-	neg := make([]bool, n)
-	for k, i := range perm {
-		neg[k] = i >= ny
 	}
 	method := opt.Method
 	if method == 0 {
 		method = AugMethod
 	}
-	sopt := Options{Ordering: Given, Perm: perm, Method: method, MaxNNZL: opt.MaxNNZL, neg: neg}
-	sym, err := newSymbolic(adj, &sopt, true)
-	if err != nil {
-		return nil, err
+	// Two orders, each row after its partner; the one with fewer
+	// multiply–adds is kept (neither is better on every family).
+	partner := partners(ny, nc, rowPtr, col, vals)
+	var sym *symbolic
+	var firstErr error
+	for _, perm := range [][]int{pairOrder(ny, nc, rowPtr, col, partner, dense), constrainRows(amdOrder(adj, dense), ny, nc, partner)} {
+		neg := make([]bool, n)
+		for k, i := range perm {
+			neg[k] = i >= ny
+		}
+		sopt := Options{Ordering: Given, Perm: perm, Method: method, MaxNNZL: opt.MaxNNZL, neg: neg}
+		s, err := newSymbolic(adj, &sopt, true)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		if sym == nil || s.flops < sym.flops {
+			sym = s
+		}
+	}
+	if sym == nil {
+		return nil, firstErr
 	}
 	a := &Augmented{
 		sym: sym, nc: nc, ny: ny,
@@ -159,25 +157,124 @@ func AnalyseAugmented(nc, ny int, rowPtr, col []int, vals []float64, opt Options
 	return a, nil
 }
 
+// augmentedAdjacency returns K's pattern without its diagonal, both
+// triangles: column k's neighbours are the rows ny+i that hold it, row
+// i's its columns.
+func augmentedAdjacency(nc, ny int, rowPtr, col []int) *adjacency {
+	n := ny + nc
+	ptr := make([]int, n+1)
+	for _, c := range col {
+		ptr[c+1]++
+	}
+	for i := 0; i < nc; i++ {
+		ptr[ny+i+1] = rowPtr[i+1] - rowPtr[i]
+	}
+	for k := 0; k < n; k++ {
+		ptr[k+1] += ptr[k]
+	}
+	idx := make([]int32, ptr[n])
+	fill := append([]int(nil), ptr[:n]...)
+	for i := 0; i < nc; i++ {
+		for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
+			c := col[p]
+			idx[fill[c]] = int32(ny + i)
+			fill[c]++
+			idx[fill[ny+i]] = int32(c)
+			fill[ny+i]++
+		}
+	}
+	return &adjacency{n: n, ptr: ptr, idx: idx}
+}
+
+// pairOrder returns the elimination order of K: AMD on the quotient graph
+// of K's pattern in which each row of B is merged into its partner column
+// (partner[i], −1 for a row without columns), so that the order eliminates
+// each column followed at once by the rows it partners and AMD's fill
+// estimates see them as they will be eliminated. Rows without columns
+// come last.
+func pairOrder(ny, nc int, rowPtr, col []int, partner []int, dense float64) []int {
+	// The quotient graph on the ny columns: row i joins its partner p to
+	// each of its other columns.
+	ptr := make([]int, ny+1)
+	for i, p := range partner {
+		for q := rowPtr[i]; q < rowPtr[i+1]; q++ {
+			if c := col[q]; c != p {
+				ptr[p+1]++
+				ptr[c+1]++
+			}
+		}
+	}
+	for k := 0; k < ny; k++ {
+		ptr[k+1] += ptr[k]
+	}
+	idx := make([]int32, ptr[ny])
+	fill := append([]int(nil), ptr[:ny]...)
+	for i, p := range partner {
+		for q := rowPtr[i]; q < rowPtr[i+1]; q++ {
+			if c := col[q]; c != p {
+				idx[fill[p]] = int32(c)
+				fill[p]++
+				idx[fill[c]] = int32(p)
+				fill[c]++
+			}
+		}
+	}
+	// Drop repeated neighbours (rows that share two columns).
+	mark := make([]int32, ny)
+	for k := range mark {
+		mark[k] = -1
+	}
+	out := 0
+	for k := 0; k < ny; k++ {
+		lo, hi := ptr[k], ptr[k+1]
+		ptr[k] = out
+		for _, j := range idx[lo:hi] {
+			if mark[j] != int32(k) {
+				mark[j] = int32(k)
+				idx[out] = j
+				out++
+			}
+		}
+	}
+	ptr[ny] = out
+	order := amdOrder(&adjacency{n: ny, ptr: ptr, idx: idx[:out]}, dense)
+	// Each column, then the rows it partners (in increasing order), then
+	// the rows without columns.
+	head := make([]int32, ny) // column → first row it partners, plus one
+	next := make([]int32, nc) // row → next row with the same partner, plus one
+	perm := make([]int, 0, ny+nc)
+	var empty []int
+	for i := nc - 1; i >= 0; i-- {
+		if p := partner[i]; p >= 0 {
+			next[i] = head[p]
+			head[p] = int32(i + 1)
+		}
+	}
+	for i, p := range partner {
+		if p < 0 {
+			empty = append(empty, ny+i)
+		}
+	}
+	for _, k := range order {
+		perm = append(perm, k)
+		for r := head[k]; r != 0; r = next[r-1] {
+			perm = append(perm, ny+int(r-1))
+		}
+	}
+	return append(perm, empty...)
+}
+
 // constrainRows returns order with each row of B (node ny+i) that comes
 // before its partner column moved to just after it; the relative order of
-// everything else is kept. A row's partner is its private column (one
-// that no other row has: the multiplier of a Fischer–Burmeister row),
-// else its column of largest |vals| (vals nil: the first of its columns
-// in order). A row without columns stays where it is.
-func constrainRows(order []int, ny, nc int, rowPtr, col []int, vals []float64) []int {
-	n := ny + nc
-	pos := make([]int, n)
+// everything else is kept. A row without columns stays where it is.
+func constrainRows(order []int, ny, nc int, partner []int) []int {
+	pos := make([]int, ny+nc)
 	for t, k := range order {
 		pos[k] = t
 	}
-	cnt := make([]int32, ny)
-	for _, c := range col {
-		cnt[c]++
-	}
 	head := make([]int32, ny) // column → first row waiting on it, plus one
 	next := make([]int32, nc) // row → next row waiting on the same column, plus one
-	out := make([]int, 0, n)
+	out := make([]int, 0, ny+nc)
 	for _, k := range order {
 		if k < ny {
 			out = append(out, k)
@@ -187,34 +284,54 @@ func constrainRows(order []int, ny, nc int, rowPtr, col []int, vals []float64) [
 			continue
 		}
 		i := k - ny
-		partner := -1
-		for p := rowPtr[i]; p < rowPtr[i+1] && vals == nil; p++ {
-			if cnt[col[p]] == 1 {
-				partner = col[p]
-				break
-			}
-		}
-		if partner < 0 {
-			best := -1.0
-			for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
-				c := col[p]
-				v := -float64(pos[c]) // vals nil: the first in order
-				if vals != nil {
-					v = math.Abs(vals[p])
-				}
-				if v > best {
-					best, partner = v, c
-				}
-			}
-		}
-		if partner < 0 || pos[partner] < pos[k] {
+		p := partner[i]
+		if p < 0 || pos[p] < pos[k] {
 			out = append(out, k)
 			continue
 		}
-		next[i] = head[partner]
-		head[partner] = int32(i + 1)
+		next[i] = head[p]
+		head[p] = int32(i + 1)
 	}
 	return out
+}
+
+// partners returns each row's partner column: its column of largest
+// |vals|, or with vals nil the first of its columns that the fewest rows
+// share (a private column, such as the multiplier of a
+// Fischer–Burmeister row, where it has one); −1 for a row without
+// columns.
+func partners(ny, nc int, rowPtr, col []int, vals []float64) []int {
+	var cnt []int32
+	if vals == nil {
+		cnt = make([]int32, ny)
+		for _, c := range col {
+			cnt[c]++
+		}
+	}
+	partner := make([]int, nc)
+	for i := range partner {
+		lo, hi := rowPtr[i], rowPtr[i+1]
+		partner[i] = -1
+		if lo == hi {
+			continue
+		}
+		partner[i] = col[lo]
+		if vals == nil {
+			for _, c := range col[lo:hi] {
+				if cnt[c] < cnt[partner[i]] {
+					partner[i] = c
+				}
+			}
+			continue
+		}
+		best := math.Abs(vals[lo])
+		for p := lo + 1; p < hi; p++ {
+			if v := math.Abs(vals[p]); v > best {
+				best, partner[i] = v, col[p]
+			}
+		}
+	}
+	return partner
 }
 
 // Stats returns the sizes of K's analysis (N = ny + nc).

@@ -105,6 +105,71 @@ func TestAugmentedOrderRowsAfterPartner(t *testing.T) {
 	}
 }
 
+// TestAugmentedOrders: both orders AnalyseAugmented compares (AMD on the
+// pairs' quotient graph, and AMD on K with rows moved after their
+// partners) are permutations of K's nodes with every row after its
+// partner, and it keeps the one with fewer multiply–adds; on random
+// patterns with and without private columns, a mesh, a row without
+// columns, with and without values.
+func TestAugmentedOrders(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	cases := []csr{randomB(rng, 50, 70, 4, true), randomB(rng, 60, 50, 3, false), meshB(rng, 12, 11), withoutColumns(randomB(rng, 20, 30, 3, false), 2)}
+	for ci, b := range cases {
+		for _, vals := range [][]float64{nil, b.val} {
+			partner := partners(b.cols, b.rows, b.ptr, b.col, vals)
+			adj := augmentedAdjacency(b.rows, b.cols, b.ptr, b.col)
+			best := math.Inf(1)
+			for oi, perm := range [][]int{pairOrder(b.cols, b.rows, b.ptr, b.col, partner, DefaultDense), constrainRows(amdOrder(adj, DefaultDense), b.cols, b.rows, partner)} {
+				n := b.cols + b.rows
+				pos := make([]int, n)
+				for k := range pos {
+					pos[k] = -1
+				}
+				for k, node := range perm {
+					if node < 0 || node >= n || pos[node] >= 0 {
+						t.Fatalf("case %d, order %d: not a permutation at %d (node %d)", ci, oi, k, node)
+					}
+					pos[node] = k
+				}
+				if len(perm) != n {
+					t.Fatalf("case %d, order %d: %d nodes, want %d", ci, oi, len(perm), n)
+				}
+				for i, p := range partner {
+					if p >= 0 && pos[b.cols+i] < pos[p] {
+						t.Errorf("case %d, order %d: row %d before its partner %d", ci, oi, i, p)
+					}
+				}
+				sopt := Options{Ordering: Given, Perm: perm, Method: Simplicial}
+				s, err := newSymbolic(adj, &sopt, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				best = math.Min(best, s.flops)
+			}
+			a, err := AnalyseAugmented(b.rows, b.cols, b.ptr, b.col, vals, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := a.Stats().Flops; got != best {
+				t.Errorf("case %d: kept an order of %g multiply–adds, the better has %g", ci, got, best)
+			}
+		}
+	}
+}
+
+// withoutColumns returns b with row i's entries removed.
+func withoutColumns(b csr, i int) csr {
+	out := csr{rows: b.rows, cols: b.cols, ptr: []int{0}}
+	for r := 0; r < b.rows; r++ {
+		if r != i {
+			out.col = append(out.col, b.col[b.ptr[r]:b.ptr[r+1]]...)
+			out.val = append(out.val, b.val[b.ptr[r]:b.ptr[r+1]]...)
+		}
+		out.ptr = append(out.ptr, len(out.col))
+	}
+	return out
+}
+
 // TestAugmentedRefuses: a G singular at ε = 0 (two equal rows) makes the
 // factor refuse (ErrAugmented: its probe finds cond(G) > 1e14), and a
 // NaN is ErrNonFinite; invalid patterns and values are ErrPattern.
