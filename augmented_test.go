@@ -180,3 +180,24 @@ func TestAugmentedPathErrors(t *testing.T) {
 	assert.True(t, info.Augmented)
 	assert.Zero(t, info.AugNNZL, "K is ordered at the first projection")
 }
+
+// TestSmoothingStagesShareAnalysis: the stages of Settings.Smoothing (the
+// plain attempt, a ladder rung, the smoothed stage and the last stage)
+// reuse the AdaNP's analysis of G, one Gram instead of one per stage, on
+// both sparse paths, and the projection converges as before.
+func TestSmoothingStagesShareAnalysis(t *testing.T) {
+	c, x, yhat := fbRowsProblem(t, 3, 4)
+	for _, p := range []Path{PathSparse, PathAugmented} {
+		a, err := NewAdaNP(c, Settings{Path: p, Damping: DefaultDamping, Smoothing: 1e-2, SmoothingLadder: []float64{1e-4}, MaxDepth: 200})
+		require.NoError(t, err)
+		stages := a.withStages()
+		require.Len(t, stages, 5, "%v", p)
+		for i, b := range stages {
+			require.NotNil(t, b.sp, "%v: stage %d", p, i)
+			assert.Same(t, a.sp.gram, b.sp.gram, "%v: stage %d", p, i)
+		}
+		_, st, err := a.Project(x, yhat)
+		require.NoError(t, err)
+		assert.True(t, st.Converged(), "%v: %v", p, st)
+	}
+}

@@ -119,7 +119,12 @@ type AdaNP struct {
 // converged sample and ∂ỹ/∂x = −(∂c/∂y)⁻¹·∂c/∂x, the implicit-function
 // derivative of that solution (TestSquareSystem checks each against finite
 // differences).
-func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
+func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) { return newAdaNP(c, s, nil) }
+
+// newAdaNP is NewAdaNP; share, where not nil, is the sparse path of an
+// AdaNP whose stage this one is (Settings.Smoothing), whose analysis of G
+// is reused where the patterns are the same instead of repeated.
+func newAdaNP(c Constraint, s Settings, share *sparsePath) (*AdaNP, error) {
 	if c == nil {
 		return nil, errors.New("enforce: nil constraint")
 	}
@@ -173,7 +178,7 @@ func NewAdaNP(c Constraint, s Settings) (*AdaNP, error) {
 			a.diagInv[k] = 1 / v
 		}
 	}
-	if err := a.choosePath(); err != nil {
+	if err := a.choosePath(share); err != nil {
 		return nil, err
 	}
 	if err := a.checkDamping(k); err != nil {

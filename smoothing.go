@@ -104,10 +104,10 @@ func (a *AdaNP) newSmoothingStage() error {
 	s0.StopWhenFeasible = false
 	s0.Tol = math.Max(base.Tol, smoothingTolRatio*a.s.Smoothing)
 	sm := &smoothing{}
-	if sm.first, err = NewAdaNP(a.c, s1); err != nil {
+	if sm.first, err = newAdaNP(a.c, s1, a.sp); err != nil {
 		return fmt.Errorf("enforce: Settings.Smoothing's plain attempt: %w", err)
 	}
-	if sm.pre, err = NewAdaNP(c0, s0); err != nil {
+	if sm.pre, err = newAdaNP(c0, s0, a.sp); err != nil {
 		return fmt.Errorf("enforce: Settings.Smoothing's smoothed stage: %w", err)
 	}
 	prev := fb.eps
@@ -123,13 +123,13 @@ func (a *AdaNP) newSmoothingStage() error {
 		si := s0
 		si.Tol = math.Max(base.Tol, smoothingTolRatio*e)
 		si.MaxDepth = s1.MaxDepth
-		r, err := NewAdaNP(ci, si)
+		r, err := newAdaNP(ci, si, a.sp)
 		if err != nil {
 			return fmt.Errorf("enforce: Settings.SmoothingLadder[%d]'s stage: %w", i, err)
 		}
 		sm.ladder = append(sm.ladder, r)
 	}
-	if sm.second, err = NewAdaNP(a.c, base); err != nil {
+	if sm.second, err = newAdaNP(a.c, base, a.sp); err != nil {
 		return fmt.Errorf("enforce: Settings.Smoothing's last stage: %w", err)
 	}
 	a.sm = sm

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -126,12 +127,19 @@ var sparseMethod = sparse.Auto
 var sparsePairs = true
 
 // newSparsePath analyses the pattern of sj for an AdaNP with n outputs
-// (latent variables included).
-func newSparsePath(a *AdaNP, sj *SparseJacobian) (*sparsePath, error) {
+// (latent variables included), or takes share's analysis where share is
+// not nil and has the same pattern (a Gram is read-only once analysed).
+func newSparsePath(a *AdaNP, sj *SparseJacobian, share *sparsePath) (*sparsePath, error) {
 	nc, n := a.nc, a.n
-	g, err := sparse.AnalyseGram(nc, n, sj.RowPtr, sj.Col, sparse.Options{Method: sparseMethod, EliminatePairs: sparsePairs})
-	if err != nil {
-		return nil, fmt.Errorf("enforce: sparse analysis: %w", err)
+	var g *sparse.Gram
+	if share != nil && len(share.ones) == n && slices.Equal(share.rowPtr, sj.RowPtr) && slices.Equal(share.col, sj.Col) {
+		g = share.gram
+	} else {
+		var err error
+		g, err = sparse.AnalyseGram(nc, n, sj.RowPtr, sj.Col, sparse.Options{Method: sparseMethod, EliminatePairs: sparsePairs})
+		if err != nil {
+			return nil, fmt.Errorf("enforce: sparse analysis: %w", err)
+		}
 	}
 	p := &sparsePath{sj: sj, rowPtr: sj.RowPtr, col: sj.Col, nnz: sj.nnz(), gram: g, ones: make([]float64, n)}
 	for j := range p.ones {

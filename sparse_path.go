@@ -94,7 +94,7 @@ func (p Path) String() string {
 
 // choosePath validates Settings.Path and, where the sparse path is taken,
 // analyses the pattern and sets a.sp.
-func (a *AdaNP) choosePath() error {
+func (a *AdaNP) choosePath(share *sparsePath) error {
 	switch a.s.Path {
 	case PathAuto, PathDense, PathSparse, PathAugmented:
 	default:
@@ -121,7 +121,7 @@ func (a *AdaNP) choosePath() error {
 	if sj == nil || a.s.Path == PathDense || a.s.Path == PathAuto && !worthAnalysing(a.nc, a.n, sj.nnz()) {
 		return nil
 	}
-	sp, err := newSparsePath(a, sj)
+	sp, err := newSparsePath(a, sj, share)
 	if err != nil {
 		return err
 	}
