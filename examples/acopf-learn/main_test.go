@@ -153,6 +153,17 @@ func TestTrainRecipe(t *testing.T) {
 	first := trained()
 	assert.Equal(t, first, trained(), "the resumed run's row")
 
+	// -model-path augmented: a checkpoint trained through PathSparse does
+	// not resume (its settings differ); in a folder of its own the recipe
+	// trains through PathAugmented.
+	var o1, e1 bytes.Buffer
+	augArgs := append(append([]string(nil), args...), "-model-path", "augmented")
+	assert.Equal(t, 1, cli(augArgs, &o1, &e1), "stdout:\n%s", o1.String())
+	assert.Contains(t, e1.String(), "checkpoint")
+	augArgs[len(augArgs)-3] = filepath.Join(dir, "ckpt-augmented")
+	args = augArgs
+	assert.NotEmpty(t, trained())
+
 	var out, errOut bytes.Buffer
 	assert.Equal(t, 1, cli([]string{"-data", testSet, "-train", testSet, "-out", ""}, &out, &errOut))
 	assert.Contains(t, errOut.String(), "test set's seed")
