@@ -105,7 +105,7 @@ func flags(o *options) *harness.Flags {
 		o.rowPath = p
 		return err
 	})
-	f.Func("model-path", "enforce.Settings.Path of the trained models' own projections, training's and the inference settings they save: \"sparse\" or \"augmented\", as -path (default sparse, as every checkpoint written before 2026-12-07 19:00 records, which a different value cannot resume); the rows' projection takes -path", func(v string) error {
+	f.Func("model-path", "enforce.Settings.Path of the trained models' own projections, training's and the inference settings they save: \"sparse\" or \"augmented\", as -path (default sparse, as every checkpoint written before 2026-12-07 19:00 records, which a different value cannot resume; through \"augmented\" case2869_pegase's training diverged where \"sparse\" did not: docs/acopf-learn.md); the rows' projection takes -path", func(v string) error {
 		p, err := parsePath(v)
 		o.recipe.path = p
 		return err
