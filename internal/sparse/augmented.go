@@ -34,8 +34,9 @@ import (
 // case1354_pegase, case2869_pegase and case10000_goc, against 7.7e5, 2.0e6
 // and 2.8e7 for the second and G's 1.7e7, 6.3e7 and 3.3e8), the second
 // on random patterns and a 5-point mesh, where many rows share a partner.
-// The factor is up-looking LDLᵀ (Simplicial, see AugMethod) with the signs of the pivots checked, and a row pivot that is
-// still tiny is raised (static pivoting). What the order cannot rule out,
+// The factor is up-looking LDLᵀ (Simplicial, see AugMethod) with the
+// signs of the pivots checked, and a row pivot that is still tiny is
+// raised (static pivoting). What the order cannot rule out,
 // a row whose partner's entry has become tiny since (the multiplier of a
 // limit that became active), or a row that depends on earlier ones (its
 // pivot is −δ), is left to the solve: AugFactor.Solve uses the factor as
