@@ -419,8 +419,9 @@ type Settings struct {
 	// through the last stage and then the smoothed one, in every gradient
 	// mode, so Unrolled stays exact. On the sparse path the stages share
 	// the AdaNP's symbolic analysis of G (one analysis, not one per stage:
-	// on case10000_goc with acopf-learn's row settings 62 MB of heap
-	// instead of 255 MB, TestSmoothingStagesShareAnalysis). NewAdaNP rejects Smoothing for a
+	// TestSmoothingStagesShareAnalysis; on case10000_goc with acopf-learn's
+	// row settings, measured once, 62 MB of heap after NewAdaNP instead of
+	// 255 MB). NewAdaNP rejects Smoothing for a
 	// constraint not made by WithInequalities, one at or below the
 	// constraint's ε_FB, and BatchDiagonal or TrainableDiagonal weights.
 	Smoothing float64 `json:",omitempty"`

@@ -422,8 +422,9 @@ func rowSets(nc, n int, rowPtr, col []int) [][]int {
 // B's values at the first sample's starting point (x, y with its latent
 // variables): each row comes after its column of largest |B_ij| there. B
 // not finite there, or an Eval that panics (the projection then reports
-// it, naming the sample), gives the structural order (a row after its
-// private column, else after the first of its columns to be eliminated).
+// it, naming the sample), gives the structural order (a row after the
+// first of its columns that the fewest rows share: its private column,
+// where it has one).
 // It does nothing once K is ordered, or off PathAugmented.
 func (a *AdaNP) prepareAugmented(x, y []float64) error {
 	p := a.sp
