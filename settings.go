@@ -537,6 +537,22 @@ type Settings struct {
 	// It needs LineSearch or Damping (NewAdaNP rejects it otherwise) and
 	// is not used by chord steps. Zero or one: monotone, as before.
 	Nonmonotone int `json:",omitempty"`
+	// SmoothingNonmonotone, when positive (at most 16), is the Nonmonotone
+	// of Smoothing's last stage alone (the projection onto the constraint
+	// itself from the smoothed stage's point; 1 makes that stage
+	// monotone); the plain attempt and the smoothed stages keep
+	// Nonmonotone. The last stage starts near the set, from a point whose
+	// multipliers are zero, where a monotone search can cut every Newton
+	// step to a crawl; a sample that the plain attempt converges on does
+	// not reach it, so its result is unchanged. On examples/acopf-learn's
+	// case1354_pegase test set, one trained model's slowest prediction
+	// took 292 steps, 238 of them in that stage, and 119 with 5, and the
+	// batch 21–25 ms per instance instead of 38–39 (docs/numerics.md, "A
+	// straggler's last stage"). It needs Smoothing, and above 1
+	// LineSearch or Damping (NewAdaNP rejects it otherwise); gradients
+	// are as Nonmonotone's (Unrolled stays exact). Zero (the default):
+	// the last stage uses Nonmonotone, as before.
+	SmoothingNonmonotone int `json:",omitempty"`
 	// StopWhenFeasible, for a constraint made by WithInequalities, stops a
 	// sample as soon as the residual a user checks, its equalities and
 	// the inequalities' excess max(g, 0) (what Check and CheckResidual
@@ -629,6 +645,12 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 		return s, fmt.Errorf("enforce: Settings.Nonmonotone must be between 0 and %d, got %d", maxNonmonotone, s.Nonmonotone)
 	case s.Nonmonotone > 1 && !s.LineSearch && s.Damping == 0:
 		return s, errors.New("enforce: Settings.Nonmonotone relaxes the line search of LineSearch or Damping; neither is set")
+	case s.SmoothingNonmonotone < 0 || s.SmoothingNonmonotone > maxNonmonotone:
+		return s, fmt.Errorf("enforce: Settings.SmoothingNonmonotone must be between 0 and %d, got %d", maxNonmonotone, s.SmoothingNonmonotone)
+	case s.SmoothingNonmonotone > 0 && s.Smoothing == 0:
+		return s, errors.New("enforce: Settings.SmoothingNonmonotone is the Nonmonotone of Settings.Smoothing's last stage: it needs Smoothing > 0")
+	case s.SmoothingNonmonotone > 1 && !s.LineSearch && s.Damping == 0:
+		return s, errors.New("enforce: Settings.SmoothingNonmonotone relaxes the line search of LineSearch or Damping; neither is set")
 	case s.ChordCG < 0:
 		return s, fmt.Errorf("enforce: Settings.ChordCG must be non-negative, got %d", s.ChordCG)
 	case s.ChordCG > 0 && s.Chord == 0:

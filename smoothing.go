@@ -91,7 +91,7 @@ func (a *AdaNP) newSmoothingStage() error {
 		return fmt.Errorf("enforce: Settings.Smoothing: %w", err)
 	}
 	base := a.s
-	base.Smoothing, base.RequireTol, base.EqualitySteps, base.SmoothingFirstDepth, base.SmoothingLadder = 0, false, 0, 0, nil
+	base.Smoothing, base.RequireTol, base.EqualitySteps, base.SmoothingFirstDepth, base.SmoothingLadder, base.SmoothingNonmonotone = 0, false, 0, 0, nil, 0
 	s1 := base
 	first := a.s.SmoothingFirstDepth
 	if first == 0 {
@@ -129,7 +129,11 @@ func (a *AdaNP) newSmoothingStage() error {
 		}
 		sm.ladder = append(sm.ladder, r)
 	}
-	if sm.second, err = newAdaNP(a.c, base, a.sp); err != nil {
+	last := base
+	if a.s.SmoothingNonmonotone > 0 {
+		last.Nonmonotone = a.s.SmoothingNonmonotone
+	}
+	if sm.second, err = newAdaNP(a.c, last, a.sp); err != nil {
 		return fmt.Errorf("enforce: Settings.Smoothing's last stage: %w", err)
 	}
 	a.sm = sm

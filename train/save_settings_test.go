@@ -28,29 +28,30 @@ func everySetting(t *testing.T, ny int) enforce.Settings {
 		diag[i] = 0.5 + float64(i)
 	}
 	known := map[string]any{
-		"Tol":                 3e-7,
-		"MinDepth":            2,
-		"MaxDepth":            57,
-		"Measure":             enforce.MeanAbs, // not Infer's default; Train cannot ask for MaxAbs
-		"Reg":                 1e-9,
-		"Weights":             enforce.Diagonal,
-		"Diag":                diag,
-		"Grad":                enforce.Implicit, // Chord accepts Implicit and FinalProjector
-		"Recompute":           true,
-		"Precision":           enforce.Float64, // Float32 excludes Damping on the dense path; TestSaveLoadFloat32Bits saves it
-		"MaxStep":             12.5,
-		"LineSearch":          true,
-		"RequireTol":          true,
-		"Damping":             0.02,
-		"Smoothing":           0.5,                // above the problem's ε_FB
-		"Path":                enforce.PathSparse, // Chord needs it
-		"Chord":               2,
-		"ChordCG":             3,
-		"EqualitySteps":       2,
-		"SmoothingFirstDepth": 20,
-		"StopWhenFeasible":    true,
-		"Nonmonotone":         5,
-		"SmoothingLadder":     []float64{1e-2, 0.1}, // between the problem's ε_FB and Smoothing
+		"Tol":                  3e-7,
+		"MinDepth":             2,
+		"MaxDepth":             57,
+		"Measure":              enforce.MeanAbs, // not Infer's default; Train cannot ask for MaxAbs
+		"Reg":                  1e-9,
+		"Weights":              enforce.Diagonal,
+		"Diag":                 diag,
+		"Grad":                 enforce.Implicit, // Chord accepts Implicit and FinalProjector
+		"Recompute":            true,
+		"Precision":            enforce.Float64, // Float32 excludes Damping on the dense path; TestSaveLoadFloat32Bits saves it
+		"MaxStep":              12.5,
+		"LineSearch":           true,
+		"RequireTol":           true,
+		"Damping":              0.02,
+		"Smoothing":            0.5,                // above the problem's ε_FB
+		"Path":                 enforce.PathSparse, // Chord needs it
+		"Chord":                2,
+		"ChordCG":              3,
+		"EqualitySteps":        2,
+		"SmoothingFirstDepth":  20,
+		"StopWhenFeasible":     true,
+		"Nonmonotone":          5,
+		"SmoothingNonmonotone": 3,
+		"SmoothingLadder":      []float64{1e-2, 0.1}, // between the problem's ε_FB and Smoothing
 	}
 	var s enforce.Settings
 	v := reflect.ValueOf(&s).Elem()

@@ -252,6 +252,31 @@ func TestSmoothingLadderFlag(t *testing.T) {
 	assert.ErrorContains(t, err, "SmoothingLadder")
 }
 
+// TestSmoothingNonmonotoneFlag: -smoothing-nonmonotone sets the rows'
+// Settings.SmoothingNonmonotone (zero by default) and not the models' own
+// projections; a value NewAdaNP rejects is an error.
+func TestSmoothingNonmonotoneFlag(t *testing.T) {
+	c, err := acopf.Load("pglib_opf_case57_ieee")
+	require.NoError(t, err)
+	m, err := acopf.NewModel(c)
+	require.NoError(t, err)
+	o := defaults()
+	k, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true})
+	require.NoError(t, err)
+	a, err := rowProjection(o, k, nil)
+	require.NoError(t, err)
+	assert.Zero(t, a.Settings().SmoothingNonmonotone, "the default")
+	require.NoError(t, flags(&o).Parse([]string{"-smoothing-nonmonotone", "5"}))
+	assert.Equal(t, 5, o.smNonmonotone)
+	a, err = rowProjection(o, k, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 5, a.Settings().SmoothingNonmonotone)
+	assert.Zero(t, projection(o, nil, 0, 0).SmoothingNonmonotone, "not the models' settings")
+	o.smNonmonotone = 99
+	_, err = rowProjection(o, k, nil)
+	assert.ErrorContains(t, err, "SmoothingNonmonotone")
+}
+
 // TestModelLadderFlag: -model-ladder sets the models' own projections
 // (training's and inference's), none by default.
 func TestModelLadderFlag(t *testing.T) {

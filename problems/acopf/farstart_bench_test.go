@@ -155,6 +155,75 @@ func BenchmarkEqualitySteps(b *testing.B) {
 	}
 }
 
+// BenchmarkSmoothingNonmonotone measures Settings.SmoothingNonmonotone
+// (a nonmonotone line search in Smoothing's last stage alone) on the full
+// PGLib set with a projection like examples/acopf-learn's rows' (Smoothing
+// 1e-2 with the rung 1e-4, DefaultDamping, StopWhenFeasible, MaxDepth
+// 300, PathSparse, but W = I) and one step on the power flow first
+// (EqualitySteps, without which the starts from σ = 1e-2 crawl: 17 of
+// 20 missed on case1354_pegase), without it and with 5: steps per sample, the most
+// steps, rows that missed 1e-6 and the mean distance from ŷ, from perturbed
+// optima (σ = 1e-3 and 1e-2, 20 rows; 10 on case10000_goc), from eight
+// untrained-network-like points (farStarts) and from the flat start. Run
+// it with
+//
+//	go test -run '^$' -bench SmoothingNonmonotone -benchtime 1x -timeout 2h ./problems/acopf/
+//
+// (-short keeps case1354_pegase only).
+func BenchmarkSmoothingNonmonotone(b *testing.B) {
+	cases := []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"}
+	if testing.Short() {
+		cases = cases[:1]
+	}
+	for _, name := range cases {
+		m := loadModel(b, name)
+		k, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon, BranchLimits: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		nx, ny := m.Dims()
+		rows := 20
+		if name == "pglib_opf_case10000_goc" {
+			rows = 10
+		}
+		type start struct {
+			name string
+			x, y *mat.Dense
+		}
+		var starts []start
+		for _, sigma := range []float64{1e-3, 1e-2} {
+			x, y := perturbedOptima(b, m, rows, sigma)
+			starts = append(starts, start{fmt.Sprintf("sigma=%g", sigma), x, y})
+		}
+		fx, fy := farStarts(m, 8, 1)
+		starts = append(starts, start{"far", fx, fy})
+		starts = append(starts, start{"flat", mat.NewDense(1, nx, m.Loads()), mat.NewDense(1, ny, m.FlatStart())})
+		for _, st := range starts {
+			for _, nm := range []int{0, 5} {
+				a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: 1e-2, SmoothingLadder: []float64{1e-4},
+					Damping: enforce.DefaultDamping, StopWhenFeasible: true, MaxDepth: 300, EqualitySteps: 1, SmoothingNonmonotone: nm})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Run(fmt.Sprintf("%s/%s/lastnm=%d", name, st.name, nm), func(b *testing.B) {
+					var stats enforce.Stats
+					for b.Loop() {
+						if _, stats, err = a.Project(st.x, st.y); err != nil {
+							b.Fatal(err)
+						}
+					}
+					r, _ := st.y.Dims()
+					b.ReportMetric(stats.MeanDepth, "steps/sample")
+					b.ReportMetric(float64(stats.Depth), "maxsteps")
+					b.ReportMetric(float64(stats.NotConverged), "missed")
+					b.ReportMetric(float64(r), "rows")
+					b.ReportMetric(stats.Displacement.Mean, "disp")
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkStopWhenFeasible measures Settings.StopWhenFeasible on the
 // shipped PGLib grids from optima perturbed by σ = 1e-3 (100 rows, 20 on
 // case10000_goc), on the power flow and bounds (DefaultDamping, issue 54's
