@@ -416,10 +416,16 @@ func (f *AugFactor) Factor(bvals, winv []float64, eps float64) error {
 	if !(eps >= 0) || math.IsInf(eps, 1) {
 		return ErrNonFinite
 	}
-	for _, v := range bvals {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+	// ‖|G|‖∞ and max G_ii, with B's values checked on the way: t holds
+	// |B|ᵀ·1 (its sums in the order of B's entries).
+	t := f.t
+	clear(t)
+	col := a.col[:len(bvals)]
+	for p, v := range bvals {
+		if v-v != 0 { // NaN or ±Inf
 			return ErrNonFinite
 		}
+		t[col[p]] += math.Abs(v)
 	}
 	for _, w := range winv {
 		if !(w > 0) || math.IsInf(w, 1) {
@@ -429,29 +435,31 @@ func (f *AugFactor) Factor(bvals, winv []float64, eps float64) error {
 	copy(f.bvals, bvals)
 	copy(f.winv, winv)
 	f.eps = eps
-	// ‖|G|‖∞ and max G_ii.
-	t := f.t
-	clear(t)
-	for i := 0; i < a.nc; i++ {
-		for p := a.rowPtr[i]; p < a.rowPtr[i+1]; p++ {
-			t[a.col[p]] += math.Abs(bvals[p])
-		}
-	}
-	f.gInf, f.gmax = 0, 0
+	gInf, gmax := 0.0, 0.0
 	gmin := math.Inf(1)
+	rowPtr := a.rowPtr
 	for i := 0; i < a.nc; i++ {
 		var s, d float64
-		for p := a.rowPtr[i]; p < a.rowPtr[i+1]; p++ {
-			b, w := bvals[p], winv[a.col[p]]
-			s += math.Abs(b) * w * t[a.col[p]]
+		p0, p1 := rowPtr[i], rowPtr[i+1]
+		for p, b := range bvals[p0:p1] {
+			c := col[p0+p]
+			w := winv[c]
+			s += math.Abs(b) * w * t[c]
 			d += b * b * w
 		}
-		f.gInf = math.Max(f.gInf, s+eps)
-		f.gmax = math.Max(f.gmax, d+eps)
-		if d > 0 {
-			gmin = math.Min(gmin, d)
+		// As math.Max and math.Min: a NaN in s is kept (t may overflow,
+		// and 0·Inf is NaN); d ≥ 0 is never NaN.
+		if v := s + eps; v > gInf || v != v {
+			gInf = v
+		}
+		if v := d + eps; v > gmax {
+			gmax = v
+		}
+		if d > 0 && d < gmin {
+			gmin = d
 		}
 	}
+	f.gInf, f.gmax = gInf, gmax
 	if math.IsInf(f.gInf, 0) || math.IsNaN(f.gInf) {
 		return ErrNonFinite
 	}
@@ -572,10 +580,18 @@ func (f *AugFactor) mulG(q, v []float64) {
 // backward returns ‖r‖∞ / (‖|G|‖∞·‖μ‖∞ + ‖x‖∞).
 func (f *AugFactor) backward(r, mu, x []float64) float64 {
 	var rn, mn, xn float64
-	for i := range r {
-		rn = math.Max(rn, math.Abs(r[i]))
-		mn = math.Max(mn, math.Abs(mu[i]))
-		xn = math.Max(xn, math.Abs(x[i]))
+	mu, x = mu[:len(r)], x[:len(r)]
+	for i, v := range r {
+		// As math.Max: a NaN is kept.
+		if a := math.Abs(v); a > rn || a != a {
+			rn = a
+		}
+		if a := math.Abs(mu[i]); a > mn || a != a {
+			mn = a
+		}
+		if a := math.Abs(x[i]); a > xn || a != a {
+			xn = a
+		}
 	}
 	den := f.gInf*mn + xn
 	if den == 0 {
