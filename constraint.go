@@ -118,6 +118,11 @@ type Capabilities struct {
 	// y without latent variables, when it is not c itself
 	// (WithInequalities: the equalities and max(g, 0)).
 	feasibility func(x, y, r []float64)
+	// feasEq is the number of leading rows of c that are also the
+	// leading rows of feasibility's residual (WithInequalities: its
+	// equalities), so that c alone can show that a point is not yet
+	// feasible.
+	feasEq int
 }
 
 // CapabilitiesOf returns what c declares it can do: c.Capabilities() if c

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -770,6 +771,15 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 // residual becomes the sample's measure and its residual after projection.
 func (b *batch) feasibleAt(ws *workspace, s int, st *sampleState) bool {
 	a := b.a
+	if ne := a.k.feasEq; ne > 0 && feasShortcut && !st.lo && feasLowerBound(a.s.Measure, st.c[:ne], a.nc) > 2*a.s.Tol {
+		// c's leading rows are the equalities, evaluated in float64 at
+		// this iterate with its Jacobian: where they alone put the
+		// residual above twice Tol, the check cannot pass (unless the
+		// constraint's evaluations without and with a Jacobian differ by
+		// that much), and its evaluation is saved.
+		return false
+	}
+	feasibilityEvals.Add(1)
 	ws.feas = resize(ws.feas, a.nc)
 	r := ws.feas
 	a.k.feasibility(dense.Row(b.x, s), st.y[:a.ny], r)
@@ -783,6 +793,32 @@ func (b *batch) feasibleAt(ws *workspace, s int, st *sampleState) bool {
 	st.feasible, st.measure = true, m
 	st.feasMax, st.feasSum = absStats(r)
 	return true
+}
+
+// feasShortcut lets feasibleAt skip the evaluation where c's equality rows
+// already exceed twice Tol (off in tests that compare with the full
+// check); feasibilityEvals counts the evaluations, for tests.
+var (
+	feasShortcut     = true
+	feasibilityEvals atomic.Int64
+)
+
+// feasLowerBound returns a lower bound of m's reduction of a residual of
+// length n whose leading entries are eq: max|eq_i|, or Σ|eq_i|/n.
+func feasLowerBound(m Measure, eq []float64, n int) float64 {
+	var v float64
+	for _, e := range eq {
+		e = math.Abs(e)
+		if m == MeanAbs {
+			v += e
+		} else if e > v {
+			v = e
+		}
+	}
+	if m == MeanAbs {
+		v /= float64(n)
+	}
+	return v
 }
 
 // floor32Bits sets the estimate of the residual measure below which

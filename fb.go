@@ -106,7 +106,7 @@ func WithInequalities(eq, g Constraint, epsFB float64) (Constraint, error) {
 	}
 	k := &fb.k
 	k.Latent = ng
-	k.feasibility = fb.feasibility
+	k.feasibility, k.feasEq = fb.feasibility, fb.neq
 	if eqJX && gk.JacobianX != nil {
 		k.JacobianX = fb.jacobianX
 	}

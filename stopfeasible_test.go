@@ -152,3 +152,56 @@ func TestStopWhenFeasibleGradients(t *testing.T) {
 	assertStagedGradients(t, func(s Settings) Constraint { return efFor(t, s, 1e-6) }, exact,
 		Settings{StopWhenFeasible: true}, x, yhat, a)
 }
+
+// TestStopWhenFeasibleShortcut: skipping the check where c's equality rows
+// already exceed twice Tol gives the same outputs and Stats, bit for bit,
+// with fewer evaluations of the check, on every path and stage.
+func TestStopWhenFeasibleShortcut(t *testing.T) {
+	const rows = 12
+	x, yhat := stopRows(5, rows)
+	yhat.Apply(func(i, j int, v float64) float64 { return v + 0.3*float64((i+j)%3-1) }, yhat)
+	for _, tc := range []struct {
+		name  string
+		s     Settings
+		fewer bool
+	}{
+		{"dense", Settings{}, true},
+		{"damped", Settings{Damping: DefaultDamping}, true},
+		{"mean measure", Settings{Measure: MeanAbs}, true},
+		{"sparse", Settings{Path: PathSparse}, true},
+		{"augmented", Settings{Path: PathAugmented, Damping: DefaultDamping}, true},
+		{"smoothed fallback", Settings{Smoothing: 1e-2, SmoothingFirstDepth: 1}, false},
+		{"equalities first", Settings{EqualitySteps: 1}, true},
+		{"float32", Settings{Precision: Float32}, false},
+	} {
+		s := tc.s
+		s.StopWhenFeasible = true
+		if s.Path == PathAugmented {
+			s.Path = PathSparse
+		}
+		c := efFor(t, s, 1e-6)
+		s.Path = tc.s.Path
+		p, err := NewAdaNP(c, s)
+		require.NoError(t, err)
+		var ys [2]*mat.Dense
+		var sts [2]Stats
+		var evals [2]int64
+		for i, on := range []bool{false, true} {
+			feasShortcut = on
+			before := feasibilityEvals.Load()
+			ys[i], sts[i], err = p.Project(x, yhat)
+			evals[i] = feasibilityEvals.Load() - before
+			require.NoError(t, err, tc.name)
+		}
+		feasShortcut = true
+		require.True(t, sts[1].Converged(), "%s: %v", tc.name, sts[1])
+		assert.True(t, mat.Equal(ys[0], ys[1]), tc.name)
+		assert.Equal(t, sts[0], sts[1], tc.name)
+		t.Logf("%s: %d → %d evaluations of the check, depth %.2f", tc.name, evals[0], evals[1], sts[1].MeanDepth)
+		if tc.fewer {
+			assert.Less(t, evals[1], evals[0], tc.name)
+		} else {
+			assert.LessOrEqual(t, evals[1], evals[0], tc.name)
+		}
+	}
+}
