@@ -222,18 +222,17 @@ func (bl *BranchLimits) flowAt(end *branchEnd, y []float64) branchFlow {
 // eval computes g and, if vals is not nil, the Jacobian's values in
 // pattern order.
 func (bl *BranchLimits) eval(y, c, vals []float64) {
-	for r := range bl.ends {
-		end := &bl.ends[r]
-		f := bl.flowAt(end, y)
-		c[r] = (f.p*f.p + f.q*f.q - end.rate*end.rate) / (2 * end.rate)
-		if vals != nil {
-			row := vals[bl.rowPtr[r]:bl.rowPtr[r+1]]
-			for d, p := range end.perm {
-				row[p] = (f.p*f.dp[d] + f.q*f.dq[d]) / end.rate
-			}
-		}
+	nb := bl.nb
+	for r := 0; r < len(bl.ends); r += 2 {
+		// The two ends of a branch (newBranchLimits appends them in
+		// pairs): one sine and cosine, as sin(−t), cos(−t) = −sin t, cos t
+		// exactly (and t = Va_i − Va_k is exactly −(Va_k − Va_i)).
+		from := &bl.ends[r]
+		s, co := math.Sincos(y[nb+from.i] - y[nb+from.k])
+		bl.thermalRow(r, from, y, s, co, c, vals)
+		bl.thermalRow(r+1, &bl.ends[r+1], y, -s, co, c, vals)
 	}
-	nt, nb := len(bl.ends), bl.nb
+	nt := len(bl.ends)
 	for a, fr := range bl.angFrom {
 		to, s := bl.angTo[a], bl.angSign[a]
 		c[nt+a] = s*(y[nb+fr]-y[nb+to]) - bl.angBound[a]
@@ -244,6 +243,20 @@ func (bl *BranchLimits) eval(y, c, vals []float64) {
 			} else {
 				vals[p], vals[p+1] = -s, s
 			}
+		}
+	}
+}
+
+// thermalRow writes thermal row r, of branch end end, and its Jacobian's
+// values when vals is not nil; s, co are the sine and cosine of its
+// angle difference Va_i − Va_k.
+func (bl *BranchLimits) thermalRow(r int, end *branchEnd, y []float64, s, co float64, c, vals []float64) {
+	p, q, dp, dq := flowJ(y[end.i], y[end.k], s, co, end.yii, end.yik)
+	c[r] = (p*p + q*q - end.rate*end.rate) / (2 * end.rate)
+	if vals != nil {
+		row := vals[bl.rowPtr[r]:bl.rowPtr[r+1]]
+		for d, pos := range end.perm {
+			row[pos] = (p*dp[d] + q*dq[d]) / end.rate
 		}
 	}
 }

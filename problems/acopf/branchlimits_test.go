@@ -57,6 +57,41 @@ func TestBranchLimitsDerivatives(t *testing.T) {
 	}
 }
 
+// TestBranchLimitsEvalBits: the thermal rows and their Jacobian values,
+// computed with one sine and cosine per branch (flowJ), are flow's to the
+// bit at both ends, and math.Sincos is odd and even to the bit.
+func TestBranchLimitsEvalBits(t *testing.T) {
+	m := loadModel(t, "pglib_opf_case118_ieee")
+	bl := branchLimitsOf(t, m)
+	rng := rand.New(rand.NewPCG(5, 6))
+	x, y := randomPoint(m, rng)
+	_, ny, nc := bl.Dims()
+	require.Len(t, y, ny)
+	c := make([]float64, nc)
+	vals := make([]float64, len(bl.col))
+	bl.EvalSparse(x, y, c, vals)
+	require.Zero(t, len(bl.ends)%2)
+	for r := range bl.ends {
+		end := &bl.ends[r]
+		if r%2 == 1 {
+			from := &bl.ends[r-1]
+			require.Equal(t, [2]int{from.k, from.i}, [2]int{end.i, end.k}, "row %d is the other end of row %d's branch", r, r-1)
+		}
+		f := bl.flowAt(end, y)
+		assert.Equal(t, math.Float64bits((f.p*f.p+f.q*f.q-end.rate*end.rate)/(2*end.rate)), math.Float64bits(c[r]), "row %d", r)
+		for d, p := range end.perm {
+			want := (f.p*f.dp[d] + f.q*f.dq[d]) / end.rate
+			assert.Equal(t, math.Float64bits(want), math.Float64bits(vals[bl.rowPtr[r]+p]), "row %d, entry %d", r, d)
+		}
+	}
+	for range 10000 {
+		v := (rng.Float64() - 0.5) * math.Ldexp(1, rng.IntN(12)-6)
+		s, co := math.Sincos(v)
+		s1, co1 := math.Sincos(-v)
+		require.True(t, math.Float64bits(-s) == math.Float64bits(s1) && math.Float64bits(co) == math.Float64bits(co1), "Sincos(%v)", v)
+	}
+}
+
 // TestBranchLimitsRows checks the rows against NLP's (PGLib's
 // formulation): each thermal row is (P² + Q² − RateA²)/(2·RateA) of NLP's
 // P² + Q², each angle row ±(Va_f − Va_t) minus its bound, in the order
