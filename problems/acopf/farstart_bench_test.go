@@ -163,9 +163,9 @@ func BenchmarkEqualitySteps(b *testing.B) {
 // (EqualitySteps, without which the starts from σ = 1e-2 crawl: 17 of
 // 20 missed on case1354_pegase), without it and with 5: steps per sample, the most
 // steps, rows that missed 1e-6 and the mean distance from ŷ, from perturbed
-// optima (σ = 1e-3 and 1e-2, 20 rows; 10 on case10000_goc), from eight
-// untrained-network-like points (farStarts) and from the flat start. Run
-// it with
+// optima (σ = 1e-3 and 1e-2, 20 rows; 10 on case10000_goc), from the rows
+// of farStarts (the flat start, the case file's operating point and eight
+// untrained-network-like points) and from the flat start alone. Run it with
 //
 //	go test -run '^$' -bench SmoothingNonmonotone -benchtime 1x -timeout 2h ./problems/acopf/
 //
