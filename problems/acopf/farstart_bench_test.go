@@ -161,7 +161,8 @@ func BenchmarkEqualitySteps(b *testing.B) {
 // 1e-2 with the rung 1e-4, DefaultDamping, StopWhenFeasible, MaxDepth
 // 300, PathSparse, but W = I) and one step on the power flow first
 // (EqualitySteps, without which the starts from σ = 1e-2 crawl: 17 of
-// 20 missed on case1354_pegase), without it and with 5: steps per sample, the most
+// 20 missed on case1354_pegase), without it and with 5, and with
+// Settings.Nonmonotone 5 in every stage instead (allnm=5): steps per sample, the most
 // steps, rows that missed 1e-6 and the mean distance from ŷ, from perturbed
 // optima (σ = 1e-3 and 1e-2, 20 rows; 10 on case10000_goc), from the rows
 // of farStarts (the flat start, the case file's operating point and eight
@@ -199,13 +200,17 @@ func BenchmarkSmoothingNonmonotone(b *testing.B) {
 		starts = append(starts, start{"far", fx, fy})
 		starts = append(starts, start{"flat", mat.NewDense(1, nx, m.Loads()), mat.NewDense(1, ny, m.FlatStart())})
 		for _, st := range starts {
-			for _, nm := range []int{0, 5} {
+			for _, v := range []struct {
+				name     string
+				last, nm int
+			}{{"lastnm=0", 0, 0}, {"lastnm=5", 5, 0}, {"allnm=5", 0, 5}} {
 				a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: 1e-2, SmoothingLadder: []float64{1e-4},
-					Damping: enforce.DefaultDamping, StopWhenFeasible: true, MaxDepth: 300, EqualitySteps: 1, SmoothingNonmonotone: nm})
+					Damping: enforce.DefaultDamping, StopWhenFeasible: true, MaxDepth: 300, EqualitySteps: 1,
+					SmoothingNonmonotone: v.last, Nonmonotone: v.nm})
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.Run(fmt.Sprintf("%s/%s/lastnm=%d", name, st.name, nm), func(b *testing.B) {
+				b.Run(fmt.Sprintf("%s/%s/%s", name, st.name, v.name), func(b *testing.B) {
 					var stats enforce.Stats
 					for b.Loop() {
 						if _, stats, err = a.Project(st.x, st.y); err != nil {
