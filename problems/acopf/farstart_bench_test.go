@@ -19,10 +19,6 @@ import (
 //
 // (the case10000_goc rows take minutes; -short leaves them out).
 func BenchmarkStepControl(b *testing.B) {
-	cases := []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"}
-	if testing.Short() {
-		cases = cases[:1]
-	}
 	controls := []struct {
 		name string
 		s    enforce.Settings
@@ -32,7 +28,7 @@ func BenchmarkStepControl(b *testing.B) {
 		{"damping", enforce.Settings{Damping: enforce.DefaultDamping}},
 		{"smoothing+damping", enforce.Settings{Smoothing: 1e-2, Damping: enforce.DefaultDamping}},
 	}
-	for _, name := range cases {
+	for _, name := range benchGridNames() {
 		m := loadModel(b, name)
 		k, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon})
 		if err != nil {
@@ -70,20 +66,7 @@ func BenchmarkStepControl(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.Run(fmt.Sprintf("%s/%s/%s", name, st.name, ctl.name), func(b *testing.B) {
-					b.ReportAllocs()
-					var stats enforce.Stats
-					for b.Loop() {
-						if _, stats, err = a.Project(x, st.y); err != nil {
-							b.Fatal(err)
-						}
-					}
-					b.ReportMetric(stats.MeanDepth, "steps/sample")
-					b.ReportMetric(float64(stats.Depth), "maxsteps")
-					b.ReportMetric(float64(stats.NotConverged), "missed")
-					b.ReportMetric(float64(r), "rows")
-					b.ReportMetric(stats.Displacement.Mean, "disp")
-				})
+				benchProjection(b, fmt.Sprintf("%s/%s/%s", name, st.name, ctl.name), a, x, st.y)
 			}
 		}
 	}
@@ -104,31 +87,8 @@ func BenchmarkStepControl(b *testing.B) {
 // (tens of minutes: the rows without EqualitySteps from σ = 1e-2 take up to
 // 615 steps; -short keeps case1354_pegase only).
 func BenchmarkEqualitySteps(b *testing.B) {
-	cases := []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"}
-	if testing.Short() {
-		cases = cases[:1]
-	}
-	for _, name := range cases {
-		m := loadModel(b, name)
-		k, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon, BranchLimits: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		rows := 20
-		if name == "pglib_opf_case10000_goc" {
-			rows = 10
-		}
-		type start struct {
-			name string
-			x, y *mat.Dense
-		}
-		var starts []start
-		for _, sigma := range []float64{1e-3, 1e-2} {
-			x, y := perturbedOptima(b, m, rows, sigma)
-			starts = append(starts, start{fmt.Sprintf("sigma=%g", sigma), x, y})
-		}
-		fx, fy := farStarts(m, 8, 1)
-		starts = append(starts, start{"far", fx, fy})
+	for _, name := range benchGridNames() {
+		k, starts := fullSetStarts(b, name)
 		for _, st := range starts {
 			for _, eqs := range []int{0, 1, 2} {
 				a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: 1e-2,
@@ -136,23 +96,71 @@ func BenchmarkEqualitySteps(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.Run(fmt.Sprintf("%s/%s/eqsteps=%d", name, st.name, eqs), func(b *testing.B) {
-					var stats enforce.Stats
-					for b.Loop() {
-						if _, stats, err = a.Project(st.x, st.y); err != nil {
-							b.Fatal(err)
-						}
-					}
-					r, _ := st.y.Dims()
-					b.ReportMetric(stats.MeanDepth, "steps/sample")
-					b.ReportMetric(float64(stats.Depth), "maxsteps")
-					b.ReportMetric(float64(stats.NotConverged), "missed")
-					b.ReportMetric(float64(r), "rows")
-					b.ReportMetric(stats.Displacement.Mean, "disp")
-				})
+				benchProjection(b, fmt.Sprintf("%s/%s/eqsteps=%d", name, st.name, eqs), a, st.x, st.y)
 			}
 		}
 	}
+}
+
+// benchGridNames returns the shipped PGLib grids of the benchmarks
+// (-short: case1354_pegase only).
+func benchGridNames() []string {
+	cases := []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"}
+	if testing.Short() {
+		cases = cases[:1]
+	}
+	return cases
+}
+
+// benchStart is a named batch of starting points.
+type benchStart struct {
+	name string
+	x, y *mat.Dense
+}
+
+// fullSetStarts returns grid name's full PGLib constraint set (the branch
+// limits included) and the starts of the far-start benchmarks: optima
+// perturbed by σ = 1e-3 and 1e-2 (20 rows; 10 on case10000_goc) and the
+// rows of farStarts.
+func fullSetStarts(b *testing.B, name string) (enforce.Constraint, []benchStart) {
+	m := loadModel(b, name)
+	k, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon, BranchLimits: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows := 20
+	if name == "pglib_opf_case10000_goc" {
+		rows = 10
+	}
+	var starts []benchStart
+	for _, sigma := range []float64{1e-3, 1e-2} {
+		x, y := perturbedOptima(b, m, rows, sigma)
+		starts = append(starts, benchStart{fmt.Sprintf("sigma=%g", sigma), x, y})
+	}
+	fx, fy := farStarts(m, 8, 1)
+	return k, append(starts, benchStart{"far", fx, fy})
+}
+
+// benchProjection runs a.Project(x, y) as the sub-benchmark label and
+// reports the steps per sample, the most steps, the rows that missed the
+// tolerance, the rows and the mean distance from ŷ.
+func benchProjection(b *testing.B, label string, a *enforce.AdaNP, x, y *mat.Dense) {
+	b.Run(label, func(b *testing.B) {
+		b.ReportAllocs()
+		var stats enforce.Stats
+		var err error
+		for b.Loop() {
+			if _, stats, err = a.Project(x, y); err != nil {
+				b.Fatal(err)
+			}
+		}
+		r, _ := y.Dims()
+		b.ReportMetric(stats.MeanDepth, "steps/sample")
+		b.ReportMetric(float64(stats.Depth), "maxsteps")
+		b.ReportMetric(float64(stats.NotConverged), "missed")
+		b.ReportMetric(float64(r), "rows")
+		b.ReportMetric(stats.Displacement.Mean, "disp")
+	})
 }
 
 // BenchmarkSmoothingNonmonotone measures Settings.SmoothingNonmonotone
@@ -172,33 +180,11 @@ func BenchmarkEqualitySteps(b *testing.B) {
 //
 // (-short keeps case1354_pegase only).
 func BenchmarkSmoothingNonmonotone(b *testing.B) {
-	cases := []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"}
-	if testing.Short() {
-		cases = cases[:1]
-	}
-	for _, name := range cases {
+	for _, name := range benchGridNames() {
+		k, starts := fullSetStarts(b, name)
 		m := loadModel(b, name)
-		k, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon, BranchLimits: true})
-		if err != nil {
-			b.Fatal(err)
-		}
 		nx, ny := m.Dims()
-		rows := 20
-		if name == "pglib_opf_case10000_goc" {
-			rows = 10
-		}
-		type start struct {
-			name string
-			x, y *mat.Dense
-		}
-		var starts []start
-		for _, sigma := range []float64{1e-3, 1e-2} {
-			x, y := perturbedOptima(b, m, rows, sigma)
-			starts = append(starts, start{fmt.Sprintf("sigma=%g", sigma), x, y})
-		}
-		fx, fy := farStarts(m, 8, 1)
-		starts = append(starts, start{"far", fx, fy})
-		starts = append(starts, start{"flat", mat.NewDense(1, nx, m.Loads()), mat.NewDense(1, ny, m.FlatStart())})
+		starts = append(starts, benchStart{"flat", mat.NewDense(1, nx, m.Loads()), mat.NewDense(1, ny, m.FlatStart())})
 		for _, st := range starts {
 			for _, v := range []struct {
 				name     string
@@ -210,20 +196,7 @@ func BenchmarkSmoothingNonmonotone(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.Run(fmt.Sprintf("%s/%s/%s", name, st.name, v.name), func(b *testing.B) {
-					var stats enforce.Stats
-					for b.Loop() {
-						if _, stats, err = a.Project(st.x, st.y); err != nil {
-							b.Fatal(err)
-						}
-					}
-					r, _ := st.y.Dims()
-					b.ReportMetric(stats.MeanDepth, "steps/sample")
-					b.ReportMetric(float64(stats.Depth), "maxsteps")
-					b.ReportMetric(float64(stats.NotConverged), "missed")
-					b.ReportMetric(float64(r), "rows")
-					b.ReportMetric(stats.Displacement.Mean, "disp")
-				})
+				benchProjection(b, fmt.Sprintf("%s/%s/%s", name, st.name, v.name), a, st.x, st.y)
 			}
 		}
 	}
@@ -338,11 +311,7 @@ func BenchmarkAugmented(b *testing.B) {
 // and case10000_goc (-short: case1354_pegase only) and points perturbed
 // around its reference optimum (σ = 1e-3; 100, and 20 on case10000_goc).
 func forBenchGrids(b *testing.B, fn func(name string, m *Model, x, y *mat.Dense, rows int)) {
-	cases := []string{"pglib_opf_case1354_pegase", "pglib_opf_case2869_pegase", "pglib_opf_case10000_goc"}
-	if testing.Short() {
-		cases = cases[:1]
-	}
-	for _, name := range cases {
+	for _, name := range benchGridNames() {
 		m := loadModel(b, name)
 		rows := 100
 		if name == "pglib_opf_case10000_goc" {
