@@ -93,23 +93,3 @@ func TestSmoothingNonmonotoneStages(t *testing.T) {
 		}
 	}
 }
-
-// TestSmoothingNonmonotoneGradients: Unrolled is exact through a last
-// stage with a nonmonotone search (finite differences in ŷ and x); the
-// other modes are finite.
-func TestSmoothingNonmonotoneGradients(t *testing.T) {
-	c := smBoxCircle(t, 1e-6)
-	rnd := rand.New(rand.NewPCG(3, 4))
-	const rows = 3
-	x := mat.NewDense(rows, 1, nil)
-	yhat := mat.NewDense(rows, 2, nil)
-	for i := range rows {
-		x.Set(i, 0, 1+0.5*rnd.Float64())
-		yhat.SetRow(i, []float64{1.5 * (rnd.Float64() - 0.5), 1.5 * (rnd.Float64() - 0.5)})
-	}
-	a := randDense(rnd, rows, 2, 1)
-	assertStagedGradients(t, func(Settings) Constraint { return c }, []Settings{
-		{Smoothing: 1e-2, Damping: 0.1, SmoothingNonmonotone: 5, MinDepth: 4, MaxDepth: 4},
-		{Smoothing: 1e-3, LineSearch: true, Nonmonotone: 3, SmoothingNonmonotone: 1, MinDepth: 4, MaxDepth: 4},
-	}, Settings{Smoothing: 1e-2, Damping: DefaultDamping, SmoothingNonmonotone: 5}, x, yhat, a)
-}

@@ -100,7 +100,8 @@ func TestSmoothingProjects(t *testing.T) {
 }
 
 // TestSmoothingGradients checks the composed map's gradients: Unrolled
-// against finite differences in ŷ and x, and every mode without error.
+// against finite differences in ŷ and x (with SmoothingNonmonotone too),
+// and every mode without error.
 func TestSmoothingGradients(t *testing.T) {
 	c := smBoxCircle(t, 1e-6)
 	rnd := rand.New(rand.NewPCG(3, 4))
@@ -116,6 +117,10 @@ func TestSmoothingGradients(t *testing.T) {
 		{Smoothing: 1e-2, MinDepth: 4, MaxDepth: 4},
 		{Smoothing: 1e-2, Damping: 0.1, MinDepth: 4, MaxDepth: 4},
 		{Smoothing: 1e-3, LineSearch: true, Recompute: true, MinDepth: 4, MaxDepth: 4},
+		// A nonmonotone search in the last stage alone, and a monotone
+		// last stage after nonmonotone ones (SmoothingNonmonotone).
+		{Smoothing: 1e-2, Damping: 0.1, SmoothingNonmonotone: 5, MinDepth: 4, MaxDepth: 4},
+		{Smoothing: 1e-3, LineSearch: true, Nonmonotone: 3, SmoothingNonmonotone: 1, MinDepth: 4, MaxDepth: 4},
 	}, Settings{Smoothing: 1e-2}, x, yhat, a)
 }
 
