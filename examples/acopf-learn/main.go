@@ -16,7 +16,8 @@
 // whole test set) over its size; "IPOPT s per instance" the mean wall time
 // of the reference solver on the first -ipopt instances of the same set,
 // in the same run (with -tags ipopt: IPOPT; otherwise the pure-Go solver,
-// practical to a few hundred buses).
+// practical to a few hundred buses: its cells say so, and -ipopt refuses it
+// on grids above 500 buses).
 //
 // The methods so far:
 //
@@ -38,6 +39,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -90,7 +92,7 @@ func defaults() options {
 func flags(o *options) *harness.Flags {
 	f := harness.New("acopf-learn", "Learned ACOPF on PGLib grids: predictors projected by AdaNP onto the full PGLib constraint set, evaluated on a labelled test set of examples/acopf-data (the summary row of RESULTS.md).")
 	f.StringVar(&o.data, "data", o.data, "the labelled test set (a file written by acopf-data generate or merge)")
-	f.IntVar(&o.ipopt, "ipopt", o.ipopt, "time the reference solver on this many test instances in the same run (0: none)")
+	f.IntVar(&o.ipopt, "ipopt", o.ipopt, "time the reference solver on this many test instances in the same run (0: none): IPOPT in a build with -tags ipopt, otherwise the pure-Go interior point, which the table's cells then name and which is refused above 500 buses")
 	f.Float64Var(&o.smoothing, "smoothing", o.smoothing, "enforce.Settings.Smoothing of the projection (0: off)")
 	f.IntVar(&o.smFirst, "smoothing-first", o.smFirst, "enforce.Settings.SmoothingFirstDepth of every projection: the plain attempt's steps before Smoothing's fallback (0: 15)")
 	f.IntVar(&o.eqSteps, "equality-steps", o.eqSteps, "enforce.Settings.EqualitySteps of every projection: steps on the power flow alone before the limits join (0: none, as before 2026-12-07)")
@@ -149,6 +151,9 @@ type row struct {
 	gap, maxEq, maxIneq         float64
 	infeasible, n               int
 	msPerInstance, ipoptSeconds float64
+	// pureGo: ipoptSeconds timed the pure-Go reference solver (a build
+	// without -tags ipopt), which the table says.
+	pureGo bool
 }
 
 func run(o options, stdout, progress io.Writer) error {
@@ -169,7 +174,7 @@ func run(o options, stdout, progress io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: %d labelled test instances of %d (%s, seed %d)\n", d.Spec.Case, len(test), len(d.Samples), d.Spec.Load, d.Spec.Seed)
 
-	ipopt, err := timeReference(m, test, o.ipopt, progress)
+	ipopt, pureGo, err := timeReference(m, test, o.ipopt, progress)
 	if err != nil {
 		return err
 	}
@@ -187,7 +192,7 @@ func run(o options, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r.ipoptSeconds = ipopt
+	r.ipoptSeconds, r.pureGo = ipopt, pureGo
 	rows := []row{r}
 	if o.trainData != "" {
 		seeds, err := seedList(o.seeds)
@@ -209,7 +214,7 @@ func run(o options, stdout, progress io.Writer) error {
 			return err
 		}
 		for i := range more {
-			more[i].ipoptSeconds = ipopt
+			more[i].ipoptSeconds, more[i].pureGo = ipopt, pureGo
 		}
 		rows = append(rows, more...)
 	}
@@ -227,6 +232,9 @@ func writeTable(w io.Writer, grid string, buses int, rows []row) error {
 		ip := "–"
 		if !math.IsNaN(r.ipoptSeconds) {
 			ip = fmt.Sprintf("%.2f", r.ipoptSeconds)
+			if r.pureGo {
+				ip += " (pure-Go solver, not IPOPT)"
+			}
 		}
 		fmt.Fprintf(w, "| %s | %d | %s | %+.2f | %.1e | %.1e | %d of %d | %.0f | %s |\n",
 			grid, buses, r.method, r.gap, r.maxEq, r.maxIneq, r.infeasible, r.n, r.msPerInstance, ip)
@@ -261,23 +269,32 @@ func evaluate(o options, m *acopf.Model, test []dataset.Sample, x, yhat *mat.Den
 
 // timeReference returns the mean wall time of the reference solver over
 // the first n test instances (NaN for n = 0).
-func timeReference(m *acopf.Model, test []dataset.Sample, n int, progress io.Writer) (float64, error) {
+func timeReference(m *acopf.Model, test []dataset.Sample, n int, progress io.Writer) (seconds float64, pureGo bool, err error) {
 	if n <= 0 {
-		return math.NaN(), nil
+		return math.NaN(), false, nil
 	}
 	solve, name, err := dataset.Reference(m, dataset.ReferenceOptions{})
 	if err != nil {
-		return 0, err
+		return 0, false, err
+	}
+	pureGo = !strings.HasPrefix(name, "IPOPT")
+	if buses := len(m.Case.Buses); pureGo && buses > pureGoMaxBuses {
+		return 0, true, fmt.Errorf("-ipopt %d: this build's reference solver is the pure-Go interior point (build with -tags ipopt for IPOPT), practical to a few hundred buses, not %s's %d: build with -tags ipopt or pass -ipopt 0", n, m.Case.Name, buses)
 	}
 	n = min(n, len(test))
 	var total time.Duration
 	for _, s := range test[:n] {
 		start := time.Now()
 		if _, _, err := solve(s.X); err != nil {
-			return 0, fmt.Errorf("reference solver (%s): %w", name, err)
+			return 0, pureGo, fmt.Errorf("reference solver (%s): %w", name, err)
 		}
 		total += time.Since(start)
 	}
 	fmt.Fprintf(progress, "reference: %s, %d instances\n", name, n)
-	return total.Seconds() / float64(n), nil
+	return total.Seconds() / float64(n), pureGo, nil
 }
+
+// pureGoMaxBuses is the largest grid whose instances -ipopt times with the
+// pure-Go reference solver (a build without -tags ipopt): on
+// case1354_pegase three solves took minutes and 7.6 GB.
+const pureGoMaxBuses = 500

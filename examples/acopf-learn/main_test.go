@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -43,6 +44,34 @@ func TestBaselineRow(t *testing.T) {
 	assert.Contains(t, s, "| grid | buses | method | gap % | max eq | max ineq | infeasible | ms per instance | IPOPT s per instance |")
 	assert.Contains(t, s, "| pglib_opf_case57_ieee | 57 | case optimum + AdaNP (no training) |")
 	assert.True(t, strings.Contains(s, "| 0 of 2 |"), "both instances feasible:\n%s", s)
+}
+
+// TestReferenceSolverNamed: the IPOPT column names the pure-Go solver
+// where a build without -tags ipopt timed it, and -ipopt refuses that
+// solver on a grid above pureGoMaxBuses buses (before solving anything).
+func TestReferenceSolverNamed(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, writeTable(&out, "g", 3, []row{{method: "m", n: 1, ipoptSeconds: 1.5, pureGo: true}, {method: "i", n: 1, ipoptSeconds: 2.5}}))
+	assert.Contains(t, out.String(), "| 1.50 (pure-Go solver, not IPOPT) |")
+	assert.Contains(t, out.String(), "| 2.50 |")
+
+	c, err := acopf.Load("pglib_opf_case1354_pegase")
+	require.NoError(t, err)
+	m, err := acopf.NewModel(c)
+	require.NoError(t, err)
+	_, name, err := dataset.Reference(m, dataset.ReferenceOptions{})
+	require.NoError(t, err)
+	test := []dataset.Sample{{X: m.Loads()}}
+	if strings.HasPrefix(name, "IPOPT") {
+		t.Skip("this build's reference solver is IPOPT")
+	}
+	_, pureGo, err := timeReference(m, test, 1, io.Discard)
+	assert.True(t, pureGo)
+	assert.ErrorContains(t, err, "-tags ipopt")
+	assert.ErrorContains(t, err, "-ipopt 0")
+	secs, pureGo, err := timeReference(m, test, 0, io.Discard)
+	assert.NoError(t, err)
+	assert.True(t, math.IsNaN(secs) && !pureGo, "-ipopt 0 times nothing")
 }
 
 func TestNoData(t *testing.T) {
