@@ -162,29 +162,13 @@ func AnalyseAugmented(nc, ny int, rowPtr, col []int, vals []float64, opt Options
 // triangles: column k's neighbours are the rows ny+i that hold it, row
 // i's its columns.
 func augmentedAdjacency(nc, ny int, rowPtr, col []int) *adjacency {
-	n := ny + nc
-	ptr := make([]int, n+1)
-	for _, c := range col {
-		ptr[c+1]++
-	}
-	for i := 0; i < nc; i++ {
-		ptr[ny+i+1] = rowPtr[i+1] - rowPtr[i]
-	}
-	for k := 0; k < n; k++ {
-		ptr[k+1] += ptr[k]
-	}
-	idx := make([]int32, ptr[n])
-	fill := append([]int(nil), ptr[:n]...)
-	for i := 0; i < nc; i++ {
-		for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
-			c := col[p]
-			idx[fill[c]] = int32(ny + i)
-			fill[c]++
-			idx[fill[ny+i]] = int32(c)
-			fill[ny+i]++
+	return edgeAdjacency(ny+nc, func(yield func(a, b int)) {
+		for i := 0; i < nc; i++ {
+			for _, c := range col[rowPtr[i]:rowPtr[i+1]] {
+				yield(c, ny+i)
+			}
 		}
-	}
-	return &adjacency{n: n, ptr: ptr, idx: idx}
+	})
 }
 
 // pairOrder returns the elimination order of K: AMD on the quotient graph
@@ -195,50 +179,16 @@ func augmentedAdjacency(nc, ny int, rowPtr, col []int) *adjacency {
 // come last.
 func pairOrder(ny, nc int, rowPtr, col []int, partner []int, dense float64) []int {
 	// The quotient graph on the ny columns: row i joins its partner p to
-	// each of its other columns.
-	ptr := make([]int, ny+1)
-	for i, p := range partner {
-		for q := rowPtr[i]; q < rowPtr[i+1]; q++ {
-			if c := col[q]; c != p {
-				ptr[p+1]++
-				ptr[c+1]++
+	// each of its other columns (a pair that two rows join, once).
+	order := amdOrder(edgeAdjacency(ny, func(yield func(a, b int)) {
+		for i, p := range partner {
+			for _, c := range col[rowPtr[i]:rowPtr[i+1]] {
+				if c != p {
+					yield(p, c)
+				}
 			}
 		}
-	}
-	for k := 0; k < ny; k++ {
-		ptr[k+1] += ptr[k]
-	}
-	idx := make([]int32, ptr[ny])
-	fill := append([]int(nil), ptr[:ny]...)
-	for i, p := range partner {
-		for q := rowPtr[i]; q < rowPtr[i+1]; q++ {
-			if c := col[q]; c != p {
-				idx[fill[p]] = int32(c)
-				fill[p]++
-				idx[fill[c]] = int32(p)
-				fill[c]++
-			}
-		}
-	}
-	// Drop repeated neighbours (rows that share two columns).
-	mark := make([]int32, ny)
-	for k := range mark {
-		mark[k] = -1
-	}
-	out := 0
-	for k := 0; k < ny; k++ {
-		lo, hi := ptr[k], ptr[k+1]
-		ptr[k] = out
-		for _, j := range idx[lo:hi] {
-			if mark[j] != int32(k) {
-				mark[j] = int32(k)
-				idx[out] = j
-				out++
-			}
-		}
-	}
-	ptr[ny] = out
-	order := amdOrder(&adjacency{n: ny, ptr: ptr, idx: idx[:out]}, dense)
+	}), dense)
 	// Each column, then the rows it partners (in increasing order), then
 	// the rows without columns.
 	head := make([]int32, ny) // column → first row it partners, plus one

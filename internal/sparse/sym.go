@@ -28,7 +28,6 @@ func AnalyseSym(n int, colPtr, rowIdx []int, opt Options) (*Sym, error) {
 	if colPtr[0] != 0 || colPtr[n] != len(rowIdx) {
 		return nil, errPattern("colPtr[0] = %d and colPtr[n] = %d, want 0 and len(rowIdx) = %d", colPtr[0], colPtr[n], len(rowIdx))
 	}
-	cnt := make([]int, n+1)
 	for j := 0; j < n; j++ {
 		if colPtr[j+1] < colPtr[j] {
 			return nil, errPattern("colPtr decreases at column %d", j)
@@ -43,29 +42,18 @@ func AnalyseSym(n int, colPtr, rowIdx []int, opt Options) (*Sym, error) {
 				return nil, errPattern("column %d: rows not strictly increasing (%d after %d)", j, i, prev)
 			}
 			prev = i
-			if i != j {
-				cnt[i]++
-				cnt[j]++
-			}
 		}
 	}
-	ptr := make([]int, n+1)
-	for i := 0; i < n; i++ {
-		ptr[i+1] = ptr[i] + cnt[i]
-	}
-	idx := make([]int32, ptr[n])
-	copy(cnt, ptr[:n])
-	for j := 0; j < n; j++ {
-		for p := colPtr[j]; p < colPtr[j+1]; p++ {
-			if i := rowIdx[p]; i != j {
-				idx[cnt[i]] = int32(j)
-				cnt[i]++
-				idx[cnt[j]] = int32(i)
-				cnt[j]++
+	adj := edgeAdjacency(n, func(yield func(a, b int)) {
+		for j := 0; j < n; j++ {
+			for _, i := range rowIdx[colPtr[j]:colPtr[j+1]] {
+				if i != j {
+					yield(i, j)
+				}
 			}
 		}
-	}
-	sym, err := newSymbolic(&adjacency{n: n, ptr: ptr, idx: idx}, &opt, true)
+	})
+	sym, err := newSymbolic(adj, &opt, true)
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,47 @@ type adjacency struct {
 	idx []int32
 }
 
+// edgeAdjacency returns the adjacency of n nodes whose undirected edges
+// a–b (a ≠ b) edges yields, in two passes that yield the same edges: each
+// node's neighbours in the order of its edges, a neighbour repeated by
+// another edge kept once.
+func edgeAdjacency(n int, edges func(yield func(a, b int))) *adjacency {
+	ptr := make([]int, n+1)
+	edges(func(a, b int) {
+		ptr[a+1]++
+		ptr[b+1]++
+	})
+	for k := 0; k < n; k++ {
+		ptr[k+1] += ptr[k]
+	}
+	idx := make([]int32, ptr[n])
+	fill := append([]int(nil), ptr[:n]...)
+	edges(func(a, b int) {
+		idx[fill[a]] = int32(b)
+		fill[a]++
+		idx[fill[b]] = int32(a)
+		fill[b]++
+	})
+	mark := make([]int32, n)
+	for k := range mark {
+		mark[k] = -1
+	}
+	out := 0
+	for k := 0; k < n; k++ {
+		lo, hi := ptr[k], ptr[k+1]
+		ptr[k] = out
+		for _, j := range idx[lo:hi] {
+			if mark[j] != int32(k) {
+				mark[j] = int32(k)
+				idx[out] = j
+				out++
+			}
+		}
+	}
+	ptr[n] = out
+	return &adjacency{n: n, ptr: ptr, idx: idx[:out]}
+}
+
 // newSymbolic orders the pattern by opt and computes the pattern of C, the
 // elimination tree and the column counts of L, and with full the pattern of
 // L.
