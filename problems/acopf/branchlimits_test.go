@@ -58,8 +58,9 @@ func TestBranchLimitsDerivatives(t *testing.T) {
 }
 
 // TestBranchLimitsEvalBits: the thermal rows and their Jacobian values,
-// computed with one sine and cosine per branch (flowJ), are flow's to the
-// bit at both ends, and math.Sincos is odd and even to the bit.
+// computed with one sine and cosine per branch (the to end's from the from
+// end's), are flow's, which takes each end's own, to the bit at both ends;
+// and math.Sincos is odd and even to the bit.
 func TestBranchLimitsEvalBits(t *testing.T) {
 	m := loadModel(t, "pglib_opf_case118_ieee")
 	bl := branchLimitsOf(t, m)

@@ -206,13 +206,11 @@ type branchFlow struct {
 
 // flow computes the branch flow at (vi, vk, ti, tk).
 func flow(vi, vk, ti, tk float64, yii, yik complex128) branchFlow {
-	gii, bii, g, b := real(yii), imag(yii), real(yik), imag(yik)
-	a, bb := pairTerms(g, b, ti-tk)
+	s, c := math.Sincos(ti - tk)
 	var f branchFlow
-	f.p = vi*vi*gii + vi*vk*a
-	f.q = -vi*vi*bii + vi*vk*bb
-	f.dp = [4]float64{2*vi*gii + vk*a, vi * a, -vi * vk * bb, vi * vk * bb}
-	f.dq = [4]float64{-2*vi*bii + vk*bb, vi * bb, vi * vk * a, -vi * vk * a}
+	f.p, f.q, f.dp, f.dq = flowJ(vi, vk, s, c, yii, yik)
+	gii, bii := real(yii), imag(yii)
+	a, bb := pairTermsSC(real(yik), imag(yik), s, c)
 	vv := vi * vk
 	f.hp = [4][4]float64{
 		{2 * gii, a, -vk * bb, vk * bb},
@@ -229,11 +227,11 @@ func flow(vi, vk, ti, tk float64, yii, yik complex128) branchFlow {
 	return f
 }
 
-// flowJ is flow without the second derivatives, given s, c = sin t, cos t
-// (t = ti − tk): the same arithmetic, so the same bits.
+// flowJ is flow's value and first derivatives, given s, c = sin t, cos t
+// (t = ti − tk): what the thermal rows' values and Jacobian need.
 func flowJ(vi, vk, s, c float64, yii, yik complex128) (p, q float64, dp, dq [4]float64) {
-	gii, bii, g, b := real(yii), imag(yii), real(yik), imag(yik)
-	a, bb := g*c+b*s, g*s-b*c
+	gii, bii := real(yii), imag(yii)
+	a, bb := pairTermsSC(real(yik), imag(yik), s, c)
 	p = vi*vi*gii + vi*vk*a
 	q = -vi*vi*bii + vi*vk*bb
 	dp = [4]float64{2*vi*gii + vk*a, vi * a, -vi * vk * bb, vi * vk * bb}

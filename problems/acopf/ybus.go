@@ -73,5 +73,10 @@ func newAdmittance(c *Case) *admittance {
 // db/dt = a.
 func pairTerms(g, b, t float64) (pa, pb float64) {
 	s, c := math.Sincos(t)
+	return pairTermsSC(g, b, s, c)
+}
+
+// pairTermsSC is pairTerms given s, c = sin t, cos t.
+func pairTermsSC(g, b, s, c float64) (pa, pb float64) {
 	return g*c + b*s, g*s - b*c
 }
