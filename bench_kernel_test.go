@@ -13,6 +13,7 @@ import (
 
 	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/examples/benchcases"
+	"github.com/enforce-nn/enforce/internal/cputime"
 	"github.com/enforce-nn/enforce/internal/sgemm"
 )
 
@@ -41,9 +42,9 @@ func largestCase(b *testing.B) benchcases.Case {
 type best struct{ wall, cpu time.Duration }
 
 func (m *best) time(f func()) {
-	c, t := cpuTime(), time.Now()
+	c, t := cputime.Process(), time.Now()
 	f()
-	wall, cpu := time.Since(t), cpuTime()-c
+	wall, cpu := time.Since(t), cputime.Process()-c
 	if m.wall == 0 || wall < m.wall {
 		m.wall = wall
 	}

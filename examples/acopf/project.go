@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/internal/cputime"
 	"github.com/enforce-nn/enforce/problems/acopf"
 	"github.com/enforce-nn/enforce/solvers"
 )
@@ -188,9 +189,9 @@ func project(o options, m *acopf.Model, costErr error, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		res, err := nearest(p, yh)
-		c1 := cpuTime()
+		c1 := cputime.Process()
 		if err != nil {
 			return err
 		}
@@ -227,9 +228,9 @@ func projectBatch(m *acopf.Model, a projector, xb, yb *mat.Dense, keep int) (bat
 	}
 	runtime.GC()
 	resetPeakRSS()
-	start, c0 := time.Now(), cpuTime()
+	start, c0 := time.Now(), cputime.Process()
 	proj, st, err := a.Project(xb, yb)
-	r.elapsed, r.cpu = time.Since(start), cpuTime()-c0
+	r.elapsed, r.cpu = time.Since(start), cputime.Process()-c0
 	r.peakRSS = peakRSS()
 	if err != nil {
 		return r, err

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce/internal/cputime"
 )
 
 // csr is a sparse matrix in compressed sparse row form.
@@ -149,18 +151,18 @@ func testAdjacency(m csr) *adjacency {
 
 // loopCPU runs fn in b.Loop on one locked OS thread and reports its CPU
 // time per call as "cpu-ns/op" besides the wall time: on a loaded machine
-// the thread's CPU time is the steadier measure (zero where threadCPU is
+// the thread's CPU time is the steadier measure (zero where cputime.Thread is
 // not available).
 func loopCPU(b *testing.B, fn func()) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	start := threadCPU()
+	start := cputime.Thread()
 	n := 0
 	for b.Loop() {
 		fn()
 		n++
 	}
-	b.ReportMetric(float64(threadCPU()-start)/float64(n), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Thread()-start)/float64(n), "cpu-ns/op")
 }
 
 // spMeshB returns the Jacobian pattern of the root package's spMesh

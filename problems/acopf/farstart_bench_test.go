@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/enforce-nn/enforce"
+	"github.com/enforce-nn/enforce/internal/cputime"
 )
 
 // BenchmarkStepControl measures AdaNP's step control on the shipped PGLib
@@ -285,13 +286,13 @@ func BenchmarkAugmented(b *testing.B) {
 				}
 				b.Run(fmt.Sprintf("%s/%s/round=%d", name, pname, round), func(b *testing.B) {
 					var stats enforce.Stats
-					cpu := processCPU()
+					cpu := cputime.Process()
 					for b.Loop() {
 						if _, stats, err = a.Project(x, y); err != nil {
 							b.Fatal(err)
 						}
 					}
-					cpu = processCPU() - cpu
+					cpu = cputime.Process() - cpu
 					info, _ := a.SparseInfo()
 					b.ReportMetric(stats.MeanDepth, "steps/sample")
 					b.ReportMetric(float64(stats.NotConverged), "missed")

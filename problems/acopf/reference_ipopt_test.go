@@ -13,13 +13,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/enforce-nn/enforce/internal/cputime"
 	"github.com/enforce-nn/enforce/solvers"
 	"github.com/enforce-nn/enforce/solvers/ipopt"
 )
@@ -43,9 +43,9 @@ func TestReferenceMatchesPGLib(t *testing.T) {
 			require.NoError(t, err)
 			p, err := m.NLP(m.Loads(), Formulation{})
 			require.NoError(t, err)
-			cpu := cpuTime()
+			cpu := cputime.Process()
 			res, err := ipopt.Solver{Tol: 1e-8, ConstrViolTol: 1e-6, Options: ReferenceOptions}.SolveSparse(p, m.FlatStart())
-			cpu = cpuTime() - cpu
+			cpu = cputime.Process() - cpu
 			require.NoError(t, err)
 			require.Equal(t, solvers.Success, res.Status)
 			rel := math.Abs(res.Objective-pub) / pub
@@ -57,16 +57,6 @@ func TestReferenceMatchesPGLib(t *testing.T) {
 			assert.LessOrEqual(t, relViol, 1e-7, "IPOPT relaxes bounds by 1e-8 relative")
 		})
 	}
-}
-
-// cpuTime returns the CPU time (user and system) the process has used:
-// on a shared machine the wall time of a solve says little.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkReference solves case57's ACOPF (PGLib's formulation, flat

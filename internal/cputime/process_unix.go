@@ -1,18 +1,18 @@
 //go:build unix
 
-package main
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime returns the CPU time (user and system) the process has used, or
-// -1 if the system does not say.
-func cpuTime() time.Duration {
+// Process returns the CPU time (user and system) the process has used, all
+// threads.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return -1
+		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
