@@ -84,12 +84,7 @@ func TestEqualityStepsValidation(t *testing.T) {
 func TestEqualityStepsProjects(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(7, 9))
 	const rows = 6
-	x := mat.NewDense(rows, 1, nil)
-	yhat := mat.NewDense(rows, 2, nil)
-	for i := range rows {
-		x.Set(i, 0, 1+rnd.Float64())
-		yhat.SetRow(i, []float64{4 * (rnd.Float64() - 0.5), 4 * (rnd.Float64() - 0.5)})
-	}
+	x, yhat := circleStarts(rnd, rows, 1, 4)
 	for _, tc := range []struct {
 		name string
 		s    Settings
@@ -176,12 +171,7 @@ func TestEqualityStepsProjects(t *testing.T) {
 func TestEqualityStepsGradients(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(3, 5))
 	const rows = 3
-	x := mat.NewDense(rows, 1, nil)
-	yhat := mat.NewDense(rows, 2, nil)
-	for i := range rows {
-		x.Set(i, 0, 1+0.5*rnd.Float64())
-		yhat.SetRow(i, []float64{2 * (rnd.Float64() - 0.5), 2 * (rnd.Float64() - 0.5)})
-	}
+	x, yhat := circleStarts(rnd, rows, 0.5, 2)
 	a := randDense(rnd, rows, 2, 1)
 	assertStagedGradients(t, func(s Settings) Constraint { return efFor(t, s, 1e-6) }, []Settings{
 		{EqualitySteps: 1, MinDepth: 4, MaxDepth: 4},

@@ -47,12 +47,7 @@ func ladderCase(t *testing.T) (c Constraint, x, yhat *mat.Dense) {
 	c = smBoxCircle(t, 1e-6)
 	rnd := rand.New(rand.NewPCG(11, 12))
 	const rows = 24
-	x = mat.NewDense(rows, 1, nil)
-	yhat = mat.NewDense(rows, 2, nil)
-	for i := range rows {
-		x.Set(i, 0, 1+0.5*rnd.Float64())
-		yhat.SetRow(i, []float64{4 * (rnd.Float64() - 0.5), 4 * (rnd.Float64() - 0.5)})
-	}
+	x, yhat = circleStarts(rnd, rows, 0.5, 4)
 	return c, x, yhat
 }
 

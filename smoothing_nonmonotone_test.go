@@ -63,12 +63,7 @@ func TestSmoothingNonmonotoneStages(t *testing.T) {
 
 	rnd := rand.New(rand.NewPCG(7, 8))
 	const rows = 8
-	x := mat.NewDense(rows, 1, nil)
-	yhat := mat.NewDense(rows, 2, nil)
-	for i := range rows {
-		x.Set(i, 0, 1+rnd.Float64())
-		yhat.SetRow(i, []float64{4 * (rnd.Float64() - 0.5), 4 * (rnd.Float64() - 0.5)})
-	}
+	x, yhat := circleStarts(rnd, rows, 1, 4)
 	base := Settings{Smoothing: 1e-2, Damping: DefaultDamping, SmoothingFirstDepth: 4}
 	with := base
 	with.SmoothingNonmonotone = 5

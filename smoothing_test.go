@@ -29,6 +29,19 @@ func smBoxCircle(t *testing.T, eps float64) Constraint {
 	return c
 }
 
+// circleStarts returns rows of x in [1, 1+xSpread) and ŷ uniform in the
+// square of side ySpread around 0, drawn from rnd in that order row by
+// row: far and near starts for smBoxCircle.
+func circleStarts(rnd *rand.Rand, rows int, xSpread, ySpread float64) (x, yhat *mat.Dense) {
+	x = mat.NewDense(rows, 1, nil)
+	yhat = mat.NewDense(rows, 2, nil)
+	for i := range rows {
+		x.Set(i, 0, 1+xSpread*rnd.Float64())
+		yhat.SetRow(i, []float64{ySpread * (rnd.Float64() - 0.5), ySpread * (rnd.Float64() - 0.5)})
+	}
+	return x, yhat
+}
+
 func TestSmoothingValidation(t *testing.T) {
 	c := smBoxCircle(t, 1e-8)
 	for _, tc := range []struct {
@@ -59,12 +72,7 @@ func TestSmoothingProjects(t *testing.T) {
 	c := smBoxCircle(t, 1e-8)
 	rnd := rand.New(rand.NewPCG(7, 8))
 	const rows = 6
-	x := mat.NewDense(rows, 1, nil)
-	yhat := mat.NewDense(rows, 2, nil)
-	for i := range rows {
-		x.Set(i, 0, 1+rnd.Float64())
-		yhat.SetRow(i, []float64{4 * (rnd.Float64() - 0.5), 4 * (rnd.Float64() - 0.5)})
-	}
+	x, yhat := circleStarts(rnd, rows, 1, 4)
 	plain, err := NewAdaNP(c, Settings{})
 	require.NoError(t, err)
 	sm, err := NewAdaNP(c, Settings{Smoothing: 1e-2})
@@ -106,12 +114,7 @@ func TestSmoothingGradients(t *testing.T) {
 	c := smBoxCircle(t, 1e-6)
 	rnd := rand.New(rand.NewPCG(3, 4))
 	const rows = 3
-	x := mat.NewDense(rows, 1, nil)
-	yhat := mat.NewDense(rows, 2, nil)
-	for i := range rows {
-		x.Set(i, 0, 1+0.5*rnd.Float64())
-		yhat.SetRow(i, []float64{1.5 * (rnd.Float64() - 0.5), 1.5 * (rnd.Float64() - 0.5)})
-	}
+	x, yhat := circleStarts(rnd, rows, 0.5, 1.5)
 	a := randDense(rnd, rows, 2, 1)
 	assertStagedGradients(t, func(Settings) Constraint { return c }, []Settings{
 		{Smoothing: 1e-2, MinDepth: 4, MaxDepth: 4},
