@@ -754,10 +754,18 @@ func (b *batch) accept(ws *workspace, s int, st *sampleState, cT, JT []float64) 
 	st.measure = a.s.Measure.reduce(st.c)
 	if m := st.measure; m < 0.99*st.best {
 		st.best, st.since = m, 0
-	} else if st.since++; !a.search() && st.since >= stallSteps && st.depth >= a.s.MinDepth && m > a.s.Tol && !st.loEval {
-		b.flags[s] |= flagStalled
-		b.finish(ws, s, st)
-		return nextDone
+	} else if st.since++; st.depth >= a.s.MinDepth && m > a.s.Tol && !st.loEval {
+		// Without a line search: ten steps without 1 % progress stall.
+		// Settings.SmoothingPatience's plain attempt: patience steps
+		// without it hand the sample to the fallback, unless it meets
+		// the constraint here (StopWhenFeasible), where it stops as it
+		// would have.
+		if !a.search() && st.since >= stallSteps ||
+			a.patience > 0 && st.since >= a.patience && !(a.s.StopWhenFeasible && b.feasibleAt(ws, s, st)) {
+			b.flags[s] |= flagStalled
+			b.finish(ws, s, st)
+			return nextDone
+		}
 	}
 	if a.s.StopWhenFeasible && st.measure > a.s.Tol && st.depth >= a.s.MinDepth && b.feasibleAt(ws, s, st) {
 		return nextStep // continues now reports false: the sample finishes

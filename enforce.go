@@ -62,6 +62,9 @@ type AdaNP struct {
 	// sm holds the stages of a smoothed projection (Settings.Smoothing),
 	// or nil.
 	sm *smoothing
+	// patience is Settings.SmoothingPatience in the plain attempt of a
+	// smoothed projection (a.sm.first), else 0.
+	patience int
 	// eqf holds the equality stage of Settings.EqualitySteps, or nil.
 	eqf *equalityFirst
 

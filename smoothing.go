@@ -91,7 +91,7 @@ func (a *AdaNP) newSmoothingStage() error {
 		return fmt.Errorf("enforce: Settings.Smoothing: %w", err)
 	}
 	base := a.s
-	base.Smoothing, base.RequireTol, base.EqualitySteps, base.SmoothingFirstDepth, base.SmoothingLadder, base.SmoothingNonmonotone = 0, false, 0, 0, nil, 0
+	base.Smoothing, base.RequireTol, base.EqualitySteps, base.SmoothingFirstDepth, base.SmoothingLadder, base.SmoothingNonmonotone, base.SmoothingPatience = 0, false, 0, 0, nil, 0, 0
 	s1 := base
 	first := a.s.SmoothingFirstDepth
 	if first == 0 {
@@ -107,6 +107,7 @@ func (a *AdaNP) newSmoothingStage() error {
 	if sm.first, err = newAdaNP(a.c, s1, a.sp); err != nil {
 		return fmt.Errorf("enforce: Settings.Smoothing's plain attempt: %w", err)
 	}
+	sm.first.patience = a.s.SmoothingPatience
 	if sm.pre, err = newAdaNP(c0, s0, a.sp); err != nil {
 		return fmt.Errorf("enforce: Settings.Smoothing's smoothed stage: %w", err)
 	}

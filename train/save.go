@@ -168,6 +168,9 @@ type settings struct {
 	// Added with Settings.SmoothingNonmonotone; absent means zero: the
 	// last stage uses Nonmonotone, as in the files written before.
 	SmoothingNonmonotone int `json:"smoothing_nonmonotone,omitempty"`
+	// Added with Settings.SmoothingPatience; absent means zero: the plain
+	// attempt runs its whole length, as in the files written before.
+	SmoothingPatience int `json:"smoothing_patience,omitempty"`
 }
 
 // The saved measure keeps the numbering of the files written before
@@ -204,14 +207,14 @@ func fromSettings(s enforce.Settings) settings {
 	return settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureCode(s.Measure),
 		Reg: s.Reg, Weights: int(s.Weights), Diag: s.Diag, Grad: int(s.Grad),
 		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: int(s.Precision),
-		RequireTol: s.RequireTol, Path: int(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG, EqualitySteps: s.EqualitySteps, SmoothingFirstDepth: s.SmoothingFirstDepth, StopWhenFeasible: s.StopWhenFeasible, Nonmonotone: s.Nonmonotone, SmoothingLadder: s.SmoothingLadder, SmoothingNonmonotone: s.SmoothingNonmonotone}
+		RequireTol: s.RequireTol, Path: int(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG, EqualitySteps: s.EqualitySteps, SmoothingFirstDepth: s.SmoothingFirstDepth, StopWhenFeasible: s.StopWhenFeasible, Nonmonotone: s.Nonmonotone, SmoothingLadder: s.SmoothingLadder, SmoothingNonmonotone: s.SmoothingNonmonotone, SmoothingPatience: s.SmoothingPatience}
 }
 
 func (s settings) settings() enforce.Settings {
 	return enforce.Settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureOf(s.Measure),
 		Reg: s.Reg, Weights: enforce.Weighting(s.Weights), Diag: s.Diag, Grad: enforce.GradMode(s.Grad),
 		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: enforce.Precision(s.Precision),
-		RequireTol: s.RequireTol, Path: enforce.Path(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG, EqualitySteps: s.EqualitySteps, SmoothingFirstDepth: s.SmoothingFirstDepth, StopWhenFeasible: s.StopWhenFeasible, Nonmonotone: s.Nonmonotone, SmoothingLadder: s.SmoothingLadder, SmoothingNonmonotone: s.SmoothingNonmonotone}
+		RequireTol: s.RequireTol, Path: enforce.Path(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG, EqualitySteps: s.EqualitySteps, SmoothingFirstDepth: s.SmoothingFirstDepth, StopWhenFeasible: s.StopWhenFeasible, Nonmonotone: s.Nonmonotone, SmoothingLadder: s.SmoothingLadder, SmoothingNonmonotone: s.SmoothingNonmonotone, SmoothingPatience: s.SmoothingPatience}
 }
 
 // v1Grad maps a version-1 gradient mode to today's: version 1's Implicit

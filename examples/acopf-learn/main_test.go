@@ -306,6 +306,31 @@ func TestSmoothingNonmonotoneFlag(t *testing.T) {
 	assert.ErrorContains(t, err, "SmoothingNonmonotone")
 }
 
+// TestSmoothingPatienceFlag: -smoothing-patience sets the rows'
+// projection's SmoothingPatience, 0 by default, and not the models' own
+// settings; a bad value is NewAdaNP's error.
+func TestSmoothingPatienceFlag(t *testing.T) {
+	c, err := acopf.Load("pglib_opf_case57_ieee")
+	require.NoError(t, err)
+	m, err := acopf.NewModel(c)
+	require.NoError(t, err)
+	o := defaults()
+	k, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true})
+	require.NoError(t, err)
+	a, err := rowProjection(o, k, nil)
+	require.NoError(t, err)
+	assert.Zero(t, a.Settings().SmoothingPatience, "the default")
+	require.NoError(t, flags(&o).Parse([]string{"-smoothing-patience", "3"}))
+	assert.Equal(t, 3, o.smPatience)
+	a, err = rowProjection(o, k, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 3, a.Settings().SmoothingPatience)
+	assert.Zero(t, projection(o, nil, 0, 0).SmoothingPatience, "not the models' settings")
+	o.smPatience = -1
+	_, err = rowProjection(o, k, nil)
+	assert.ErrorContains(t, err, "SmoothingPatience")
+}
+
 // TestModelLadderFlag: -model-ladder sets the models' own projections
 // (training's and inference's), none by default.
 func TestModelLadderFlag(t *testing.T) {
