@@ -203,6 +203,38 @@ func BenchmarkSmoothingNonmonotone(b *testing.B) {
 	}
 }
 
+// BenchmarkSmoothingPatience measures Settings.SmoothingPatience (the
+// plain attempt of Smoothing ends for a sample after that many steps
+// without 1 % progress) with BenchmarkSmoothingNonmonotone's projection
+// and starts: without it and with 3, each with a monotone line search
+// and with Settings.Nonmonotone 5 (the setting of RESULTS' acopf-learn
+// rows). Run it with
+//
+//	go test -run '^$' -bench SmoothingPatience -benchtime 1x -timeout 3h ./problems/acopf/
+//
+// (-short keeps case1354_pegase only).
+func BenchmarkSmoothingPatience(b *testing.B) {
+	for _, name := range benchGridNames() {
+		k, starts := fullSetStarts(b, name)
+		m := loadModel(b, name)
+		nx, ny := m.Dims()
+		starts = append(starts, benchStart{"flat", mat.NewDense(1, nx, m.Loads()), mat.NewDense(1, ny, m.FlatStart())})
+		for _, st := range starts {
+			for _, nm := range []int{0, 5} {
+				for _, pat := range []int{0, 3} {
+					a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: 1e-2, SmoothingLadder: []float64{1e-4},
+						Damping: enforce.DefaultDamping, StopWhenFeasible: true, MaxDepth: 300, EqualitySteps: 1,
+						Nonmonotone: nm, SmoothingPatience: pat})
+					if err != nil {
+						b.Fatal(err)
+					}
+					benchProjection(b, fmt.Sprintf("%s/%s/nm=%d/patience=%d", name, st.name, nm, pat), a, st.x, st.y)
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkStopWhenFeasible measures Settings.StopWhenFeasible on the
 // shipped PGLib grids from optima perturbed by σ = 1e-3 (100 rows, 20 on
 // case10000_goc), on the power flow and bounds (DefaultDamping, issue 54's
