@@ -281,54 +281,44 @@ func TestSmoothingLadderFlag(t *testing.T) {
 	assert.ErrorContains(t, err, "SmoothingLadder")
 }
 
-// TestSmoothingNonmonotoneFlag: -smoothing-nonmonotone sets the rows'
-// Settings.SmoothingNonmonotone (zero by default) and not the models' own
-// projections; a value NewAdaNP rejects is an error.
-func TestSmoothingNonmonotoneFlag(t *testing.T) {
+// TestRowIntFlags: -smoothing-nonmonotone and -smoothing-patience set
+// the rows' Settings.SmoothingNonmonotone and SmoothingPatience (zero by
+// default) and not the models' own projections; a value NewAdaNP rejects
+// is an error naming the setting.
+func TestRowIntFlags(t *testing.T) {
 	c, err := acopf.Load("pglib_opf_case57_ieee")
 	require.NoError(t, err)
 	m, err := acopf.NewModel(c)
 	require.NoError(t, err)
-	o := defaults()
-	k, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true})
-	require.NoError(t, err)
-	a, err := rowProjection(o, k, nil)
-	require.NoError(t, err)
-	assert.Zero(t, a.Settings().SmoothingNonmonotone, "the default")
-	require.NoError(t, flags(&o).Parse([]string{"-smoothing-nonmonotone", "5"}))
-	assert.Equal(t, 5, o.smNonmonotone)
-	a, err = rowProjection(o, k, nil)
-	require.NoError(t, err)
-	assert.Equal(t, 5, a.Settings().SmoothingNonmonotone)
-	assert.Zero(t, projection(o, nil, 0, 0).SmoothingNonmonotone, "not the models' settings")
-	o.smNonmonotone = 99
-	_, err = rowProjection(o, k, nil)
-	assert.ErrorContains(t, err, "SmoothingNonmonotone")
-}
-
-// TestSmoothingPatienceFlag: -smoothing-patience sets the rows'
-// projection's SmoothingPatience, 0 by default, and not the models' own
-// settings; a bad value is NewAdaNP's error.
-func TestSmoothingPatienceFlag(t *testing.T) {
-	c, err := acopf.Load("pglib_opf_case57_ieee")
-	require.NoError(t, err)
-	m, err := acopf.NewModel(c)
-	require.NoError(t, err)
-	o := defaults()
-	k, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true})
-	require.NoError(t, err)
-	a, err := rowProjection(o, k, nil)
-	require.NoError(t, err)
-	assert.Zero(t, a.Settings().SmoothingPatience, "the default")
-	require.NoError(t, flags(&o).Parse([]string{"-smoothing-patience", "3"}))
-	assert.Equal(t, 3, o.smPatience)
-	a, err = rowProjection(o, k, nil)
-	require.NoError(t, err)
-	assert.Equal(t, 3, a.Settings().SmoothingPatience)
-	assert.Zero(t, projection(o, nil, 0, 0).SmoothingPatience, "not the models' settings")
-	o.smPatience = -1
-	_, err = rowProjection(o, k, nil)
-	assert.ErrorContains(t, err, "SmoothingPatience")
+	for _, tc := range []struct {
+		flag, setting string
+		value, bad    int
+		opt           func(*options) *int
+		get           func(enforce.Settings) int
+	}{
+		{"-smoothing-nonmonotone", "SmoothingNonmonotone", 5, 99,
+			func(o *options) *int { return &o.smNonmonotone }, func(s enforce.Settings) int { return s.SmoothingNonmonotone }},
+		{"-smoothing-patience", "SmoothingPatience", 3, -1,
+			func(o *options) *int { return &o.smPatience }, func(s enforce.Settings) int { return s.SmoothingPatience }},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			o := defaults()
+			k, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true})
+			require.NoError(t, err)
+			a, err := rowProjection(o, k, nil)
+			require.NoError(t, err)
+			assert.Zero(t, tc.get(a.Settings()), "the default")
+			require.NoError(t, flags(&o).Parse([]string{tc.flag, fmt.Sprint(tc.value)}))
+			assert.Equal(t, tc.value, *tc.opt(&o))
+			a, err = rowProjection(o, k, nil)
+			require.NoError(t, err)
+			assert.Equal(t, tc.value, tc.get(a.Settings()))
+			assert.Zero(t, tc.get(projection(o, nil, 0, 0)), "not the models' settings")
+			*tc.opt(&o) = tc.bad
+			_, err = rowProjection(o, k, nil)
+			assert.ErrorContains(t, err, tc.setting)
+		})
+	}
 }
 
 // TestModelLadderFlag: -model-ladder sets the models' own projections

@@ -142,6 +142,14 @@ func fullSetStarts(b *testing.B, name string) (enforce.Constraint, []benchStart)
 	return k, append(starts, benchStart{"far", fx, fy})
 }
 
+// withFlatStart returns fullSetStarts with the flat start alone last.
+func withFlatStart(b *testing.B, name string) (enforce.Constraint, []benchStart) {
+	k, starts := fullSetStarts(b, name)
+	m := loadModel(b, name)
+	nx, ny := m.Dims()
+	return k, append(starts, benchStart{"flat", mat.NewDense(1, nx, m.Loads()), mat.NewDense(1, ny, m.FlatStart())})
+}
+
 // benchProjection runs a.Project(x, y) as the sub-benchmark label and
 // reports the steps per sample, the most steps, the rows that missed the
 // tolerance, the rows and the mean distance from ŷ.
@@ -182,10 +190,7 @@ func benchProjection(b *testing.B, label string, a *enforce.AdaNP, x, y *mat.Den
 // (-short keeps case1354_pegase only).
 func BenchmarkSmoothingNonmonotone(b *testing.B) {
 	for _, name := range benchGridNames() {
-		k, starts := fullSetStarts(b, name)
-		m := loadModel(b, name)
-		nx, ny := m.Dims()
-		starts = append(starts, benchStart{"flat", mat.NewDense(1, nx, m.Loads()), mat.NewDense(1, ny, m.FlatStart())})
+		k, starts := withFlatStart(b, name)
 		for _, st := range starts {
 			for _, v := range []struct {
 				name     string
@@ -215,10 +220,7 @@ func BenchmarkSmoothingNonmonotone(b *testing.B) {
 // (-short keeps case1354_pegase only).
 func BenchmarkSmoothingPatience(b *testing.B) {
 	for _, name := range benchGridNames() {
-		k, starts := fullSetStarts(b, name)
-		m := loadModel(b, name)
-		nx, ny := m.Dims()
-		starts = append(starts, benchStart{"flat", mat.NewDense(1, nx, m.Loads()), mat.NewDense(1, ny, m.FlatStart())})
+		k, starts := withFlatStart(b, name)
 		for _, st := range starts {
 			for _, nm := range []int{0, 5} {
 				for _, pat := range []int{0, 3} {
