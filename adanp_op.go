@@ -319,8 +319,8 @@ func (o *Op) OverwritesInput() int { return -1 }
 // WriteHash writes everything that distinguishes this operation.
 func (o *Op) WriteHash(h hash.Hash) {
 	s := o.a.s
-	fmt.Fprintf(h, "enforce.AdaNP{a=%p c=%p tol=%v depth=%d..%d measure=%d reg=%v weights=%d diag=%v grad=%d prec=%d recompute=%v maxstep=%v ls=%v damping=%v smoothing=%v smfirst=%d ladder=%v eqsteps=%d chord=%d chordcg=%d nonmono=%d smnonmono=%d smpatience=%d feasstop=%v path=%d hasX=%v xgrad=%v theta=%v gate=%d dtype=%v}",
-		o.a, o.a.c, s.Tol, s.MinDepth, s.MaxDepth, s.Measure, s.Reg, s.Weights, s.Diag, s.Grad, s.Precision, s.Recompute, s.MaxStep, s.LineSearch, s.Damping, s.Smoothing, s.SmoothingFirstDepth, s.SmoothingLadder, s.EqualitySteps, s.Chord, s.ChordCG, s.Nonmonotone, s.SmoothingNonmonotone, s.SmoothingPatience, s.StopWhenFeasible, s.Path, o.hasX, o.xGrad, o.hasT, o.gateID, o.dtype)
+	fmt.Fprintf(h, "enforce.AdaNP{a=%p c=%p tol=%v depth=%d..%d measure=%d reg=%v weights=%d diag=%v grad=%d prec=%d recompute=%v maxstep=%v ls=%v damping=%v smoothing=%v smfirst=%d ladder=%v eqsteps=%d chord=%d chordcg=%d nonmono=%d smnonmono=%d smpatience=%d smfrom=%v feasstop=%v path=%d hasX=%v xgrad=%v theta=%v gate=%d dtype=%v}",
+		o.a, o.a.c, s.Tol, s.MinDepth, s.MaxDepth, s.Measure, s.Reg, s.Weights, s.Diag, s.Grad, s.Precision, s.Recompute, s.MaxStep, s.LineSearch, s.Damping, s.Smoothing, s.SmoothingFirstDepth, s.SmoothingLadder, s.EqualitySteps, s.Chord, s.ChordCG, s.Nonmonotone, s.SmoothingNonmonotone, s.SmoothingPatience, s.SmoothingFromAttempt, s.StopWhenFeasible, s.Path, o.hasX, o.xGrad, o.hasT, o.gateID, o.dtype)
 }
 
 // Hashcode returns a hash of WriteHash's output.

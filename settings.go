@@ -457,6 +457,22 @@ type Settings struct {
 	// Smoothing. Zero (the default): the plain attempt runs
 	// SmoothingFirstDepth steps, as before.
 	SmoothingPatience int `json:",omitempty"`
+	// SmoothingFromAttempt starts the fallback of Smoothing (the ladder's
+	// stages, then Smoothing's) for a sample that missed the plain attempt
+	// from the attempt's last iterate instead of from ŷ. The attempt has
+	// usually brought the sample much nearer the set (on
+	// examples/acopf-learn's grids max|c| of 0.1–1 instead of ŷ's 1–18), so
+	// the smoothed stages need fewer steps; where they land, and so the
+	// cost, changes both ways (docs/numerics.md, "The fallback from the
+	// attempt's point"). Before, Displacement and the result's meaning
+	// (a point near ŷ that meets the constraint) are as without it. The
+	// gradient of such a sample chains the fallback's with the plain
+	// attempt's, through its trace: exact in Unrolled mode; in Implicit and
+	// FinalProjector modes the attempt's part is taken at its last point,
+	// which did not converge, and GradStats counts the sample inexact.
+	// NewAdaNP rejects it without Smoothing. False (the default): the
+	// fallback starts from ŷ, as before.
+	SmoothingFromAttempt bool `json:",omitempty"`
 	// SmoothingLadder lists smaller smoothing parameters that Smoothing's
 	// fallback tries first, in increasing order, each larger than the
 	// constraint's ε_FB and smaller than Smoothing: a sample that misses
@@ -657,6 +673,8 @@ func (s Settings) withDefaults(ny int) (Settings, error) {
 		return s, errors.New("enforce: Settings.SmoothingFirstDepth is the length of Settings.Smoothing's plain attempt: it needs Smoothing > 0")
 	case s.SmoothingPatience < 0:
 		return s, fmt.Errorf("enforce: Settings.SmoothingPatience must be non-negative, got %d", s.SmoothingPatience)
+	case s.SmoothingFromAttempt && s.Smoothing == 0:
+		return s, errors.New("enforce: Settings.SmoothingFromAttempt starts Settings.Smoothing's fallback from its plain attempt: it needs Smoothing > 0")
 	case s.SmoothingPatience > 0 && s.Smoothing == 0:
 		return s, errors.New("enforce: Settings.SmoothingPatience ends Settings.Smoothing's plain attempt early: it needs Smoothing > 0")
 	case len(s.SmoothingLadder) > 0 && s.Smoothing == 0:

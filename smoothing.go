@@ -91,7 +91,7 @@ func (a *AdaNP) newSmoothingStage() error {
 		return fmt.Errorf("enforce: Settings.Smoothing: %w", err)
 	}
 	base := a.s
-	base.Smoothing, base.RequireTol, base.EqualitySteps, base.SmoothingFirstDepth, base.SmoothingLadder, base.SmoothingNonmonotone, base.SmoothingPatience = 0, false, 0, 0, nil, 0, 0
+	base.Smoothing, base.RequireTol, base.EqualitySteps, base.SmoothingFirstDepth, base.SmoothingLadder, base.SmoothingNonmonotone, base.SmoothingPatience, base.SmoothingFromAttempt = 0, false, 0, 0, nil, 0, 0, false
 	s1 := base
 	first := a.s.SmoothingFirstDepth
 	if first == 0 {
@@ -182,6 +182,11 @@ func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float
 	if len(missed) > 0 {
 		m := len(missed)
 		xs, ys := gatherRows(x, missed), gatherRows(yhat, missed)
+		if a.s.SmoothingFromAttempt {
+			// The fallback starts where the attempt left each sample
+			// (dst is not ŷ: ŷ was copied above).
+			ys = gatherRows(dst, missed)
+		}
 		depth := make([]int, m)
 		for i, s := range missed {
 			depth[i] = res.depth[s]
@@ -279,16 +284,27 @@ func (a *AdaNP) vjpSmoothed(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 	if tr == nil || tr.a != a || tr.stages == nil {
 		return errors.New("enforce: trace was not recorded by this AdaNP")
 	}
-	// The first attempt's vjpPass validates grad against the trace.
+	// The first attempt's vjpPass validates grad against the trace
+	// (with SmoothingFromAttempt, after the fallback's: grad is checked
+	// here first).
 	sm, ts := a.sm, tr.stages
 	rows := tr.rows
 	if gyhat == nil {
 		gyhat = mat.NewDense(rows, a.ny, nil)
 	}
-	if err := sm.first.vjpPass(&ts.first, grad, gyhat, gx, nil); err != nil {
-		return err
+	fromAttempt := a.s.SmoothingFromAttempt && len(ts.missed) > 0
+	var inexact []bool
+	if fromAttempt {
+		if r, c := grad.Dims(); grad.IsEmpty() || r != rows || c != a.ny {
+			return fmt.Errorf("enforce: gradient is %d×%d, want %d×%d", r, c, rows, a.ny)
+		}
+		inexact = make([]bool, rows)
+	} else {
+		if err := sm.first.vjpPass(&ts.first, grad, gyhat, gx, nil); err != nil {
+			return err
+		}
+		inexact = append([]bool(nil), ts.first.inexact...)
 	}
-	inexact := append([]bool(nil), ts.first.inexact...)
 	if m := len(ts.missed); m > 0 {
 		g := gatherRows(grad, ts.missed)
 		g1 := mat.NewDense(m, a.ny, nil)
@@ -340,14 +356,38 @@ func (a *AdaNP) vjpSmoothed(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 				inexact[ts.missed[r]] = ts.second.inexact[r] || si.inexact[j]
 			}
 		}
-		for i, s := range ts.missed {
-			gyhat.SetRow(s, g0.RawRowView(i))
+		if fromAttempt {
+			// Each missed row's fallback started from the attempt's last
+			// iterate: its gradient there goes on through the attempt's
+			// trace, the other rows' gradients as they are.
+			gf := mat.DenseCopyOf(grad)
+			for i, s := range ts.missed {
+				gf.SetRow(s, g0.RawRowView(i))
+			}
+			if err := sm.first.vjpPass(&ts.first, gf, gyhat, gx, nil); err != nil {
+				return err
+			}
+			for s, v := range ts.first.inexact {
+				inexact[s] = inexact[s] || v
+			}
 			if gx != nil {
-				v := gx0.RawRowView(i)
-				for k, w := range gx1.RawRowView(i) {
-					v[k] += w
+				for i, s := range ts.missed {
+					v := gx.RawRowView(s)
+					for k, w := range gx1.RawRowView(i) {
+						v[k] += w + gx0.At(i, k)
+					}
 				}
-				gx.SetRow(s, v)
+			}
+		} else {
+			for i, s := range ts.missed {
+				gyhat.SetRow(s, g0.RawRowView(i))
+				if gx != nil {
+					v := gx0.RawRowView(i)
+					for k, w := range gx1.RawRowView(i) {
+						v[k] += w
+					}
+					gx.SetRow(s, v)
+				}
 			}
 		}
 	}

@@ -171,6 +171,9 @@ type settings struct {
 	// Added with Settings.SmoothingPatience; absent means zero: the plain
 	// attempt runs its whole length, as in the files written before.
 	SmoothingPatience int `json:"smoothing_patience,omitempty"`
+	// Added with Settings.SmoothingFromAttempt; absent means false: the
+	// fallback starts from ŷ, as in the files written before.
+	SmoothingFromAttempt bool `json:"smoothing_from_attempt,omitempty"`
 }
 
 // The saved measure keeps the numbering of the files written before
@@ -207,14 +210,14 @@ func fromSettings(s enforce.Settings) settings {
 	return settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureCode(s.Measure),
 		Reg: s.Reg, Weights: int(s.Weights), Diag: s.Diag, Grad: int(s.Grad),
 		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: int(s.Precision),
-		RequireTol: s.RequireTol, Path: int(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG, EqualitySteps: s.EqualitySteps, SmoothingFirstDepth: s.SmoothingFirstDepth, StopWhenFeasible: s.StopWhenFeasible, Nonmonotone: s.Nonmonotone, SmoothingLadder: s.SmoothingLadder, SmoothingNonmonotone: s.SmoothingNonmonotone, SmoothingPatience: s.SmoothingPatience}
+		RequireTol: s.RequireTol, Path: int(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG, EqualitySteps: s.EqualitySteps, SmoothingFirstDepth: s.SmoothingFirstDepth, StopWhenFeasible: s.StopWhenFeasible, Nonmonotone: s.Nonmonotone, SmoothingLadder: s.SmoothingLadder, SmoothingNonmonotone: s.SmoothingNonmonotone, SmoothingPatience: s.SmoothingPatience, SmoothingFromAttempt: s.SmoothingFromAttempt}
 }
 
 func (s settings) settings() enforce.Settings {
 	return enforce.Settings{Tol: s.Tol, MinDepth: s.MinDepth, MaxDepth: s.MaxDepth, Measure: measureOf(s.Measure),
 		Reg: s.Reg, Weights: enforce.Weighting(s.Weights), Diag: s.Diag, Grad: enforce.GradMode(s.Grad),
 		Recompute: s.Recompute, MaxStep: s.MaxStep, LineSearch: s.LineSearch, Precision: enforce.Precision(s.Precision),
-		RequireTol: s.RequireTol, Path: enforce.Path(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG, EqualitySteps: s.EqualitySteps, SmoothingFirstDepth: s.SmoothingFirstDepth, StopWhenFeasible: s.StopWhenFeasible, Nonmonotone: s.Nonmonotone, SmoothingLadder: s.SmoothingLadder, SmoothingNonmonotone: s.SmoothingNonmonotone, SmoothingPatience: s.SmoothingPatience}
+		RequireTol: s.RequireTol, Path: enforce.Path(s.Path), Damping: s.Damping, Smoothing: s.Smoothing, Chord: s.Chord, ChordCG: s.ChordCG, EqualitySteps: s.EqualitySteps, SmoothingFirstDepth: s.SmoothingFirstDepth, StopWhenFeasible: s.StopWhenFeasible, Nonmonotone: s.Nonmonotone, SmoothingLadder: s.SmoothingLadder, SmoothingNonmonotone: s.SmoothingNonmonotone, SmoothingPatience: s.SmoothingPatience, SmoothingFromAttempt: s.SmoothingFromAttempt}
 }
 
 // v1Grad maps a version-1 gradient mode to today's: version 1's Implicit

@@ -52,6 +52,7 @@ func everySetting(t *testing.T, ny int) enforce.Settings {
 		"Nonmonotone":          5,
 		"SmoothingNonmonotone": 3,
 		"SmoothingPatience":    4,
+		"SmoothingFromAttempt": true,
 		"SmoothingLadder":      []float64{1e-2, 0.1}, // between the problem's ε_FB and Smoothing
 	}
 	var s enforce.Settings

@@ -71,6 +71,9 @@ type options struct {
 	// smPatience is enforce.Settings.SmoothingPatience of every row's
 	// projection (as stopFeasible).
 	smPatience int
+	// smFromAttempt is enforce.Settings.SmoothingFromAttempt of every
+	// row's projection (as stopFeasible).
+	smFromAttempt bool
 	// ladder is enforce.Settings.SmoothingLadder of every row's
 	// projection (as stopFeasible).
 	ladder []float64
@@ -121,6 +124,7 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.nonmonotone, "nonmonotone", o.nonmonotone, "enforce.Settings.Nonmonotone of every row's projection (not of training's): the line search compares a trial with the largest merit of the last N iterates (0: monotone)")
 	f.IntVar(&o.smNonmonotone, "smoothing-nonmonotone", o.smNonmonotone, "enforce.Settings.SmoothingNonmonotone of every row's projection (not of training's): -nonmonotone for Smoothing's last stage alone (0: that stage takes -nonmonotone)")
 	f.IntVar(&o.smPatience, "smoothing-patience", o.smPatience, "enforce.Settings.SmoothingPatience of every row's projection (not of training's): a sample leaves Smoothing's plain attempt for its fallback once this many steps in a row did not lower its residual by 1 % (0: the attempt runs -smoothing-first steps, as every run recorded before 2026-12-07 23:40)")
+	f.BoolVar(&o.smFromAttempt, "smoothing-from-attempt", o.smFromAttempt, "enforce.Settings.SmoothingFromAttempt of every row's projection (not of training's): a sample that misses Smoothing's plain attempt starts the fallback from the attempt's last point instead of from its prediction (false: from the prediction, as every run recorded before 2026-12-08 00:40)")
 	f.Float64Var(&o.damping, "damping", o.damping, "enforce.Settings.Damping of the projection (0: off)")
 	f.IntVar(&o.maxDepth, "maxdepth", o.maxDepth, "enforce.Settings.MaxDepth of the inference projection, which bounds each of Smoothing's stages: a sample that takes the fallback may take the plain attempt's steps plus twice this (100 before 2026-12-06 21:20)")
 	f.Float64Var(&o.fbeps, "fbeps", o.fbeps, "the limits' Fischer–Burmeister smoothing ε (acopf.ConstraintOptions.FBEps)")

@@ -321,6 +321,26 @@ func TestRowIntFlags(t *testing.T) {
 	}
 }
 
+// TestSmoothingFromAttemptFlag: -smoothing-from-attempt sets the rows'
+// Settings.SmoothingFromAttempt (false by default), not the models' own.
+func TestSmoothingFromAttemptFlag(t *testing.T) {
+	c, err := acopf.Load("pglib_opf_case57_ieee")
+	require.NoError(t, err)
+	m, err := acopf.NewModel(c)
+	require.NoError(t, err)
+	o := defaults()
+	k, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true})
+	require.NoError(t, err)
+	a, err := rowProjection(o, k, nil)
+	require.NoError(t, err)
+	assert.False(t, a.Settings().SmoothingFromAttempt, "the default")
+	require.NoError(t, flags(&o).Parse([]string{"-smoothing-from-attempt"}))
+	a, err = rowProjection(o, k, nil)
+	require.NoError(t, err)
+	assert.True(t, a.Settings().SmoothingFromAttempt)
+	assert.False(t, projection(o, nil, 0, 0).SmoothingFromAttempt, "not the models' settings")
+}
+
 // TestModelLadderFlag: -model-ladder sets the models' own projections
 // (training's and inference's), none by default.
 func TestModelLadderFlag(t *testing.T) {

@@ -202,12 +202,12 @@ func projection(o options, diag []float64, tol float64, g enforce.GradMode) enfo
 // rowProjection returns the AdaNP that projects the predictions of a
 // row (a trained model's, with its diag; the no-training baseline's, with
 // a nil diag): the inference settings of projection with -stop-feasible,
-// -nonmonotone, -smoothing-nonmonotone, -smoothing-patience, -smoothing-ladder
-// and -path.
+// -nonmonotone, -smoothing-nonmonotone, -smoothing-patience,
+// -smoothing-from-attempt, -smoothing-ladder and -path.
 func rowProjection(o options, k enforce.Constraint, diag []float64) (*enforce.AdaNP, error) {
 	s := projection(o, diag, 0, 0)
 	s.StopWhenFeasible, s.Nonmonotone, s.SmoothingLadder, s.Path = o.stopFeasible, o.nonmonotone, o.ladder, o.rowPath
-	s.SmoothingNonmonotone, s.SmoothingPatience = o.smNonmonotone, o.smPatience
+	s.SmoothingNonmonotone, s.SmoothingPatience, s.SmoothingFromAttempt = o.smNonmonotone, o.smPatience, o.smFromAttempt
 	return enforce.NewAdaNP(k, s)
 }
 
