@@ -464,8 +464,8 @@ type Settings struct {
 	// examples/acopf-learn's grids max|c| of 0.1–1 instead of ŷ's 1–18), so
 	// the smoothed stages need fewer steps; where they land, and so the
 	// cost, changes both ways (docs/numerics.md, "The fallback from the
-	// attempt's point"). Before, Displacement and the result's meaning
-	// (a point near ŷ that meets the constraint) are as without it. The
+	// attempt's point"). Displacement is still measured from ŷ, and the
+	// result still meets the constraint: only which point it is changes. The
 	// gradient of such a sample chains the fallback's with the plain
 	// attempt's, through its trace: exact in Unrolled mode; in Implicit and
 	// FinalProjector modes the attempt's part is taken at its last point,

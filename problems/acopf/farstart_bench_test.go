@@ -237,6 +237,32 @@ func BenchmarkSmoothingPatience(b *testing.B) {
 	}
 }
 
+// BenchmarkSmoothingFromAttempt measures Settings.SmoothingFromAttempt
+// (the fallback starts from the plain attempt's last iterate, not ŷ) with
+// BenchmarkSmoothingPatience's projection and starts, Nonmonotone 5 and
+// SmoothingPatience 3 (RESULTS' acopf-learn rows), without and with it.
+// Run it with
+//
+//	go test -run '^$' -bench SmoothingFromAttempt -benchtime 1x -timeout 3h ./problems/acopf/
+//
+// (-short keeps case1354_pegase only).
+func BenchmarkSmoothingFromAttempt(b *testing.B) {
+	for _, name := range benchGridNames() {
+		k, starts := withFlatStart(b, name)
+		for _, st := range starts {
+			for _, from := range []bool{false, true} {
+				a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: 1e-2, SmoothingLadder: []float64{1e-4},
+					Damping: enforce.DefaultDamping, StopWhenFeasible: true, MaxDepth: 300, EqualitySteps: 1,
+					Nonmonotone: 5, SmoothingPatience: 3, SmoothingFromAttempt: from})
+				if err != nil {
+					b.Fatal(err)
+				}
+				benchProjection(b, fmt.Sprintf("%s/%s/from=%v", name, st.name, from), a, st.x, st.y)
+			}
+		}
+	}
+}
+
 // BenchmarkStopWhenFeasible measures Settings.StopWhenFeasible on the
 // shipped PGLib grids from optima perturbed by σ = 1e-3 (100 rows, 20 on
 // case10000_goc), on the power flow and bounds (DefaultDamping, issue 54's
