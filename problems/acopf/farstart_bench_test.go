@@ -189,16 +189,42 @@ func benchProjection(b *testing.B, label string, a *enforce.AdaNP, x, y *mat.Den
 //
 // (-short keeps case1354_pegase only).
 func BenchmarkSmoothingNonmonotone(b *testing.B) {
+	var vs []fullSetVariant
+	for _, v := range []struct {
+		name     string
+		last, nm int
+	}{{"lastnm=0", 0, 0}, {"lastnm=5", 5, 0}, {"allnm=5", 0, 5}} {
+		vs = append(vs, fullSetVariant{v.name, func(s *enforce.Settings) { s.SmoothingNonmonotone, s.Nonmonotone = v.last, v.nm }})
+	}
+	benchFullSetVariants(b, vs)
+}
+
+// fullSetVariant names a change to fullSetSettings.
+type fullSetVariant struct {
+	name string
+	set  func(*enforce.Settings)
+}
+
+// fullSetSettings are the far-start benchmarks' projection: like
+// examples/acopf-learn's rows' (Smoothing 1e-2 with the rung 1e-4,
+// DefaultDamping, StopWhenFeasible, MaxDepth 300), PathSparse, W = I, and
+// one step on the power flow first.
+func fullSetSettings() enforce.Settings {
+	return enforce.Settings{Path: enforce.PathSparse, Smoothing: 1e-2, SmoothingLadder: []float64{1e-4},
+		Damping: enforce.DefaultDamping, StopWhenFeasible: true, MaxDepth: 300, EqualitySteps: 1}
+}
+
+// benchFullSetVariants runs, on every benchmark grid's full set and every
+// start of withFlatStart, fullSetSettings changed by each variant, as
+// the sub-benchmark grid/start/variant.
+func benchFullSetVariants(b *testing.B, vs []fullSetVariant) {
 	for _, name := range benchGridNames() {
 		k, starts := withFlatStart(b, name)
 		for _, st := range starts {
-			for _, v := range []struct {
-				name     string
-				last, nm int
-			}{{"lastnm=0", 0, 0}, {"lastnm=5", 5, 0}, {"allnm=5", 0, 5}} {
-				a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: 1e-2, SmoothingLadder: []float64{1e-4},
-					Damping: enforce.DefaultDamping, StopWhenFeasible: true, MaxDepth: 300, EqualitySteps: 1,
-					SmoothingNonmonotone: v.last, Nonmonotone: v.nm})
+			for _, v := range vs {
+				s := fullSetSettings()
+				v.set(&s)
+				a, err := enforce.NewAdaNP(k, s)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -219,22 +245,13 @@ func BenchmarkSmoothingNonmonotone(b *testing.B) {
 //
 // (-short keeps case1354_pegase only).
 func BenchmarkSmoothingPatience(b *testing.B) {
-	for _, name := range benchGridNames() {
-		k, starts := withFlatStart(b, name)
-		for _, st := range starts {
-			for _, nm := range []int{0, 5} {
-				for _, pat := range []int{0, 3} {
-					a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: 1e-2, SmoothingLadder: []float64{1e-4},
-						Damping: enforce.DefaultDamping, StopWhenFeasible: true, MaxDepth: 300, EqualitySteps: 1,
-						Nonmonotone: nm, SmoothingPatience: pat})
-					if err != nil {
-						b.Fatal(err)
-					}
-					benchProjection(b, fmt.Sprintf("%s/%s/nm=%d/patience=%d", name, st.name, nm, pat), a, st.x, st.y)
-				}
-			}
+	var vs []fullSetVariant
+	for _, nm := range []int{0, 5} {
+		for _, pat := range []int{0, 3} {
+			vs = append(vs, fullSetVariant{fmt.Sprintf("nm=%d/patience=%d", nm, pat), func(s *enforce.Settings) { s.Nonmonotone, s.SmoothingPatience = nm, pat }})
 		}
 	}
+	benchFullSetVariants(b, vs)
 }
 
 // BenchmarkSmoothingFromAttempt measures Settings.SmoothingFromAttempt
@@ -247,20 +264,13 @@ func BenchmarkSmoothingPatience(b *testing.B) {
 //
 // (-short keeps case1354_pegase only).
 func BenchmarkSmoothingFromAttempt(b *testing.B) {
-	for _, name := range benchGridNames() {
-		k, starts := withFlatStart(b, name)
-		for _, st := range starts {
-			for _, from := range []bool{false, true} {
-				a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: 1e-2, SmoothingLadder: []float64{1e-4},
-					Damping: enforce.DefaultDamping, StopWhenFeasible: true, MaxDepth: 300, EqualitySteps: 1,
-					Nonmonotone: 5, SmoothingPatience: 3, SmoothingFromAttempt: from})
-				if err != nil {
-					b.Fatal(err)
-				}
-				benchProjection(b, fmt.Sprintf("%s/%s/from=%v", name, st.name, from), a, st.x, st.y)
-			}
-		}
+	var vs []fullSetVariant
+	for _, from := range []bool{false, true} {
+		vs = append(vs, fullSetVariant{fmt.Sprintf("from=%v", from), func(s *enforce.Settings) {
+			s.Nonmonotone, s.SmoothingPatience, s.SmoothingFromAttempt = 5, 3, from
+		}})
 	}
+	benchFullSetVariants(b, vs)
 }
 
 // BenchmarkStopWhenFeasible measures Settings.StopWhenFeasible on the
