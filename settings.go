@@ -461,8 +461,9 @@ type Settings struct {
 	// stages, then Smoothing's) for a sample that missed the plain attempt
 	// from the attempt's last iterate instead of from ŷ. The attempt has
 	// usually brought the sample much nearer the set (on
-	// examples/acopf-learn's case10000_goc predictions, max|c| 0.3–2 after
-	// the attempt against 4–12 at ŷ), so the smoothed stages need fewer
+	// examples/acopf-learn's case10000_goc predictions that miss it,
+	// max|c| 5–12 at ŷ, and 0.3–1.6 after the attempt on three traced),
+	// so the smoothed stages need fewer
 	// steps; where they land, and so the cost, changes both ways: on
 	// case2869_pegase 25 % fewer steps and a gap 0.1 point lower, on
 	// case10000_goc 5–7 % fewer steps and a gap up to 0.1 point higher
