@@ -466,8 +466,11 @@ type Settings struct {
 	// so the smoothed stages need fewer
 	// steps; where they land, and so the cost, changes both ways: on
 	// case2869_pegase 25 % fewer steps and a gap 0.1 point lower, on
-	// case10000_goc 5–7 % fewer steps and a gap up to 0.1 point higher
-	// (docs/numerics.md, "The fallback from the attempt's point"). Displacement is still measured from ŷ, and the
+	// case10000_goc 5–7 % fewer steps and a gap up to 0.1 point higher;
+	// from far starts far fewer steps, but a sample the fallback from ŷ
+	// brings to Tol can miss it (case1354_pegase from optima perturbed by
+	// σ = 1e-2: 1 of 20) (docs/numerics.md, "The fallback from the
+	// attempt's point"). Displacement is still measured from ŷ, and the
 	// result still meets the constraint: only which point it is changes. The
 	// gradient of such a sample chains the fallback's with the plain
 	// attempt's, through its trace: exact in Unrolled mode; in Implicit and
