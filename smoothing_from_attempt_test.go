@@ -91,4 +91,16 @@ func TestSmoothingFromAttemptGradients(t *testing.T) {
 	damped.Damping = 0.1
 	assertStagedGradients(t, func(Settings) Constraint { return c }, []Settings{fixed, ladder, damped},
 		Settings{Smoothing: 1e-2, SmoothingFromAttempt: true}, x, yhat, a)
+
+	// Implicit: the attempt's part is taken at a point that did not
+	// converge, and those rows are counted inexact.
+	imp := Settings{Smoothing: 1e-2, SmoothingFromAttempt: true, SmoothingFirstDepth: 2, Grad: Implicit}
+	q, err := NewAdaNP(c, imp)
+	require.NoError(t, err)
+	_, sq, err := q.sm.first.Project(x, yhat)
+	require.NoError(t, err)
+	require.NotEmpty(t, sq.Missed)
+	gy, gx, gs := gtVJP(t, q, x, yhat, a)
+	assert.True(t, allFinite(gy) && allFinite(gx))
+	assert.GreaterOrEqual(t, gs.Inexact, len(sq.Missed), "%+v", gs)
 }
