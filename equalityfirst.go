@@ -147,8 +147,8 @@ func (a *AdaNP) vjpEqualityFirst(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 		return errors.New("enforce: trace was not recorded by this AdaNP")
 	}
 	rows := tr.rows
-	if r, c := grad.Dims(); grad.IsEmpty() || r != rows || c != a.ny {
-		return fmt.Errorf("enforce: gradient is %d×%d, want %d×%d", r, c, rows, a.ny)
+	if err := a.checkGrad(grad, rows); err != nil {
+		return err
 	}
 	if gyhat == nil {
 		gyhat = mat.NewDense(rows, a.ny, nil)

@@ -295,8 +295,8 @@ func (a *AdaNP) vjpSmoothed(tr *Trace, grad, gyhat, gx *mat.Dense) error {
 	fromAttempt := a.s.SmoothingFromAttempt && len(ts.missed) > 0
 	var inexact []bool
 	if fromAttempt {
-		if r, c := grad.Dims(); grad.IsEmpty() || r != rows || c != a.ny {
-			return fmt.Errorf("enforce: gradient is %d×%d, want %d×%d", r, c, rows, a.ny)
+		if err := a.checkGrad(grad, rows); err != nil {
+			return err
 		}
 		inexact = make([]bool, rows)
 	} else {

@@ -104,3 +104,31 @@ func TestSmoothingFromAttemptGradients(t *testing.T) {
 	assert.True(t, allFinite(gy) && allFinite(gx))
 	assert.GreaterOrEqual(t, gs.Inexact, len(sq.Missed), "%+v", gs)
 }
+
+// TestStagedVJPBadGradient: the projections of several stages whose VJP
+// checks the gradient before a stage does (SmoothingFromAttempt with rows
+// in the fallback, EqualitySteps) return an error for a nil, empty or
+// wrongly shaped gradient, as a single stage does, instead of panicking.
+func TestStagedVJPBadGradient(t *testing.T) {
+	c := smBoxCircle(t, 1e-8)
+	rnd := rand.New(rand.NewPCG(7, 8))
+	const rows = 8
+	x, yhat := circleStarts(rnd, rows, 1, 4)
+	for _, s := range []Settings{
+		{},
+		{Smoothing: 1e-2, SmoothingFirstDepth: 2, SmoothingFromAttempt: true},
+		{Smoothing: 1e-2, EqualitySteps: 1},
+	} {
+		a, err := NewAdaNP(c, s)
+		require.NoError(t, err)
+		var tr Trace
+		_, err = a.ProjectTrace(mat.NewDense(rows, 2, nil), x, yhat, &tr)
+		require.NoError(t, err)
+		for _, g := range []*mat.Dense{nil, {}, mat.NewDense(rows-1, 2, nil), mat.NewDense(rows, 3, nil)} {
+			assert.NotPanics(t, func() {
+				assert.Error(t, a.VJP(&tr, g, nil, nil), "%+v", s)
+			}, "%+v", s)
+		}
+		assert.NoError(t, a.VJP(&tr, mat.NewDense(rows, 2, nil), nil, nil), "%+v", s)
+	}
+}

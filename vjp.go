@@ -68,16 +68,24 @@ func (a *AdaNP) vjpStage(tr *Trace, grad, gyhat, gx *mat.Dense, gtheta []float64
 	return a.vjpPass(tr, grad, gyhat, gx, gtheta)
 }
 
+// checkGrad returns an error unless grad is a rows×ny gradient.
+func (a *AdaNP) checkGrad(grad *mat.Dense, rows int) error {
+	if grad == nil || grad.IsEmpty() {
+		return errors.New("enforce: nil or empty gradient")
+	}
+	if r, c := grad.Dims(); r != rows || c != a.ny {
+		return fmt.Errorf("enforce: gradient is %d×%d, want %d×%d", r, c, rows, a.ny)
+	}
+	return nil
+}
+
 // vjpPass is vjp for one stage.
 func (a *AdaNP) vjpPass(tr *Trace, grad, gyhat, gx *mat.Dense, gtheta []float64) error {
 	if tr == nil || tr.a != a {
 		return errors.New("enforce: trace was not recorded by this AdaNP")
 	}
-	if grad == nil || grad.IsEmpty() {
-		return errors.New("enforce: nil or empty gradient")
-	}
-	if r, c := grad.Dims(); r != tr.rows || c != a.ny {
-		return fmt.Errorf("enforce: gradient is %d×%d, want %d×%d", r, c, tr.rows, a.ny)
+	if err := a.checkGrad(grad, tr.rows); err != nil {
+		return err
 	}
 	j := a.lastVJP.Swap(nil)
 	if j == nil {
