@@ -181,12 +181,14 @@ func (a *AdaNP) forwardSmoothed(dst, x, yhat *mat.Dense, tr *Trace, dinv []float
 	}
 	if len(missed) > 0 {
 		m := len(missed)
-		xs, ys := gatherRows(x, missed), gatherRows(yhat, missed)
+		// The fallback's stages start from ŷ, or, with
+		// SmoothingFromAttempt, where the attempt left each sample (dst
+		// is not ŷ: ŷ was copied above).
+		start := yhat
 		if a.s.SmoothingFromAttempt {
-			// The fallback starts where the attempt left each sample
-			// (dst is not ŷ: ŷ was copied above).
-			ys = gatherRows(dst, missed)
+			start = dst
 		}
+		xs, ys := gatherRows(x, missed), gatherRows(start, missed)
 		depth := make([]int, m)
 		for i, s := range missed {
 			depth[i] = res.depth[s]
