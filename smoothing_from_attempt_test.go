@@ -92,17 +92,18 @@ func TestSmoothingFromAttemptGradients(t *testing.T) {
 	assertStagedGradients(t, func(Settings) Constraint { return c }, []Settings{fixed, ladder, damped},
 		Settings{Smoothing: 1e-2, SmoothingFromAttempt: true}, x, yhat, a)
 
-	// Implicit: the attempt's part is taken at a point that did not
-	// converge, and those rows are counted inexact.
-	imp := Settings{Smoothing: 1e-2, SmoothingFromAttempt: true, SmoothingFirstDepth: 2, Grad: Implicit}
-	q, err := NewAdaNP(c, imp)
-	require.NoError(t, err)
-	_, sq, err := q.sm.first.Project(x, yhat)
-	require.NoError(t, err)
-	require.NotEmpty(t, sq.Missed)
-	gy, gx, gs := gtVJP(t, q, x, yhat, a)
-	assert.True(t, allFinite(gy) && allFinite(gx))
-	assert.GreaterOrEqual(t, gs.Inexact, len(sq.Missed), "%+v", gs)
+	// Implicit and FinalProjector: the attempt's part is taken at a point
+	// that did not converge, and those rows are counted inexact.
+	for _, g := range []GradMode{Implicit, FinalProjector} {
+		q, err := NewAdaNP(c, Settings{Smoothing: 1e-2, SmoothingFromAttempt: true, SmoothingFirstDepth: 2, Grad: g})
+		require.NoError(t, err)
+		_, sq, err := q.sm.first.Project(x, yhat)
+		require.NoError(t, err)
+		require.NotEmpty(t, sq.Missed)
+		gy, gx, gs := gtVJP(t, q, x, yhat, a)
+		assert.True(t, allFinite(gy) && allFinite(gx), "%v", g)
+		assert.GreaterOrEqual(t, gs.Inexact, len(sq.Missed), "%v: %+v", g, gs)
+	}
 }
 
 // TestStagedVJPBadGradient: the projections of several stages whose VJP
