@@ -107,6 +107,39 @@ func NewBranchLimits(c *Case, nx int) (*BranchLimits, error) {
 	if len(bl.ends)+len(bl.angFrom) == 0 {
 		return nil, nil
 	}
+	bl.build()
+	return bl, nil
+}
+
+// Near sets keep[r] for every row r of bl with g_r(x, y) > −margin (a
+// thermal row whose flow is within about margin p.u. of its rating, or
+// above it; an angle row within margin rad of its limit) and leaves the
+// other entries of keep as they are, so that calls at several points mark
+// the rows near binding at any of them (for Select and
+// ConstraintOptions.BranchRows). It panics if len(keep) is not bl's row
+// count, if x or y has the wrong length, or if margin is negative or NaN.
+func (bl *BranchLimits) Near(x, y []float64, margin float64, keep []bool) {
+	_, _, nc := bl.Dims()
+	if len(keep) != nc {
+		panic(fmt.Sprintf("acopf: BranchLimits.Near: len(keep) = %d, want %d", len(keep), nc))
+	}
+	if !(margin >= 0) {
+		panic(fmt.Sprintf("acopf: BranchLimits.Near: margin = %v, want non-negative", margin))
+	}
+	g := make([]float64, nc)
+	bl.checkLens("Near", x, y, g)
+	bl.eval(y, g, nil)
+	for r, v := range g {
+		if v > -margin {
+			keep[r] = true
+		}
+	}
+}
+
+// build sets the pattern, the values' pool and the capabilities from the
+// rows.
+func (bl *BranchLimits) build() {
+	nb := bl.nb
 	bl.rowPtr = []int{0}
 	for _, end := range bl.ends {
 		lo, hi := min(end.i, end.k), max(end.i, end.k)
@@ -132,7 +165,31 @@ func NewBranchLimits(c *Case, nx int) (*BranchLimits, error) {
 			JacobianXTVec: func(x, y, w, out []float64) { clear(out) },
 		},
 	}
-	return bl, nil
+}
+
+// Select returns the limits made of some of bl's rows: a branch's two
+// thermal rows where keep is true for either of them (they share their
+// evaluation), and each angle row where keep is true for it, in bl's
+// order, with bl's row indices (bl.Dims's numbering) passed to keep. It
+// returns nil when no row is kept.
+func (bl *BranchLimits) Select(keep func(row int) bool) *BranchLimits {
+	out := &BranchLimits{nx: bl.nx, nb: bl.nb, ny: bl.ny}
+	for r := 0; r < len(bl.ends); r += 2 {
+		if keep(r) || keep(r+1) {
+			out.ends = append(out.ends, bl.ends[r], bl.ends[r+1])
+		}
+	}
+	nt := len(bl.ends)
+	for a := range bl.angFrom {
+		if keep(nt + a) {
+			out.addAngle(bl.angFrom[a], bl.angTo[a], bl.angSign[a], bl.angBound[a])
+		}
+	}
+	if len(out.ends)+len(out.angFrom) == 0 {
+		return nil
+	}
+	out.build()
+	return out
 }
 
 // newBranchEnd returns the thermal row of the flow entering a branch at

@@ -407,3 +407,86 @@ func TestAugmentedFill(t *testing.T) {
 		assert.GreaterOrEqual(t, info.Flops/info.AugFlops, tc.minRatio, "%s: G %.3g, K %.3g multiply–adds", tc.name, info.Flops, info.AugFlops)
 	}
 }
+
+// TestBranchLimitsSelect: Select keeps the chosen rows (a rated branch's
+// two thermal rows together) with the values, Jacobian values and pattern
+// of the whole limits' rows to the bit, and its derivatives pass the
+// finite-difference check; Near marks the rows above −margin; keeping
+// every row is the whole limits, keeping none is nil; ConstraintWith's
+// BranchRows has one multiplier per kept row.
+func TestBranchLimitsSelect(t *testing.T) {
+	m := loadModel(t, "pglib_opf_case118_ieee")
+	bl := branchLimitsOf(t, m)
+	rng := rand.New(rand.NewPCG(7, 8))
+	x, y := randomPoint(m, rng)
+	_, _, nc := bl.Dims()
+	nt, _ := bl.Rows()
+	c := make([]float64, nc)
+	vals := make([]float64, len(bl.col))
+	bl.EvalSparse(x, y, c, vals)
+
+	keep := make([]bool, nc)
+	bl.Near(x, y, 0.3, keep)
+	var near []int
+	for r := range nc {
+		assert.Equal(t, c[r] > -0.3, keep[r], "row %d (g = %v)", r, c[r])
+		if keep[r] {
+			near = append(near, r)
+		}
+	}
+	require.NotEmpty(t, near)
+	require.Less(t, len(near), nc, "the point has rows far from binding")
+	// The rows Select keeps: a thermal row's partner joins it.
+	var want []int
+	for r := 0; r < nt; r += 2 {
+		if keep[r] || keep[r+1] {
+			want = append(want, r, r+1)
+		}
+	}
+	for r := nt; r < nc; r++ {
+		if keep[r] {
+			want = append(want, r)
+		}
+	}
+	sel := bl.Select(func(r int) bool { return keep[r] })
+	require.NotNil(t, sel)
+	_, _, ns := sel.Dims()
+	require.Equal(t, len(want), ns)
+	cs := make([]float64, ns)
+	vs := make([]float64, len(sel.col))
+	sel.EvalSparse(x, y, cs, vs)
+	for i, r := range want {
+		assert.Equal(t, math.Float64bits(c[r]), math.Float64bits(cs[i]), "row %d (%d of the whole)", i, r)
+		assert.Equal(t, bl.col[bl.rowPtr[r]:bl.rowPtr[r+1]], sel.col[sel.rowPtr[i]:sel.rowPtr[i+1]], "pattern of row %d", i)
+		for p := range bl.rowPtr[r+1] - bl.rowPtr[r] {
+			assert.Equal(t, math.Float64bits(vals[bl.rowPtr[r]+p]), math.Float64bits(vs[sel.rowPtr[i]+p]), "row %d, entry %d", i, p)
+		}
+	}
+	checkDerivatives(t, sel, x, y, rng, 1e-6)
+	assert.NoError(t, enforce.CheckSparse(sel, x, y, 0))
+
+	all := bl.Select(func(int) bool { return true })
+	_, _, na := all.Dims()
+	assert.Equal(t, nc, na)
+	assert.Equal(t, bl.col, all.col)
+	assert.Nil(t, bl.Select(func(int) bool { return false }))
+
+	whole, err := m.ConstraintWith(ConstraintOptions{BranchLimits: true})
+	require.NoError(t, err)
+	part, err := m.ConstraintWith(ConstraintOptions{BranchLimits: true, BranchRows: func(r int) bool { return keep[r] }})
+	require.NoError(t, err)
+	none, err := m.ConstraintWith(ConstraintOptions{BranchLimits: true, BranchRows: func(int) bool { return false }})
+	require.NoError(t, err)
+	off, err := m.ConstraintWith(ConstraintOptions{})
+	require.NoError(t, err)
+	_, nyW, ncW := whole.Dims()
+	_, nyP, ncP := part.Dims()
+	_, nyN, ncN := none.Dims()
+	_, nyO, ncO := off.Dims()
+	assert.Equal(t, [2]int{nyW - nc + ns, ncW - nc + ns}, [2]int{nyP, ncP})
+	assert.Equal(t, [2]int{nyO, ncO}, [2]int{nyN, ncN})
+
+	assert.Panics(t, func() { bl.Near(x, y, -1, keep) })
+	assert.Panics(t, func() { bl.Near(x, y, math.NaN(), keep) })
+	assert.Panics(t, func() { bl.Near(x, y, 0, keep[1:]) })
+}

@@ -121,6 +121,18 @@ type ConstraintOptions struct {
 	// (the DC3 case57 rows use it: that case has no line limits); a
 	// projection meant to be feasible for PGLib's formulation needs true.
 	BranchLimits bool
+	// BranchRows, with BranchLimits, keeps only the branch limits' rows
+	// for which it returns true, numbered as BranchLimits numbers them (a
+	// rated branch's two thermal rows are kept together:
+	// BranchLimits.Select); nil keeps every row, and a constraint that
+	// keeps none has the limits without line rows. Rows far from binding
+	// cost a projection time and change nothing where they stay inactive,
+	// but a projection onto such a constraint is not one onto PGLib's set:
+	// check each point against the whole set (Violations) and project the
+	// points that violate a row left out onto the whole set, as
+	// examples/acopf-learn's -screen does (BranchLimits.Near marks the rows
+	// near binding at given points).
+	BranchRows func(row int) bool
 }
 
 // ConstraintWith returns the system AdaNP projects onto: the power flow
@@ -167,6 +179,9 @@ func (m *Model) ConstraintWith(o ConstraintOptions) (enforce.Constraint, error) 
 		bl, err := NewBranchLimits(m.Case, nx)
 		if err != nil {
 			return nil, err
+		}
+		if bl != nil && o.BranchRows != nil {
+			bl = bl.Select(o.BranchRows)
 		}
 		if bl != nil {
 			ineq = append(ineq, bl)
