@@ -79,7 +79,12 @@ type options struct {
 	ladder []float64
 	// rowPath is enforce.Settings.Path of every row's projection (as
 	// stopFeasible): PathSparse, or PathAugmented with -path augmented.
-	rowPath  enforce.Path
+	rowPath enforce.Path
+	// screen is the margin of -screen (0: none): every row's projection
+	// goes first onto the power flow, the bounds and the branch limits
+	// within it of binding at a training optimum (screenKeep), then onto
+	// the whole set for the points that violate it (rowProjector).
+	screen   float64
 	damping  float64
 	fbeps    float64
 	maxDepth int
@@ -125,6 +130,7 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.smNonmonotone, "smoothing-nonmonotone", o.smNonmonotone, "enforce.Settings.SmoothingNonmonotone of every row's projection (not of training's): -nonmonotone for Smoothing's last stage alone (0: that stage takes -nonmonotone)")
 	f.IntVar(&o.smPatience, "smoothing-patience", o.smPatience, "enforce.Settings.SmoothingPatience of every row's projection (not of training's): a sample leaves Smoothing's plain attempt for its fallback once this many steps in a row did not lower its residual by 1 % (0: the attempt runs -smoothing-first steps, as every run recorded before 2026-12-07 23:40)")
 	f.BoolVar(&o.smFromAttempt, "smoothing-from-attempt", o.smFromAttempt, "enforce.Settings.SmoothingFromAttempt of every row's projection (not of training's): a sample that misses Smoothing's plain attempt starts the fallback from the attempt's last point instead of from its prediction (false: from the prediction, as every run recorded before 2026-12-08 00:28)")
+	f.Float64Var(&o.screen, "screen", o.screen, "screen the branch limits of every row's projection (not of training's): the projection goes first onto the power flow, the bounds and only the thermal and angle-difference rows within this margin (p.u., rad) of binding at a training optimum (the case's reference optimum without -train), and each point that then violates PGLib's whole set by more than 1e-6 is projected again from its prediction onto the whole set; the times include the check and those projections (0: every row in one projection, as every run recorded before 2026-12-08)")
 	f.Float64Var(&o.damping, "damping", o.damping, "enforce.Settings.Damping of the projection (0: off)")
 	f.IntVar(&o.maxDepth, "maxdepth", o.maxDepth, "enforce.Settings.MaxDepth of the inference projection, which bounds each of Smoothing's stages: a sample that takes the fallback may take the plain attempt's steps plus twice this (100 before 2026-12-06 21:20)")
 	f.Float64Var(&o.fbeps, "fbeps", o.fbeps, "the limits' Fischer–Burmeister smoothing ε (acopf.ConstraintOptions.FBEps)")
@@ -196,7 +202,35 @@ func run(o options, stdout, progress io.Writer) error {
 		x.SetRow(i, s.X)
 		yhat.SetRow(i, opt.Y)
 	}
-	r, err := evaluate(o, m, test, x, yhat, "case optimum + AdaNP (no training)", stdout)
+	var tr []dataset.Sample
+	if o.trainData != "" {
+		var dt *dataset.Dataset
+		if dt, tr, err = readLabelled(o.trainData); err != nil {
+			return err
+		}
+		if dt.Spec.Case != d.Spec.Case {
+			return fmt.Errorf("-train %s is of %s, the test set of %s", o.trainData, dt.Spec.Case, d.Spec.Case)
+		}
+		if dt.Spec.Seed == d.Spec.Seed {
+			return fmt.Errorf("-train %s has the test set's seed %d: its loads would be the test loads", o.trainData, d.Spec.Seed)
+		}
+		if o.recipe.ntrain > 0 && o.recipe.ntrain < len(tr) {
+			tr = tr[:o.recipe.ntrain]
+		}
+	}
+	screenAt := tr
+	if screenAt == nil {
+		screenAt = []dataset.Sample{{X: m.Loads(), Y: opt.Y}}
+	}
+	keep, kept, nbl, err := screenKeep(m, screenAt, o.screen)
+	if err != nil {
+		return err
+	}
+	if keep != nil {
+		fmt.Fprintf(stdout, "-screen %g: %d of %d branch-limit rows within it of binding at %d optima\n", o.screen, kept, nbl, len(screenAt))
+	}
+	sc := screening{keep, kept, nbl}
+	r, err := evaluate(o, m, sc, test, x, yhat, "case optimum + AdaNP (no training)", stdout)
 	if err != nil {
 		return err
 	}
@@ -207,17 +241,7 @@ func run(o options, stdout, progress io.Writer) error {
 		if err != nil {
 			return err
 		}
-		dt, tr, err := readLabelled(o.trainData)
-		if err != nil {
-			return err
-		}
-		if dt.Spec.Case != d.Spec.Case {
-			return fmt.Errorf("-train %s is of %s, the test set of %s", o.trainData, dt.Spec.Case, d.Spec.Case)
-		}
-		if dt.Spec.Seed == d.Spec.Seed {
-			return fmt.Errorf("-train %s has the test set's seed %d: its loads would be the test loads", o.trainData, d.Spec.Seed)
-		}
-		more, err := trainRows(o, o.recipe, seeds, m, tr, test, x, stdout, progress)
+		more, err := trainRows(o, o.recipe, seeds, m, sc, tr, test, x, stdout, progress)
 		if err != nil {
 			return err
 		}
@@ -256,23 +280,27 @@ func writeTable(w io.Writer, grid string, buses int, rows []row) error {
 
 // evaluate projects yhat at the loads x with AdaNP onto the full PGLib
 // constraint set and measures the row of method.
-func evaluate(o options, m *acopf.Model, test []dataset.Sample, x, yhat *mat.Dense, method string, stdout io.Writer) (row, error) {
-	k, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true})
-	if err != nil {
-		return row{}, err
-	}
-	a, err := rowProjection(o, k, nil)
+func evaluate(o options, m *acopf.Model, sc screening, test []dataset.Sample, x, yhat *mat.Dense, method string, stdout io.Writer) (row, error) {
+	p, err := newRowProjector(o, m, nil, sc)
 	if err != nil {
 		return row{}, err
 	}
 	start := time.Now()
-	y, st, err := a.Project(x, yhat)
+	y, st, note, err := p.project(x, yhat)
 	wall := time.Since(start)
 	if err != nil {
 		return row{}, err
 	}
-	fmt.Fprintf(stdout, "%s: projection %v\n", method, st)
+	printProjection(stdout, method, st, note)
 	return measure(m, test, y, method, wall), nil
+}
+
+// printProjection prints a row's projection line.
+func printProjection(w io.Writer, method string, st enforce.Stats, note string) {
+	if note != "" {
+		note = "; " + note
+	}
+	fmt.Fprintf(w, "%s: projection %v%s\n", method, st, note)
 }
 
 // timeReference returns the mean wall time of the reference solver over

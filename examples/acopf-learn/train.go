@@ -265,7 +265,7 @@ func logEpochs(w io.Writer, prefix string, h train.History) {
 // trainRows trains the recipe for each seed and returns the summary rows
 // of the supervised network and of the trained ENFORCE model, evaluated on
 // the test set (x, test).
-func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, train_ []dataset.Sample, test []dataset.Sample, xTest *mat.Dense, stdout, progress io.Writer) ([]row, error) {
+func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, sc screening, train_ []dataset.Sample, test []dataset.Sample, xTest *mat.Dense, stdout, progress io.Writer) ([]row, error) {
 	grad, err := harness.ParseGrad(r.grad)
 	if err != nil {
 		return nil, err
@@ -362,7 +362,7 @@ func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, train_ []dat
 		if r.width > 0 {
 			warm = fmt.Sprintf("MLP %d-%d (%d labels)", r.width, r.width, len(train_))
 		}
-		rp, err := rowProjection(o, k, diag)
+		rp, err := newRowProjector(o, m, diag, sc)
 		if err != nil {
 			return nil, err
 		}
@@ -392,18 +392,18 @@ func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, train_ []dat
 // evaluateModel predicts with tm's backbone and projects with a (the
 // trained model's inference projection with -stop-feasible and -nonmonotone:
 // rowProjection), both timed together.
-func evaluateModel(o options, m *acopf.Model, tm *train.Model, a *enforce.AdaNP, test []dataset.Sample, x *mat.Dense, method string, stdout io.Writer) (row, error) {
+func evaluateModel(o options, m *acopf.Model, tm *train.Model, p *rowProjector, test []dataset.Sample, x *mat.Dense, method string, stdout io.Writer) (row, error) {
 	start := time.Now()
 	yhat, err := tm.Backbone(x)
 	if err != nil {
 		return row{}, err
 	}
-	y, st, err := a.Project(x, yhat)
+	y, st, note, err := p.project(x, yhat)
 	wall := time.Since(start)
 	if err != nil {
 		return row{}, err
 	}
-	fmt.Fprintf(stdout, "%s: projection %v\n", method, st)
+	printProjection(stdout, method, st, note)
 	return measure(m, test, y, method, wall), nil
 }
 
