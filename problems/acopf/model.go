@@ -125,13 +125,14 @@ type ConstraintOptions struct {
 	// for which it returns true, numbered as BranchLimits numbers them (a
 	// rated branch's two thermal rows are kept together:
 	// BranchLimits.Select); nil keeps every row, and a constraint that
-	// keeps none has the limits without line rows. Rows far from binding
-	// cost a projection time and change nothing where they stay inactive,
-	// but a projection onto such a constraint is not one onto PGLib's set:
-	// check each point against the whole set (Violations) and project the
-	// points that violate a row left out onto the whole set, as
-	// examples/acopf-learn's -screen does (BranchLimits.Near marks the rows
-	// near binding at given points).
+	// keeps none has the limits without line rows. Every row costs each
+	// projection step time, binding or not; leaving out those far from
+	// binding saves it, and the projected points may differ a little (the
+	// smoothed stages of enforce.Settings.Smoothing feel every row). A
+	// projection onto such a constraint is not one onto PGLib's set: check
+	// each point against the whole set (Violations) and project the points
+	// that violate it onto the whole set, as examples/acopf-learn's -screen
+	// does (BranchLimits.Near marks the rows near binding at given points).
 	BranchRows func(row int) bool
 }
 
