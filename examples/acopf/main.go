@@ -60,6 +60,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/enforce-nn/enforce"
 	"github.com/enforce-nn/enforce/examples/internal/harness"
 	"github.com/enforce-nn/enforce/examples/internal/report"
 	"github.com/enforce-nn/enforce/problems/acopf"
@@ -81,7 +82,12 @@ type options struct {
 	fbEps                    float64
 	lineSearch, interior     bool
 	float32                  bool
-	points                   string
+	// path, damping and stopFeasible are AdaNP's Settings.Path,
+	// Damping and StopWhenFeasible (-path, -damping, -stop-feasible).
+	path         enforce.Path
+	damping      float64
+	stopFeasible bool
+	points       string
 }
 
 // reference solves the ACOPF: IPOPT under the build tag ipopt (ipopt.go),
@@ -117,6 +123,19 @@ func flags(o *options) *harness.Flags {
 	f.IntVar(&o.maxDepth, "maxdepth", o.maxDepth, "-project: AdaNP's largest number of steps (Settings.MaxDepth)")
 	f.BoolVar(&o.lineSearch, "linesearch", o.lineSearch, "-project: backtrack AdaNP's steps (Settings.LineSearch)")
 	f.Float64Var(&o.maxStep, "maxstep", o.maxStep, "-project: bound on the length of AdaNP's steps, 0 for none (Settings.MaxStep)")
+	f.Func("path", "-project: AdaNP's Settings.Path, \"sparse\" (PathSparse, the default: G = B·W⁻¹·Bᵀ factored) or \"augmented\" (PathAugmented: solves through the augmented system [W Bᵀ; B −δI]; the same steps up to rounding)", func(v string) error {
+		switch strings.TrimSpace(v) {
+		case "sparse":
+			o.path = enforce.PathSparse
+		case "augmented":
+			o.path = enforce.PathAugmented
+		default:
+			return fmt.Errorf("want sparse or augmented, got %q", v)
+		}
+		return nil
+	})
+	f.Float64Var(&o.damping, "damping", o.damping, "-project: AdaNP's Levenberg–Marquardt damping θ₀ (Settings.Damping; 0: off, as every run recorded before 2026-12-08; enforce.DefaultDamping is 1e-3)")
+	f.BoolVar(&o.stopFeasible, "stop-feasible", o.stopFeasible, "-project: stop each point once it meets the power flow and the limits to -projtol, its multipliers' complementarity not settled (Settings.StopWhenFeasible)")
 	f.BoolVar(&o.float32, "float32", o.float32, "-project: single-precision factorisations (Settings.Precision Float32)")
 	f.BoolVar(&o.interior, "interior", o.interior, "-project: project onto the power flow within the limits with enforce.Interior (affine-scaling Newton steps kept inside the bounds) instead of AdaNP with the limits' Fischer–Burmeister rows; -linesearch, -maxstep and -fbeps do not apply")
 	f.IntVar(&o.nearest, "nearest", o.nearest, "-project with -tags ipopt: solve the nearest-point problems of this many of the first batch's points with IPOPT, and compare AdaNP's time per instance with their mean")
@@ -159,7 +178,7 @@ func main() { os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr)) }
 // defaults: case118 with PGLib's formulation.
 func defaults() options {
 	return options{caseName: "pglib_opf_case118_ieee", tol: 1e-8, out: harness.DefaultOut("acopf"),
-		batch: 100, seed: 1, noise: 1e-3, projTol: 1e-6, maxDepth: 100, nearest: 1}
+		batch: 100, seed: 1, noise: 1e-3, projTol: 1e-6, maxDepth: 100, nearest: 1, path: enforce.PathSparse}
 }
 
 func run(o options, stdout, progress io.Writer) error {

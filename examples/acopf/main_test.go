@@ -60,7 +60,7 @@ func TestQuick(t *testing.T) {
 // sets.
 func TestFlags(t *testing.T) {
 	harnesstest.CheckConvention(t, cli, "quick", "out", "case", "nolinelimits", "tol",
-		"project", "batch", "seed", "noise", "projtol", "maxdepth", "linesearch", "maxstep", "fbeps", "nearest", "interior", "float32", "points")
+		"project", "batch", "seed", "noise", "projtol", "maxdepth", "linesearch", "maxstep", "fbeps", "nearest", "interior", "float32", "points", "path", "damping", "stop-feasible")
 	o := defaults()
 	assert.Equal(t, "pglib_opf_case118_ieee", o.caseName)
 	require.NoError(t, flags(&o).Parse([]string{"-quick"}))
@@ -96,6 +96,18 @@ func TestQuickProject(t *testing.T) {
 		assert.LessOrEqual(t, utf8.RuneCountInString(line), 120, "%q", line)
 	}
 
+	// -path augmented, -damping and -stop-feasible set AdaNP's settings.
+	o = defaults()
+	require.NoError(t, flags(&o).Parse([]string{"-quick", "-project", "5", "-batch", "3", "-noise", "0.01",
+		"-fbeps", "1e-6", "-path", "augmented", "-damping", "1e-3", "-stop-feasible"}))
+	out.Reset()
+	require.NoError(t, run(o, &out, io.Discard))
+	text = out.String()
+	assert.Contains(t, text, "AdaNP: sparse path (augmented system) (PathAuto: sparse path)")
+	assert.Contains(t, text, "damping θ₀ 0.001, stop when feasible true")
+	assert.Contains(t, text, "0 not converged")
+	assert.ErrorContains(t, flags(&o).Parse([]string{"-path", "dense"}), "sparse or augmented")
+
 	// -interior: enforce.Interior instead of the Fischer–Burmeister rows.
 	o = defaults()
 	require.NoError(t, flags(&o).Parse([]string{"-quick", "-project", "4", "-noise", "0.01", "-interior"}))
@@ -112,6 +124,11 @@ func TestQuickProject(t *testing.T) {
 	o = defaults()
 	require.NoError(t, flags(&o).Parse([]string{"-quick", "-project", "2", "-interior", "-fbeps", "1e-6"}))
 	assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-interior")
+	for _, f := range [][]string{{"-path", "augmented"}, {"-damping", "1e-3"}, {"-stop-feasible"}} {
+		o = defaults()
+		require.NoError(t, flags(&o).Parse(append([]string{"-quick", "-project", "2", "-interior"}, f...)))
+		assert.ErrorContains(t, run(o, io.Discard, io.Discard), "-interior", "%v", f)
+	}
 
 	for _, args := range [][]string{{"-project", "-1"}, {"-project", "2", "-batch", "0"}, {"-project", "2", "-noise", "-1"},
 		{"-project", "2", "-maxstep", "-1"}, {"-project", "2", "-fbeps", "-1"}, {"-project", "2", "-nearest", "0"}, {"-project", "2", "-maxdepth", "0"}, {"-project", "2", "-projtol", "0"}} {

@@ -74,8 +74,8 @@ func project(o options, m *acopf.Model, costErr error, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s := enforce.Settings{Tol: o.projTol, MaxDepth: o.maxDepth, Path: enforce.PathSparse,
-		LineSearch: o.lineSearch, MaxStep: o.maxStep}
+	s := enforce.Settings{Tol: o.projTol, MaxDepth: o.maxDepth, Path: o.path,
+		LineSearch: o.lineSearch, MaxStep: o.maxStep, Damping: o.damping, StopWhenFeasible: o.stopFeasible}
 	if o.float32 {
 		s.Precision = enforce.Float32
 	}
@@ -89,8 +89,8 @@ func project(o options, m *acopf.Model, costErr error, stdout io.Writer) error {
 	}
 	var proj projector = a
 	if o.interior {
-		if o.lineSearch || o.maxStep != 0 || o.fbEps != 0 {
-			return errors.New("-interior: -linesearch, -maxstep and -fbeps set AdaNP's Fischer–Burmeister projection, which -interior replaces")
+		if o.lineSearch || o.maxStep != 0 || o.fbEps != 0 || o.path != enforce.PathSparse || o.damping != 0 || o.stopFeasible {
+			return errors.New("-interior: -linesearch, -maxstep, -fbeps, -path, -damping and -stop-feasible set AdaNP's Fischer–Burmeister projection, which -interior replaces")
 		}
 		in, err := enforce.NewInterior(m.PowerFlow(), m.Box(), 0,
 			enforce.Settings{Tol: o.projTol, MaxDepth: o.maxDepth, Path: enforce.PathSparse})
@@ -125,6 +125,9 @@ func project(o options, m *acopf.Model, costErr error, stdout io.Writer) error {
 	} else {
 		fmt.Fprintf(stdout, "AdaNP: %v (PathAuto: %v), tol %g, max depth %d, line search %v, max step %g; %d threads\n",
 			a.Path(), auto.Path(), o.projTol, o.maxDepth, o.lineSearch, o.maxStep, runtime.GOMAXPROCS(0))
+		if o.damping != 0 || o.stopFeasible {
+			fmt.Fprintf(stdout, "  damping θ₀ %g, stop when feasible %v\n", o.damping, o.stopFeasible)
+		}
 		if info, ok := a.SparseInfo(); ok {
 			fmt.Fprintf(stdout, "  G: nnz(L) %d, %.3g flops per factorisation; %d bound rows eliminated in closed form\n",
 				info.NNZL, info.Flops, info.PairRows)
