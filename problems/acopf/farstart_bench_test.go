@@ -103,6 +103,58 @@ func BenchmarkEqualitySteps(b *testing.B) {
 	}
 }
 
+// BenchmarkFarStarts100 projects 100 far starts of every shipped grid
+// (farStarts(m, 98, 7): the flat start, the case file's operating point and
+// 98 untrained-network-like points) onto PGLib's full set with
+// TestFarStartFullSet's settings (Smoothing 1e-2, EqualitySteps 2,
+// MaxDepth 300, PathSparse, the damping from θ₀ = farDamping), and
+// reports the steps, the rows that missed 1e-6 (AdaNP's own check) and
+// those above 1e-6 on any of PGLib's constraints (Model.Violations). Run it
+// with
+//
+//	go test -run '^$' -bench FarStarts100 -benchtime 1x -timeout 1h ./problems/acopf/ -acopf.big
+//
+// (case57 to case1354_pegase without -acopf.big, the case57s with -short;
+// about 4 minutes in all with -acopf.big on a 2-core VM).
+func BenchmarkFarStarts100(b *testing.B) {
+	for _, name := range farStartGrids() {
+		m := loadModel(b, name)
+		k, err := m.ConstraintWith(ConstraintOptions{FBEps: ProjectionFBEpsilon, BranchLimits: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		a, err := enforce.NewAdaNP(k, enforce.Settings{Path: enforce.PathSparse, Smoothing: 1e-2, Damping: farDamping,
+			EqualitySteps: 2, MaxDepth: 300})
+		if err != nil {
+			b.Fatal(err)
+		}
+		x, y := farStarts(m, 98, 7)
+		b.Run(name, func(b *testing.B) {
+			var out *mat.Dense
+			var st enforce.Stats
+			for b.Loop() {
+				if out, st, err = a.Project(x, y); err != nil {
+					b.Fatal(err)
+				}
+			}
+			r, _ := out.Dims()
+			infeasible := 0
+			for i := range r {
+				v := m.Violations(x.RawRowView(i), out.RawRowView(i))
+				if !(v.Eq() <= 1e-6 && v.Ineq() <= 1e-6) {
+					infeasible++
+				}
+			}
+			b.ReportMetric(st.MeanDepth, "steps/sample")
+			b.ReportMetric(float64(st.Depth), "maxsteps")
+			b.ReportMetric(float64(st.NotConverged), "missed")
+			b.ReportMetric(float64(infeasible), "infeasible")
+			b.ReportMetric(float64(r), "rows")
+			b.ReportMetric(st.Displacement.Mean, "disp")
+		})
+	}
+}
+
 // benchGridNames returns the shipped PGLib grids of the benchmarks
 // (-short: case1354_pegase only).
 func benchGridNames() []string {
