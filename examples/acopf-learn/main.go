@@ -26,6 +26,12 @@
 //     instance's loads: what the projection alone gives, the baseline a
 //     trained model must beat.
 //
+// With -screen MARGIN each row's projection goes first onto the power flow,
+// the bounds and only the branch-limit rows within MARGIN of binding at a
+// training optimum, and then projects every point that violates PGLib's
+// whole set by more than 1e-6 again onto the whole set, so that the
+// table's feasibility is the whole set's; its times include that check.
+//
 // Usage:
 //
 //	go run -tags ipopt ./examples/acopf-learn -data test.tsv -ipopt 5
