@@ -58,17 +58,14 @@ func screenKeep(m *acopf.Model, samples []dataset.Sample, margin float64) (keep 
 }
 
 // rowProjector projects a row's predictions onto PGLib's whole set:
-// rowProjection's AdaNP; with -screen, first the same projection onto the
-// power flow, the bounds and only the branch-limit rows screenKeep kept,
-// then each point that violates the whole set by more than screenTol
-// (a row left out, or a sample that did not converge) again from its
-// prediction onto the whole set.
+// rowProjection's AdaNP, or with -screen an acopf.Screened projector with
+// the same settings (first onto the power flow, the bounds and the
+// branch-limit rows screenKeep kept, then every point that violates the
+// whole set by more than screenTol again from its prediction onto the
+// whole set).
 type rowProjector struct {
-	m        *acopf.Model
-	whole    *enforce.AdaNP
-	screened *enforce.AdaNP // nil without -screen
-	kept     int            // branch-limit rows in screened
-	rows     int            // of this many
+	whole    *enforce.AdaNP  // without -screen
+	screened *acopf.Screened // with -screen
 }
 
 // screening is the branch-limit rows -screen keeps (screenKeep): keep
@@ -81,31 +78,23 @@ type screening struct {
 // newRowProjector returns the rowProjector of a row with the projection
 // weights diag (nil: W = I) and the screening sc.
 func newRowProjector(o options, m *acopf.Model, diag []float64, sc screening) (*rowProjector, error) {
+	co := acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true}
+	if sc.keep == nil {
+		k, err := m.ConstraintWith(co)
+		if err != nil {
+			return nil, err
+		}
+		a, err := rowProjection(o, k, diag)
+		return &rowProjector{whole: a}, err
+	}
 	keep := sc.keep
-	k, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true})
-	if err != nil {
-		return nil, err
-	}
-	p := &rowProjector{m: m, kept: sc.kept, rows: sc.rows}
-	if p.whole, err = rowProjection(o, k, diag); err != nil {
-		return nil, err
-	}
-	if keep == nil {
-		return p, nil
-	}
-	ks, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true, BranchRows: func(r int) bool { return keep[r] }})
-	if err != nil {
-		return nil, err
-	}
-	if p.screened, err = rowProjection(o, ks, diag); err != nil {
-		return nil, err
-	}
-	return p, nil
+	p, err := m.NewScreened(co, rowSettings(o, diag), acopf.ScreenOptions{Keep: func(r int) bool { return keep[r] }, Tol: screenTol})
+	return &rowProjector{screened: p}, err
 }
 
 // project projects yhat at the loads x. It returns the points, the
 // statistics of the first projection (the screened one with -screen), a
-// note on the second ("" without -screen) and an error only where AdaNP
+// note on the screening ("" without -screen) and an error only where AdaNP
 // returns one.
 func (p *rowProjector) project(x, yhat *mat.Dense) (*mat.Dense, enforce.Stats, string, error) {
 	if p.screened == nil {
@@ -113,33 +102,5 @@ func (p *rowProjector) project(x, yhat *mat.Dense) (*mat.Dense, enforce.Stats, s
 		return y, st, "", err
 	}
 	y, st, err := p.screened.Project(x, yhat)
-	if err != nil {
-		return nil, st, "", err
-	}
-	n, nx := x.Dims()
-	_, ny := yhat.Dims()
-	var again []int
-	for i := range n {
-		v := p.m.Violations(x.RawRowView(i), y.RawRowView(i))
-		if !(v.Eq() <= screenTol && v.Ineq() <= screenTol) {
-			again = append(again, i)
-		}
-	}
-	note := fmt.Sprintf("screened: %d of %d branch-limit rows in the first projection, %d of %d points projected again onto the whole set", p.kept, p.rows, len(again), n)
-	if len(again) == 0 {
-		return y, st, note, nil
-	}
-	xs, ys := mat.NewDense(len(again), nx, nil), mat.NewDense(len(again), ny, nil)
-	for j, i := range again {
-		xs.SetRow(j, x.RawRowView(i))
-		ys.SetRow(j, yhat.RawRowView(i))
-	}
-	y2, st2, err := p.whole.Project(xs, ys)
-	if err != nil {
-		return nil, st, "", err
-	}
-	for j, i := range again {
-		y.SetRow(i, y2.RawRowView(j))
-	}
-	return y, st, note + fmt.Sprintf(" (%v)", st2), nil
+	return y, st.First, st.String(), err
 }

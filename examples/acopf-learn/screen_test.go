@@ -16,6 +16,7 @@ import (
 
 // TestScreen: -screen's rows (screenKeep) are those within the margin of
 // binding at the given optima, and rowProjector's screened projection
+// (acopf.Screened with the rows' settings)
 // keeps each point that meets PGLib's whole set and projects the others
 // again onto it: on case118_ieee, with every branch-limit row screened
 // out, perturbed optima projected onto the power flow and bounds exceed a
@@ -80,7 +81,14 @@ func TestScreen(t *testing.T) {
 	// No branch-limit row: the first projection exceeds a thermal limit.
 	none, err := newRowProjector(o, m, nil, screening{keep: make([]bool, nbl), rows: nbl})
 	require.NoError(t, err)
-	first, _, err := none.screened.Project(x, yhat)
+	// Both projections take the rows' settings.
+	o2 := o
+	require.NoError(t, flags(&o2).Parse([]string{"-nonmonotone", "5"}))
+	p2, err := newRowProjector(o2, m, nil, screening{keep: make([]bool, nbl), rows: nbl})
+	require.NoError(t, err)
+	assert.Equal(t, 5, p2.screened.First().Settings().Nonmonotone)
+	assert.Equal(t, 5, p2.screened.Whole().Settings().Nonmonotone)
+	first, _, err := none.screened.First().Project(x, yhat)
 	require.NoError(t, err)
 	ys, _, note, err := none.project(x, yhat)
 	require.NoError(t, err)

@@ -205,10 +205,15 @@ func projection(o options, diag []float64, tol float64, g enforce.GradMode) enfo
 // -nonmonotone, -smoothing-nonmonotone, -smoothing-patience,
 // -smoothing-from-attempt, -smoothing-ladder and -path.
 func rowProjection(o options, k enforce.Constraint, diag []float64) (*enforce.AdaNP, error) {
+	return enforce.NewAdaNP(k, rowSettings(o, diag))
+}
+
+// rowSettings returns the settings of rowProjection.
+func rowSettings(o options, diag []float64) enforce.Settings {
 	s := projection(o, diag, 0, 0)
 	s.StopWhenFeasible, s.Nonmonotone, s.SmoothingLadder, s.Path = o.stopFeasible, o.nonmonotone, o.ladder, o.rowPath
 	s.SmoothingNonmonotone, s.SmoothingPatience, s.SmoothingFromAttempt = o.smNonmonotone, o.smPatience, o.smFromAttempt
-	return enforce.NewAdaNP(k, s)
+	return s
 }
 
 // parsePath parses the value of -path and -model-path.
