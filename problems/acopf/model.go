@@ -131,8 +131,8 @@ type ConstraintOptions struct {
 	// smoothed stages of enforce.Settings.Smoothing feel every row). A
 	// projection onto such a constraint is not one onto PGLib's set: check
 	// each point against the whole set (Violations) and project the points
-	// that violate it onto the whole set, as examples/acopf-learn's -screen
-	// does (BranchLimits.Near marks the rows near binding at given points).
+	// that violate it onto the whole set, as Screened does
+	// (BranchLimits.Near marks the rows near binding at given points).
 	BranchRows func(row int) bool
 }
 
