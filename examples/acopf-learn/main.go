@@ -123,12 +123,12 @@ func flags(o *options) *harness.Flags {
 		return err
 	})
 	f.Func("path", "enforce.Settings.Path of every row's projection (not of training's): \"sparse\" (PathSparse: G = B·W⁻¹·Bᵀ factored, as every run recorded before 2026-12-07 16:30) or \"augmented\" (PathAugmented: solves through the augmented system [W Bᵀ; B −δI], whose factor has a fraction of G's fill on the grids' full constraint sets; the same steps up to rounding) (default sparse)", func(v string) error {
-		p, err := parsePath(v)
+		p, err := harness.ParseSparsePath(v)
 		o.rowPath = p
 		return err
 	})
 	f.Func("model-path", "enforce.Settings.Path of the trained models' own projections, training's and the inference settings they save: \"sparse\" or \"augmented\", as -path (default sparse, as every checkpoint written before 2026-12-07 19:00 records, which a different value cannot resume; through \"augmented\" case2869_pegase's training diverged where \"sparse\" did not: docs/acopf-learn.md); the rows' projection takes -path", func(v string) error {
-		p, err := parsePath(v)
+		p, err := harness.ParseSparsePath(v)
 		o.recipe.path = p
 		return err
 	})

@@ -216,17 +216,6 @@ func rowSettings(o options, diag []float64) enforce.Settings {
 	return s
 }
 
-// parsePath parses the value of -path and -model-path.
-func parsePath(v string) (enforce.Path, error) {
-	switch strings.TrimSpace(v) {
-	case "sparse":
-		return enforce.PathSparse, nil
-	case "augmented":
-		return enforce.PathAugmented, nil
-	}
-	return enforce.PathSparse, fmt.Errorf("want sparse or augmented, got %q", v)
-}
-
 // parseLadder parses the value of -smoothing-ladder and -model-ladder:
 // numbers separated by commas, or "" for none.
 func parseLadder(v string) ([]float64, error) {

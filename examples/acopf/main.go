@@ -124,15 +124,9 @@ func flags(o *options) *harness.Flags {
 	f.BoolVar(&o.lineSearch, "linesearch", o.lineSearch, "-project: backtrack AdaNP's steps (Settings.LineSearch)")
 	f.Float64Var(&o.maxStep, "maxstep", o.maxStep, "-project: bound on the length of AdaNP's steps, 0 for none (Settings.MaxStep)")
 	f.Func("path", "-project: AdaNP's Settings.Path, \"sparse\" (PathSparse, the default: G = B·W⁻¹·Bᵀ factored) or \"augmented\" (PathAugmented: solves through the augmented system [W Bᵀ; B −δI]; the same steps up to rounding)", func(v string) error {
-		switch strings.TrimSpace(v) {
-		case "sparse":
-			o.path = enforce.PathSparse
-		case "augmented":
-			o.path = enforce.PathAugmented
-		default:
-			return fmt.Errorf("want sparse or augmented, got %q", v)
-		}
-		return nil
+		var err error
+		o.path, err = harness.ParseSparsePath(v)
+		return err
 	})
 	f.Float64Var(&o.damping, "damping", o.damping, "-project: AdaNP's Levenberg–Marquardt damping θ₀ (Settings.Damping; 0: off, as every run recorded before 2026-12-08; enforce.DefaultDamping is 1e-3)")
 	f.BoolVar(&o.stopFeasible, "stop-feasible", o.stopFeasible, "-project: stop each point once it meets the power flow and the limits to -projtol, its multipliers' complementarity not settled (Settings.StopWhenFeasible)")

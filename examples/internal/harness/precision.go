@@ -50,3 +50,16 @@ func ParseGrad(s string) (enforce.GradMode, error) {
 	}
 	return 0, fmt.Errorf("-grad %q: want unrolled, projector, implicit or final-projector", s)
 }
+
+// ParseSparsePath reads the value of a -path flag that chooses between the
+// two sparse paths: "sparse" (enforce.PathSparse) or "augmented"
+// (enforce.PathAugmented).
+func ParseSparsePath(v string) (enforce.Path, error) {
+	switch strings.TrimSpace(v) {
+	case "sparse":
+		return enforce.PathSparse, nil
+	case "augmented":
+		return enforce.PathAugmented, nil
+	}
+	return enforce.PathSparse, fmt.Errorf("want sparse or augmented, got %q", v)
+}
