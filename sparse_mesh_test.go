@@ -5,10 +5,13 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/enforce-nn/enforce/internal/cputime"
 )
 
 // spMesh is the mesh-like benchmark family written by hand: on a g×g grid
@@ -272,6 +275,45 @@ func BenchmarkPathCrossover(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkMeshBatch100 is issue 54's mesh target: a batch of 100 samples
+// of the mesh at nc = 100 489 projected to max|c| ≤ 1e-6 on the sparse
+// path, with Precision Float32 and DefaultDamping (the fastest settings
+// measured) and, for the ratio in the same run, Float32 without damping;
+// it reports the mean depth and the process's CPU seconds per batch
+// beside the wall time (ns/op). Each batch takes tens of seconds:
+//
+//	go test -run '^$' -bench MeshBatch100 -benchtime 1x -timeout 30m .
+func BenchmarkMeshBatch100(b *testing.B) {
+	if testing.Short() {
+		b.Skip("-short: batches of 100 at nc = 10⁵ take tens of seconds each")
+	}
+	m := newSPMesh(317)
+	_, ny, nc := m.Dims()
+	const rows = 100
+	x, yhat := spMeshBatch(rand.New(rand.NewPCG(1, 1)), m, rows)
+	dst := mat.NewDense(rows, ny, nil)
+	for _, tc := range []struct {
+		name    string
+		damping float64
+	}{{"float32+damping", DefaultDamping}, {"float32", 0}} {
+		a, err := NewAdaNP(m, Settings{Path: PathSparse, Precision: Float32, Damping: tc.damping})
+		require.NoError(b, err)
+		b.Run(fmt.Sprintf("nc=%d/rows=%d/%s", nc, rows, tc.name), func(b *testing.B) {
+			var st Stats
+			var cpu time.Duration
+			for b.Loop() {
+				c := cputime.Process()
+				if st, err = a.ProjectTo(dst, x, yhat); err != nil || !st.Converged() {
+					b.Fatal(err, st)
+				}
+				cpu += cputime.Process() - c
+			}
+			b.ReportMetric(st.MeanDepth, "depth")
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+		})
 	}
 }
 
