@@ -46,8 +46,8 @@ func (a *AdaNP) newEqualityStage() error {
 	case a.s.Weights == BatchDiagonal || a.s.Weights == TrainableDiagonal:
 		return fmt.Errorf("enforce: Settings.EqualitySteps does not support %v weights", a.s.Weights)
 	}
-	s := a.s
-	s.EqualitySteps, s.Smoothing, s.SmoothingFirstDepth, s.SmoothingLadder, s.SmoothingNonmonotone, s.SmoothingPatience, s.SmoothingFromAttempt, s.Chord, s.ChordCG, s.RequireTol = 0, 0, 0, nil, 0, 0, false, 0, 0, false
+	s := a.s.withoutSmoothing()
+	s.EqualitySteps, s.Chord, s.ChordCG, s.RequireTol = 0, 0, 0, false
 	s.Grad = Unrolled
 	s.StopWhenFeasible = false // the equalities alone: their residual is the measure
 	s.MaxDepth = k

@@ -90,8 +90,8 @@ func (a *AdaNP) newSmoothingStage() error {
 	if err != nil {
 		return fmt.Errorf("enforce: Settings.Smoothing: %w", err)
 	}
-	base := a.s
-	base.Smoothing, base.RequireTol, base.EqualitySteps, base.SmoothingFirstDepth, base.SmoothingLadder, base.SmoothingNonmonotone, base.SmoothingPatience, base.SmoothingFromAttempt = 0, false, 0, 0, nil, 0, 0, false
+	base := a.s.withoutSmoothing()
+	base.RequireTol, base.EqualitySteps = false, 0
 	s1 := base
 	first := a.s.SmoothingFirstDepth
 	if first == 0 {
@@ -448,4 +448,15 @@ func newSampleResults(rows int) *sampleResults {
 		beforeMax: make([]float64, rows), beforeSum: make([]float64, rows),
 		afterMax: make([]float64, rows), afterSum: make([]float64, rows), disp: make([]float64, rows),
 	}
+}
+
+// withoutSmoothing returns s without Settings.Smoothing and the settings
+// that only shape it (its plain attempt's length and patience, its ladder,
+// its last stage's nonmonotone search, the fallback's start): the
+// settings of one of its stages, or of a stage before it. A new
+// Smoothing setting belongs here, so that no stage inherits it.
+func (s Settings) withoutSmoothing() Settings {
+	s.Smoothing, s.SmoothingFirstDepth, s.SmoothingLadder, s.SmoothingNonmonotone = 0, 0, nil, 0
+	s.SmoothingPatience, s.SmoothingFromAttempt = 0, false
+	return s
 }
