@@ -235,8 +235,7 @@ func run(o options, stdout, progress io.Writer) error {
 	if keep != nil {
 		fmt.Fprintf(stdout, "-screen %g: %d of %d branch-limit rows within it of binding at %d optima\n", o.screen, kept, nbl, len(screenAt))
 	}
-	sc := screening{keep, kept, nbl}
-	r, err := evaluate(o, m, sc, test, x, yhat, "case optimum + AdaNP (no training)", stdout)
+	r, err := evaluate(o, m, keep, test, x, yhat, "case optimum + AdaNP (no training)", stdout)
 	if err != nil {
 		return err
 	}
@@ -247,7 +246,7 @@ func run(o options, stdout, progress io.Writer) error {
 		if err != nil {
 			return err
 		}
-		more, err := trainRows(o, o.recipe, seeds, m, sc, tr, test, x, stdout, progress)
+		more, err := trainRows(o, o.recipe, seeds, m, keep, tr, test, x, stdout, progress)
 		if err != nil {
 			return err
 		}
@@ -286,8 +285,8 @@ func writeTable(w io.Writer, grid string, buses int, rows []row) error {
 
 // evaluate projects yhat at the loads x with AdaNP onto the full PGLib
 // constraint set and measures the row of method.
-func evaluate(o options, m *acopf.Model, sc screening, test []dataset.Sample, x, yhat *mat.Dense, method string, stdout io.Writer) (row, error) {
-	p, err := newRowProjector(o, m, nil, sc)
+func evaluate(o options, m *acopf.Model, keep []bool, test []dataset.Sample, x, yhat *mat.Dense, method string, stdout io.Writer) (row, error) {
+	p, err := newRowProjector(o, m, nil, keep)
 	if err != nil {
 		return row{}, err
 	}

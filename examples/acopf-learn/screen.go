@@ -11,11 +11,6 @@ import (
 	"github.com/enforce-nn/enforce/problems/acopf/dataset"
 )
 
-// screenTol is the check of a screened projection's points: a point above
-// it on any constraint of PGLib's whole set (acopf.Model.Violations) is
-// projected again onto the whole set. It is the tables' tolerance.
-const screenTol = 1e-6
-
 // screenKeep returns the branch-limit rows of m that -screen keeps in the
 // rows' projection: those within margin of binding (above −margin) at
 // any of the labelled samples (the training optima), and how many of how
@@ -61,25 +56,19 @@ func screenKeep(m *acopf.Model, samples []dataset.Sample, margin float64) (keep 
 // rowProjection's AdaNP, or with -screen an acopf.Screened projector with
 // the same settings (first onto the power flow, the bounds and the
 // branch-limit rows screenKeep kept, then every point that violates the
-// whole set by more than screenTol again from its prediction onto the
+// whole set by more than acopf.DefaultScreenTol (1e-6, the tables' tolerance) again from its prediction onto the
 // whole set).
 type rowProjector struct {
 	whole    *enforce.AdaNP  // without -screen
 	screened *acopf.Screened // with -screen
 }
 
-// screening is the branch-limit rows -screen keeps (screenKeep): keep
-// (nil: no screening), kept of rows.
-type screening struct {
-	keep       []bool
-	kept, rows int
-}
-
 // newRowProjector returns the rowProjector of a row with the projection
-// weights diag (nil: W = I) and the screening sc.
-func newRowProjector(o options, m *acopf.Model, diag []float64, sc screening) (*rowProjector, error) {
+// weights diag (nil: W = I) and the branch-limit rows keep of screenKeep
+// (nil: no screening).
+func newRowProjector(o options, m *acopf.Model, diag []float64, keep []bool) (*rowProjector, error) {
 	co := acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true}
-	if sc.keep == nil {
+	if keep == nil {
 		k, err := m.ConstraintWith(co)
 		if err != nil {
 			return nil, err
@@ -87,8 +76,7 @@ func newRowProjector(o options, m *acopf.Model, diag []float64, sc screening) (*
 		a, err := rowProjection(o, k, diag)
 		return &rowProjector{whole: a}, err
 	}
-	keep := sc.keep
-	p, err := m.NewScreened(co, rowSettings(o, diag), acopf.ScreenOptions{Keep: func(r int) bool { return keep[r] }, Tol: screenTol})
+	p, err := m.NewScreened(co, rowSettings(o, diag), acopf.ScreenOptions{Keep: func(r int) bool { return keep[r] }})
 	return &rowProjector{screened: p}, err
 }
 

@@ -71,7 +71,7 @@ func TestScreen(t *testing.T) {
 		x.SetRow(i, m.Loads())
 		m.Perturb(yhat.RawRowView(i), opt.Y, acopf.Perturbation{Vm: 1e-3, Va: 1e-3, PQ: 1e-3}, rng)
 	}
-	whole, err := newRowProjector(o, m, nil, screening{})
+	whole, err := newRowProjector(o, m, nil, nil)
 	require.NoError(t, err)
 	yw, st, note, err := whole.project(x, yhat)
 	require.NoError(t, err)
@@ -79,12 +79,12 @@ func TestScreen(t *testing.T) {
 	assert.Empty(t, note)
 
 	// No branch-limit row: the first projection exceeds a thermal limit.
-	none, err := newRowProjector(o, m, nil, screening{keep: make([]bool, nbl), rows: nbl})
+	none, err := newRowProjector(o, m, nil, make([]bool, nbl))
 	require.NoError(t, err)
 	// Both projections take the rows' settings.
 	o2 := o
 	require.NoError(t, flags(&o2).Parse([]string{"-nonmonotone", "5"}))
-	p2, err := newRowProjector(o2, m, nil, screening{keep: make([]bool, nbl), rows: nbl})
+	p2, err := newRowProjector(o2, m, nil, make([]bool, nbl))
 	require.NoError(t, err)
 	assert.Equal(t, 5, p2.screened.First().Settings().Nonmonotone)
 	assert.Equal(t, 5, p2.screened.Whole().Settings().Nonmonotone)
@@ -96,7 +96,7 @@ func TestScreen(t *testing.T) {
 	for i := range samples {
 		v := m.Violations(x.RawRowView(i), first.RawRowView(i))
 		want := first
-		if !(v.Eq() <= screenTol && v.Ineq() <= screenTol) {
+		if !(v.Eq() <= acopf.DefaultScreenTol && v.Ineq() <= acopf.DefaultScreenTol) {
 			again++
 			want = yw
 		}
@@ -112,7 +112,7 @@ func TestScreen(t *testing.T) {
 	for i := range all {
 		all[i] = true
 	}
-	every, err := newRowProjector(o, m, nil, screening{keep: all, kept: nbl, rows: nbl})
+	every, err := newRowProjector(o, m, nil, all)
 	require.NoError(t, err)
 	ye, _, note, err := every.project(x, yhat)
 	require.NoError(t, err)

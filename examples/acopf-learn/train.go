@@ -256,16 +256,14 @@ func logEpochs(w io.Writer, prefix string, h train.History) {
 	}
 }
 
-// trainRows trains the recipe for each seed and returns the summary rows
-// of the supervised network and of the trained ENFORCE model, evaluated on
-// the test set (x, test).
-func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, sc screening, train_ []dataset.Sample, test []dataset.Sample, xTest *mat.Dense, stdout, progress io.Writer) ([]row, error) {
+// trainRows trains the recipe for each seed on train_ (the training set,
+// already cut to -ntrain by run) and returns the summary rows of the
+// supervised network and of the trained ENFORCE model, evaluated on the
+// test set (x, test), each projected as keep (screenKeep) says.
+func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, keep []bool, train_ []dataset.Sample, test []dataset.Sample, xTest *mat.Dense, stdout, progress io.Writer) ([]row, error) {
 	grad, err := harness.ParseGrad(r.grad)
 	if err != nil {
 		return nil, err
-	}
-	if r.ntrain > 0 && r.ntrain < len(train_) {
-		train_ = train_[:r.ntrain]
 	}
 	k, err := m.ConstraintWith(acopf.ConstraintOptions{FBEps: o.fbeps, BranchLimits: true})
 	if err != nil {
@@ -356,7 +354,7 @@ func trainRows(o options, r recipe, seeds []uint64, m *acopf.Model, sc screening
 		if r.width > 0 {
 			warm = fmt.Sprintf("MLP %d-%d (%d labels)", r.width, r.width, len(train_))
 		}
-		rp, err := newRowProjector(o, m, diag, sc)
+		rp, err := newRowProjector(o, m, diag, keep)
 		if err != nil {
 			return nil, err
 		}
