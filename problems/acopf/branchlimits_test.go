@@ -489,4 +489,5 @@ func TestBranchLimitsSelect(t *testing.T) {
 	assert.Panics(t, func() { bl.Near(x, y, -1, keep) })
 	assert.Panics(t, func() { bl.Near(x, y, math.NaN(), keep) })
 	assert.Panics(t, func() { bl.Near(x, y, 0, keep[1:]) })
+	assert.Panics(t, func() { bl.Near(x, y[1:], 0, keep) })
 }

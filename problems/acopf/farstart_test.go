@@ -122,9 +122,11 @@ func TestFarStartFullSet(t *testing.T) {
 }
 
 // farDamping is the damping θ₀ of TestFarStartFullSet: from far starts
-// on PGLib's full set it takes every start of every shipped grid to 1e-6,
-// where DefaultDamping leaves case2869_pegase's row 9 (docs/numerics.md,
-// "Far starts on the full set: a larger damping").
+// on PGLib's full set it takes every start of every shipped grid to 1e-6
+// (TestFarStartFullSet checks case57 to case1354_pegase, and
+// case2869_pegase and case10000_goc with -acopf.big), where DefaultDamping
+// leaves case2869_pegase's row 9 (docs/numerics.md, "Far starts on the
+// full set: a larger damping").
 const farDamping = 1e-1
 
 // farStartGrids returns the grids of the far-start tests: case57 to

@@ -2,10 +2,12 @@ package acopf
 
 import (
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/enforce-nn/enforce"
 )
@@ -66,6 +68,23 @@ func TestScreened(t *testing.T) {
 	assert.Empty(t, st.Again)
 	assert.Equal(t, [2]int{nbl, nbl}, [2]int{st.Kept, st.Rows})
 	assert.Equal(t, yw.RawMatrix().Data, ye.RawMatrix().Data, "every row kept: the whole set's projection")
+
+	// Concurrent use: two goroutines project the same batch with one
+	// Screened and get the sequential points.
+	var wg sync.WaitGroup
+	outs := make([]*mat.Dense, 2)
+	for g := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[g], _, _ = none.Project(x, y)
+		}()
+	}
+	wg.Wait()
+	for _, o := range outs {
+		require.NotNil(t, o)
+		assert.Equal(t, ys.RawMatrix().Data, o.RawMatrix().Data, "concurrent Project")
+	}
 
 	keep := func(int) bool { return true }
 	for _, bad := range []struct {
